@@ -1,0 +1,3 @@
+from gbbot.main import main
+
+raise SystemExit(main())

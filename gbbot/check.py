@@ -1,0 +1,100 @@
+"""`gbbot check`: config → run → trace → parse → classify → report, for one source tree."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gbbot import classify, git, parse, report, run
+from gbbot.config import Config, Entrypoint
+from gbbot.errors import GbbotError
+from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
+from gbbot.source import SourceTree
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based
+    total: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        try:
+            index, total = (int(part) for part in text.split("/"))
+        except ValueError:
+            raise GbbotError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+        if not 1 <= index <= total:
+            raise GbbotError(f"--shard {text!r}: I must be between 1 and N")
+        return cls(index, total)
+
+    def select(self, entrypoints: Sequence[Entrypoint]) -> tuple[Entrypoint, ...]:
+        """Deterministic: sorted by name, every N-th starting at I."""
+        ordered = sorted(entrypoints, key=lambda e: e.name)
+        return tuple(ordered[self.index - 1 :: self.total])
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.total}"
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    mode: Mode | None = None  # None: the config's
+    jobs: int = 1
+    only: tuple[str, ...] = ()  # --entrypoint NAME
+    shard: Shard | None = None
+    keep_traces: Path | None = None
+    save_results: bool = False
+    runner: run.Runner = field(default=run.run_local)
+
+
+def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
+    unknown = [name for name in options.only if config.entrypoint(name) is None]
+    if unknown:
+        known = ", ".join(e.name for e in config.entrypoints)
+        raise GbbotError(f"unknown entrypoint {unknown[0]!r} (the config has: {known})")
+    chosen = tuple(e for e in config.entrypoints if not options.only or e.name in options.only)
+    return options.shard.select(chosen) if options.shard else chosen
+
+
+def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
+    trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
+    log = parse.read_path(trace_dir) if trace_dir and trace_dir.exists() else TraceLog((), ())
+    breaks = classify.classify(
+        log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name
+    )
+    return report.entrypoint_report(outcome, log, breaks), log
+
+
+def check(
+    root: Path,
+    config: Config,
+    options: CheckOptions = CheckOptions(),
+    on_done: Callable[[RunOutcome], None] | None = None,
+) -> Report:
+    """Run the selected entrypoints in `root` and build the report."""
+    mode = options.mode or config.mode
+    entrypoints = select(config, options)
+    with tempfile.TemporaryDirectory(prefix="gbbot-") as scratch:
+        work = options.keep_traces or Path(scratch)
+        requests = [
+            run.RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results)
+            for e in entrypoints
+        ]
+        outcomes = run.run_all(requests, options.runner, options.jobs, on_done)
+        tree = SourceTree(root.resolve())
+        analysed = [analyse(o, root, config, tree) for o in outcomes]
+    version = next((log.torch_version for _, log in analysed if log.torch_version), None)
+    return report.new_report(
+        (entry for entry, _ in analysed),
+        mode,
+        version,
+        git.head_sha(root),
+        config.digest,
+        str(options.shard) if options.shard else None,
+    )
+
+
+def skipped(entrypoint: Entrypoint, reason: str) -> EntrypointReport:
+    return EntrypointReport(entrypoint.name, Status.SKIPPED, None, 0.0, 0, 0, 0, (), reason)

@@ -1,0 +1,16 @@
+"""`gbbot explain GBNNNN`."""
+
+from __future__ import annotations
+
+import argparse
+
+from gbbot import explain
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("gb_id", metavar="GBNNNN", help="a graph-break id, e.g. GB0059")
+
+
+def run(args: argparse.Namespace) -> int:
+    print("\n\n".join(explain.format_entry(e) for e in explain.explain(args.gb_id)))
+    return 0

@@ -1,0 +1,36 @@
+"""`gbbot parse PATH`: a report from logs people already have."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from gbbot import classify, parse, report
+from gbbot.commands import common
+from gbbot.errors import GbbotError
+from gbbot.model import Mode, RunOutcome, Status
+from gbbot.source import SourceTree
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", type=Path, help="a TORCH_TRACE directory or file, or saved TORCH_LOGS=graph_breaks text")
+    parser.add_argument("--root", type=Path, default=None, help="repository the paths in the log refer to (default: current directory)")
+    parser.add_argument("--name", default="log", help="entrypoint name to report under (default: log)")
+    parser.add_argument("--fail-on", choices=["any", "none"], default="none", help="exit 1 when breaks are found (default: none)")
+    common.add_output_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.path.exists():
+        raise GbbotError(f"{args.path}: no such file or directory")
+    root = (args.root or Path.cwd()).resolve()
+    log = parse.read_path(args.path)
+    breaks = classify.classify(log.breaks, str(root), SourceTree(root).get, entrypoint=args.name)
+    outcome = RunOutcome(args.name, Status.OK, None, 0.0)
+    entry = report.entrypoint_report(outcome, log, breaks)
+    result = report.new_report([entry], Mode.FAITHFUL, log.torch_version, None)
+    common.write_outputs(result, args)
+    for problem in log.problems:
+        print(f"gbbot: warning: {problem}", file=sys.stderr)
+    return common.verdict(result, args.fail_on)

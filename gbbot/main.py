@@ -1,0 +1,72 @@
+"""The `gbbot` command line: parse arguments and dispatch; every command lives in gbbot/commands/."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+
+from gbbot import __version__
+from gbbot.errors import ExitCode, GbbotError
+
+# name → (module in gbbot.commands, one-line help)
+COMMANDS = {
+    "check": ("check", "run the entrypoints on the working tree and report every graph break"),
+    "diff": ("diff", "also run the merge-base and report new, fixed and persisting breaks"),
+    "parse": ("parse", "build a report from existing logs (TORCH_TRACE dir or TORCH_LOGS text)"),
+    "fix": ("fix", "propose verified patches for the easy breaks (--apply writes them)"),
+    "explain": ("explain", "what the installed torch says about a graph-break id"),
+    "render": ("render", "render a report.json as markdown, SARIF, JSON or annotations"),
+    "merge": ("merge", "join shard reports into one"),
+    "action": ("action", "the GitHub Actions entrypoint"),
+}
+REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="gbbot", description="Find, diff and fix torch.compile graph breaks.")
+    root.add_argument("--version", action="version", version=f"gbbot {__version__}")
+    sub = root.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        try:
+            command = importlib.import_module(f"gbbot.commands.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"gbbot.commands.{module}":
+                raise
+            continue  # a command not built yet
+        command.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return root
+
+
+def _internal_error(exc: BaseException) -> int:
+    with tempfile.NamedTemporaryFile("w", prefix="gbbot-crash-", suffix=".log", delete=False) as log:
+        traceback.print_exception(exc, file=log)
+    print(
+        f"gbbot: internal error: {type(exc).__name__}: {exc}\n"
+        f"This is a bug in gbbot {__version__}. Please report it at {REPORT_BUGS} "
+        f"with the traceback saved in {log.name}.",
+        file=sys.stderr,
+    )
+    return ExitCode.INTERNAL
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    command = importlib.import_module(f"gbbot.commands.{COMMANDS[args.command][0]}")
+    try:
+        return int(command.run(args))
+    except GbbotError as exc:
+        print(f"gbbot: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("gbbot: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place bugs are turned into exit 3
+        return _internal_error(exc)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""Make untrusted text (break messages quote user code; names; comments) harmless in markdown.
+
+Break text ends up in PR comments, check runs and job summaries: HTML must not render, markdown
+must not restructure the page, and `@someone` must not notify anyone.
+"""
+
+from __future__ import annotations
+
+import re
+
+MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+LINE_START = re.compile(r"^(\s*)([#+=>-]|\d+[.)])")
+MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+CODE_SPAN = re.compile(r"`([^`]+)`")
+ZERO_WIDTH_SPACE = "&#8203;"
+
+
+def _plain(text: str) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = MD_SPECIAL.sub(r"\\\1", text)
+    return MENTION.sub("@" + ZERO_WIDTH_SPACE, text)
+
+
+def md_text(text: str) -> str:
+    """Plain text → markdown that shows exactly that text, on one line. `code` spans stay code
+    spans (rebuilt safely); everything else is escaped: no HTML, no links, no mentions."""
+    text = " ".join(text.split())
+    parts = CODE_SPAN.split(text)  # even: plain text, odd: code span contents
+    out = "".join(md_code(part) if i % 2 else _plain(part) for i, part in enumerate(parts))
+    return LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), out, count=1)
+
+
+def md_code(text: str) -> str:
+    """Inline code span that survives backticks and table pipes; mentions do not fire in code."""
+    text = " ".join(text.split()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_code_block(text: str, language: str = "") -> str:
+    """Fenced block whose fence is longer than any backtick run inside."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def md_link(label: str, url: str | None) -> str:
+    if not url or not url.startswith("https://") or any(c in url for c in " ()<>\"'"):
+        return md_text(label)
+    return f"[{md_text(label)}]({url})"

@@ -1,0 +1,91 @@
+"""What a break's source line sits in: the enclosing function's qualname, and whether it is in a loop.
+
+Qualnames (not line numbers) make fingerprints survive edits above a break; a break in a loop of
+the compiled frame matters more than one outside. Pure over source text; `SourceTree` only caches
+reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Scope:
+    qualname: str
+    start: int
+    end: int
+    loops: tuple[tuple[int, int], ...]  # line spans of for/while bodies directly in this function
+
+
+def _loops(node: ast.AST) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(child, ast.For | ast.AsyncFor | ast.While):
+            spans.append((child.lineno, child.end_lineno or child.lineno))
+        spans.extend(_loops(child))
+    return spans
+
+
+def _scopes(node: ast.AST, prefix: str = "") -> list[Scope]:
+    scopes: list[Scope] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            name = f"{prefix}{child.name}"
+            start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+            scopes.append(Scope(name, start, child.end_lineno or child.lineno, tuple(_loops(child))))
+            scopes.extend(_scopes(child, f"{name}.<locals>."))
+        elif isinstance(child, ast.ClassDef):
+            scopes.extend(_scopes(child, f"{prefix}{child.name}."))
+        else:
+            scopes.extend(_scopes(child, prefix))
+    return scopes
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    lines: tuple[str, ...]
+    scopes: tuple[Scope, ...]
+
+    def scope(self, line: int) -> Scope | None:
+        """The innermost function containing `line`."""
+        found = [s for s in self.scopes if s.start <= line <= s.end]
+        return min(found, key=lambda s: s.end - s.start) if found else None
+
+    def qualname(self, line: int, fallback: str) -> str:
+        scope = self.scope(line)
+        return scope.qualname if scope else fallback
+
+    def in_loop(self, line: int) -> bool:
+        scope = self.scope(line)
+        return bool(scope) and any(a <= line <= b for a, b in scope.loops)
+
+    def line(self, number: int) -> str:
+        return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
+
+
+def source_map(text: str) -> SourceMap:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return SourceMap(tuple(text.splitlines()), ())
+    return SourceMap(tuple(text.splitlines()), tuple(_scopes(tree)))
+
+
+class SourceTree:
+    """Reads a repository's files once each; unreadable files map to None."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 - one tree per run, freed with it
+    def get(self, relative: str) -> SourceMap | None:
+        try:
+            return source_map((self.root / relative).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return None

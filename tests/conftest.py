@@ -1,0 +1,54 @@
+"""Shared fixtures: real git repositories in temp dirs, real torch runs, the GitHub stand-in."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+EXAMPLES = ROOT / "examples"
+PATTERNS = HERE / "breakpatterns"
+FAKE_SITE_PACKAGES = HERE / "breakpatterns_lib" / "site-packages"
+FIXTURES = HERE / "fixtures"
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def in_git_dir(tmp_path: Path) -> Path:
+    """An empty git repository (branch main) in a temp dir."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+@pytest.fixture
+def example_repo(tmp_path: Path) -> Path:
+    """A copy of examples/ as its own git repository."""
+    repo = tmp_path / "example"
+    shutil.copytree(EXAMPLES, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "example")
+    return repo
+
+
+@pytest.fixture(scope="session")
+def python() -> str:
+    return sys.executable
