@@ -176,6 +176,7 @@ class Diff:
     entrypoints: tuple[EntrypointDiff, ...]
     fixed_breaks: tuple[GraphBreak, ...] = ()  # the base's records of what was fixed, to render
     baseline_source: str = "run"  # run | cache | file
+    notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,7 @@ def _diff_json(diff: Diff) -> dict:
         "entrypoints": [_plain(e) for e in diff.entrypoints],
         "fixed_breaks": [_plain(b) for b in diff.fixed_breaks],
         "baseline_source": diff.baseline_source,
+        "notes": list(diff.notes),
     }
 
 
@@ -210,6 +211,7 @@ def _diff(data: dict) -> Diff:
         entrypoints=tuple(EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting")}}) for e in data.get("entrypoints", ())),
         fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
         baseline_source=data.get("baseline_source", "run"),
+        notes=tuple(data.get("notes", ())),
     )
 
 
