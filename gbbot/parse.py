@@ -123,6 +123,8 @@ def _reason_sections(head: list[str]) -> tuple[list[list[str]], bool]:
 
 def parse_break_message(text: str, compile_id: str | None = None) -> RawBreak | None:
     """Pure: one graph-break message → RawBreak, or None when it is not one."""
+    if not text.startswith("Graph break") and "Graph Break Reason:" not in text and not GB_URL_RE.search(text):
+        return None
     lines = text.split("\n")
     location = None
     if lines and (match := LOCATION_RE.match(lines[0])):

@@ -76,19 +76,21 @@ def command(request: RunRequest) -> list[str] | str:
 
 
 def environment(request: RunRequest, base: Mapping[str, str]) -> dict[str, str]:
+    """The entrypoint's environment: scrubbed, its own `env:` on top, and gbbot's variables last
+    (PYTHONPATH is joined, not replaced: the fast-mode shim must stay first)."""
     env = scrub_environment(base, request.scrub)
-    paths = [str(PACKAGE_PARENT)] if request.entrypoint.call else []
-    if request.mode is Mode.FAST:
-        paths.insert(0, str(SHIM_DIR))
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
+    own = dict(request.entrypoint.env)
+    paths = [str(SHIM_DIR)] if request.mode is Mode.FAST else []
+    paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
+    if request.entrypoint.call:
+        paths.append(str(PACKAGE_PARENT))
+    env.update(own)
     env.update(
         TORCH_TRACE=str(request.trace_dir),
         GBBOT_MODE=request.mode.value,
         PYTHONUNBUFFERED="1",
         PYTHONPATH=os.pathsep.join(paths),
     )
-    env.update(dict(request.entrypoint.env))
     return env
 
 
@@ -123,12 +125,21 @@ def _kill_group(process: subprocess.Popen) -> None:
             continue
 
 
-def _status(returncode: int | None, timed_out: bool) -> Status:
+def signal_number(returncode: int | None, through_shell: bool) -> int | None:
+    """The signal that killed the process: a negative code, or 128+N reported by the shell."""
+    if returncode is not None and returncode < 0:
+        return -returncode
+    if through_shell and returncode is not None and 128 < returncode < 160:
+        return returncode - 128
+    return None
+
+
+def _status(returncode: int | None, timed_out: bool, signal_no: int | None) -> Status:
     if timed_out:
         return Status.TIMEOUT
     if returncode == 0:
         return Status.OK
-    return Status.CRASHED if returncode is None or returncode < 0 else Status.FAILED
+    return Status.CRASHED if returncode is None or signal_no else Status.FAILED
 
 
 class Runner(Protocol):
@@ -163,10 +174,11 @@ def run_local(request: RunRequest, base_env: Mapping[str, str] | None = None) ->
             timed_out = True
         _kill_group(process)  # also reaps what the entrypoint left running in the background
     duration = time.monotonic() - started
-    status = _status(process.returncode, timed_out)
+    signal_no = signal_number(process.returncode, isinstance(cmd, str))
+    status = _status(process.returncode, timed_out, signal_no)
     reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
     if status is Status.CRASHED:
-        reason = f"killed by signal {-(process.returncode or 0)}"
+        reason = f"killed by signal {signal_no}"
     return RunOutcome(
         name=request.entrypoint.name,
         status=status,

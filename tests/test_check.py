@@ -1,0 +1,147 @@
+"""`gbbot check`: entrypoints that crash, hang, print megabytes or look for tokens; the example."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gbbot.check import CheckOptions, check
+from gbbot.config import parse_config
+from gbbot.main import main
+from gbbot.model import Status
+
+
+def write_config(root: Path, body: str) -> None:
+    (root / ".gbbot.yml").write_text("version: 1\n" + textwrap.dedent(body))
+
+
+def run_check(root: Path, body: str, **options):
+    write_config(root, body)
+    config = parse_config((root / ".gbbot.yml").read_text())
+    return {e.name: e for e in check(root, config, CheckOptions(**options)).entrypoints}
+
+
+def test_failures_are_reported_and_the_others_still_run(tmp_path):
+    (tmp_path / "boom.py").write_text("def f():\n    raise RuntimeError('kaboom in f')\nf()\n")
+    result = run_check(tmp_path, """\
+        entrypoints:
+          - {name: raises, run: python boom.py}
+          - {name: segfault, run: "python -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'"}
+          - {name: missing, run: ./no-such-program}
+          - {name: fine, run: "true"}
+    """)
+    assert result["raises"].status is Status.FAILED and result["raises"].exit_code == 1
+    assert "RuntimeError: kaboom in f" in result["raises"].error
+    assert result["segfault"].status is Status.CRASHED
+    assert "killed by signal 11" in result["segfault"].error
+    assert result["missing"].status is Status.FAILED and "no-such-program" in result["missing"].error
+    assert result["fine"].status is Status.OK and result["fine"].error is None
+
+
+def test_hang_past_timeout_kills_the_whole_process_group(tmp_path):
+    (tmp_path / "hang.py").write_text(textwrap.dedent("""\
+        import subprocess, time
+        child = subprocess.Popen(["sleep", "300"])
+        open("child.pid", "w").write(str(child.pid))
+        time.sleep(300)
+    """))
+    started = time.monotonic()
+    result = run_check(tmp_path, "entrypoints: [{name: hang, run: python hang.py, timeout: 2}]\n")
+    assert time.monotonic() - started < 60
+    entry = result["hang"]
+    assert entry.status is Status.TIMEOUT
+    assert "timed out after 2 s; process group killed" in entry.error
+    child = int((tmp_path / "child.pid").read_text())
+    assert not alive(child)
+
+
+def alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for a reaper (PID 1 in a container may never reap)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not stat.exists() or stat.read_text().split(") ", 1)[1][0] != "Z"
+
+
+def test_megabytes_of_output_keep_only_the_tail(tmp_path):
+    result = run_check(tmp_path, """\
+        entrypoints:
+          - name: chatty
+            run: "python -c 'import sys; sys.stderr.write(\\"x\\" * 5_000_000 + \\"\\\\nTHE END\\\\n\\"); sys.exit(3)'"
+    """)
+    entry = result["chatty"]
+    assert entry.status is Status.FAILED and entry.exit_code == 3
+    assert entry.error.endswith("THE END") and len(entry.error) < 20_000
+
+
+def test_tokens_never_reach_entrypoints(tmp_path, monkeypatch):
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_GITHUB-TOKEN", "ACTIONS_RUNTIME_TOKEN",
+                 "ACTIONS_ID_TOKEN_REQUEST_URL", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "CUSTOM_CRED"):
+        monkeypatch.setenv(name, "s3cr3t-" + name)
+    monkeypatch.setenv("HARMLESS", "visible")
+    run_check(tmp_path, """\
+        entrypoints:
+          - {name: env, run: "env > seen.txt", env: {SEED: "7"}}
+        scrub_env: ["CUSTOM_*"]
+    """)
+    seen = (tmp_path / "seen.txt").read_text()
+    assert "s3cr3t" not in seen
+    assert "HARMLESS=visible" in seen and "SEED=7" in seen and "TORCH_TRACE=" in seen
+
+
+def test_jobs_run_entrypoints_in_parallel_in_config_order(tmp_path):
+    result = run_check(tmp_path, """\
+        entrypoints:
+          - {name: a, run: "sleep 1"}
+          - {name: b, run: "sleep 1"}
+    """, jobs=2)
+    assert list(result) == ["a", "b"]
+    assert all(e.status is Status.OK for e in result.values())
+
+
+def test_entrypoint_selection_and_shards(tmp_path):
+    body = "entrypoints:\n" + "".join(f"  - {{name: e{i}, run: 'true'}}\n" for i in range(5))
+    assert list(run_check(tmp_path, body, only=("e3",))) == ["e3"]
+    from gbbot.check import Shard
+
+    slices = [list(run_check(tmp_path, body, shard=Shard(i, 2))) for i in (1, 2)]
+    assert slices == [["e0", "e2", "e4"], ["e1", "e3"]]
+
+
+def test_cli_exit_code_when_an_entrypoint_fails(tmp_path, capsys):
+    write_config(tmp_path, "entrypoints: [{name: bad, run: 'exit 4'}]\n")
+    assert main(["check", "--root", str(tmp_path), "--quiet"]) == 1
+    assert "did not run cleanly: bad" in capsys.readouterr().err
+    assert main(["check", "--root", str(tmp_path), "--quiet", "--fail-on", "none"]) == 0
+
+
+@pytest.mark.slow
+def test_example_project_end_to_end(example_repo, tmp_path, capsys):
+    out, md = tmp_path / "report.json", tmp_path / "report.md"
+    code = main(["check", "--root", str(example_repo), "--json", str(out), "--markdown", str(md), "-j", "2"])
+    assert code == 1  # fail_on: new and no baseline: every break is new
+    data = json.loads(out.read_text())
+    found = {(b["gb_id"], b["file"], b["function"]) for e in data["entrypoints"] for b in e["breaks"]}
+    assert found == {
+        ("GB0025", "tinymodel/model.py", "smooth"),
+        ("GB0170", "tinymodel/model.py", "clip_grad"),
+        ("GB0059", "tinymodel/model.py", "TinyNet.forward"),
+        ("GB0124", "tinymodel/model.py", "TinyNet.forward"),
+        ("GB0291", "tinymodel/model.py", "TinyNet.forward"),
+        ("GB4198", "train.py", "loss_fn"),
+    }
+    assert data["commit"] and data["mode"] == "fast" and data["torch_version"].startswith("2.13")
+    train = next(e for e in data["entrypoints"] if e["name"] == "train-step")
+    assert train["frames_skipped"] == 1 and train["graph_count"] >= 5
+    assert train["breaks"][0]["gb_id"] == "GB0025" and train["breaks"][0]["frame_skipped"]
+    text = md.read_text()
+    assert text.index("GB0025") < text.index("GB0059")  # impact order
+    terminal = capsys.readouterr().out
+    assert "train-step" in terminal and "TinyNet.forward" in terminal

@@ -1,0 +1,110 @@
+"""Broken configs: each gets one exact message naming the file and key, and exit code 2."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gbbot.config import Mode, parse_config
+from gbbot.errors import ConfigError
+from gbbot.main import main
+
+GOOD = """\
+version: 1
+entrypoints:
+  - name: train-step
+    run: python train.py --steps 2
+    timeout: 600
+    env: {SEED: 0, FLAG: true}
+  - name: forward
+    call: mypkg.bench:forward_once
+mode: faithful
+fail_on: any
+ignore:
+  - {gb_id: GB0059, path: "scripts/**"}
+"""
+
+
+def test_good_config_becomes_typed_values():
+    config = parse_config(GOOD, "cfg.yml")
+    train, forward = config.entrypoints
+    assert (train.name, train.run, train.timeout, train.env) == (
+        "train-step", "python train.py --steps 2", 600.0, (("SEED", "0"), ("FLAG", "true"))
+    )
+    assert (forward.call, forward.timeout, forward.kind) == ("mypkg.bench:forward_once", 900.0, "call")
+    assert config.mode is Mode.FAITHFUL and config.fail_on == "any"
+    assert config.ignore[0].gb_id == "GB0059" and config.ignore[0].path == "scripts/**"
+
+
+def test_defaults():
+    config = parse_config("version: 1\nentrypoints: [{name: a, run: 'true'}]\n")
+    assert config.mode is Mode.FAST and config.fail_on == "new" and config.ignore == ()
+
+
+def test_digest_changes_with_content():
+    a = parse_config("version: 1\nentrypoints: [{name: a, run: 'true'}]\n")
+    b = parse_config("version: 1\nentrypoints: [{name: a, run: 'false'}]\n")
+    assert a.digest != b.digest and len(a.digest) == 16
+
+
+BROKEN = [
+    ("", "cfg.yml: the file is empty; it needs `version: 1` and `entrypoints:`"),
+    ("version: 1\nentrypoints: [\n", "cfg.yml: line 3, column 1: invalid YAML: expected the node content, but found '<stream end>'"),
+    ("- just\n- a list\n", "cfg.yml: (top level): expected a mapping, got ['just', 'a list']"),
+    ("entrypoints: [{name: a, run: x}]\n", "cfg.yml: version: required key is missing"),
+    ("version: 2\nentrypoints: [{name: a, run: x}]\n", "cfg.yml: version: expected 1 (the only config version), got 2"),
+    ("version: 1\n", "cfg.yml: entrypoints: required key is missing"),
+    ("version: 1\nentrypoints: []\n", "cfg.yml: entrypoints: expected a non-empty list of entrypoints, got []"),
+    ("version: 1\nentrypoints: {name: a}\n", "cfg.yml: entrypoints: expected a non-empty list of entrypoints, got {'name': 'a'}"),
+    ("version: 1\nentrypoint: [{name: a, run: x}]\n", "cfg.yml: entrypoint: unknown key; did you mean 'entrypoints'?"),
+    ("version: 1\nentrypoints: [{name: a, run: x, tiemout: 5}]\n", "cfg.yml: entrypoints[0].tiemout: unknown key; did you mean 'timeout'?"),
+    ("version: 1\nentrypoints: [{name: a, run: x, timeout: soon}]\n", "cfg.yml: entrypoints[0].timeout: expected a positive number of seconds, got 'soon'"),
+    ("version: 1\nentrypoints: [{name: a, run: x, timeout: -1}]\n", "cfg.yml: entrypoints[0].timeout: expected a positive number of seconds, got -1"),
+    ("version: 1\nentrypoints: [{run: x}]\n", "cfg.yml: entrypoints[0].name: required key is missing"),
+    ("version: 1\nentrypoints: [{name: 'a b', run: x}]\n", "cfg.yml: entrypoints[0].name: expected a name of letters, digits, '_', '.' or '-', got 'a b'"),
+    ("version: 1\nentrypoints: [{name: a, run: x}, {name: a, run: y}]\n", "cfg.yml: entrypoints[1].name: duplicate entrypoint name 'a'"),
+    ("version: 1\nentrypoints: [{name: a}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command) or 'call' (module:function)"),
+    ("version: 1\nentrypoints: [{name: a, run: x, call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command) or 'call' (module:function)"),
+    ("version: 1\nentrypoints: [{name: a, call: 'mypkg.bench'}]\n", "cfg.yml: entrypoints[0].call: expected 'module:function', e.g. mypkg.bench:forward_once, got 'mypkg.bench'"),
+    ("version: 1\nentrypoints: [{name: a, run: 5}]\n", "cfg.yml: entrypoints[0].run: expected a non-empty string, got 5"),
+    ("version: 1\nentrypoints: [{name: a, run: x, env: [A]}]\n", "cfg.yml: entrypoints[0].env: expected a mapping of NAME: value, got ['A']"),
+    ("version: 1\nentrypoints: [{name: a, run: x, env: {A: {b: 1}}}]\n", "cfg.yml: entrypoints[0].env.A: expected a string or number, got {'b': 1}"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nmode: quick\n", "cfg.yml: mode: expected one of fast, faithful, got 'quick'"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nfail_on: always\n", "cfg.yml: fail_on: expected one of new, any, none, got 'always'"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nignore: GB0059\n", "cfg.yml: ignore: expected a list of rules like {gb_id: GB0059, path: 'scripts/**'}, got 'GB0059'"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nignore: [{}]\n", "cfg.yml: ignore[0]: an empty rule would ignore everything; use one of gb_id, gb_type, path, fingerprint, entrypoint"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nignore: [{gbid: GB0059}]\n", "cfg.yml: ignore[0].gbid: unknown key; did you mean 'gb_id'?"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: container}\n", "cfg.yml: runner.image: the container backend needs an image"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BROKEN, ids=[m.split(": ", 1)[1][:40] for _, m in BROKEN])
+def test_broken_config_message(text, message):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "cfg.yml")
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("text", "message"), BROKEN[:6] + BROKEN[9:12], ids=str)
+def test_broken_config_exits_2_with_the_message(tmp_path, capsys, text, message):
+    path = tmp_path / "cfg.yml"
+    path.write_text(text)
+    assert main(["check", "--config", str(path), "--root", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "gbbot: error: " + message.replace("cfg.yml", str(path))
+
+
+def test_missing_config_file(tmp_path, capsys):
+    assert main(["check", "--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path}/.gbbot.yml: no such file" in err and "--config PATH" in err
+
+
+def test_unknown_entrypoint_selected(tmp_path, capsys):
+    (tmp_path / ".gbbot.yml").write_text(textwrap.dedent("""\
+        version: 1
+        entrypoints: [{name: a, run: 'true'}]
+    """))
+    assert main(["check", "--root", str(tmp_path), "-e", "b"]) == 2
+    assert "unknown entrypoint 'b' (the config has: a)" in capsys.readouterr().err
