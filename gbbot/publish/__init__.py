@@ -1,0 +1,1 @@
+"""Publishing to GitHub: sticky comment, check run, fallback annotations, retries, limits."""

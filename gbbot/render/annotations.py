@@ -1,0 +1,45 @@
+"""Report → GitHub workflow commands (`::warning file=…,line=…,title=…::message`). Pure.
+
+These are the annotations a job can make without any token: the fallback when the token is
+read-only (a fork's PR) and the annotations of `gbbot render --format annotations`.
+
+Escaping follows the Actions toolkit (actions/toolkit, packages/core/src/command.ts): in the message
+`%`, `\\r`, `\\n` become `%25`, `%0D`, `%0A`, so break text can never start a command line of its
+own; in a property also `:` and `,` (`%3A`, `%2C`), so it can never end the property list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gbbot.model import Report
+from gbbot.publish.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
+from gbbot.render.findings import Finding, Level, State, findings
+
+COMMAND = {Level.NOTICE: "notice", Level.WARNING: "warning", Level.FAILURE: "error"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(finding: Finding) -> str:
+    """One workflow command for one finding (file and line only when the path is safe)."""
+    properties = {"title": finding.title[:ANNOTATION_TITLE_MAX]}
+    if finding.path is not None:
+        properties = {"file": finding.path, "line": str(finding.line), **properties}
+    listed = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
+    return f"::{COMMAND[finding.level]} {listed}::{escape_data(finding.message[:ANNOTATION_MESSAGE_MAX])}"
+
+
+def commands(found: Iterable[Finding]) -> list[str]:
+    return [command(f) for f in found]
+
+
+def render(report: Report, fail_on: str = "new") -> str:
+    """Every new break (every break, without a baseline) as a workflow command, one per line."""
+    return "".join(line + "\n" for line in commands(findings(report, fail_on, frozenset({State.NEW}))))

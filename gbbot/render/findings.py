@@ -1,0 +1,93 @@
+"""Report → the breaks to point at in code (check-run annotations, workflow commands, SARIF), each
+with where it is, how loud it is, and a plain-text message. Pure."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from gbbot import report as report_
+from gbbot.model import GraphBreak, Report
+
+# Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
+# The report schema says the same; a report from an untrusted run is checked again here.
+SAFE_PATH = re.compile(r"^(?!/)(?![A-Za-z]:)(?!.*(^|/)\.\.(/|$))[^\x00-\x1f\\]+$")
+
+
+class Level(str, enum.Enum):
+    NOTICE = "notice"
+    WARNING = "warning"
+    FAILURE = "failure"  # the policy counts it: it fails the check
+
+
+class State(str, enum.Enum):
+    NEW = "new"  # not on the base (or there was no base to compare with)
+    PERSISTING = "persisting"
+
+
+@dataclass(frozen=True)
+class Finding:
+    brk: GraphBreak
+    entrypoints: tuple[str, ...]
+    state: State
+    level: Level
+
+    @property
+    def path(self) -> str | None:
+        """Where to annotate, or None when the report's path is not a safe repo-relative one."""
+        return self.brk.file if SAFE_PATH.match(self.brk.file) else None
+
+    @property
+    def line(self) -> int:
+        return max(self.brk.line, 1)  # GitHub and SARIF count lines from 1
+
+    @property
+    def title(self) -> str:
+        return f"{self.brk.gb_id or 'Graph break'}: {' '.join(self.brk.gb_type.split())}"
+
+    @property
+    def message(self) -> str:
+        return message(self)
+
+
+def message(finding: Finding) -> str:
+    """Plain text, several lines: what broke, why, what to do, where to read more."""
+    brk = finding.brk
+    lines = [f"{'New graph break' if finding.state is State.NEW else 'Graph break'}: {brk.gb_type}"]
+    if brk.frame_skipped:
+        lines.append("The whole frame runs eagerly (Dynamo skipped it).")
+    elif brk.in_loop:
+        lines.append("Inside a loop.")
+    if brk.explanation:
+        lines.append(brk.explanation)
+    lines.extend(f"Hint: {hint}" for hint in brk.hints)
+    lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}" + (f" (×{brk.count})" if brk.count > 1 else ""))
+    if brk.doc_url:
+        lines.append(brk.doc_url)
+    return "\n".join(lines)
+
+
+def _counted_by_policy(state: State, fail_on: str) -> bool:
+    return fail_on == "any" or (fail_on == "new" and state is State.NEW)
+
+
+def findings(report: Report, fail_on: str, states: frozenset[State] = frozenset(State)) -> list[Finding]:
+    """One finding per distinct break that is not ignored, in the report's (impact) order."""
+    new = {b.fingerprint for b in report_.new_breaks(report)}
+    seen: dict[str, tuple[GraphBreak, list[str]]] = {}
+    for entrypoint in report.entrypoints:
+        for brk in entrypoint.breaks:
+            if not brk.ignored:
+                seen.setdefault(brk.fingerprint, (brk, []))[1].append(entrypoint.name)
+    out = []
+    for brk, names in seen.values():
+        state = State.NEW if brk.fingerprint in new else State.PERSISTING
+        if state not in states:
+            continue
+        if _counted_by_policy(state, fail_on):
+            level = Level.FAILURE
+        else:
+            level = Level.WARNING if state is State.NEW else Level.NOTICE
+        out.append(Finding(brk, tuple(dict.fromkeys(names)), state, level))
+    return out

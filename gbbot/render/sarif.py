@@ -1,0 +1,106 @@
+"""Report → SARIF 2.1.0 for `github/codeql-action/upload-sarif`. Pure.
+
+One rule per GB id (breaks without an id get a rule named after their gb_type), with the break's
+documentation as the help link. Code scanning tracks an alert across commits by
+`partialFingerprints`: gbbot's own fingerprint is stable across unrelated edits (no line numbers),
+so it is the one given. Code scanning needs a location on every result, so a break without a safe
+repo-relative path is counted in the run's properties instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+from gbbot.model import GraphBreak, Report
+from gbbot.render.findings import Finding, Level, findings
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/gbbot/gbbot"
+FINGERPRINT_KEY = "gbbotFingerprint/v1"
+SARIF_LEVEL = {Level.NOTICE: "note", Level.WARNING: "warning", Level.FAILURE: "error"}
+NOT_A_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def rule_id(brk: GraphBreak) -> str:
+    if brk.gb_id:
+        return brk.gb_id
+    slug = NOT_A_WORD.sub("-", brk.gb_type.lower()).strip("-")[:64] or "unknown"
+    return f"gb-type/{slug}"
+
+
+def rule(brk: GraphBreak) -> dict[str, Any]:
+    gb_type = " ".join(brk.gb_type.split())
+    help_lines = [brk.explanation, *(f"Hint: {h}" for h in brk.hints)]
+    described: dict[str, Any] = {
+        "id": rule_id(brk),
+        "name": rule_id(brk).replace("/", "-"),
+        "shortDescription": {"text": f"torch.compile graph break: {gb_type}"},
+        "fullDescription": {"text": brk.explanation or gb_type},
+        "help": {"text": "\n".join(line for line in help_lines if line) or gb_type},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": ["torch.compile", "graph-break", brk.category.value]},
+    }
+    if brk.doc_url and brk.doc_url.startswith("https://"):
+        described["helpUri"] = brk.doc_url
+    return described
+
+
+def result(finding: Finding, rule_index: int) -> dict[str, Any]:
+    brk = finding.brk
+    region: dict[str, Any] = {"startLine": finding.line}
+    if brk.code:
+        region["snippet"] = {"text": brk.code}
+    return {
+        "ruleId": rule_id(brk),
+        "ruleIndex": rule_index,
+        "level": SARIF_LEVEL[finding.level],
+        "message": {"text": finding.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(finding.path or "", safe="/")},
+                    "region": region,
+                }
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT_KEY: brk.fingerprint},
+        "properties": {
+            "state": finding.state.value,
+            "category": brk.category.value,
+            "entrypoints": list(finding.entrypoints),
+            "count": brk.count,
+            "frameSkipped": brk.frame_skipped,
+        },
+    }
+
+
+def sarif(report: Report, fail_on: str = "new") -> dict[str, Any]:
+    found = findings(report, fail_on)
+    located = [f for f in found if f.path is not None]
+    rules: dict[str, int] = {}
+    described: list[dict[str, Any]] = []
+    for finding in located:
+        if rule_id(finding.brk) not in rules:
+            rules[rule_id(finding.brk)] = len(described)
+            described.append(rule(finding.brk))
+    driver = {"name": "gbbot", "informationUri": INFORMATION_URI, "rules": described}
+    if report.tool.version:
+        driver["version"] = report.tool.version
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "results": [result(f, rules[rule_id(f.brk)]) for f in located],
+        "properties": {
+            "torchVersion": report.torch_version,
+            "mode": report.mode.value,
+            "commit": report.commit,
+            "unlocatedBreaks": len(found) - len(located),
+        },
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(report: Report, fail_on: str = "new") -> str:
+    return json.dumps(sarif(report, fail_on), indent=2, ensure_ascii=False) + "\n"
