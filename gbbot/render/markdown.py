@@ -81,7 +81,11 @@ def sections(report: Report, options: Options) -> list[Section]:
     else:
         new, persisting = set(report.diff.new), set(report.diff.persisting)
         out.append(Section("New graph breaks", _limit([i for i in counted if i.brk.fingerprint in new], options)))
-        fixed = [Item(b, ()) for b in report.diff.fixed_breaks]
+        fixed_in: dict[str, list[str]] = {}
+        for entry in report.diff.entrypoints:
+            for fingerprint in entry.fixed:
+                fixed_in.setdefault(fingerprint, []).append(entry.name)
+        fixed = [Item(b, tuple(fixed_in.get(b.fingerprint, ()))) for b in report.diff.fixed_breaks]
         out.append(Section("Fixed", _limit(fixed, options), brief=True))
         kept = [i for i in counted if i.brk.fingerprint in persisting]
         out.append(Section("Persisting", _limit(kept, options), collapsed=True, brief=True))
