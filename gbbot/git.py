@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
+from gbbot.errors import GitError
 from gbbot.process import cmd_output
 
 
@@ -16,3 +23,111 @@ def head_sha(root: Path) -> str | None:
 def toplevel(path: Path) -> Path | None:
     code, out, _ = cmd_output("git", "rev-parse", "--show-toplevel", cwd=path, check=False)
     return Path(out.strip()) if code == 0 else None
+
+
+# --- diff against the merge-base -------------------------------------------------------------
+
+FETCH_MORE = (
+    "fetch more history: `git fetch --unshallow` (or `git fetch origin <branch>`), "
+    "or with actions/checkout set `fetch-depth: 0`"
+)
+# A user's post-checkout hook must not run when gbbot checks out the base.
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
+def is_shallow(root: Path) -> bool:
+    _, out, _ = cmd_output("git", "rev-parse", "--is-shallow-repository", cwd=root, check=False)
+    return out.strip() == "true"
+
+
+def resolve(root: Path, ref: str) -> str:
+    """The commit `ref` names, or GitError saying how to get it."""
+    code, out, _ = cmd_output("git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", cwd=root, check=False)
+    if code == 0 and out.strip():
+        return out.strip()
+    shallow = " (this clone is shallow)" if is_shallow(root) else ""
+    raise GitError(f"unknown git ref {ref!r}{shallow}: {FETCH_MORE}")
+
+
+def merge_base(root: Path, ref: str, head: str = "HEAD") -> str:
+    """The commit a PR from `head` into `ref` is compared with."""
+    base, tip = resolve(root, ref), resolve(root, head)
+    code, out, err = cmd_output("git", "merge-base", base, tip, cwd=root, check=False)
+    if code == 0 and out.strip():
+        return out.strip()
+    if code == 1 and is_shallow(root):
+        raise GitError(f"no merge-base of {ref!r} and {head}: this clone is shallow; {FETCH_MORE}")
+    if code == 1:
+        raise GitError(f"{ref!r} and {head} have no common history, so there is no merge-base to compare with")
+    raise GitError(f"git merge-base {ref} {head} failed: {err.strip()}")
+
+
+def changed_paths(root: Path) -> tuple[str, ...]:
+    """Paths with uncommitted changes (tracked or untracked), as `git status` shows them."""
+    _, out, _ = cmd_output("git", "status", "--porcelain", "-z", cwd=root, check=False)
+    entries = [e for e in out.split("\0") if e]
+    paths, skip = [], False
+    for entry in entries:
+        if skip:  # the origin path of a rename: already counted by its destination
+            skip = False
+            continue
+        paths.append(entry[3:])
+        skip = entry[0] in "RC"
+    return tuple(paths)
+
+
+def renames(root: Path, base: str, head: str | None = None) -> dict[str, str]:
+    """{old path: new path} for files git sees as renamed from `base` to `head` (None: the
+    working tree), paths relative to the repository's top level."""
+    spec = [base] if head is None else [base, head]
+    _, out, _ = cmd_output("git", "diff", "-M", "--name-status", "-z", *spec, "--", cwd=root)
+    fields = out.split("\0")
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        if status[0] in "RC":
+            if status[0] == "R":
+                found[fields[i + 1]] = fields[i + 2]
+            i += 3
+        else:
+            i += 2
+    return found
+
+
+def _remove_worktree(root: Path, path: Path) -> None:
+    cmd_output("git", "worktree", "remove", "--force", "--force", str(path), cwd=root, check=False)
+    shutil.rmtree(path, ignore_errors=True)
+    cmd_output("git", "worktree", "prune", cwd=root, check=False)
+
+
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """CI cancels a job with SIGTERM; turn it into KeyboardInterrupt so `finally` blocks run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def worktree(root: Path, commit: str, parent: Path | None = None) -> Iterator[Path]:
+    """Check `commit` out in a temporary, detached worktree; removed on the way out, however that
+    happens (success, exception, Ctrl-C, SIGTERM). The user's working tree is never touched."""
+    scratch = Path(tempfile.mkdtemp(prefix="gbbot-base-", dir=parent))
+    path = scratch / "tree"
+    with _sigterm_as_interrupt():
+        try:
+            cmd_output("git", *NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit, cwd=root)
+            yield path
+        finally:
+            _remove_worktree(root, path)
+            shutil.rmtree(scratch, ignore_errors=True)
