@@ -12,7 +12,8 @@ Outputs (committed, so the tests never need the network):
 * ``tests/data/github_openapi_subset.json``: only the operations in
   ``OPERATIONS``, with every component they reference (transitively) kept as
   a ``$ref`` target, plus the generic error schemas in ``EXTRA_COMPONENTS``.
-  It stays a valid OpenAPI 3.0.3 document that openapi-core can load.
+  It stays a valid OpenAPI 3.0.3 document that openapi-core can load.  The
+  response examples are kept: the stand-in builds its objects from them.
 * ``tests/data/webhooks/<event>[.<action>].json``: one payload per event in
   ``WEBHOOKS``.
 
@@ -21,6 +22,13 @@ comment on a pull request, yet ``/gb-fix`` only ever arrives that way.  GitHub
 marks such an issue with an ``issue.pull_request`` object (``url``,
 ``html_url``, ``diff_url``, ``patch_url``, ``merged_at``), so
 ``add_pull_request_link`` adds one, built from the issue's own URLs.
+
+One thing in the description is normalised: a schema that is ``nullable`` and
+has an ``enum`` without ``null`` (``check-run.conclusion``,
+``pull-request-review-comment.start_side``) gets ``null`` added to the enum.
+Under OpenAPI 3.0.3, ``nullable`` does not extend ``enum``, so validators
+(openapi-core included) reject the ``null`` GitHub really sends, e.g. the
+conclusion of a queued check run.
 
 Run from the repository root::
 
@@ -88,7 +96,8 @@ EXTRA_COMPONENTS: tuple[str, ...] = (
 WEBHOOKS: tuple[tuple[str, str | None, str], ...] = (
     ("pull_request", "opened", "pull_request.opened"),
     ("pull_request", "synchronize", "pull_request.synchronize"),
-    # The only completed run whose pull_requests[] is not empty.
+    # The only completed run whose pull_requests[] is not empty (its event is
+    # "repository_dispatch" in the package; tests that need "pull_request" set it).
     ("workflow_run", "completed", "workflow_run.completed"),
     ("issue_comment", "created", "issue_comment.created"),
     ("push", None, "push"),
@@ -142,17 +151,21 @@ def load_json(path: Path) -> Any:
 
 def extract_subset(spec: dict[str, Any]) -> dict[str, Any]:
     paths = select_operations(spec["paths"])
-    components = collect_components(spec, [paths, *(resolve(spec, ref) for ref in EXTRA_COMPONENTS)])
+    components = collect_components(
+        spec, [paths, *(resolve(spec, ref) for ref in EXTRA_COMPONENTS)]
+    )
     for ref in EXTRA_COMPONENTS:
         kind, name = split_ref(ref)
-        components.setdefault(kind, {})[name] = resolve(spec, ref)
-    return {
+        components.setdefault(kind, {})[name] = copy.deepcopy(resolve(spec, ref))
+    subset = {
         "openapi": spec["openapi"],
         "info": subset_info(spec["info"]),
         "servers": spec["servers"],
         "paths": paths,
         "components": components,
     }
+    allow_null_in_nullable_enums(subset)
+    return subset
 
 
 def subset_info(info: dict[str, Any]) -> dict[str, Any]:
@@ -188,6 +201,18 @@ def collect_components(spec: dict[str, Any], roots: list[Any]) -> dict[str, dict
         components.setdefault(kind, {})[name] = copy.deepcopy(target)
         pending.extend(iter_refs(target))
     return {kind: dict(sorted(items.items())) for kind, items in sorted(components.items())}
+
+
+def allow_null_in_nullable_enums(node: Any) -> None:
+    if isinstance(node, dict):
+        enum = node.get("enum")
+        if node.get("nullable") is True and isinstance(enum, list) and None not in enum:
+            enum.append(None)
+        for value in node.values():
+            allow_null_in_nullable_enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            allow_null_in_nullable_enums(value)
 
 
 def iter_refs(node: Any) -> Iterator[str]:

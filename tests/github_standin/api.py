@@ -27,7 +27,11 @@ from .wire import ApiError, Call, Reply, not_found, paginate
 
 COMMENT_BODY_MAX = 65_536
 ANNOTATION_MESSAGE_MAX = 4_096
-REVIEW_STATES = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}
+REVIEW_STATES = {
+    "APPROVE": "APPROVED",
+    "REQUEST_CHANGES": "CHANGES_REQUESTED",
+    "COMMENT": "COMMENTED",
+}
 INTEGRATION_ONLY = "You must authenticate via a GitHub App."
 
 Handler = Callable[["RestApi", Call], Reply]
@@ -91,7 +95,9 @@ class RestApi:
     def list_pulls(self, call: Call) -> Reply:
         state = call.query.get("state", "open")
         pulls = sorted(self.state.pulls.values(), key=lambda p: -p.number)
-        chosen = [p for p in pulls if state in ("all", p.state) and self._pull_matches(p, call.query)]
+        chosen = [
+            p for p in pulls if state in ("all", p.state) and self._pull_matches(p, call.query)
+        ]
         return paginate(call, [self.render.pull_simple(p) for p in chosen])
 
     def _pull_matches(self, pull: Pull, query: Mapping[str, str]) -> bool:
@@ -131,7 +137,9 @@ class RestApi:
             raise not_found(call)
         check_comment_body(call)
         now = self.state.clock.now()
-        comment = IssueComment(self.state.next_id(), number, call.body["body"], call.identity.login, now, now)
+        comment = IssueComment(
+            self.state.next_id(), number, call.body["body"], call.identity.login, now, now
+        )
         self.state.comments[comment.id] = comment
         return Reply(201, self.render.issue_comment(comment))
 
@@ -218,11 +226,13 @@ class RestApi:
         pull = self._pull(call)
         body = call.body
         event = body.get("event")
-        if event in ("REQUEST_CHANGES", "COMMENT") and not (body.get("body") or body.get("comments")):
+        if event in ("REQUEST_CHANGES", "COMMENT") and not (
+            body.get("body") or body.get("comments")
+        ):
             raise review_error(call, f"Body is required when event is {event}")
         places = [self._place(call, pull, c) for c in body.get("comments", [])]
         review = self._store_review(call, pull)
-        for spec, (line, place) in zip(body.get("comments", []), places):
+        for spec, (line, place) in zip(body.get("comments", []), places, strict=True):
             self._store_review_comment(call, review, spec, line, place)
         return Reply(200, self.render.review(review))
 
@@ -241,7 +251,9 @@ class RestApi:
         self.state.reviews[review.id] = review
         return review
 
-    def _place(self, call: Call, pull: Pull, spec: Mapping[str, Any]) -> tuple[DiffLine, dict[str, Any]]:
+    def _place(
+        self, call: Call, pull: Pull, spec: Mapping[str, Any]
+    ) -> tuple[DiffLine, dict[str, Any]]:
         """Where a review comment lands in the diff, or GitHub's 422."""
         changed = next((f for f in pull.files if f.filename == spec["path"]), None)
         if changed is None:
@@ -249,14 +261,23 @@ class RestApi:
         line = find_diff_line(diff_lines(changed.patch), spec)
         if line is None:
             raise review_error(call, "Line could not be resolved")
-        keys = ("line", "side", "start_line", "start_side", "position")
-        place = {key: spec.get(key) for key in keys}
-        if spec.get("line") is not None:
-            place["side"] = spec.get("side", "RIGHT")
+        side = spec.get("side") or ("RIGHT" if line.right is not None else "LEFT")
+        place = {
+            "position": line.position,
+            "line": line.right if side == "RIGHT" else line.left,
+            "side": side,
+            "start_line": spec.get("start_line"),
+            "start_side": spec.get("start_side"),
+        }
         return line, place
 
     def _store_review_comment(
-        self, call: Call, review: Review, spec: Mapping[str, Any], line: DiffLine, place: dict[str, Any]
+        self,
+        call: Call,
+        review: Review,
+        spec: Mapping[str, Any],
+        line: DiffLine,
+        place: dict[str, Any],
     ) -> None:
         comment = ReviewComment(
             id=self.state.next_id(),
@@ -308,9 +329,19 @@ def resource_not_accessible(call: Call) -> ApiError:
 def check_comment_body(call: Call) -> None:
     if len(call.body["body"]) > COMMENT_BODY_MAX:
         message = f"Body is too long (maximum is {COMMENT_BODY_MAX} characters)"
-        error = {"resource": "IssueComment", "code": "unprocessable", "field": "data", "message": message}
-        raise ApiError(422, "Validation Failed", errors=[error],
-                       documentation_url=call.documentation_url, details=[message])
+        error = {
+            "resource": "IssueComment",
+            "code": "unprocessable",
+            "field": "data",
+            "message": message,
+        }
+        raise ApiError(
+            422,
+            "Validation Failed",
+            errors=[error],
+            documentation_url=call.documentation_url,
+            details=[message],
+        )
 
 
 def check_annotations(call: Call) -> None:
@@ -318,12 +349,19 @@ def check_annotations(call: Call) -> None:
     too_long = [i for i, note in enumerate(notes) if len(note["message"]) > ANNOTATION_MESSAGE_MAX]
     if too_long:
         errors = [annotation_error(i) for i in too_long]
-        raise ApiError(422, "Validation Failed", errors=errors,
-                       documentation_url=call.documentation_url, details=[e["message"] for e in errors])
+        raise ApiError(
+            422,
+            "Validation Failed",
+            errors=errors,
+            documentation_url=call.documentation_url,
+            details=[e["message"] for e in errors],
+        )
 
 
 def annotation_error(index: int) -> dict[str, Any]:
-    message = f"annotations[{index}].message is too long (maximum is {ANNOTATION_MESSAGE_MAX} characters)"
+    message = (
+        f"annotations[{index}].message is too long (maximum is {ANNOTATION_MESSAGE_MAX} characters)"
+    )
     return {"resource": "CheckRun", "code": "custom", "field": "annotations", "message": message}
 
 
@@ -353,5 +391,10 @@ def find_diff_line(lines: Iterable[DiffLine], spec: Mapping[str, Any]) -> DiffLi
 
 def review_error(call: Call, message: str) -> ApiError:
     """pulls/create-review answers 422 with a list of strings (validation-error-simple)."""
-    return ApiError(422, "Unprocessable Entity", errors=[message],
-                    documentation_url=call.documentation_url, details=[message])
+    return ApiError(
+        422,
+        "Unprocessable Entity",
+        errors=[message],
+        documentation_url=call.documentation_url,
+        details=[message],
+    )

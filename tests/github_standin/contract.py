@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import ValidationError, best_match
 from openapi_core import Config, OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 from openapi_schema_validator import OAS30Validator
@@ -64,11 +64,17 @@ class Contract:
                 return Operation(method.upper(), template, found.groupdict())
         return None
 
+    def documentation_url(self, operation: Operation) -> str:
+        described = self.document["paths"][operation.template][operation.method.lower()]
+        return str(described.get("externalDocs", {}).get("url", "https://docs.github.com/rest"))
+
     def request_errors(
         self, method: str, path: str, query: Mapping[str, str], body: bytes | None
     ) -> list[str]:
         request = described_request(method, path, query, body)
-        return [line for error in self._openapi.iter_request_errors(request) for line in explain(error)]
+        return [
+            line for error in self._openapi.iter_request_errors(request) for line in explain(error)
+        ]
 
     def response_errors(
         self, operation: Operation, path: str, status: int, headers: Mapping[str, str], body: bytes
@@ -76,7 +82,9 @@ class Contract:
         if str(status) not in self._responses(operation):
             return self._undeclared_error_errors(status, body)
         request = described_request(operation.method, path, {}, None)
-        response = MockResponse(body, status_code=status, headers=dict(headers), content_type=JSON_TYPE)
+        response = MockResponse(
+            body, status_code=status, headers=dict(headers), content_type=JSON_TYPE
+        )
         errors = self._openapi.iter_response_errors(request, response)
         return [line for error in errors for line in explain(error)]
 
@@ -118,8 +126,12 @@ def schema_error_line(error: ValidationError) -> str:
     where = "/".join(str(part) for part in error.absolute_path) or "(root)"
     if error.validator in BOUND_KEYWORDS:
         return f"{where}: violates {error.validator} {error.validator_value}"
+    if error.context:  # oneOf/anyOf: say why the closest alternative failed
+        closest = schema_error_line(best_match(error.context))
+        return f"{where}: {short(error.message)} (closest: {closest})"
     return f"{where}: {short(error.message)}"
 
 
 def short(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}..."
+    """Messages start with the offending value's repr; keep the verdict at the end."""
+    return text if len(text) <= limit else f"...{text[-limit:]}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -32,7 +33,8 @@ from .model import (
 )
 
 Json = dict[str, Any]
-REAL_HOSTS = ("https://api.github.com", "https://github.com")
+# api.github.com, github.com, svn.github.com... (git@ and git: clone addresses stay).
+REAL_HOSTS = re.compile(r"https://(?:[a-z]+\.)?github\.com")
 # Repositories the examples are written about; every mention becomes ours.
 EXAMPLE_REPOS = ("octocat/Hello-World", "github/hello-world", "github/rest-api-description")
 REACTION_CONTENTS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket")
@@ -59,8 +61,7 @@ class Renderer:
         """A deep copy of GitHub's example, about ``full_name`` (default: our repo)."""
         value = self._examples[example]["value"]
         text = json.dumps(value[0] if isinstance(value, list) else value)
-        for host in REAL_HOSTS:
-            text = text.replace(host, self.base_url)
+        text = REAL_HOSTS.sub(self.base_url, text)
         for name in EXAMPLE_REPOS:
             text = text.replace(name, full_name or self.state.full_name)
         return json.loads(text)
@@ -76,15 +77,22 @@ class Renderer:
 
     def authenticated_user(self, identity: Identity) -> Json:
         user = self.template("private-user-response-with-public-profile-information")
-        user.update(self.user(identity.login))
+        user.update(self.user(identity.login), user_view_type="public")
         return {key: value for key, value in user.items() if key in self._public_user_keys}
 
     def collaborator_permission(self, login: str, role: str) -> Json:
         legacy = LEGACY_PERMISSION[role]
         ranks = ["none", "read", "triage", "write", "maintain", "admin"]
-        granted = {name: ranks.index(role) >= ranks.index(level) for name, level in
-                   (("pull", "read"), ("triage", "triage"), ("push", "write"),
-                    ("maintain", "maintain"), ("admin", "admin"))}
+        granted = {
+            name: ranks.index(role) >= ranks.index(level)
+            for name, level in (
+                ("pull", "read"),
+                ("triage", "triage"),
+                ("push", "write"),
+                ("maintain", "maintain"),
+                ("admin", "admin"),
+            )
+        }
         user = {**self.user(login), "permissions": granted, "role_name": role}
         return {"permission": legacy, "role_name": role, "user": user}
 
@@ -92,7 +100,8 @@ class Renderer:
     def full_repository(self) -> Json:
         repo = self.template("full-repository-default-response")
         repo.update(self._repository_identity(self.state.full_name, fork=False))
-        repo.update(organization=None, template_repository=None)
+        # The example's own "language" is missing although the schema requires it.
+        repo.update(organization=None, template_repository=None, language="Python")
         for only_on_forks in ("parent", "source"):
             repo.pop(only_on_forks, None)
         return repo
@@ -129,7 +138,9 @@ class Renderer:
             merged_by=None,
             maintainer_can_modify=pull.maintainer_can_modify,
             comments=len(self.state.comments_on(pull.number)),
-            review_comments=sum(c.pull_number == pull.number for c in self.state.review_comments.values()),
+            review_comments=sum(
+                c.pull_number == pull.number for c in self.state.review_comments.values()
+            ),
             commits=1,
             additions=sum(f.additions for f in pull.files),
             deletions=sum(f.deletions for f in pull.files),
@@ -231,6 +242,8 @@ class Renderer:
 
     # -- issue comments and reactions ---------------------------------------------------------
     def issue_comment(self, comment: IssueComment) -> Json:
+        """``minimized`` is in the subset's issue-comment schema (a nullable object with a
+        ``reason``), so it is always emitted: null unless the comment was minimized."""
         obj = self.template("issue-comment")
         issue_kind = "pull" if comment.issue_number in self.state.pulls else "issues"
         obj.update(
@@ -246,7 +259,7 @@ class Renderer:
             author_association=self.state.author_association(comment.login),
             performed_via_github_app=None,
             reactions=self.reaction_rollup(comment),
-            minimized=None if comment.minimized_reason is None else {"reason": comment.minimized_reason},
+            minimized=minimized(comment),
         )
         return obj
 
@@ -306,7 +319,7 @@ class Renderer:
             identity = {"id": stable_id(f"app/{slug}"), "slug": slug, "name": slug}
         app = copy.deepcopy(template)
         app.update(identity, node_id=node_id("A", identity["id"]))
-        app["html_url"] = f"{self.base_url}/apps/{slug}"
+        app["html_url"] = app["external_url"] = f"{self.base_url}/apps/{slug}"
         return app
 
     def annotation(self, run: CheckRun, note: Mapping[str, Any]) -> Json:
@@ -361,7 +374,11 @@ class Renderer:
             created_at=comment.created_at,
             updated_at=comment.created_at,
             author_association=self.state.author_association(comment.login),
-            _links={"self": {"href": url}, "html": {"href": html_url}, "pull_request": {"href": pull_url}},
+            _links={
+                "self": {"href": url},
+                "html": {"href": html_url},
+                "pull_request": {"href": pull_url},
+            },
         )
         return obj
 
@@ -381,6 +398,10 @@ class Renderer:
             "start_side": comment.start_side,
             "subject_type": "line",
         }
+
+
+def minimized(comment: IssueComment) -> Json | None:
+    return None if comment.minimized_reason is None else {"reason": comment.minimized_reason}
 
 
 def node_id(prefix: str, number: int) -> str:
