@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.github_standin.fixtures import github_standin  # noqa: F401 - shared fixture
+
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 EXAMPLES = ROOT / "examples"

@@ -15,48 +15,57 @@ import sys
 _ACTIVE = os.environ.get("GBBOT_MODE") == "fast"
 
 
-def _capture_backend(gm, example_inputs):  # noqa: ARG001 - backend signature
+def _capture_backend(gm, example_inputs):
     return gm.forward
 
 
-def _patch(torch):
+def _patch_compile(torch):
     original = torch.compile
 
     @functools.wraps(original)
-    def compile(model=None, **kwargs):  # noqa: A001 - mirrors torch.compile
+    def compile(model=None, **kwargs):
         kwargs["backend"] = _capture_backend
         kwargs.pop("mode", None)  # Inductor-only settings
         kwargs.pop("options", None)
         return original(model, **kwargs)
 
     torch.compile = compile
-    optimize = getattr(torch._dynamo, "optimize", None)
-    if optimize is not None:
-
-        @functools.wraps(optimize)
-        def optimize_capture(*args, **kwargs):
-            if args:
-                args = (_capture_backend, *args[1:])
-            else:
-                kwargs["backend"] = _capture_backend
-            return optimize(*args, **kwargs)
-
-        torch._dynamo.optimize = optimize_capture
 
 
-class _TorchImportHook(importlib.abc.MetaPathFinder):
+def _patch_optimize(dynamo):
+    optimize = dynamo.optimize
+
+    @functools.wraps(optimize)
+    def optimize_capture(*args, **kwargs):
+        if args:
+            args = (_capture_backend, *args[1:])
+        else:
+            kwargs["backend"] = _capture_backend
+        return optimize(*args, **kwargs)
+
+    dynamo.optimize = optimize_capture
+
+
+# Patched when (and only if) the program imports them: importing torch._dynamo eagerly would add
+# over a second to every process that imports torch without compiling anything.
+_PATCHES = {"torch": _patch_compile, "torch._dynamo": _patch_optimize}
+
+
+class _ImportHook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != "torch":
+        patch = _PATCHES.pop(name, None)
+        if patch is None:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("torch")
+        if not _PATCHES:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
         if spec is None or spec.loader is None:
             return spec
         exec_module = spec.loader.exec_module
 
         def exec_and_patch(module):
             exec_module(module)
-            _patch(module)
+            patch(module)
 
         spec.loader.exec_module = exec_and_patch
         return spec
@@ -77,8 +86,8 @@ def _chain_next_sitecustomize():
 
 
 if _ACTIVE:
-    if "torch" in sys.modules:
-        _patch(sys.modules["torch"])
-    else:
-        sys.meta_path.insert(0, _TorchImportHook())
+    for _name in [n for n in _PATCHES if n in sys.modules]:
+        _PATCHES.pop(_name)(sys.modules[_name])
+    if _PATCHES:
+        sys.meta_path.insert(0, _ImportHook())
 _chain_next_sitecustomize()
