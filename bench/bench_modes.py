@@ -4,7 +4,7 @@
 
 For each repetition, on a fresh copy of examples/ and a fresh Inductor cache (as on a new CI runner;
 --warm reuses one cache warmed first):
-  manual    `TORCH_LOGS=graph_breaks python <script>` per entrypoint, as a person would run it
+  manual    `TORCH_LOGS=graph_breaks python <script>` per entrypoint, one after the other
   faithful  `gbbot check --mode faithful` (the code's own backend, Inductor)
   fast      `gbbot check --mode fast` (a graph-capturing backend, no code generation)
 Prints wall times, the ratios, and whether all three found the same set of breaks (fingerprints).
@@ -52,11 +52,11 @@ def run_manual(repo: Path, env: dict) -> tuple[float, set[str]]:
     return time.perf_counter() - started, found
 
 
-def run_gbbot(repo: Path, env: dict, mode: str) -> tuple[float, set[str]]:
+def run_gbbot(repo: Path, env: dict, mode: str, jobs: int) -> tuple[float, set[str]]:
     out = repo / f"report-{mode}.json"
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "gbbot", "check", "--mode", mode, "--json", str(out), "--quiet", "--fail-on", "none"],
+        [sys.executable, "-m", "gbbot", "check", "--mode", mode, "--json", str(out), "--quiet", "--fail-on", "none", "--jobs", str(jobs)],
         cwd=repo, env=env, check=True, capture_output=True,
     )
     elapsed = time.perf_counter() - started
@@ -64,14 +64,14 @@ def run_gbbot(repo: Path, env: dict, mode: str) -> tuple[float, set[str]]:
     return elapsed, {b["fingerprint"] for e in data["entrypoints"] for b in e["breaks"]}
 
 
-def one_round(scratch: Path, warm_cache: Path | None) -> dict[str, tuple[float, set[str]]]:
+def one_round(scratch: Path, warm_cache: Path | None, jobs: int) -> dict[str, tuple[float, set[str]]]:
     results = {}
     for name in ("manual", "faithful", "fast"):
         repo = scratch / name
         shutil.copytree(ROOT / "examples", repo, ignore=shutil.ignore_patterns("__pycache__"))
         cache = warm_cache or Path(tempfile.mkdtemp(dir=scratch, prefix=f"inductor-{name}-"))
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
-        results[name] = run_manual(repo, env) if name == "manual" else run_gbbot(repo, env, name)
+        results[name] = run_manual(repo, env) if name == "manual" else run_gbbot(repo, env, name, jobs)
         shutil.rmtree(repo)
     return results
 
@@ -80,6 +80,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--warm", action="store_true", help="one shared Inductor cache, warmed by a first round")
+    parser.add_argument("--jobs", type=int, default=1, help="gbbot --jobs for both gbbot modes (the manual way is serial)")
     args = parser.parse_args()
     times: dict[str, list[float]] = {"manual": [], "faithful": [], "fast": []}
     same = True
@@ -87,9 +88,9 @@ def main() -> int:
         scratch = Path(tmp)
         warm = scratch / "inductor-warm" if args.warm else None
         if warm:
-            one_round(scratch, warm)
+            one_round(scratch, warm, args.jobs)
         for _ in range(args.repeat):
-            results = one_round(scratch, warm)
+            results = one_round(scratch, warm, args.jobs)
             for name, (elapsed, _) in results.items():
                 times[name].append(elapsed)
             sets = [found for _, found in results.values()]
@@ -97,7 +98,7 @@ def main() -> int:
             breaks = len(sets[0])
     best = {name: min(values) for name, values in times.items()}
     cache = "warm" if args.warm else "cold (fresh per run)"
-    print(f"example project, {args.repeat} round(s), Inductor cache {cache}, best of rounds:")
+    print(f"example project, {args.repeat} round(s), Inductor cache {cache}, gbbot --jobs {args.jobs}, best of rounds:")
     for name, seconds in best.items():
         print(f"  {name:9s} {seconds:6.1f} s")
     print(f"  manual / fast      {best['manual'] / best['fast']:.1f}x")

@@ -27,7 +27,14 @@ def md_text(text: str) -> str:
     text = " ".join(text.split())
     parts = CODE_SPAN.split(text)  # even: plain text, odd: code span contents
     out = "".join(md_code(part) if i % 2 else _plain(part) for i, part in enumerate(parts))
-    return LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), out, count=1)
+    return LINE_START.sub(_escape_line_start, out, count=1)
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    """`- x`, `# x`, `1. x` would become a list or heading: escape the punctuation (a backslash
+    before a digit would show)."""
+    lead, mark = match.group(1), match.group(2)
+    return f"{lead}{mark[:-1]}\\{mark[-1]}" if mark[0].isdigit() else f"{lead}\\{mark}"
 
 
 def md_code(text: str) -> str:
