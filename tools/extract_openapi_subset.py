@@ -80,6 +80,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("get", "/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/user"),
 )

@@ -215,6 +215,16 @@ class RestApi:
     def get_check_run(self, call: Call) -> Reply:
         return Reply(200, self.render.check_run(self._check_run(call)))
 
+    @operation("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs")
+    def list_check_runs_for_ref(self, call: Call) -> Reply:
+        """A commit's check runs (``ref`` as a SHA only), newest first, wrapped in an object."""
+        name = call.query.get("check_name")
+        runs = [r for r in self.state.check_runs.values()
+                if r.head_sha == call.path_params["ref"] and name in (None, r.name)]
+        runs.sort(key=lambda r: -r.id)
+        page = paginate(call, [self.render.check_run(r) for r in runs])
+        return Reply(200, {"total_count": len(runs), "check_runs": page.body}, page.headers)
+
     @operation("GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations")
     def list_annotations(self, call: Call) -> Reply:
         run = self._check_run(call)

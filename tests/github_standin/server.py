@@ -88,6 +88,7 @@ class InjectedFailure:
     path_pattern: re.Pattern[str]
     reply: Reply
     remaining: int
+    after_serving: bool = False  # the request is carried out, then answered with the failure
 
     def matches(self, method: str, path: str) -> bool:
         method_ok = self.method in ("*", method)
@@ -183,10 +184,15 @@ class GitHubStandin:
         headers: Mapping[str, str] | None = None,
         body: Any = None,
         times: int = 1,
+        after_serving: bool = False,
     ) -> None:
-        """Answer the next ``times`` matching requests with this instead (method ``*`` = any)."""
+        """Answer the next ``times`` matching requests with this instead (method ``*`` = any).
+
+        ``after_serving``: carry the request out first (a 5xx after the write went through,
+        which a client cannot tell from one that did not).
+        """
         reply = Reply(status, error_body(status) if body is None else body, dict(headers or {}))
-        failure = InjectedFailure(method.upper(), re.compile(path_regex), reply, times)
+        failure = InjectedFailure(method.upper(), re.compile(path_regex), reply, times, after_serving)
         with self._lock:
             self._failures.append(failure)
 
@@ -314,14 +320,16 @@ class GitHubStandin:
         with self._lock:
             self._requests.append(record(incoming))
             failure = self._take_failure(incoming)
-            reply = failure or self._serve(incoming)
+            if failure is None or failure.after_serving:
+                served = self._serve(incoming)
+            reply = served if failure is None else failure.reply
             return with_standard_headers(reply)
 
-    def _take_failure(self, incoming: Incoming) -> Reply | None:
+    def _take_failure(self, incoming: Incoming) -> InjectedFailure | None:
         for failure in self._failures:
             if failure.matches(incoming.method, incoming.path):
                 failure.remaining -= 1
-                return failure.reply
+                return failure
         return None
 
     def _serve(self, incoming: Incoming) -> Reply:
