@@ -1,0 +1,136 @@
+"""The check run on the PR's head commit: conclusion from the policy, the report as its summary,
+an annotation at each break's file and line.
+
+GitHub takes at most 50 annotations per request and appends those of each update to the run, so
+the first 50 go with the create and the rest in follow-up updates of 50.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gbbot import report as report_
+from gbbot.model import Report, Status
+from gbbot.publish import limits, retry
+from gbbot.publish.content import Content, fitted
+from gbbot.render.findings import Finding, findings
+
+
+@dataclass(frozen=True)
+class CheckRunPosted:
+    id: int
+    url: str
+    conclusion: str
+    annotations: int
+    requests: int  # create + updates that carried annotations
+
+
+def conclusion(report: Report, fail_on: str) -> str:
+    """`failure` when the policy fails or (unless fail_on is none) an entrypoint did not run."""
+    if fail_on == "none":
+        return "success"
+    broken = any(e.status not in (Status.OK, Status.SKIPPED) for e in report.entrypoints)
+    return "failure" if broken or report_.policy_failed(report, fail_on) else "success"
+
+
+def title(report: Report) -> str:
+    counted = {b.fingerprint for b in report_.counted(report)}
+    if report.diff is None:
+        return f"{len(counted)} graph breaks" if counted else "No graph breaks"
+    new = len(report.diff.new)
+    fixed = f", {len(report.diff.fixed)} fixed" if report.diff.fixed else ""
+    return (f"{new} new graph breaks" if new else "No new graph breaks") + fixed
+
+
+def annotation(finding: Finding) -> dict[str, Any]:
+    return {
+        "path": finding.path,
+        "start_line": finding.line,
+        "end_line": finding.line,
+        "annotation_level": finding.level.value,
+        "title": finding.title[: limits.ANNOTATION_TITLE_MAX],
+        "message": limits.fit(finding.message, limits.ANNOTATION_MESSAGE_MAX),
+    }
+
+
+def annotations(report: Report, fail_on: str) -> list[dict[str, Any]]:
+    return [annotation(f) for f in findings(report, fail_on) if f.path is not None]
+
+
+def batches(items: Sequence[dict[str, Any]], size: int = limits.ANNOTATIONS_PER_REQUEST) -> list[list[dict[str, Any]]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)] or [[]]
+
+
+@dataclass(frozen=True)
+class CheckRunRequest:
+    """Everything the check run says, computed before any request."""
+
+    name: str
+    head_sha: str
+    external_id: str  # unique per workflow run attempt: how a retry finds a create that went through
+    conclusion: str
+    title: str
+    summary: str
+    batches: list[list[dict[str, Any]]]
+    details_url: str | None = None
+
+
+def request(report: Report, fail_on: str, content: Content, name: str, head_sha: str, external_id: str,
+            details_url: str | None = None) -> CheckRunRequest:
+    return CheckRunRequest(
+        name=name,
+        head_sha=head_sha,
+        external_id=external_id,
+        conclusion=conclusion(report, fail_on),
+        title=title(report)[: limits.CHECK_RUN_TITLE_MAX],
+        summary=fitted(report, content, limits.CHECK_RUN_TEXT_MAX),
+        batches=batches(annotations(report, fail_on)),
+        details_url=details_url,
+    )
+
+
+def _existing(repo: Any, wanted: CheckRunRequest) -> Any | None:
+    runs = repo.get_commit(wanted.head_sha).get_check_runs(check_name=wanted.name)
+    return next((r for r in runs if r.external_id == wanted.external_id), None)
+
+
+def _create(repo: Any, wanted: CheckRunRequest) -> Any:
+    extra = {"details_url": wanted.details_url} if wanted.details_url else {}
+    return repo.create_check_run(
+        name=wanted.name,
+        head_sha=wanted.head_sha,
+        external_id=wanted.external_id,
+        status="completed",
+        conclusion=wanted.conclusion,
+        output={"title": wanted.title, "summary": wanted.summary, "annotations": wanted.batches[0]},
+        **extra,
+    )
+
+
+def _annotation_count(run: Any) -> int:
+    return sum(1 for _ in run.get_annotations())
+
+
+def _append(run: Any, wanted: CheckRunRequest, batch: list[dict[str, Any]], before: int,
+            policy: retry.RetryPolicy, log: retry.Log) -> None:
+    """One follow-up update; a retry first counts the run's annotations, so a batch that went
+    through is not appended twice."""
+    output = {"title": wanted.title, "summary": wanted.summary, "annotations": batch}
+    retry.write(
+        lambda: run.edit(output=output) or True,
+        lambda: True if _annotation_count(run) >= before + len(batch) else None,
+        f"check run annotations {before + 1}-{before + len(batch)}",
+        policy,
+        log,
+    )
+
+
+def publish(repo: Any, wanted: CheckRunRequest, policy: retry.RetryPolicy, log: retry.Log) -> CheckRunPosted:
+    run = retry.write(lambda: _create(repo, wanted), lambda: _existing(repo, wanted), "check run", policy, log)
+    sent = len(wanted.batches[0])
+    for batch in wanted.batches[1:]:
+        _append(run, wanted, batch, sent, policy, log)
+        sent += len(batch)
+    return CheckRunPosted(run.id, run.html_url, wanted.conclusion, sent, len(wanted.batches))

@@ -1,0 +1,49 @@
+"""The markdown report as published (PR comment, check-run summary, job summary), fitted under a
+size limit: fewer items per section first, then a cut with a pointer to the full report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gbbot.model import GraphBreak, Report
+from gbbot.publish import limits
+from gbbot.render import markdown
+
+# Items per section tried, in order, until the text fits; 0 still shows the entrypoint table.
+ITEM_BUDGETS = (None, 100, 50, 20, 10, 5, 0)
+DEFAULT_TITLE = "gbbot: torch.compile graph breaks"
+
+
+def _no_extra(_brk: GraphBreak) -> Iterable[str]:
+    return ()
+
+
+@dataclass(frozen=True)
+class Content:
+    """How the report is titled and where its full version is."""
+
+    title: str = DEFAULT_TITLE
+    pointer: str = ""  # trusted markdown: where the full report is (workflow run, artifact)
+    extra: Callable[[GraphBreak], Iterable[str]] = _no_extra  # trusted lines per break (verified fixes)
+
+    def options(self, max_items: int | None = None, footer: bool = True) -> markdown.Options:
+        notes = [] if max_items is None else [f"_Showing at most {max_items} breaks per section (size limit)._"]
+        if footer and self.pointer:
+            notes.append(self.pointer)
+        return markdown.Options(title=self.title, footer=tuple(notes), extra=self.extra, max_items=max_items)
+
+
+def title_for(header: str) -> str:
+    return DEFAULT_TITLE if not header else f"{DEFAULT_TITLE} · {header}"
+
+
+def fitted(report: Report, content: Content, limit: int, measure: Callable[[str], int] = len) -> str:
+    """The fullest rendering within `limit` (as `measure` counts), else the last one cut to fit."""
+    for budget in ITEM_BUDGETS:
+        text = markdown.render(report, content.options(budget))
+        if measure(text) <= limit:
+            return text
+    if measure is len:
+        return limits.fit(text, limit, content.pointer)
+    return limits.fit_bytes(text, limit, content.pointer)

@@ -1,0 +1,62 @@
+"""When gbbot may not write to the PR (a fork's PR under `pull_request` gets a read-only token):
+workflow-command annotations, which need no token, and the job summary, which says why.
+
+The runner shows only 10 warning and 10 error annotations per step (FACTS.md) and drops the rest
+without a word, so only that many commands are printed and the others are listed in the summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gbbot.model import Report
+from gbbot.publish.limits import WORKFLOW_ANNOTATIONS_SHOWN
+from gbbot.render import annotations
+from gbbot.render.escape import md_code, md_text
+from gbbot.render.findings import Finding, State, findings
+
+
+@dataclass(frozen=True)
+class Fallback:
+    commands: tuple[str, ...]  # workflow commands, for stdout
+    summary: str  # markdown for the job summary: why, and the breaks not shown as annotations
+
+
+def shown_and_rest(found: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """At most WORKFLOW_ANNOTATIONS_SHOWN of each command kind, in impact order."""
+    per_kind: dict[str, int] = {}
+    shown, rest = [], []
+    for finding in found:
+        kind = annotations.COMMAND[finding.level]
+        per_kind[kind] = per_kind.get(kind, 0) + 1
+        (shown if per_kind[kind] <= WORKFLOW_ANNOTATIONS_SHOWN else rest).append(finding)
+    return shown, rest
+
+
+def _row(finding: Finding) -> str:
+    brk = finding.brk
+    where, code = md_code(f"{brk.file}:{brk.line}"), md_code(brk.code) if brk.code else ""
+    return f"| {md_text(brk.gb_id or '—')} | {md_text(brk.gb_type)} | {where} | {code} |"
+
+
+def summary(reason: str, rest: list[Finding], shown: int) -> str:
+    lines = [
+        f"> [!WARNING]\n> gbbot could not publish to the pull request: {md_text(reason)}",
+        f"> The {shown} first new graph breaks are shown as annotations on this run instead.",
+    ]
+    if rest:
+        lines += [
+            "",
+            f"#### {len(rest)} more new graph breaks (GitHub shows at most "
+            f"{WORKFLOW_ANNOTATIONS_SHOWN} annotations of each kind per step)",
+            "",
+            "| Id | Break | Where | Code |",
+            "|---|---|---|---|",
+            *(_row(f) for f in rest),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def fallback(report: Report, fail_on: str, reason: str) -> Fallback:
+    shown, rest = shown_and_rest(findings(report, fail_on, frozenset({State.NEW})))
+    return Fallback(tuple(annotations.commands(shown)), summary(reason, rest, len(shown)))
