@@ -1,0 +1,1 @@
+"""`gbbot action`: the GitHub Actions entrypoint (inputs, event, runner files, publishing flow)."""

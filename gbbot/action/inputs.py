@@ -1,0 +1,99 @@
+"""The action's inputs: the one place their names are defined (action.yml declares the same).
+
+A Docker container action gets each input as the environment variable `INPUT_<NAME>`, the name
+upper-cased with its hyphens kept (`INPUT_FAIL-ON`: readable from Python, not from bash; FACTS.md).
+Inputs reach gbbot only this way, never interpolated into a shell line. The underscore spelling
+(`INPUT_FAIL_ON`) is accepted too, for running `gbbot action` by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gbbot.errors import GbbotError
+from gbbot.publish.comment import CommentMode
+
+# name → (default, description); action.yml's `inputs:` mirror this table.
+INPUTS: dict[str, tuple[str, str]] = {
+    "config": ("", "path of the gbbot config (default: .gbbot.yml at the repository root)"),
+    "base-ref": ("", "compare with this ref (default: the pull request's base commit)"),
+    "mode": ("", "fast | faithful (default: the config's)"),
+    "fail-on": ("", "new | any | none: what fails the check (default: the config's)"),
+    "comment-mode": ("changes", "always | changes | off: when to create or update the PR comment"),
+    "header": ("", "a name for this report, so that several workflows keep separate comments and check runs"),
+    "token": ("", "GitHub token used to publish (the workflow passes github.token)"),
+    "report-path": ("gbbot-report/report.json", "where the report is written (pull_request) or read (workflow_run)"),
+    "sarif-path": ("gbbot-report/gbbot.sarif", "where the SARIF file is written (empty: none)"),
+    "check-name": ("gbbot", "name of the check run (the header is appended)"),
+    "artifact-name": ("gbbot-report", "name of the artifact the workflow uploads the report as (for links)"),
+    "bot-login": ("", "login the token comments as (default: GET /user, else github-actions[bot])"),
+    "jobs": ("1", "entrypoints run in parallel"),
+}
+FAIL_ON = ("new", "any", "none")
+MODES = ("fast", "faithful")
+
+
+def env_name(name: str) -> str:
+    return f"INPUT_{name.upper()}"
+
+
+def raw_input(name: str, environ: Mapping[str, str]) -> str:
+    default = INPUTS[name][0]
+    value = environ.get(env_name(name), environ.get(env_name(name).replace("-", "_"), ""))
+    return value.strip() or default
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value and value not in allowed:
+        raise GbbotError(f"input {name}: {value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Inputs:
+    config: Path | None
+    base_ref: str
+    mode: str  # "" = the config's
+    fail_on: str  # "" = the config's
+    comment_mode: CommentMode
+    header: str
+    token: str
+    report_path: Path
+    sarif_path: Path | None
+    check_name: str
+    artifact_name: str
+    bot_login: str
+    jobs: int
+
+    def __repr__(self) -> str:  # never print the token
+        return f"Inputs(header={self.header!r}, comment_mode={self.comment_mode.value}, fail_on={self.fail_on!r})"
+
+
+def _jobs(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise GbbotError(f"input jobs: {value!r} is not a positive whole number")
+    return int(value)
+
+
+def read(environ: Mapping[str, str] = os.environ) -> Inputs:
+    """Every input from the environment, checked; a bad value is a usage error (exit 2)."""
+    get = lambda name: raw_input(name, environ)  # noqa: E731 - a short local alias
+    comment_mode = _choice("comment-mode", get("comment-mode"), tuple(m.value for m in CommentMode))
+    return Inputs(
+        config=Path(get("config")) if get("config") else None,
+        base_ref=get("base-ref"),
+        mode=_choice("mode", get("mode"), MODES),
+        fail_on=_choice("fail-on", get("fail-on"), FAIL_ON),
+        comment_mode=CommentMode(comment_mode),
+        header=get("header"),
+        token=get("token"),
+        report_path=Path(get("report-path")),
+        sarif_path=Path(get("sarif-path")) if get("sarif-path") else None,
+        check_name=get("check-name"),
+        artifact_name=get("artifact-name"),
+        bot_login=get("bot-login"),
+        jobs=_jobs(get("jobs")),
+    )

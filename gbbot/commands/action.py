@@ -1,0 +1,17 @@
+"""`gbbot action`: the GitHub Actions entrypoint. Inputs come from `INPUT_*` environment variables
+(see gbbot/action/inputs.py), the event from `GITHUB_EVENT_NAME` / `GITHUB_EVENT_PATH`."""
+
+from __future__ import annotations
+
+import argparse
+
+from gbbot.action import flow, inputs
+from gbbot.action.runner import RunnerEnv
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = "inputs (environment): " + ", ".join(inputs.env_name(name) for name in inputs.INPUTS)
+
+
+def run(args: argparse.Namespace) -> int:
+    return flow.run(flow.Context(inputs.read(), RunnerEnv.read()))
