@@ -82,7 +82,8 @@ def dirty_note(p: Plan) -> str | None:
     more = ", …" if len(changed) > MAX_LISTED_PATHS else ""
     head = (git.head_sha(p.top) or "HEAD")[:7]
     return (
-        f"The head side is the working tree with uncommitted changes ({len(changed)} paths: {shown}{more}), "
+        f"The head side is the working tree with uncommitted changes ({len(changed)} "
+        f"path{'s' * (len(changed) != 1)}: {shown}{more}), "
         f"not commit {head}."
     )
 

@@ -1,0 +1,25 @@
+"""Helpers for tests that drive `gbbot` as a user does: files written into a repository, the CLI
+run as a subprocess (stdout, stderr and exit code as a user sees them)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+
+def write(repo: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def gbbot(cwd: Path, *args: str, tmp: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m gbbot ARGS` in `cwd`; `tmp` becomes its TMPDIR (where a base worktree goes)."""
+    env = {**os.environ, **({"TMPDIR": str(tmp)} if tmp else {})}
+    return subprocess.run(
+        [sys.executable, "-m", "gbbot", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )

@@ -1,0 +1,226 @@
+"""The git side of `gbbot diff` (no torch): merge-base, shallow clones, unknown refs, renames, and
+the temporary base worktree that must be gone after success, failure, timeout and interruption."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gbbot import git as gitlayer
+from gbbot import report
+from gbbot.errors import GitError
+from tests.cli_helpers import gbbot, write
+from tests.conftest import git
+
+
+def commit(repo: Path, files: dict[str, str], message: str) -> str:
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+# --- merge-base and history ----------------------------------------------------------------
+
+
+def test_merge_base_is_where_the_branch_left(in_git_dir):
+    fork = commit(in_git_dir, {"a.txt": "1\n"}, "fork point")
+    git(in_git_dir, "checkout", "-q", "-b", "feature")
+    commit(in_git_dir, {"b.txt": "2\n"}, "pr work")
+    git(in_git_dir, "checkout", "-q", "main")
+    commit(in_git_dir, {"c.txt": "3\n"}, "main moves on")
+    git(in_git_dir, "checkout", "-q", "feature")
+    assert gitlayer.merge_base(in_git_dir, "main") == fork
+
+
+def test_a_shallow_clone_without_the_merge_base_says_to_fetch_more(tmp_path):
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q", "-b", "main")
+    commit(origin, {"a.txt": "1\n"}, "one")
+    git(origin, "checkout", "-q", "-b", "feature")
+    commit(origin, {"b.txt": "2\n"}, "two")
+    git(origin, "checkout", "-q", "main")
+    commit(origin, {"c.txt": "3\n"}, "three")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(clone))
+    write(clone, {".gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"})
+
+    unknown = gbbot(clone, "diff", "--base", "origin/main")
+    assert unknown.returncode == 2
+    assert "unknown git ref 'origin/main' (this clone is shallow)" in unknown.stderr
+    assert "fetch-depth: 0" in unknown.stderr and "git fetch --unshallow" in unknown.stderr
+
+    git(clone, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
+    shallow = gbbot(clone, "diff", "--base", "origin/main")
+    assert shallow.returncode == 2
+    assert "no merge-base of 'origin/main' and HEAD: this clone is shallow" in shallow.stderr
+    assert "fetch-depth: 0" in shallow.stderr
+    assert "Traceback" not in shallow.stderr
+
+
+def test_unrelated_histories_have_no_merge_base(in_git_dir):
+    commit(in_git_dir, {"a.txt": "1\n"}, "one")
+    git(in_git_dir, "checkout", "-q", "--orphan", "other")
+    commit(in_git_dir, {"b.txt": "2\n"}, "unrelated")
+    with pytest.raises(GitError, match="no common history"):
+        gitlayer.merge_base(in_git_dir, "main")
+
+
+def test_outside_a_git_repository_diff_is_a_usage_error(tmp_path):
+    write(tmp_path, {".gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"})
+    run = gbbot(tmp_path, "diff", "--base", "main", "--root", str(tmp_path))
+    assert run.returncode == 2 and "not inside a git repository" in run.stderr
+
+
+# --- renames and the state of the working tree ---------------------------------------------
+
+
+def test_renames_seen_by_git_between_a_commit_and_the_working_tree(in_git_dir):
+    body = "".join(f"line {i}\n" for i in range(40))
+    base = commit(in_git_dir, {"pkg/old name.py": body, "keep.py": "x = 1\n"}, "base")
+    git(in_git_dir, "mv", "pkg/old name.py", "pkg/new.py")
+    (in_git_dir / "pkg/new.py").write_text(body + "one more line\n")  # renamed and edited
+    git(in_git_dir, "add", "-A")
+    assert gitlayer.renames(in_git_dir, base) == {"pkg/old name.py": "pkg/new.py"}
+    git(in_git_dir, "commit", "-q", "-m", "rename")
+    assert gitlayer.renames(in_git_dir, base, "HEAD") == {"pkg/old name.py": "pkg/new.py"}
+
+
+def test_changed_paths_lists_uncommitted_and_untracked_files(in_git_dir):
+    commit(in_git_dir, {"a.py": "1\n", "b.py": "2\n"}, "base")
+    assert gitlayer.changed_paths(in_git_dir) == ()
+    (in_git_dir / "a.py").write_text("changed\n")
+    (in_git_dir / "new.py").write_text("new\n")
+    git(in_git_dir, "mv", "b.py", "c.py")
+    assert sorted(gitlayer.changed_paths(in_git_dir)) == ["a.py", "c.py", "new.py"]
+
+
+# --- the base worktree ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_commits(in_git_dir) -> tuple[Path, str]:
+    base = commit(in_git_dir, {"f.txt": "base\n"}, "base")
+    commit(in_git_dir, {"f.txt": "head\n"}, "head")
+    (in_git_dir / "f.txt").write_text("uncommitted\n")
+    return in_git_dir, base
+
+
+@pytest.fixture
+def scratch(tmp_path) -> Path:
+    """Where the worktree goes (its parent), to see that nothing is left there."""
+    path = tmp_path / "scratch"
+    path.mkdir()
+    return path
+
+
+def assert_clean(repo: Path, scratch: Path) -> None:
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert not list(scratch.iterdir())
+    assert (repo / "f.txt").read_text() == "uncommitted\n"  # the user's tree untouched
+
+
+def test_worktree_holds_the_base_and_is_removed_after_success(two_commits, scratch):
+    repo, base = two_commits
+    with gitlayer.worktree(repo, base, parent=scratch) as tree:
+        assert (tree / "f.txt").read_text() == "base\n"
+        assert gitlayer.head_sha(tree) == base
+    assert_clean(repo, scratch)
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a bug"), KeyboardInterrupt()])
+def test_worktree_is_removed_when_the_run_fails_or_is_interrupted(two_commits, scratch, error):
+    repo, base = two_commits
+    with pytest.raises(type(error)), gitlayer.worktree(repo, base, parent=scratch):
+        raise error
+    assert_clean(repo, scratch)
+
+
+def test_sigterm_inside_the_worktree_unwinds_and_removes_it(two_commits, scratch):
+    repo, base = two_commits
+    with pytest.raises(KeyboardInterrupt), gitlayer.worktree(repo, base, parent=scratch):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # interrupted long before this ends
+    assert_clean(repo, scratch)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is put back
+
+
+def test_a_post_checkout_hook_does_not_run_for_the_base(two_commits, tmp_path, scratch):
+    repo, base = two_commits
+    hook = repo / ".git/hooks/post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {tmp_path}/hook-ran\n")
+    hook.chmod(0o755)
+    with gitlayer.worktree(repo, base, parent=scratch):
+        pass
+    assert not (tmp_path / "hook-ran").exists()
+
+
+# --- base runs that end badly, through the CLI ---------------------------------------------
+
+
+HANGS = """\
+    version: 1
+    entrypoints:
+      - {name: hang, run: "python -c 'import time; time.sleep(120)'", timeout: 1}
+"""
+
+
+def small_repo(repo: Path, config: str) -> None:
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {".gbbot.yml": config}, "base")
+    commit(repo, {}, "head")
+
+
+def test_a_base_that_times_out_has_no_baseline_and_its_worktree_is_removed(tmp_path):
+    repo, scratch, cache = tmp_path / "repo", tmp_path / "scratch", tmp_path / "cache"
+    scratch.mkdir()
+    small_repo(repo, HANGS)
+    run = gbbot(repo, "diff", "--base", "main~1", "--cache", str(cache), "--json", str(tmp_path / "r.json"), tmp=scratch)
+    assert run.returncode == 1, run.stderr  # the head timed out too: not a clean run
+    entry = report.load(tmp_path / "r.json").diff.entrypoints[0]
+    assert entry.no_baseline.endswith(": it timed out there")
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert not list(scratch.glob("gbbot-base-*"))
+    assert not list(cache.rglob("*.json"))  # a timeout may not happen next time: not cached
+
+
+def test_an_interrupted_diff_removes_its_worktree(tmp_path):
+    repo, scratch = tmp_path / "repo", tmp_path / "scratch"
+    scratch.mkdir()
+    small_repo(repo, HANGS.replace("timeout: 1", "timeout: 5"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gbbot", "diff", "--base", "main~1", "-q"],
+        cwd=repo, env={**os.environ, "TMPDIR": str(scratch)}, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        for _ in range(600):  # until the base's entrypoint runs in the worktree
+            if list(scratch.glob("gbbot-*/hang/stdout.txt")) and list(scratch.glob("gbbot-base-*/tree/.git")):
+                break
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)  # what CI does to a cancelled job
+        _, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "interrupted" in err
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
+    assert not list(scratch.iterdir())
+
+
+def test_a_config_below_the_top_level_uses_the_same_place_on_the_base(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, {"README": "x\n"}, "base without the project directory")
+    commit(repo, {"proj/.gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"}, "head")
+    run = gbbot(repo / "proj", "diff", "--base", "main~1", "--json", str(tmp_path / "r.json"))
+    assert run.returncode == 0, run.stderr
+    entry = report.load(tmp_path / "r.json").diff.entrypoints[0]
+    assert "the directory `proj` does not exist there" in entry.no_baseline
