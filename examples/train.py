@@ -26,7 +26,7 @@ def main() -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     history = []
     for _ in range(args.steps):
-        x, target = torch.randn(4, 8), torch.randn(4, 4)
+        x, target = torch.randn(4, 5, 8), torch.randn(4, 4)
         loss = loss_fn(step(x), target)
         optimizer.zero_grad()
         loss.backward()

@@ -9,4 +9,4 @@ def forward_once() -> torch.Tensor:
     model = TinyNet()
     compiled = torch.compile(model)
     with torch.no_grad():
-        return compiled(torch.randn(2, 8))
+        return compiled(torch.randn(2, 5, 8))
