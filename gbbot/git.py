@@ -131,3 +131,20 @@ def worktree(root: Path, commit: str, parent: Path | None = None) -> Iterator[Pa
         finally:
             _remove_worktree(root, path)
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def listed_files(root: Path) -> tuple[str, ...] | None:
+    """Files under `root` that git tracks or would track (untracked, not ignored), relative to
+    `root`; None when `root` is not in a git repository."""
+    code, out, _ = cmd_output(
+        "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=root, check=False
+    )
+    return tuple(sorted({p for p in out.split("\0") if p})) if code == 0 else None
+
+
+def ignored_entries(root: Path) -> tuple[str, ...]:
+    """What git ignores under `root` (whole directories as `dir/`), relative to `root`."""
+    code, out, _ = cmd_output(
+        "git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", cwd=root, check=False
+    )
+    return tuple(sorted({p for p in out.split("\0") if p})) if code == 0 else ()

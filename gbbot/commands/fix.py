@@ -1,0 +1,112 @@
+"""`gbbot fix`: verified patches for the easy breaks (a diff per break; --apply writes them),
+scaffolds for third-party breaks, the documented options for the rest."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+
+from gbbot import report
+from gbbot.commands import common
+from gbbot.errors import ExitCode, GbbotError
+from gbbot.fix import present
+from gbbot.fix.pipeline import FixOptions, FixRun, fix
+from gbbot.fix.recipes import RECIPES
+from gbbot.model import Mode
+from gbbot.render import markdown
+
+GB_ID_RE = re.compile(r"GB\d{4}", re.IGNORECASE)
+FINGERPRINT_RE = re.compile(r"[0-9a-f]{16}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--apply", action="store_true", help="write the verified patches into the working tree")
+    parser.add_argument("--only", action="append", default=[], metavar="GBNNNN|RECIPE",
+                        help=f"only breaks with this id or recipe ({', '.join(RECIPES)}); repeatable")
+    parser.add_argument("--break", dest="fingerprints", action="append", default=[], metavar="FINGERPRINT",
+                        help="only this break (its fingerprint from the report); repeatable")
+    parser.add_argument("--report", metavar="PATH", type=Path,
+                        help="take the breaks from this report.json instead of running the entrypoints first")
+    parser.add_argument("--config", metavar="PATH", type=Path, help="default: .gbbot.yml at the repository root")
+    parser.add_argument("--root", metavar="DIR", type=Path, help="repository root (default: found from here)")
+    parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
+    parser.add_argument("--jobs", "-j", type=int, default=2, metavar="N", help="entrypoints run at once (default 2)")
+    parser.add_argument("--entrypoint", "-e", action="append", default=[], metavar="NAME",
+                        help="run only this entrypoint (repeatable; without --report)")
+    parser.add_argument("--json", metavar="PATH", type=Path, help="write the report with the fix results here")
+    parser.add_argument("--markdown", metavar="PATH", type=Path, help="write the markdown report with the fixes here")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no diffs on stdout, only the summary")
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    for value in args.only:
+        if not GB_ID_RE.fullmatch(value) and value not in RECIPES:
+            recipes = ", ".join(RECIPES)
+            raise GbbotError(f"--only {value!r}: expected a graph-break id like GB0059 or a recipe: {recipes}")
+    for value in args.fingerprints:
+        if not FINGERPRINT_RE.fullmatch(value):
+            raise GbbotError(f"--break {value!r}: expected a 16-character fingerprint from the report")
+    if args.jobs < 1:
+        raise GbbotError("--jobs must be at least 1")
+
+
+def _missing_breaks(run: FixRun, wanted: list[str]) -> None:
+    known = {b.fingerprint for b in run.report.breaks}
+    unknown = [f for f in wanted if f not in known]
+    if unknown:
+        raise GbbotError(f"--break {unknown[0]}: no such break in the report ({len(known)} breaks found)")
+
+
+def _print_results(run: FixRun, quiet: bool) -> None:
+    docs = {b.fingerprint: b.doc_url for b in run.report.breaks}
+    if not quiet:
+        for result in run.results:
+            print(present.terminal_text(result, docs.get(result.fingerprint)) + "\n")
+    err = Console(stderr=True, highlight=False)
+    counts = Counter(r.status.value for r in run.results)
+    found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
+    err.print(f"gbbot fix: {len(run.results)} breaks: {found}")
+    for note in run.notes:
+        err.print(f"gbbot fix: {note}", markup=False)
+    if run.combined is not None:
+        err.print(f"gbbot fix: all verified patches together: {run.combined.summary}", markup=False)
+    if run.written:
+        err.print(f"gbbot fix: wrote {', '.join(run.written)}", markup=False)
+    elif counts.get("verified") and not run.notes:
+        err.print("gbbot fix: run `gbbot fix --apply` to write the verified patches")
+
+
+def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:
+    if args.json:
+        report.write(run.report, args.json)
+    if args.markdown:
+        options = markdown.Options(extra=present.markdown_extra(run.results))
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(markdown.render(run.report, options), encoding="utf-8")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_arguments(args)
+    root = common.repo_root(args)
+    config = common.config_for(args, root)
+    given = report.load(args.report) if args.report else None
+    options = FixOptions(
+        apply=args.apply,
+        only=tuple(args.only),
+        fingerprints=tuple(args.fingerprints),
+        entrypoints=tuple(args.entrypoint),
+        mode=Mode(args.mode) if args.mode else None,
+        jobs=args.jobs,
+        progress=lambda message: print(message, file=sys.stderr),
+    )
+    result = fix(root, config, options, given)
+    _missing_breaks(result, list(args.fingerprints))
+    _write_outputs(result, args)
+    _print_results(result, args.quiet)
+    failed_together = args.apply and result.combined is not None and not result.combined.ok
+    return ExitCode.POLICY if failed_together else ExitCode.OK

@@ -1,0 +1,56 @@
+"""Breaks with no mechanical fix get the documented options in words, never a made-up patch.
+
+The options are data (gbbot/data/advice.yaml), matched like the classification rules: by gb_type
+first, then gb_id. Without an entry, the hints from torch's own message are the advice.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gbbot.fix.result import Advice, FixResult, FixStatus
+from gbbot.model import GraphBreak
+
+ADVICE_PATH = Path(__file__).parent.parent / "data" / "advice.yaml"
+MAX_HINTS = 4
+
+
+@dataclass(frozen=True)
+class Entry:
+    gb_type: str | None
+    gb_id: str | None
+    options: tuple[Advice, ...]
+
+
+@functools.cache
+def load_advice(path: Path = ADVICE_PATH) -> tuple[Entry, ...]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return tuple(
+        Entry(e.get("gb_type"), e.get("gb_id"), tuple(Advice(o["text"], o.get("url")) for o in e["options"]))
+        for e in data["advice"]
+    )
+
+
+def options_for(brk: GraphBreak, entries: tuple[Entry, ...] | None = None) -> tuple[Advice, ...]:
+    """The documented options for this kind of break (its own doc page is linked with the break)."""
+    entries = load_advice() if entries is None else entries
+    found = next((e for e in entries if e.gb_type and e.gb_type == brk.gb_type), None)
+    found = found or next((e for e in entries if e.gb_id and e.gb_id == brk.gb_id), None)
+    return found.options if found else tuple(Advice(h) for h in brk.hints[:MAX_HINTS])
+
+
+def advise(brk: GraphBreak, reason: str) -> FixResult:
+    return FixResult(
+        fingerprint=brk.fingerprint,
+        status=FixStatus.ADVICE,
+        file=brk.file,
+        line=brk.line,
+        recipe=brk.fix,
+        title="no mechanical fix: the options",
+        reason=reason,
+        advice=options_for(brk),
+    )

@@ -1,0 +1,120 @@
+"""Apply what recipes recorded: one pass over the module, imports added, the new text. Pure on text.
+
+Recipes look at one target line each and record `Edit`s; the engine checks that the edits of
+several targets do not overlap, replaces the recorded nodes (by identity), adds the imports the
+replacements name (reusing an existing `import torch as T`), and returns the new source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gbbot.fix.recipes.base import Edit, Names, Recipe, Target
+
+
+class SourceError(Exception):
+    """The file does not parse: nothing in it is patched."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """Apply `recipe` at `target`; `key` names the request in the outcome (a fingerprint)."""
+
+    key: str
+    recipe: type[Recipe]
+    target: Target
+
+
+@dataclass(frozen=True)
+class Outcome:
+    after: str
+    applied: tuple[str, ...]  # request keys whose edits are in `after`
+    missed: tuple[tuple[str, str], ...]  # (key, why not)
+
+
+def torch_names(module: cst.Module) -> Names:
+    """The name `torch` is bound to at the top of the module: `import torch as T` → T."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
+                if dotted == "torch" and alias.asname is not None:
+                    return Names(cst.helpers.get_full_name_for_node(alias.asname.name) or "torch", True)
+                if dotted == "torch" or (dotted.startswith("torch.") and alias.asname is None):
+                    return Names("torch", True)
+    return Names("torch", False)
+
+
+def parse(source: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise SourceError(f"line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, edits: Sequence[Edit]) -> None:
+        super().__init__()
+        self.replacements = {id(edit.node): edit.replacement for edit in edits}
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def] - libcst's signature
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def _span(wrapper_positions: dict, edit: Edit) -> tuple[int, int, int, int]:
+    where = wrapper_positions[edit.node]
+    return where.start.line, where.start.column, where.end.line, where.end.column
+
+
+def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return (a[0], a[1]) <= (b[2], b[3]) and (b[0], b[1]) <= (a[2], a[3])
+
+
+def _collect(
+    wrapper: MetadataWrapper, names: Names, requests: Sequence[Request]
+) -> tuple[list[Edit], list[str], list[tuple[str, str]]]:
+    positions = wrapper.resolve(PositionProvider)
+    edits: list[Edit] = []
+    taken: list[tuple[int, int, int, int]] = []
+    applied: list[str] = []
+    missed: list[tuple[str, str]] = []
+    for request in requests:
+        recipe = request.recipe(request.target, names)
+        wrapper.visit(recipe)
+        if not recipe.edits:
+            missed.append((request.key, f"the code at line {request.target.line} is not what the "
+                           f"{request.recipe.id} recipe ({request.recipe.variant}) rewrites"))
+            continue
+        spans = [_span(positions, e) for e in recipe.edits]
+        if any(_overlaps(s, t) for s in spans for t in taken):
+            missed.append((request.key, "overlaps another fix in the same file; apply that one first"))
+            continue
+        edits.extend(recipe.edits)
+        taken.extend(spans)
+        applied.append(request.key)
+    return edits, applied, missed
+
+
+def apply(source: str, requests: Sequence[Request]) -> Outcome:
+    """Run every request's recipe on `source` and apply the edits that do not collide."""
+    wrapper = MetadataWrapper(parse(source))
+    names = torch_names(wrapper.module)
+    edits, applied, missed = _collect(wrapper, names, requests)
+    if not edits:
+        return Outcome(source, (), tuple(missed))
+    module = wrapper.module.visit(_Replace(edits))
+    if any("torch" in e.imports for e in edits) and not names.torch_imported:
+        context = CodemodContext()
+        AddImportsVisitor.add_needed_import(context, "torch")
+        module = AddImportsVisitor(context).transform_module(module)
+    return Outcome(module.code, tuple(applied), tuple(missed))

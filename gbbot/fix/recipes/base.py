@@ -1,0 +1,157 @@
+"""What every recipe shares: the target it looks for, the edits it records, and small builders.
+
+A recipe is a LibCST visitor that only *records* `Edit`s (node → replacement, imports it needs);
+`gbbot.fix.engine` applies them. Each recipe carries its own before/after examples (and look-alikes
+it must leave alone), which tests/fix run as golden cases. A line marked `# BREAK` in an example is
+where the graph break is reported.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
+MARKER = "# BREAK"
+
+
+@dataclass(frozen=True)
+class Names:
+    """How the module spells what replacements need: `torch` (an existing `import torch as T`
+    makes it `T`), and whether an import must be added."""
+
+    torch: str = "torch"
+    torch_imported: bool = True
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the break was reported, as a 1-based line in the file."""
+
+    line: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    node: cst.CSTNode
+    replacement: Replacement
+    imports: tuple[str, ...] = ()  # modules the replacement names ("torch")
+
+
+@dataclass(frozen=True)
+class Example:
+    before: str
+    after: str
+
+
+class Recipe(cst.CSTVisitor):
+    """Base class: subclasses look at the statement or expression on `target.line` and call
+    `record`. They never transform."""
+
+    METADATA_DEPENDENCIES: ClassVar[Sequence] = (PositionProvider, ParentNodeProvider, QualifiedNameProvider)
+    id: ClassVar[str]  # the `fix` id in gbbot/data/rules.yaml
+    variant: ClassVar[str] = "default"
+    title: ClassVar[str]  # what it does, in a few words
+    description: ClassVar[str]  # what it changes and why; when it may change behaviour
+    examples: ClassVar[tuple[Example, ...]] = ()
+    untouched: ClassVar[tuple[str, ...]] = ()  # look-alikes that must produce no edit
+
+    def __init__(self, target: Target, names: Names) -> None:
+        super().__init__()
+        self.target = target
+        self.names = names
+        self.edits: list[Edit] = []
+
+    def record(self, node: cst.CSTNode, replacement: Replacement, imports: tuple[str, ...] = ()) -> None:
+        self.edits.append(Edit(node, replacement, imports))
+
+    # --- questions about nodes ---------------------------------------------------------------
+
+    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self.get_metadata(PositionProvider, node)
+        return where.start.line, where.end.line
+
+    def on_target(self, node: cst.CSTNode) -> bool:
+        start, end = self.lines(node)
+        return start <= self.target.line <= end
+
+    def starts_on_target(self, node: cst.CSTNode) -> bool:
+        return self.lines(node)[0] == self.target.line
+
+    def is_name(self, node: cst.CSTNode, *qualified: str) -> bool:
+        """Does `node` refer to one of these qualified names (imports and aliases resolved)?"""
+        found = {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+        return bool(found & set(qualified))
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def enclosing(self, node: cst.CSTNode, kind: type[cst.CSTNode]) -> cst.CSTNode | None:
+        current = self.parent(node)
+        while current is not None and not isinstance(current, kind):
+            current = self.parent(current)
+        return current
+
+    def torch_expr(self, dotted: str) -> cst.BaseExpression:
+        """`torch.<dotted>` spelled with the module's torch name."""
+        return cst.parse_expression(f"{self.names.torch}.{dotted}")
+
+
+# --- builders and matchers shared by several recipes ---------------------------------------------
+
+
+def single_call_statement(node: cst.SimpleStatementLine) -> cst.Call | None:
+    """The call of a line that is exactly one expression statement `f(...)`, else None."""
+    if len(node.body) != 1 or not isinstance(node.body[0], cst.Expr):
+        return None
+    value = node.body[0].value
+    return value if isinstance(value, cst.Call) else None
+
+
+def guarded(statement: cst.SimpleStatementLine, recipe: Recipe) -> cst.If:
+    """`if not torch.compiler.is_compiling(): <statement>` — comments above stay above the `if`,
+    the statement's own trailing comment stays on it."""
+    test = cst.UnaryOperation(cst.Not(), cst.Call(recipe.torch_expr("compiler.is_compiling")))
+    body = cst.IndentedBlock(body=[statement.with_changes(leading_lines=())])
+    return cst.If(test=test, body=body, leading_lines=statement.leading_lines)
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` → "a.b.c"; anything else → None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted_name(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def removal(recipe: Recipe, statement: cst.BaseStatement) -> list[tuple[cst.CSTNode, Replacement]]:
+    """Edits that delete `statement` and keep the comment lines above it: they move to the next
+    statement, or stay on a `pass` when nothing follows (a block cannot be empty either)."""
+    block = recipe.parent(statement)
+    siblings = list(getattr(block, "body", ()))
+    index = next((i for i, s in enumerate(siblings) if s is statement), None)
+    leading = tuple(getattr(statement, "leading_lines", ()))
+    keep_comments = any(line.comment is not None for line in leading)
+    if index is None or len(siblings) == 1 or (keep_comments and index == len(siblings) - 1):
+        return [(statement, cst.SimpleStatementLine([cst.Pass()], leading_lines=leading))]
+    if not keep_comments:
+        return [(statement, cst.RemovalSentinel.REMOVE)]
+    following = siblings[index + 1]
+    moved = following.with_changes(leading_lines=(*leading, *following.leading_lines))
+    return [(statement, cst.RemovalSentinel.REMOVE), (following, moved)]
+
+
+def code(text: str) -> str:
+    """An example's source, written indented inside the recipe."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def example(before: str, after: str) -> Example:
+    return Example(code(before), code(after))

@@ -1,0 +1,75 @@
+"""`copy.deepcopy(tensor)` in a compiled region (GB4198)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gbbot.fix.recipes.base import Recipe, code, example
+
+
+class DeepcopyClone(Recipe):
+    id = "deepcopy"
+    variant = "clone"
+    title = "copy the tensor with `.detach().clone()`"
+    description = (
+        "`copy.deepcopy(t)` of a tensor becomes `t.detach().clone()`: the same values in new "
+        "memory, which Dynamo traces. Like deepcopy, no gradient flows back to `t`; unlike deepcopy, "
+        "the copy does not require grad even when `t` does (call `.requires_grad_()` on it outside "
+        "the compiled region if it must). A plain `.clone()` would instead connect the copy to "
+        "`t`'s gradients — a silent change in training, so it is not offered."
+    )
+    examples = (
+        example(
+            """
+            import copy
+
+            import torch
+
+
+            def f(x):
+                y = copy.deepcopy(x)  # BREAK
+                return y + 1
+            """,
+            """
+            import copy
+
+            import torch
+
+
+            def f(x):
+                y = x.detach().clone()  # BREAK
+                return y + 1
+            """,
+        ),
+    )
+    untouched = (
+        code(
+            """
+            import copy
+
+
+            def f(x, config):
+                c = copy.copy(config)  # BREAK
+                return x
+            """
+        ),
+        code(
+            """
+            import copy
+
+
+            def f(x):
+                c = copy.deepcopy(x, {})  # BREAK
+                return c
+            """
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.on_target(node) or not self.is_name(node.func, "copy.deepcopy"):
+            return
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return
+        value = node.args[0].value
+        detached = cst.Call(cst.Attribute(value, cst.Name("detach")))
+        self.record(node, cst.Call(cst.Attribute(detached, cst.Name("clone"))))

@@ -1,0 +1,79 @@
+"""An explicit `torch._dynamo.graph_break()` left in the code (GB0025)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gbbot.fix.recipes.base import Recipe, code, example, removal, single_call_statement
+
+GRAPH_BREAK = ("torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break")
+
+
+class GraphBreakRemove(Recipe):
+    id = "graph_break"
+    variant = "remove"
+    title = "delete the explicit `torch._dynamo.graph_break()`"
+    description = (
+        "Deletes the `torch._dynamo.graph_break()` statement (a `pass` takes its place when it was "
+        "alone in its block; comment lines above it are kept). The call does nothing in eager mode, "
+        "so results cannot change; it was splitting the graph on purpose, usually while debugging. "
+        "When it sat in a loop, the whole function ran eagerly: breaks that were hidden there can "
+        "show up now, and are reported as revealed."
+    )
+    examples = (
+        example(
+            """
+            import torch
+
+
+            def f(x):
+                for _ in range(3):
+                    x = x + 1
+                    # debugging: look at x here
+                    torch._dynamo.graph_break()  # BREAK
+                    x = x * 2
+                return x
+            """,
+            """
+            import torch
+
+
+            def f(x):
+                for _ in range(3):
+                    x = x + 1
+                    # debugging: look at x here
+                    x = x * 2
+                return x
+            """,
+        ),
+    )
+    untouched = (
+        code(
+            """
+            import torch
+
+
+            def f(x):
+                torch._dynamo.reset()  # BREAK
+                return x
+            """
+        ),
+        code(
+            """
+            def graph_break():
+                pass
+
+
+            def f(x):
+                graph_break()  # BREAK
+                return x
+            """
+        ),
+    )
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = single_call_statement(node)
+        if call is None or not self.on_target(node) or not self.is_name(call.func, *GRAPH_BREAK):
+            return
+        for old, new in removal(self, node):
+            self.record(old, new)

@@ -1,0 +1,73 @@
+"""A logger call in a compiled region (GB0291, "logging.Logger method not supported …")."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+
+LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+
+
+class LoggerGuard(Recipe):
+    id = "logger"
+    variant = "guard"
+    title = "guard the logger call with `torch.compiler.is_compiling()`"
+    description = (
+        "Wraps the logger call in `if not torch.compiler.is_compiling():` so Dynamo leaves it out "
+        "of the graph. Eager runs log exactly as before; compiled runs no longer emit this record. "
+        "(Setting `torch._dynamo.config.ignore_logger_methods` drops it too, but for the whole "
+        "process; the guard keeps the change where the call is.)"
+    )
+    examples = (
+        example(
+            """
+            import logging
+
+            import torch
+
+            log = logging.getLogger(__name__)
+
+
+            def f(x):
+                log.info("done %s", x.shape)  # BREAK
+                return x
+            """,
+            """
+            import logging
+
+            import torch
+
+            log = logging.getLogger(__name__)
+
+
+            def f(x):
+                if not torch.compiler.is_compiling():
+                    log.info("done %s", x.shape)  # BREAK
+                return x
+            """,
+        ),
+    )
+    untouched = (
+        code(
+            """
+            def f(x, log):
+                log.append("done")  # BREAK
+                return x
+            """
+        ),
+        code(
+            """
+            def f(x, log):
+                ok = log.info("done")  # BREAK
+                return x
+            """
+        ),
+    )
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = single_call_statement(node)
+        if call is None or not self.on_target(node) or not isinstance(call.func, cst.Attribute):
+            return
+        if call.func.attr.value in LOGGER_METHODS:
+            self.record(node, guarded(node, self), ("torch",))

@@ -1,0 +1,126 @@
+"""`print(...)` in a compiled region (GB0059, "Failed to trace builtin operator")."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+
+
+class PrintGuard(Recipe):
+    id = "print"
+    variant = "guard"
+    title = "guard the print with `torch.compiler.is_compiling()`"
+    description = (
+        "Wraps the print in `if not torch.compiler.is_compiling():`. Dynamo reads the condition as "
+        "a constant and leaves the print out of the graph, so the frame compiles in one piece. Eager "
+        "runs print exactly as before; compiled runs no longer print this line (if the message "
+        "matters there, the `torch._higher_order_ops.print` variant keeps it)."
+    )
+    examples = (
+        example(
+            """
+            import torch
+
+
+            def f(x):
+                x = x + 1
+                print("step", x.shape)  # BREAK
+                return x
+            """,
+            """
+            import torch
+
+
+            def f(x):
+                x = x + 1
+                if not torch.compiler.is_compiling():
+                    print("step", x.shape)  # BREAK
+                return x
+            """,
+        ),
+    )
+    untouched = (
+        code(
+            """
+            def f(x):
+                print_summary(x)  # BREAK
+                return x
+            """
+        ),
+        code(
+            """
+            def f(x):
+                y = print("a") or x  # BREAK
+                return y
+            """
+        ),
+        code(
+            """
+            def print(*a):
+                pass
+
+
+            def f(x):
+                print(x)  # BREAK
+                return x
+            """
+        ),
+    )
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = single_call_statement(node)
+        if call is not None and self.on_target(node) and self.is_name(call.func, "builtins.print"):
+            self.record(node, guarded(node, self), ("torch",))
+
+
+class PrintHop(Recipe):
+    id = "print"
+    variant = "hop"
+    title = "print through `torch._higher_order_ops.print`"
+    description = (
+        "Replaces `print(a, b)` with `torch._higher_order_ops.print(\"{} {}\", a, b)`, which Dynamo "
+        "records as a graph operation: the message is printed when the compiled code runs, tensors "
+        "show their runtime values. Only plain positional prints qualify (no `sep=`, `end=`, "
+        "`file=`, `*args`); the text can differ from `print` in how values are formatted."
+    )
+    examples = (
+        example(
+            """
+            import torch as T
+
+
+            def f(x):
+                print("sum", x.sum())  # BREAK
+                return x
+            """,
+            """
+            import torch as T
+
+
+            def f(x):
+                T._higher_order_ops.print("{} {}", "sum", x.sum())  # BREAK
+                return x
+            """,
+        ),
+    )
+    untouched = (
+        code(
+            """
+            def f(x):
+                print("a", x, sep=",")  # BREAK
+                return x
+            """
+        ),
+    )
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = single_call_statement(node)
+        if call is None or not self.on_target(node) or not self.is_name(call.func, "builtins.print"):
+            return
+        if any(arg.keyword is not None or arg.star for arg in call.args):
+            return
+        template = cst.SimpleString('"' + " ".join("{}" for _ in call.args) + '"')
+        args = [cst.Arg(template), *(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in call.args)]
+        hop = call.with_changes(func=self.torch_expr("_higher_order_ops.print"), args=args)
+        self.record(call, hop, ("torch",))

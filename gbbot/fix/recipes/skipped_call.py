@@ -1,0 +1,118 @@
+"""A call to a function Dynamo skips (GB0007): `warnings.warn`, `time.time()` and friends."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+
+# Side effects that have no meaning inside a graph: guard the statement.
+STATEMENTS = ("warnings.warn", "warnings.warn_explicit", "time.sleep")
+# Clocks read inside a compiled region measure tracing, not running: the value becomes 0 there.
+CLOCKS = {
+    "time.time": "0.0", "time.perf_counter": "0.0", "time.monotonic": "0.0", "time.process_time": "0.0",
+    "time.time_ns": "0", "time.perf_counter_ns": "0", "time.monotonic_ns": "0", "time.process_time_ns": "0",
+}
+
+
+class SkippedCallGuard(Recipe):
+    id = "skipped_call"
+    variant = "guard"
+    title = "keep the skipped call out of the graph with `torch.compiler.is_compiling()`"
+    description = (
+        "A `warnings.warn(...)` (or `time.sleep`) statement is wrapped in "
+        "`if not torch.compiler.is_compiling():`; a clock read such as `time.time()` becomes "
+        "`(time.time() if not torch.compiler.is_compiling() else 0.0)`. Eager runs are unchanged. "
+        "Compiled runs no longer warn, and read 0 from the clock: a clock read while Dynamo traces "
+        "measures tracing, not the compiled code, so move timing outside the compiled function."
+    )
+    examples = (
+        example(
+            """
+            import warnings
+
+            import torch
+
+
+            def f(x):
+                warnings.warn(
+                    "slow path",  # why
+                    stacklevel=2,
+                )  # BREAK
+                return x
+            """,
+            """
+            import warnings
+
+            import torch
+
+
+            def f(x):
+                if not torch.compiler.is_compiling():
+                    warnings.warn(
+                        "slow path",  # why
+                        stacklevel=2,
+                    )  # BREAK
+                return x
+            """,
+        ),
+        example(
+            """
+            import time
+
+
+            def f(x):
+                start = time.perf_counter()  # BREAK
+                return x, start
+            """,
+            """
+            import time
+            import torch
+
+
+            def f(x):
+                start = (time.perf_counter() if not torch.compiler.is_compiling() else 0.0)  # BREAK
+                return x, start
+            """,
+        ),
+    )
+    untouched = (
+        code(
+            """
+            import threading
+
+
+            def f(x):
+                with threading.Lock():  # BREAK
+                    return x
+            """
+        ),
+        code(
+            """
+            def f(x, time):
+                t = time.time()  # BREAK
+                return x
+            """
+        ),
+    )
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = single_call_statement(node)
+        if call is not None and self.on_target(node) and self.is_name(call.func, *STATEMENTS):
+            self.record(node, guarded(node, self), ("torch",))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.starts_on_target(node) or isinstance(self.parent(node), cst.Expr):
+            return
+        clock = next((name for name in CLOCKS if self.is_name(node.func, name)), None)
+        if clock is None:
+            return
+        test = cst.UnaryOperation(cst.Not(), cst.Call(self.torch_expr("compiler.is_compiling")))
+        replacement = cst.IfExp(
+            test=test,
+            body=node,
+            orelse=cst.parse_expression(CLOCKS[clock]),
+            lpar=[cst.LeftParen()],
+            rpar=[cst.RightParen()],
+        )
+        self.record(node, replacement, ("torch",))

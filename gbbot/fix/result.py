@@ -1,0 +1,137 @@
+"""What gbbot concluded for one break: a verified patch, a dropped candidate (and why), a
+scaffold for third-party code, advice in words, or a skip. Frozen records and their JSON form
+(`Report.extra["fixes"]`, schema: gbbot/schema/report.schema.json#/$defs/fix)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gbbot.fix.patch import Hunk
+
+
+class FixStatus(str, enum.Enum):
+    VERIFIED = "verified"  # re-run: the break is gone, nothing new broke, results equal
+    DROPPED = "dropped"  # a candidate patch failed verification; `reason` says how
+    SCAFFOLD = "scaffold"  # third-party code: a subclass to finish by hand, not a fix
+    ADVICE = "advice"  # no mechanical fix: the documented options in words
+    SKIPPED = "skipped"  # not attempted: file does not parse, is outside the repo, changed since
+
+
+@dataclass(frozen=True)
+class Counts:
+    breaks: int
+    graphs: int
+    frames_skipped: int = 0
+
+
+@dataclass(frozen=True)
+class Advice:
+    text: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class FixResult:
+    fingerprint: str
+    status: FixStatus
+    file: str
+    line: int
+    recipe: str | None = None
+    variant: str | None = None
+    title: str = ""
+    description: str = ""  # what the change does; when it may change behaviour
+    reason: str = ""  # why dropped / skipped / why only advice
+    summary: str = ""  # "removes 1 break; graphs 4 → 3; outputs equal"
+    diff: str | None = None
+    hunks: tuple[Hunk, ...] = ()
+    scaffold: str | None = None
+    advice: tuple[Advice, ...] = ()
+    entrypoints: tuple[str, ...] = ()  # the entrypoints re-run to verify
+    before: Counts | None = None
+    after: Counts | None = None
+    revealed: tuple[str, ...] = ()  # fingerprints of breaks that were hidden in an eager frame
+    tried: tuple[str, ...] = ()  # earlier variants that were dropped, and why
+
+
+# The schema's bounds (the report is untrusted input for the workflow_run publisher).
+LIMITS = {"title": 1024, "description": 4096, "reason": 8192, "summary": 1024, "diff": 65536, "scaffold": 65536}
+HUNKS_MAX, HUNK_LINE_MAX, ADVICE_TEXT_MAX, TRIED_MAX = 100, 4096, 2048, 20
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _hunks(hunks: tuple[Hunk, ...]) -> list[dict[str, Any]]:
+    """Hunks become review suggestions, which must be exact: too many or too long, and there
+    are none (the diff still shows the patch)."""
+    if len(hunks) > HUNKS_MAX or any(len(line) > HUNK_LINE_MAX for h in hunks for line in h.replacement):
+        return []
+    return [
+        {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "replacement": list(h.replacement)}
+        for h in hunks
+    ]
+
+
+def _counts(data: Mapping[str, Any] | None) -> Counts | None:
+    return Counts(**data) if data else None
+
+
+def to_json(result: FixResult) -> dict[str, Any]:
+    """JSON within the schema's bounds: long text is cut (marked with …), never rejected."""
+    text = {name: _cut(getattr(result, name), limit) for name, limit in LIMITS.items()}
+    return {
+        "fingerprint": result.fingerprint,
+        "status": result.status.value,
+        "file": result.file,
+        "line": result.line,
+        "recipe": result.recipe,
+        "variant": result.variant,
+        **text,
+        "hunks": _hunks(result.hunks),
+        "advice": [{"text": _cut(a.text, ADVICE_TEXT_MAX), "url": a.url} for a in result.advice],
+        "entrypoints": list(result.entrypoints),
+        "before": vars(result.before) if result.before else None,
+        "after": vars(result.after) if result.after else None,
+        "revealed": list(result.revealed),
+        "tried": [_cut(t, LIMITS["reason"]) for t in result.tried[:TRIED_MAX]],
+    }
+
+
+def from_json(data: Mapping[str, Any]) -> FixResult:
+    """One validated `extra.fixes[]` entry → FixResult."""
+    return FixResult(
+        fingerprint=data["fingerprint"],
+        status=FixStatus(data["status"]),
+        file=data["file"],
+        line=data["line"],
+        recipe=data.get("recipe"),
+        variant=data.get("variant"),
+        title=data.get("title", ""),
+        description=data.get("description", ""),
+        reason=data.get("reason", ""),
+        summary=data.get("summary", ""),
+        diff=data.get("diff"),
+        hunks=tuple(
+            Hunk(h["path"], h["start_line"], h["end_line"], tuple(h["replacement"])) for h in data.get("hunks", ())
+        ),
+        scaffold=data.get("scaffold"),
+        advice=tuple(Advice(a["text"], a.get("url")) for a in data.get("advice", ())),
+        entrypoints=tuple(data.get("entrypoints", ())),
+        before=_counts(data.get("before")),
+        after=_counts(data.get("after")),
+        revealed=tuple(data.get("revealed", ())),
+        tried=tuple(data.get("tried", ())),
+    )
+
+
+def extra_json(results: Iterable[FixResult]) -> dict[str, Any]:
+    """The `Report.extra` entry these results make."""
+    return {"fixes": [to_json(r) for r in results]}
+
+
+def from_extra(extra: Mapping[str, Any]) -> tuple[FixResult, ...]:
+    return tuple(from_json(item) for item in extra.get("fixes", ()))

@@ -1,0 +1,133 @@
+"""Third-party breaks are never patched in site-packages. gbbot offers the graph-break skill's
+pattern instead: a subclass in the user's code that overrides the offending method (a copy of the
+library's method with the breaking line marked), to be finished by a person. Pure: the library's
+source comes in through a lookup function."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gbbot.fix.result import FixResult, FixStatus
+from gbbot.model import Frame, GraphBreak
+from gbbot.source import source_map
+
+SourceLookup = Callable[[str], "str | None"]  # display path (e.g. "lib/mod.py") → text
+MAX_COPIED_LINES = 200
+
+
+@dataclass(frozen=True)
+class LibraryFrame:
+    frame: Frame
+    module: str  # importable name, "lib.mod"
+    qualname: str  # "Class.method" or "function"
+    source: str
+
+
+def module_name(path: str) -> str:
+    parts = path.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def library_frames(brk: GraphBreak) -> tuple[Frame, ...]:
+    """The frames inside the library: those after the user's call into it, innermost last."""
+    stack = brk.user_stack
+    index = max((i for i, f in enumerate(stack) if f.file == brk.file and f.line == brk.line), default=-1)
+    return tuple(f for f in stack[index + 1 :] if not f.file.startswith(("torch/", "functorch/")))
+
+
+def locate(brk: GraphBreak, lookup: SourceLookup) -> LibraryFrame | None:
+    """The innermost library frame whose source can be read, preferring a method (it can be
+    overridden in a subclass)."""
+    found: list[LibraryFrame] = []
+    for frame in reversed(library_frames(brk)):
+        text = lookup(frame.file)
+        if text is None:
+            continue
+        qualname = source_map(text).qualname(frame.line, frame.function)
+        found.append(LibraryFrame(frame, module_name(frame.file), qualname, text))
+    methods = [f for f in found if _owner(f.qualname)]
+    return (methods or found or [None])[0]
+
+
+def _owner(qualname: str) -> str | None:
+    """`Class.method` → "Class" (top-level classes only: a subclass must be importable)."""
+    parts = qualname.split(".")
+    return parts[0] if len(parts) == 2 and "<locals>" not in qualname else None
+
+
+def _definition(source: str, qualname: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    scope: list[ast.stmt] = ast.parse(source).body
+    node = None
+    for part in qualname.split("."):
+        named = (n for n in scope if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef))
+        node = next((n for n in named if n.name == part), None)
+        if node is None:
+            return None
+        scope = node.body
+    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+def copied_definition(library: LibraryFrame, marker: str) -> str:
+    """The library's function, dedented, with `marker` as a comment above the breaking line."""
+    node = _definition(library.source, library.qualname)
+    lines = library.source.splitlines()
+    if node is None or node.end_lineno is None or node.end_lineno - node.lineno > MAX_COPIED_LINES:
+        name = library.qualname.split(".")[-1]
+        return f"def {name}(self, *args, **kwargs):\n    # {marker}\n    ..."
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    chunk = lines[start - 1 : node.end_lineno]
+    at = library.frame.line - start
+    if 0 <= at < len(chunk):
+        indent = chunk[at][: len(chunk[at]) - len(chunk[at].lstrip())]
+        chunk.insert(at, f"{indent}# {marker}")
+    return textwrap.dedent("\n".join(chunk))
+
+
+def _text(brk: GraphBreak, library: LibraryFrame) -> str:
+    where = f"{library.frame.file}:{library.frame.line}"
+    marker = f"TODO(gbbot): {brk.gb_id or 'graph break'} ({brk.gb_type}) breaks the graph on the next line"
+    body = copied_definition(library, marker)
+    owner = _owner(library.qualname)
+    package = library.module.split(".")[0]
+    head = [
+        "# Scaffold from gbbot: NOT a verified fix. Finish it by hand, then re-run gbbot.",
+        f"# The graph break is inside {package}, at {where} in {library.qualname}.",
+        f"# Do not edit site-packages: override it here (your code calls into {package} at {brk.file}:{brk.line}).",
+    ]
+    if owner:
+        name = f"Compilable{owner}"
+        head.append(f"# Then create {name} wherever your code creates {owner}.")
+        return "\n".join([*head, f"from {library.module} import {owner}", "", "", f"class {name}({owner}):",
+                          textwrap.indent(body, "    "), ""])
+    function = library.qualname.split(".")[-1]
+    head.append(f"# Then call this copy instead of {library.module}.{function}.")
+    return "\n".join([*head, f"import {library.module}  # noqa: F401 - what the copy replaces", "", "",
+                      body.replace(f"def {function}(", f"def compilable_{function}(", 1), ""])
+
+
+def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
+    library = locate(brk, lookup)
+    if library is None:
+        frames = library_frames(brk)
+        where = f"{frames[-1].file}:{frames[-1].line} in {frames[-1].function}" if frames else "a library"
+        return FixResult(
+            brk.fingerprint, FixStatus.ADVICE, brk.file, brk.line, recipe=brk.fix,
+            title="third-party code: override it in your code",
+            reason=f"the break is inside {where}, whose source gbbot could not read; subclass the class "
+            "that owns that method in your code and override the method (never patch site-packages)",
+        )
+    where = f"{library.frame.file}:{library.frame.line}"
+    return FixResult(
+        brk.fingerprint, FixStatus.SCAFFOLD, brk.file, brk.line, recipe=brk.fix,
+        title="scaffold subclass for third-party code (to finish by hand)",
+        description=(
+            "A subclass in your code that overrides the library method where the graph break is, "
+            "copied from the installed version with the breaking line marked. It is a starting "
+            "point, not a verified fix: rewrite the marked line, use the subclass, re-run gbbot."
+        ),
+        reason=f"the break is in third-party code ({where}); gbbot never patches installed packages",
+        scaffold=_text(brk, library),
+    )

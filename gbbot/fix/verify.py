@@ -1,0 +1,280 @@
+"""Prove a candidate patch before anyone sees it: apply it in a scratch copy of the repository,
+re-run the affected entrypoints, and keep it only if the targeted break is gone, nothing new broke
+(breaks revealed because a frame no longer falls back to eager are reported, not held against
+it), and the results are unchanged.
+
+`Scratch` and `observe` touch the disk and run entrypoints; `judge` is pure (result files are
+compared through a function passed in).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gbbot import git, run
+from gbbot.check import CheckOptions, check
+from gbbot.config import Config, Entrypoint
+from gbbot.fix.patch import FilePatch
+from gbbot.fix.result import Counts
+from gbbot.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
+from gbbot.run import Runner
+
+NEVER_COPIED = (".git", "__pycache__")
+DIFF_DETAIL_CHARS = 300
+
+
+# --- the scratch copy ----------------------------------------------------------------------------
+
+
+def _copy_listed(root: Path, dest: Path, listed: Iterable[str]) -> None:
+    for relative in listed:
+        source = root / relative
+        if not source.is_file() and not source.is_symlink():
+            continue  # tracked but deleted in the working tree
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _link_ignored(root: Path, dest: Path, entries: Iterable[str]) -> None:
+    """What git ignores (data, weights, virtualenvs) is linked, not copied: runs may read it, and
+    gbbot never patches it."""
+    for entry in entries:
+        relative = entry.rstrip("/")
+        if any(part in NEVER_COPIED for part in Path(relative).parts) or relative.endswith(".pyc"):
+            continue
+        target = dest / relative
+        if target.exists() or target.is_symlink():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(root / relative, target_is_directory=(root / relative).is_dir())
+
+
+def copy_tree(root: Path, dest: Path) -> None:
+    """Copy the repository's files (tracked and untracked-not-ignored) into `dest`."""
+    listed = git.listed_files(root)
+    if listed is None:
+        shutil.copytree(root, dest, symlinks=True, ignore=shutil.ignore_patterns(*NEVER_COPIED), dirs_exist_ok=True)
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    _copy_listed(root, dest, listed)
+    _link_ignored(root, dest, git.ignored_entries(root))
+
+
+class Scratch:
+    """A private copy of the repository in a temporary directory; patches are written there and
+    taken back, and the user's working tree is never written."""
+
+    def __init__(self, root: Path, parent: Path | None = None) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="gbbot-fix-", dir=parent))
+        self.root = self.base / "tree"
+        copy_tree(root, self.root)
+        self._runs = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def work_dir(self) -> Path:
+        """A fresh directory for one round of runs (traces, outputs, results)."""
+        self._runs += 1
+        return self.base / "runs" / str(self._runs)
+
+    def write(self, patches: Sequence[FilePatch], after: bool = True) -> None:
+        for patch in patches:
+            path = self.root / patch.path
+            if path.is_symlink():
+                path.unlink()
+            path.write_text(patch.after if after else patch.before, encoding="utf-8", newline="")
+            for stale in path.parent.glob(f"__pycache__/{path.stem}.*.pyc"):
+                stale.unlink(missing_ok=True)  # same size and second as before: never trust it
+
+
+# --- running ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One entrypoint's run: what check reported, and how the process ended."""
+
+    entrypoint: Entrypoint
+    report: EntrypointReport
+    outcome: RunOutcome
+
+
+def default_runner() -> Runner:
+    # Rewritten files must never meet a stale .pyc written by an earlier run.
+    return functools.partial(run.run_local, base_env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+
+
+def observe(
+    scratch: Scratch, config: Config, names: Iterable[str], mode: Mode | None, jobs: int, runner: Runner
+) -> tuple[Report, dict[str, Observation]]:
+    """Run the named entrypoints in the scratch copy, results saved for comparison."""
+    wanted = tuple(sorted(set(names)))
+    outcomes: dict[str, RunOutcome] = {}
+    options = CheckOptions(
+        mode=mode, jobs=jobs, only=wanted, save_results=True, keep_traces=scratch.work_dir(), runner=runner
+    )
+    report = check(scratch.root, config, options, on_done=lambda o: outcomes.__setitem__(o.name, o))
+    return report, {
+        e.name: Observation(config.entrypoint(e.name), e, outcomes[e.name])  # type: ignore[arg-type]
+        for e in report.entrypoints
+        if e.name in outcomes
+    }
+
+
+# --- comparing ---------------------------------------------------------------------------------
+
+ResultComparer = Callable[[str, str], "str | None"]  # (before file, after file) → why they differ
+
+
+def compare_results(before: str, after: str) -> str | None:
+    """Two `call:` return values saved with torch.save: None when equal (torch.testing rules)."""
+    import torch  # only verification needs torch in gbbot's own process
+
+    def load(path: str) -> object:
+        return torch.load(path, map_location="cpu", weights_only=False)
+
+    old, new = load(before), load(after)
+    try:
+        torch.testing.assert_close(new, old, equal_nan=True)
+    except AssertionError as exc:
+        return " ".join(str(exc).split())[:DIFF_DETAIL_CHARS]
+    except (TypeError, ValueError, NotImplementedError):
+        return None if new == old else "the returned values differ"
+    return None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str  # why not, when not ok
+    summary: str  # "removes 1 break; graphs 4 → 3; outputs equal"
+    before: Counts
+    after: Counts
+    revealed: tuple[str, ...] = ()
+
+
+def totals(observations: Iterable[Observation]) -> Counts:
+    reports = [o.report for o in observations]
+    return Counts(
+        breaks=sum(r.break_count for r in reports),
+        graphs=sum(r.graph_count for r in reports),
+        frames_skipped=sum(r.frames_skipped for r in reports),
+    )
+
+
+def _same_site(a: GraphBreak, b: GraphBreak) -> bool:
+    return a.key == b.key and a.file == b.file and a.function == b.function
+
+
+def _short(brk: GraphBreak) -> str:
+    return f"{brk.gb_id or brk.gb_type} at {brk.file}:{brk.line} ({brk.code.strip()[:80]})"
+
+
+def still_there(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
+    """Why the targeted break is not gone, or None. Compared by kind, file and function (the
+    fingerprint holds the source line, which the patch may have changed)."""
+    for name in entrypoints:
+        if name not in before or name not in after:
+            continue
+        was = [b for b in before[name].report.breaks if _same_site(b, target)]
+        now = [b for b in after[name].report.breaks if _same_site(b, target)]
+        if not was:
+            return f"the break did not show up in the baseline run of {name}"
+        if len(now) >= len(was):
+            return f"the break is still reported in {name}"
+    return None
+
+
+def _eager_functions(report: EntrypointReport) -> set[tuple[str, str]]:
+    return {(b.file, b.function.split(".")[-1]) for b in report.breaks if b.frame_skipped}
+
+
+def new_breaks(before: Observation, after: Observation) -> tuple[list[GraphBreak], list[GraphBreak]]:
+    """(new breaks, revealed breaks): a break is revealed when its stack passes through a
+    function that ran eagerly before (Dynamo never looked past the break that skipped it)."""
+    known = {b.fingerprint for b in before.report.breaks}
+    eager = _eager_functions(before.report)
+    new, revealed = [], []
+    for brk in after.report.breaks:
+        if brk.fingerprint in known:
+            continue
+        frames = {(f.file, f.function) for f in brk.user_stack} | {(brk.file, brk.function.split(".")[-1])}
+        (revealed if frames & eager else new).append(brk)
+    return new, revealed
+
+
+def changed_behaviour(before: Observation, after: Observation, compare: ResultComparer) -> str | None:
+    """Why the patched run's result differs from the baseline's, or None."""
+    name, old, new = before.entrypoint.name, before.outcome, after.outcome
+    if (new.status, new.exit_code) != (old.status, old.exit_code):
+        last = (new.stderr_tail.strip().splitlines() or [new.reason or ""])[-1][:DIFF_DETAIL_CHARS]
+        was = f"{old.status.value} (exit {old.exit_code})"
+        return f"{name} ended {new.status.value} (exit {new.exit_code}), before {was}: {last}"
+    if before.entrypoint.kind == "call":
+        if (old.result_path is None) != (new.result_path is None):
+            return f"{name} returned a result in only one of the runs"
+        difference = compare(old.result_path, new.result_path) if old.result_path and new.result_path else None
+        return f"the result of {name} changed: {difference}" if difference else None
+    if before.entrypoint.verify_output and old.stdout_tail != new.stdout_tail:
+        return f"the output of {name} changed (verify_output is on)"
+    return None
+
+
+def _equal_phrase(observations: Iterable[Observation]) -> str:
+    """What was compared: results or output ("outputs"), or only how the process ended."""
+    kinds = {o.entrypoint.kind == "call" or o.entrypoint.verify_output for o in observations}
+    if kinds == {True}:
+        return "outputs equal"
+    return "exit status equal" if kinds == {False} else "outputs and exit status equal"
+
+
+def summary(before: Counts, after: Counts, revealed: int, observations: Iterable[Observation]) -> str:
+    removed = before.breaks - (after.breaks - revealed)
+    parts = [f"removes {removed} break{'s' * (removed != 1)}"]
+    if revealed:
+        parts.append(f"reveals {revealed} that an eager frame hid")
+    parts.append(f"graphs {before.graphs} → {after.graphs}")
+    if before.frames_skipped != after.frames_skipped:
+        parts.append(f"frames run eagerly {before.frames_skipped} → {after.frames_skipped}")
+    parts.append(_equal_phrase(observations))
+    return "; ".join(parts)
+
+
+def judge(
+    targets: Sequence[tuple[GraphBreak, Sequence[str]]],
+    before: Mapping[str, Observation],
+    after: Mapping[str, Observation],
+    compare: ResultComparer = compare_results,
+) -> Verdict:
+    """Did the patch do what it promised on every entrypoint re-run? Pure but for `compare`."""
+    names = sorted(n for n in after if n in before)
+    old, new = totals(before[n] for n in names), totals(after[n] for n in names)
+    revealed: list[GraphBreak] = []
+    problems: list[str] = []
+    for name in names:
+        problem = changed_behaviour(before[name], after[name], compare)
+        found, shown = new_breaks(before[name], after[name])
+        revealed.extend(shown)
+        problems += [problem] if problem else []
+        problems += [f"new break in {name}: {_short(b)}" for b in found]
+    for target, entrypoints in targets:
+        problem = still_there(target, entrypoints, before, after)
+        problems += [problem] if problem else []
+    count = sum(b.count for b in revealed)
+    text = summary(old, new, count, (after[n] for n in names))
+    fingerprints = tuple(dict.fromkeys(b.fingerprint for b in revealed))
+    return Verdict(not problems, "; ".join(problems), text, old, new, fingerprints)
