@@ -78,7 +78,7 @@ def read_untrusted(path: Path) -> Report:
     except OSError as exc:
         raise ReportError(f"{path}: cannot read the report artifact ({exc.strerror})") from None
     if size > limits.REPORT_FILE_MAX_BYTES:
-        raise ReportError(f"{path}: {size} bytes, over the {limits.REPORT_FILE_MAX_BYTES} a report may have")
+        raise ReportError(f"{path}: {size} bytes, over the {limits.REPORT_FILE_MAX_BYTES} bytes a report may have")
     return report_.load(path)
 
 

@@ -107,7 +107,8 @@ def _check_run(client: Github, report: Report, content: Content, target: Target,
     wanted = checkrun.request(report, target.fail_on, content, target.check_name, target.head_sha,
                               target.external_id, target.details_url)
     posted = checkrun.publish(client.get_repo(target.repository), wanted, policy, log)
-    log(f"check run {posted.conclusion} with {posted.annotations} annotations in {posted.requests} requests")
+    plural = "s" if posted.requests != 1 else ""
+    log(f"check run {posted.conclusion} with {posted.annotations} annotations in {posted.requests} request{plural}")
     return posted
 
 

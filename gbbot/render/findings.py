@@ -55,6 +55,8 @@ def message(finding: Finding) -> str:
     """Plain text, several lines: what broke, why, what to do, where to read more."""
     brk = finding.brk
     lines = [f"{'New graph break' if finding.state is State.NEW else 'Graph break'}: {brk.gb_type}"]
+    if brk.code:
+        lines.append(f"Code: {brk.code}")
     if brk.frame_skipped:
         lines.append("The whole frame runs eagerly (Dynamo skipped it).")
     elif brk.in_loop:
