@@ -26,6 +26,7 @@ from gbbot.action.publisher import DEFAULT_POLICY, Published, Target, annotate, 
 from gbbot.action.runner import RunnerEnv, write_outputs, write_step_summary
 from gbbot.config import CONFIG_NAME, load_config
 from gbbot.errors import ExitCode, GbbotError, ReportError
+from gbbot.fix import present
 from gbbot.model import Report
 from gbbot.publish import checkrun, limits, retry
 from gbbot.publish.comment import header_key
@@ -60,15 +61,32 @@ def gbbot_args(ctx: Context, command: str, report_path: Path) -> list[str]:
     return args
 
 
-def run_gbbot(ctx: Context, args: list[str], report_path: Path) -> Report:
-    """`gbbot diff` / `gbbot check` as the CLI runs them; the report is what they wrote."""
+def run_gbbot(ctx: Context, args: list[str], report_path: Path, keep: bool = False) -> Report:
+    """`gbbot diff` / `check` / `fix` as the CLI runs them; the report is what they wrote."""
     from gbbot.main import main  # the CLI imports this module's command: import late
 
-    report_path.unlink(missing_ok=True)
+    before = report_path.stat().st_mtime_ns if keep and report_path.exists() else None
+    if not keep:
+        report_path.unlink(missing_ok=True)
     code = main(args)
-    if not report_path.exists():
+    if not report_path.exists() or (before is not None and report_path.stat().st_mtime_ns == before):
         raise GbbotError(f"gbbot {args[0]} exited {code} without writing a report; see the lines above")
     return report_.load(report_path)
+
+
+def with_fixes(ctx: Context, report: Report, report_path: Path) -> Report:
+    """`gbbot fix` on the new breaks: verified patches go into the report (extra.fixes), to be
+    shown under each break and suggested in a review. A failure here costs the fixes, not the run."""
+    new = sorted({b.fingerprint for b in report_.new_breaks(report)})
+    if not new:
+        return report
+    args = [*gbbot_args(ctx, "fix", report_path), "--report", str(report_path), "--quiet"]
+    args += [arg for fingerprint in new for arg in ("--break", fingerprint)]
+    try:
+        return run_gbbot(ctx, args, report_path, keep=True)
+    except GbbotError as exc:
+        ctx.log(f"no fix suggestions: {exc}")
+        return report_.load(report_path) if report_path.exists() else report
 
 
 def read_untrusted(path: Path) -> Report:
@@ -93,11 +111,12 @@ def fail_on(ctx: Context, config_path: Path | None) -> str:
 # --- what the step leaves behind ---------------------------------------------------------------
 
 
-def content(ctx: Context, run_url: str | None) -> Content:
+def content(ctx: Context, report: Report, run_url: str | None) -> Content:
     artifact = md_code(ctx.inputs.artifact_name)
     where = f"[this workflow run]({run_url})" if run_url else "this workflow run"
     pointer = f"📄 The full report is the {artifact} artifact of {where}."
-    return Content(title=title_for(ctx.inputs.header), pointer=pointer)
+    extra = present.markdown_extra(present.results_of(report))  # verified fixes under their break
+    return Content(title=title_for(ctx.inputs.header), pointer=pointer, extra=extra)
 
 
 def counts(report: Report) -> dict[str, str]:
@@ -176,8 +195,10 @@ def on_pull_request(ctx: Context, event: event_.PullRequestEvent) -> int:
     report_path = ctx.path(ctx.inputs.report_path)
     base = ctx.inputs.base_ref or event.base_sha
     report = run_gbbot(ctx, [*gbbot_args(ctx, "diff", report_path), "--base", base], report_path)
+    if ctx.inputs.fix:
+        report = with_fixes(ctx, report, report_path)
     policy = fail_on(ctx, ctx.env.workspace / CONFIG_NAME)
-    text = content(ctx, ctx.env.run_url)
+    text = content(ctx, report, ctx.env.run_url)
     where = target(ctx, event.number, event.head_sha, policy, ctx.env.run_url)
     published = publish_or_fallback(ctx, report, text, where)
     finish(ctx, report, report_path, policy, text, published)
@@ -210,7 +231,7 @@ def on_workflow_run(ctx: Context, run: event_.WorkflowRunEvent) -> int:
     report = read_untrusted(report_path)
     policy = fail_on(ctx, ctx.env.workspace / CONFIG_NAME)
     run_url = run.html_url if run.html_url.startswith("https://") and " " not in run.html_url else None
-    text = content(ctx, run_url)
+    text = content(ctx, report, run_url)
     published = None
     if ctx.inputs.token:
         client = ctx.connect(ctx.inputs.token, ctx.env.api_url)
@@ -234,7 +255,7 @@ def on_other(ctx: Context, event: event_.OtherEvent) -> int:
     ctx.log(f"event {event.name}: checking the workspace; there is no pull request to publish on")
     report = run_gbbot(ctx, gbbot_args(ctx, "check", report_path), report_path)
     policy = fail_on(ctx, ctx.env.workspace / CONFIG_NAME)
-    finish(ctx, report, report_path, policy, content(ctx, ctx.env.run_url), None)
+    finish(ctx, report, report_path, policy, content(ctx, report, ctx.env.run_url), None)
     return exit_code(report, policy, None)
 
 

@@ -31,6 +31,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "artifact-name": ("gbbot-report", "name of the artifact the workflow uploads the report as (for links)"),
     "bot-login": ("", "login the token comments as (default: GET /user, else github-actions[bot])"),
     "jobs": ("1", "entrypoints run in parallel"),
+    "fix": ("false", "true: verify fix patches for the new breaks (re-runs entrypoints) and suggest them"),
 }
 FAIL_ON = ("new", "any", "none")
 MODES = ("fast", "faithful")
@@ -67,6 +68,7 @@ class Inputs:
     artifact_name: str
     bot_login: str
     jobs: int
+    fix: bool
 
     def __repr__(self) -> str:  # never print the token
         return f"Inputs(header={self.header!r}, comment_mode={self.comment_mode.value}, fail_on={self.fail_on!r})"
@@ -96,4 +98,5 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
         artifact_name=get("artifact-name"),
         bot_login=get("bot-login"),
         jobs=_jobs(get("jobs")),
+        fix=_choice("fix", get("fix").lower(), ("true", "false")) == "true",
     )

@@ -10,8 +10,10 @@ from typing import Any
 
 from github import Auth, Github, GithubException
 
+from gbbot.fix import present
+from gbbot.fix.result import FixStatus
 from gbbot.model import Report
-from gbbot.publish import checkrun, comment, retry
+from gbbot.publish import checkrun, comment, retry, review
 from gbbot.publish.comment import CommentMode, Posted
 from gbbot.publish.content import Content
 from gbbot.publish.fallback import Fallback, fallback
@@ -81,6 +83,7 @@ class Target:
 class Published:
     comment: Posted | None = None
     check_run: checkrun.CheckRunPosted | None = None
+    review: review.ReviewPosted | None = None
     fallback: Fallback | None = None
     problems: tuple[str, ...] = ()  # failures that were not about permission: the step fails
 
@@ -112,6 +115,25 @@ def _check_run(client: Github, report: Report, content: Content, target: Target,
     return posted
 
 
+def _review(client: Github, report: Report, target: Target, policy: retry.RetryPolicy,
+            log: retry.Log) -> review.ReviewPosted | None:
+    """Verified fixes (from `gbbot fix`, in the report) as suggestions on the lines the PR changed."""
+    results = present.results_of(report)
+    if not any(r.status is FixStatus.VERIFIED for r in results):
+        return None
+    repo = client.get_repo(target.repository)
+    pull = repo.get_pull(target.pull_number)
+    changed = retry.call(lambda: review.changed_lines(pull.get_files()), "the PR's changed lines", policy, log)
+    suggestions = present.review_suggestions(results, changed)
+    if not suggestions:
+        log("verified fixes touch no line this PR changed: they stay in the comment, not in a review")
+        return None
+    login = bot_login(client, target.bot_login, policy, log)
+    posted = review.post(pull, repo.get_commit(target.head_sha), suggestions, target.header, login, policy, log)
+    log(f"review with {posted.comments} suggestions " + ("posted" if posted.posted else "already there"))
+    return posted
+
+
 def publish(client: Github, report: Report, content: Content, target: Target,
             policy: retry.RetryPolicy = DEFAULT_POLICY, log: retry.Log = say) -> Published:
     """The comment, then the check run. A permission refusal stops the writes and falls back to
@@ -120,6 +142,7 @@ def publish(client: Github, report: Report, content: Content, target: Target,
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("comment", lambda: _comment(client, report, content, target, policy, log)),
         ("check_run", lambda: _check_run(client, report, content, target, policy, log)),
+        ("review", lambda: _review(client, report, target, policy, log)),
     ]
     for name, step in steps:
         try:
@@ -129,8 +152,9 @@ def publish(client: Github, report: Report, content: Content, target: Target,
             what = name.replace("_", " ")
             log(f"cannot publish the {what}: {reason}. Falling back to annotations and the job summary")
             problems = () if is_forbidden(exc) else (reason,)
-            return Published(results.get("comment"), None, fallback(report, target.fail_on, reason), problems)
-    return Published(results.get("comment"), results.get("check_run"))
+            found = fallback(report, target.fail_on, reason)
+            return Published(results.get("comment"), results.get("check_run"), None, found, problems)
+    return Published(results.get("comment"), results.get("check_run"), results.get("review"))
 
 
 def _reason(step: str, exc: Exception) -> str:

@@ -10,6 +10,7 @@ import markdown_it
 import pytest
 
 from gbbot.action.publisher import ACTIONS_BOT, Target, github_client, publish
+from gbbot.fix import present
 from gbbot.model import EntrypointReport, Status
 from gbbot.publish import limits
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
@@ -47,7 +48,8 @@ def run(standin: GitHubStandin, result, *, token: str = ACTIONS_TOKEN, mode: Com
     target = Target("octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1",
                     None, mode, fail_on)
     client = github_client(token, standin.url, seconds_between_writes=0)
-    return publish(client, result, Content(pointer=POINTER), target, recorder.policy(), recorder.lines.append)
+    content = Content(pointer=POINTER, extra=present.markdown_extra(present.results_of(result)))  # as the action does
+    return publish(client, result, content, target, recorder.policy(), recorder.lines.append)
 
 
 def bot_comments(standin: GitHubStandin) -> list:

@@ -1,0 +1,88 @@
+"""Verified fixes as one PR review of ```suggestion comments (at most 30, only on lines the PR
+changed), posted once: a hidden marker with a hash of the suggestions finds an earlier identical
+review, so a re-run (or a retry after a write that went through) does not post it again."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Any
+
+from gbbot.fix.present import Suggestion
+from gbbot.publish import retry
+from gbbot.publish.comment import header_key
+from gbbot.publish.limits import REVIEW_COMMENTS_MAX
+
+HUNK_HEADER = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+MARKER_RE = re.compile(r"<!-- gbbot:review header=([A-Za-z0-9_.-]{1,64}) hash=([0-9a-f]{16}) -->")
+
+
+def added_lines(patch: str) -> set[int]:
+    """Head-side line numbers of the lines a unified-diff patch adds."""
+    added, line = set(), 0
+    for text in patch.splitlines():
+        header = HUNK_HEADER.match(text)
+        if header:
+            line = int(header.group(1))
+        elif text.startswith("+"):
+            added.add(line)
+            line += 1
+        elif not text.startswith(("-", "\\")):
+            line += 1
+    return added
+
+
+def changed_lines(files: Iterable[Any]) -> dict[str, AbstractSet[int]]:
+    """path → lines the PR added or changed, from `GET /pulls/{n}/files` (PyGithub `File`s)."""
+    return {f.filename: added_lines(f.patch or "") for f in files}
+
+
+def review_comment(suggestion: Suggestion) -> dict[str, Any]:
+    placed: dict[str, Any] = {"path": suggestion.path, "body": suggestion.body, "line": suggestion.end_line,
+                              "side": "RIGHT"}
+    if suggestion.start_line < suggestion.end_line:
+        placed.update(start_line=suggestion.start_line, start_side="RIGHT")
+    return placed
+
+
+def marker(header: str, suggestions: Sequence[Suggestion]) -> str:
+    blob = "\n".join(f"{s.path}:{s.start_line}-{s.end_line}\n{s.body}" for s in suggestions)
+    digest = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    return f"<!-- gbbot:review header={header_key(header)} hash={digest} -->"
+
+
+@dataclass(frozen=True)
+class ReviewPosted:
+    posted: bool
+    comments: int
+    url: str | None
+
+
+def _ours(found: Any, wanted: str, bot_login: str) -> bool:
+    return wanted in (found.body or "") and found.user is not None and found.user.login == bot_login
+
+
+def _existing(pull: Any, wanted: str, bot_login: str) -> Any | None:
+    return next((r for r in pull.get_reviews() if _ours(r, wanted, bot_login)), None)
+
+
+def post(pull: Any, commit: Any, suggestions: Sequence[Suggestion], header: str, bot_login: str,
+         policy: retry.RetryPolicy, log: retry.Log) -> ReviewPosted:
+    chosen = list(suggestions)[:REVIEW_COMMENTS_MAX]
+    tag = marker(header, chosen)
+    found = retry.call(lambda: _existing(pull, tag, bot_login), "earlier reviews", policy, log)
+    if found is not None:
+        return ReviewPosted(False, len(chosen), found.html_url)
+    body = f"{tag}\ngbbot verified these fixes by re-running the entrypoints: each removes a graph break."
+    comments = [review_comment(s) for s in chosen]
+    review = retry.write(
+        lambda: pull.create_review(commit=commit, body=body, event="COMMENT", comments=comments),
+        lambda: _existing(pull, tag, bot_login),
+        "review with suggestions",
+        policy,
+        log,
+    )
+    return ReviewPosted(True, len(chosen), review.html_url)
