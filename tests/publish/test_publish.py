@@ -272,3 +272,13 @@ def test_a_rate_limit_reset_too_far_away_is_not_waited_for(standin: GitHubStandi
     published = run(standin, report([graph_break(1)]), recorder=recorder)
     assert recorder.sleeps == []
     assert "asks to wait" in published.problems[0]
+
+
+def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHubStandin) -> None:
+    recorder = Recorder()
+    target = Target("octo-org/octo-repo", PR, HEAD_SHA, "", "gbbot", "gbbot:1:1", None, CommentMode.ALWAYS, "new")
+    client = github_client(ACTIONS_TOKEN, "http://127.0.0.1:9", seconds_between_writes=0)  # discard port: refused
+    published = publish(client, report([graph_break(1)]), Content(), target, recorder.policy(tries=2), recorder.lines.append)
+    assert recorder.sleeps == [2.0]
+    assert published.problems and "ConnectionError" in published.problems[0]
+    assert published.fallback is not None
