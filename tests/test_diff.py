@@ -10,17 +10,18 @@ adds an entrypoint and removes one; then, left uncommitted in the working tree, 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
-from gbbot import diff, report
+from gbbot import baseline, diff, report
 from gbbot.commands import common
 from gbbot.config import IgnoreRule
 from gbbot.merge import ShardReport, merge
-from gbbot.model import Report
+from gbbot.model import Mode, Report
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -238,7 +239,8 @@ def test_entrypoints_without_a_baseline_say_why(pr):
     assert fingerprint_of(pr.report, 'print("added")', "added") in pr.report.diff.new
     for reason in (entries["added"].no_baseline, entries["flaky"].no_baseline):
         assert reason.replace("`", "") in pr.run.stderr
-        assert reason.replace("`", "\\`") in pr.markdown or reason in pr.markdown
+    assert f"> no baseline for `added` on base {sha}: entrypoint not defined there" in pr.markdown
+    assert f"> no baseline for `flaky` on base {sha}: it failed there (exit 1)" in pr.markdown
 
 
 def test_a_removed_entrypoint_plays_no_part(pr):
@@ -320,7 +322,8 @@ def test_a_mismatched_baseline_can_be_used_with_a_label(pr, tmp_path):
     assert run.returncode == 1, run.stderr
     labelled = report.load(out).diff
     assert labelled.baseline_source == "file"
-    assert any("does not match this run: it was made with torch 2.12.0+cpu" in n for n in labelled.notes)
+    (label,) = [n for n in labelled.notes if "does not match this run" in n]
+    assert "it was made with torch 2.12.0+cpu, the head runs torch 2.13" in label
     assert "does not match this run" in (tmp_path / "labelled.md").read_text()
     assert labelled.new == (fingerprint_of(pr.report, 'warnings.warn("C")'),)
 
@@ -373,3 +376,30 @@ def test_diff_shards_merge_into_the_whole_diff(pr, tmp_path):
     assert (set(merged.new), set(merged.fixed), set(merged.persisting)) == (
         set(whole.new), set(whole.fixed), set(whole.persisting)
     )
+
+
+def test_the_cache_key_separates_everything_a_baseline_depends_on(tmp_path):
+    expected = baseline.Expected("a" * 40, "c0ffee", "2.13.0+cpu", Mode.FAST, ("fwd", "added"))
+    key = baseline.CacheKey.for_run(expected)
+    assert key.path(tmp_path).parent == tmp_path / ("a" * 40)  # one directory per base commit
+    others = [
+        replace(expected, commit="b" * 40),
+        replace(expected, config_hash="decade"),
+        replace(expected, torch_version="2.12.0+cpu"),
+        replace(expected, mode=Mode.FAITHFUL),
+        replace(expected, entrypoints=("fwd",)),
+    ]
+    paths = {key.path(tmp_path), *(baseline.CacheKey.for_run(o).path(tmp_path) for o in others)}
+    assert len(paths) == 6
+    assert baseline.CacheKey.for_run(replace(expected, entrypoints=("added", "fwd"))) == key  # order-free
+    assert baseline.CacheKey.for_run(replace(expected, torch_version=None)) is None
+
+
+def test_the_cache_keeps_the_most_recently_used_bases(pr, tmp_path):
+    cache, base = baseline.Cache(tmp_path), base_report(pr)
+    for i in range(baseline.KEEP_BASES + 2):
+        key = baseline.CacheKey(f"{i:040x}", "c0ffee", "2.13.0+cpu", Mode.FAST, ("fwd",))
+        cache.store(key, base)
+        os.utime(key.path(tmp_path).parent, (1_000_000 + i, 1_000_000 + i))
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert len(kept) == baseline.KEEP_BASES and f"{0:040x}" not in kept and f"{1:040x}" not in kept

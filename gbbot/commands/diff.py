@@ -24,6 +24,7 @@ from gbbot.errors import GitError, ReportError
 from gbbot.model import Diff, Report, RunOutcome
 
 MAX_LISTED_PATHS = 5
+MAX_PATH_CHARS = 200
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +79,7 @@ def dirty_note(p: Plan) -> str | None:
     changed = git.changed_paths(p.top)
     if not changed:
         return None
-    shown = ", ".join(f"`{c}`" for c in changed[:MAX_LISTED_PATHS])
+    shown = ", ".join(f"`{c[:MAX_PATH_CHARS]}`" for c in changed[:MAX_LISTED_PATHS])
     more = ", …" if len(changed) > MAX_LISTED_PATHS else ""
     head = (git.head_sha(p.top) or "HEAD")[:7]
     return (
@@ -146,32 +147,32 @@ def known_baseline(p: Plan, args: argparse.Namespace) -> tuple[Report, str, list
     return None
 
 
-def late_mismatches(p: Plan, head: Report, base: Report) -> list[str]:
-    """What only the head's run can tell: the torch version its entrypoints really imported."""
-    return [m for m in baseline.mismatches(base, p.expected(head.torch_version)) if "torch" in m]
-
-
 def sides(p: Plan, args: argparse.Namespace) -> Sides:
     known = known_baseline(p, args)
-    names = select(p.config, p.options)
-    if known is not None:
-        on_done = common.progress_printer(len(names))
-        base, source, notes = known
-        head = check(p.root, p.config, p.options, on_done)
-        late = late_mismatches(p, head, base)
-        if not late:
-            return Sides(head, base, source, tuple(notes))
-        if source == "file" and not args.allow_mismatch:
-            raise ReportError(baseline.refusal(args.baseline, late))
-        if source == "file":
-            return Sides(head, base, source, (*notes, *baseline.label(late, args.baseline)))
-        say(f"the cached baseline does not fit ({'; '.join(late)}): running the base")
+    return _run_both_and_cache(p, args) if known is None else _with_known(p, args, *known)
+
+
+def _with_known(p: Plan, args: argparse.Namespace, base: Report, source: str, notes: list[str]) -> Sides:
+    """Only the head runs; then what only its run can tell (the torch its entrypoints really
+    imported) is checked against the baseline."""
+    head = check(p.root, p.config, p.options, common.progress_printer(len(select(p.config, p.options))))
+    late = baseline.torch_mismatch(base, head.torch_version)
+    if late is None:
+        return Sides(head, base, source, tuple(notes))
+    if source == "cache":
+        say(f"the cached baseline does not fit ({late}): running the base")
         return Sides(head, _run_base_only(p), "run")
-    head, base = run_both(p, common.progress_printer(2 * len(names)))
-    if args.cache and baseline.cacheable(base):
-        key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch()))
-        if key is not None:
-            baseline.Cache(args.cache).store(key, base)
+    if not args.allow_mismatch:
+        raise ReportError(baseline.refusal(args.baseline, [late]))
+    labels = (*notes, *baseline.label([late], args.baseline))
+    return Sides(head, base, source, tuple(dict.fromkeys(labels)))  # the file check may have said it
+
+
+def _run_both_and_cache(p: Plan, args: argparse.Namespace) -> Sides:
+    head, base = run_both(p, common.progress_printer(2 * len(select(p.config, p.options))))
+    key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if args.cache else None
+    if key is not None and baseline.cacheable(base):
+        baseline.Cache(args.cache).store(key, base)
     return Sides(head, base, "run")
 
 
