@@ -8,15 +8,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import requests
 from github import Auth, Github, GithubException
 
 from gbbot.fix import present
 from gbbot.fix.result import FixStatus
 from gbbot.model import Report
-from gbbot.publish import checkrun, comment, retry, review
+from gbbot.publish import checkrun, comment, retry
 from gbbot.publish.comment import CommentMode, Posted
 from gbbot.publish.content import Content
 from gbbot.publish.fallback import Fallback, fallback
+from gbbot.publish.review import ReviewPosted, changed_lines, post_review
 
 ACTIONS_BOT = "github-actions[bot]"
 # PyGithub's own pacing between writes, which GitHub asks integrations for (secondary limits).
@@ -83,13 +85,9 @@ class Target:
 class Published:
     comment: Posted | None = None
     check_run: checkrun.CheckRunPosted | None = None
-    review: review.ReviewPosted | None = None
+    review: ReviewPosted | None = None
     fallback: Fallback | None = None
     problems: tuple[str, ...] = ()  # failures that were not about permission: the step fails
-
-    @property
-    def refused(self) -> bool:
-        return self.fallback is not None
 
 
 def _comment(client: Github, report: Report, content: Content, target: Target, policy: retry.RetryPolicy,
@@ -116,28 +114,29 @@ def _check_run(client: Github, report: Report, content: Content, target: Target,
 
 
 def _review(client: Github, report: Report, target: Target, policy: retry.RetryPolicy,
-            log: retry.Log) -> review.ReviewPosted | None:
+            log: retry.Log) -> ReviewPosted | None:
     """Verified fixes (from `gbbot fix`, in the report) as suggestions on the lines the PR changed."""
     results = present.results_of(report)
     if not any(r.status is FixStatus.VERIFIED for r in results):
         return None
     repo = client.get_repo(target.repository)
     pull = repo.get_pull(target.pull_number)
-    changed = retry.call(lambda: review.changed_lines(pull.get_files()), "the PR's changed lines", policy, log)
+    changed = retry.call(lambda: changed_lines(pull.get_files()), "the PR's changed lines", policy, log)
     suggestions = present.review_suggestions(results, changed)
     if not suggestions:
         log("verified fixes touch no line this PR changed: they stay in the comment, not in a review")
         return None
     login = bot_login(client, target.bot_login, policy, log)
-    posted = review.post(pull, repo.get_commit(target.head_sha), suggestions, target.header, login, policy, log)
+    posted = post_review(pull, repo.get_commit(target.head_sha), suggestions, target.header, login, policy, log)
     log(f"review with {posted.comments} suggestions " + ("posted" if posted.posted else "already there"))
     return posted
 
 
 def publish(client: Github, report: Report, content: Content, target: Target,
             policy: retry.RetryPolicy = DEFAULT_POLICY, log: retry.Log = say) -> Published:
-    """The comment, then the check run. A permission refusal stops the writes and falls back to
-    workflow-command annotations; other failures are reported and fall back too."""
+    """The comment, the check run, then the review of verified fixes. A permission refusal stops
+    the writes and falls back to workflow-command annotations; other failures do too, and are
+    reported as problems (the step fails)."""
     results: dict[str, Any] = {}
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("comment", lambda: _comment(client, report, content, target, policy, log)),
@@ -147,7 +146,7 @@ def publish(client: Github, report: Report, content: Content, target: Target,
     for name, step in steps:
         try:
             results[name] = step()
-        except (GithubException, retry.PublishError) as exc:
+        except (GithubException, retry.PublishError, requests.exceptions.RequestException) as exc:
             reason = _reason(name, exc)
             what = name.replace("_", " ")
             log(f"cannot publish the {what}: {reason}. Falling back to annotations and the job summary")
@@ -164,7 +163,7 @@ def _reason(step: str, exc: Exception) -> str:
             "a pull request from a fork gets a read-only token under pull_request, "
             "use the workflow_run pattern to publish"
         )
-    return retry.describe(exc) if isinstance(exc, GithubException) else str(exc)
+    return str(exc) if isinstance(exc, retry.PublishError) else retry.describe(exc)
 
 
 def annotate(found: Fallback) -> None:

@@ -69,7 +69,7 @@ def _existing(pull: Any, wanted: str, bot_login: str) -> Any | None:
     return next((r for r in pull.get_reviews() if _ours(r, wanted, bot_login)), None)
 
 
-def post(pull: Any, commit: Any, suggestions: Sequence[Suggestion], header: str, bot_login: str,
+def post_review(pull: Any, commit: Any, suggestions: Sequence[Suggestion], header: str, bot_login: str,
          policy: retry.RetryPolicy, log: retry.Log) -> ReviewPosted:
     chosen = list(suggestions)[:REVIEW_COMMENTS_MAX]
     tag = marker(header, chosen)
