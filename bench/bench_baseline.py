@@ -38,10 +38,18 @@ def make_pr(repo: Path) -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     git(repo, "checkout", "-q", "-b", "pr")
-    model = repo / "tinymodel" / "model.py"
-    ret = "        return self.out(h)\n"
-    model.write_text(model.read_text().replace(ret, '        print("pr")\n' + ret))
+    add_break(repo / "tinymodel" / "model.py")
     git(repo, "commit", "-q", "-am", "a new break")
+
+
+def add_break(path: Path) -> None:
+    """A print (GB0059) as the first statement of the last `forward` in the file."""
+    lines = path.read_text().splitlines(keepends=True)
+    at = max(i for i, line in enumerate(lines) if line.lstrip().startswith("def forward("))
+    body = lines[at + 1]
+    indent = body[: len(body) - len(body.lstrip())]
+    lines.insert(at + 1, f'{indent}print("a break this PR adds")\n')
+    path.write_text("".join(lines))
 
 
 def diff_run(repo: Path, cache: Path, out: Path, jobs: int) -> tuple[float, dict]:

@@ -72,7 +72,7 @@ def changed_paths(root: Path) -> tuple[str, ...]:
             skip = False
             continue
         paths.append(entry[3:])
-        skip = entry[0] in "RC"
+        skip = bool({"R", "C"} & set(entry[:2]))
     return tuple(paths)
 
 

@@ -201,7 +201,7 @@ def test_an_interrupted_diff_removes_its_worktree(tmp_path):
         cwd=repo, env={**os.environ, "TMPDIR": str(scratch)}, stderr=subprocess.PIPE, text=True,
     )
     try:
-        for _ in range(600):  # until the base's entrypoint runs in the worktree
+        for _ in range(2400):  # until the base's entrypoint runs in the worktree
             if list(scratch.glob("gbbot-*/hang/stdout.txt")) and list(scratch.glob("gbbot-base-*/tree/.git")):
                 break
             time.sleep(0.05)
