@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot import classify, git, parse, report, run
@@ -46,7 +46,7 @@ class CheckOptions:
     shard: Shard | None = None
     keep_traces: Path | None = None
     save_results: bool = False
-    runner: run.Runner = field(default=run.run_local)
+    runner: run.Runner | None = None  # None: the backend the config's `runner:` names
 
 
 def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
@@ -82,7 +82,8 @@ def check(
             run.RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results)
             for e in entrypoints
         ]
-        outcomes = run.run_all(requests, options.runner, options.jobs, on_done)
+        runner = options.runner or run.runner_for(config.runner)
+        outcomes = run.run_all(requests, runner, options.jobs, on_done)
         tree = SourceTree(root.resolve())
         analysed = [analyse(o, root, config, tree) for o in outcomes]
     version = next((log.torch_version for _, log in analysed if log.torch_version), None)

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import gbbot
 from gbbot.config import Entrypoint
+from gbbot.config import Runner as RunnerConfig
 from gbbot.model import Mode, RunOutcome, Status
 
 SHIM_DIR = Path(__file__).parent / "_shim"
@@ -67,23 +68,29 @@ class RunRequest:
         return self.work_dir / "result.pt"
 
 
-def command(request: RunRequest) -> list[str] | str:
+def command(request: RunRequest, python: str = sys.executable) -> list[str] | str:
     entrypoint = request.entrypoint
     if entrypoint.run is not None:
         return entrypoint.run
-    args = [sys.executable, "-m", "gbbot.launch", str(entrypoint.call)]
+    args = [python, "-m", "gbbot.launch", str(entrypoint.call)]
     return [*args, str(request.result_path)] if request.save_result else args
 
 
-def environment(request: RunRequest, base: Mapping[str, str]) -> dict[str, str]:
+def environment(
+    request: RunRequest,
+    base: Mapping[str, str],
+    shim_dir: Path = SHIM_DIR,
+    package_parent: Path = PACKAGE_PARENT,
+) -> dict[str, str]:
     """The entrypoint's environment: scrubbed, its own `env:` on top, and gbbot's variables last
-    (PYTHONPATH is joined, not replaced: the fast-mode shim must stay first)."""
+    (PYTHONPATH is joined, not replaced: the fast-mode shim must stay first). A container sees the
+    shim and gbbot.launch at other paths (`shim_dir`, `package_parent`)."""
     env = scrub_environment(base, request.scrub)
     own = dict(request.entrypoint.env)
-    paths = [str(SHIM_DIR)] if request.mode is Mode.FAST else []
+    paths = [str(shim_dir)] if request.mode is Mode.FAST else []
     paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
     if request.entrypoint.call:
-        paths.append(str(PACKAGE_PARENT))
+        paths.append(str(package_parent))
     env.update(own)
     env.update(
         TORCH_TRACE=str(request.trace_dir),
@@ -144,6 +151,15 @@ def _status(returncode: int | None, timed_out: bool, signal_no: int | None) -> S
 
 class Runner(Protocol):
     def __call__(self, request: RunRequest) -> RunOutcome: ...
+
+
+def runner_for(settings: RunnerConfig) -> Runner:
+    """The backend the config's `runner:` asks for: local subprocesses, or sibling containers."""
+    if settings.backend == "container":
+        from gbbot.container import ContainerRunner  # the docker SDK is imported only when used
+
+        return ContainerRunner.connect(settings)
+    return run_local
 
 
 def run_local(request: RunRequest, base_env: Mapping[str, str] | None = None) -> RunOutcome:
