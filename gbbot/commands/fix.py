@@ -73,8 +73,8 @@ def _print_results(run: FixRun, quiet: bool) -> None:
     err.print(f"gbbot fix: {len(run.results)} breaks: {found}")
     for note in run.notes:
         err.print(f"gbbot fix: {note}", markup=False)
-    if run.combined is not None:
-        err.print(f"gbbot fix: all verified patches together: {run.combined.summary}", markup=False)
+    for verdict in run.joint:
+        err.print(f"gbbot fix: patches sharing files or entrypoints, together: {verdict.summary}", markup=False)
     if run.written:
         err.print(f"gbbot fix: wrote {', '.join(run.written)}", markup=False)
     elif counts.get("verified") and not run.notes:
@@ -108,5 +108,5 @@ def run(args: argparse.Namespace) -> int:
     _missing_breaks(result, list(args.fingerprints))
     _write_outputs(result, args)
     _print_results(result, args.quiet)
-    failed_together = args.apply and result.combined is not None and not result.combined.ok
+    failed_together = args.apply and any(not verdict.ok for verdict in result.joint)
     return ExitCode.POLICY if failed_together else ExitCode.OK

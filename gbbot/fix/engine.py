@@ -7,10 +7,13 @@ replacements name (reusing an existing `import torch as T`), and returns the new
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -59,7 +62,12 @@ def parse(source: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise SourceError(f"line {exc.raw_line}, column {exc.raw_column}: {exc.message}") from None
+        where, message = f"line {exc.raw_line}, column {exc.raw_column}", exc.message
+    try:  # Python's own parser names the place better (LibCST's tokenizer says "line 1" for some)
+        ast.parse(source)
+    except SyntaxError as exc:
+        where, message = f"line {exc.lineno}", exc.msg
+    raise SourceError(f"{where}: {message}")
 
 
 class _Replace(cst.CSTTransformer):
@@ -74,6 +82,22 @@ class _Replace(cst.CSTTransformer):
 def _span(wrapper_positions: dict, edit: Edit) -> tuple[int, int, int, int]:
     where = wrapper_positions[edit.node]
     return where.start.line, where.start.column, where.end.line, where.end.column
+
+
+def _comments(nodes: Sequence[cst.CSTNode]) -> Counter[str]:
+    return Counter(c.value for node in nodes for c in m.findall(node, m.Comment()))
+
+
+def drops_comments(edit: Edit) -> bool:
+    """Would the replacement lose a comment of the code it replaces? (Then it is not offered:
+    comments survive a fix, or there is no fix.)"""
+    if not edit.keeps_comments:
+        return False
+    replacement = edit.replacement
+    if isinstance(replacement, cst.RemovalSentinel):
+        return bool(_comments([edit.node]))
+    nodes = list(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else [replacement]
+    return bool(_comments([edit.node]) - _comments(nodes))
 
 
 def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
@@ -92,8 +116,12 @@ def _collect(
         recipe = request.recipe(request.target, names)
         wrapper.visit(recipe)
         if not recipe.edits:
-            missed.append((request.key, f"the code at line {request.target.line} is not what the "
-                           f"{request.recipe.id} recipe ({request.recipe.variant}) rewrites"))
+            missed.append((request.key, f"line {request.target.line} is not a pattern the {request.recipe.id} "
+                           f"recipe rewrites ({request.recipe.title})"))
+            continue
+        if any(drops_comments(e) for e in recipe.edits):
+            missed.append((request.key, f"the {request.recipe.id} recipe ({request.recipe.variant}) would drop a "
+                           "comment there; rewrite that line by hand"))
             continue
         spans = [_span(positions, e) for e in recipe.edits]
         if any(_overlaps(s, t) for s in spans for t in taken):

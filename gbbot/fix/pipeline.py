@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -51,8 +51,9 @@ class FixRun:
     report: Report  # the baseline, with extra["fixes"]
     results: tuple[FixResult, ...]
     written: tuple[str, ...] = ()  # repository files written (apply)
-    combined: Verdict | None = None  # every verified patch together (apply)
+    joint: tuple[Verdict, ...] = ()  # patches sharing a file or entrypoint, verified together (apply)
     notes: tuple[str, ...] = ()  # what the user should know: collisions, files left alone
+    after: Report | None = None  # the runs behind `joint`
 
 
 # --- the repository edge ------------------------------------------------------------------------
@@ -167,16 +168,23 @@ class _Session:
         known = {e.name for e in self.config.entrypoints}
         return tuple(n for n in dict.fromkeys([*planned.entrypoints, *touching]) if n in known)
 
-    def attempt(self, patches: Sequence[FilePatch], targets: Sequence[Target], names: Sequence[str]) -> Verdict:
-        """Run `names` with the patches in place and judge the runs against the baseline."""
+    def attempt(self, trials: Sequence[Trial]) -> tuple[list[Verdict], Report]:
+        """Put every trial's patches in place at once (they touch different files), run the
+        union of their entrypoints, and judge each trial on its own entrypoints."""
+        names = tuple(dict.fromkeys(n for trial in trials for n in trial.names))
         self.ensure_baseline(names)
+        patches = [p for trial in trials for p in trial.patches]
         self.scratch.write(patches)
         try:
-            after = self.observe(names)[1]
+            after_report, after = self.observe(names)
         finally:
             self.scratch.write(patches, after=False)
-        before = {n: self.baseline[n] for n in after if n in self.baseline}
-        verdict = judge(targets, before, after, self.options.compare)
+        return [self._judge(trial, after) for trial in trials], after_report
+
+    def _judge(self, trial: Trial, after: Mapping[str, Observation]) -> Verdict:
+        seen = {n: after[n] for n in trial.names if n in after and n in self.baseline}
+        before = {n: self.baseline[n] for n in seen}
+        verdict = judge(trial.targets, before, seen, self.options.compare)
         unusable = [n for n in before if before[n].outcome.status is not Status.OK]
         if not unusable:
             return verdict
@@ -185,6 +193,15 @@ class _Session:
 
 
 Target = tuple[GraphBreak, Sequence[str]]  # a break a patch must remove, and where it appeared
+
+
+@dataclass(frozen=True)
+class Trial:
+    """Patches to verify together, the breaks they must remove, the entrypoints to re-run."""
+
+    patches: tuple[FilePatch, ...]
+    targets: tuple[Target, ...]
+    names: tuple[str, ...]
 
 
 def _verified(candidate: Candidate, verdict: Verdict, names: Sequence[str], tried: Sequence[str]) -> FixResult:
@@ -207,44 +224,134 @@ def _dropped(planned: Planned, verdict: Verdict, names: Sequence[str], tried: Se
     )
 
 
-def verify_planned(session: _Session, planned: Planned) -> tuple[FixResult, Candidate | None]:
-    """Try the candidates in order; the first that passes verification is the fix."""
-    tried: list[str] = []
-    names = session.run_set(planned)
-    for candidate in planned.candidates:
-        recipe = candidate.recipe
-        where = f"{planned.brk.file}:{planned.brk.line}"
-        session.options.progress(f"verifying {recipe.id} ({recipe.variant}) at {where} on {', '.join(names)}…")
-        verdict = session.attempt([candidate.patch], [(planned.brk, planned.entrypoints)], names)
-        if verdict.ok:
-            return _verified(candidate, verdict, names, tried), candidate
-        tried.append(f"{recipe.variant}: {verdict.reason}")
-    return _dropped(planned, verdict, names, tried), None
+@dataclass
+class _Work:
+    """One fixable break on its way through verification: which variant is next, whether it must
+    run alone (it failed next to others, which must not be held against it), what failed."""
+
+    planned: Planned
+    names: tuple[str, ...]
+    index: int = 0
+    alone: bool = False
+    tried: list[str] = field(default_factory=list)
+
+    @property
+    def candidate(self) -> Candidate:
+        return self.planned.candidates[self.index]
+
+    def trial(self) -> Trial:
+        return Trial((self.candidate.patch,), ((self.planned.brk, self.planned.entrypoints),), self.names)
 
 
-Applied = tuple[tuple[str, ...], Verdict | None, list[str]]  # files written, joint verdict, notes
+def pack(waiting: Sequence[_Work]) -> list[_Work]:
+    """The next round: candidates in different files with different entrypoints run together
+    (one run per entrypoint for all of them); one that must run alone, alone."""
+    batch: list[_Work] = []
+    files: set[str] = set()
+    names: set[str] = set()
+    for work in waiting:
+        if work.alone and batch:
+            continue
+        if work.candidate.patch.path in files or names & set(work.names):
+            continue
+        batch.append(work)
+        files.add(work.candidate.patch.path)
+        names.update(work.names)
+        if work.alone:
+            break
+    return batch
 
 
-def apply_all(session: _Session, chosen: Sequence[tuple[Planned, Candidate]]) -> Applied:
-    """Combine the verified patches per file, verify them together once, write them."""
+def _settle(work: _Work, verdict: Verdict, together: bool) -> FixResult | None:
+    """The result once a candidate is verified or the last variant failed alone; else None."""
+    if verdict.ok:
+        return _verified(work.candidate, verdict, work.names, work.tried)
+    if together:
+        work.alone = True
+        return None
+    work.tried.append(f"{work.candidate.recipe.variant}: {verdict.reason}")
+    work.index, work.alone = work.index + 1, False
+    if work.index < len(work.planned.candidates):
+        return None
+    return _dropped(work.planned, verdict, work.names, work.tried)
+
+
+def _described(work: _Work) -> str:
+    recipe, brk = work.candidate.recipe, work.planned.brk
+    return f"{recipe.id} ({recipe.variant}) at {brk.file}:{brk.line}"
+
+
+def verify_all(session: _Session, planned: Sequence[Planned]) -> list[tuple[FixResult, Candidate | None]]:
+    """Verify every fixable break's candidates, variants in order, as few runs as attribution
+    allows: independent candidates share one run per entrypoint; a failure is re-checked alone."""
+    works = [_Work(p, session.run_set(p)) for p in planned]
+    settled: dict[int, tuple[FixResult, Candidate | None]] = {}
+    while len(settled) < len(works):
+        batch = pack([w for i, w in enumerate(works) if i not in settled])
+        session.options.progress(f"verifying {', '.join(_described(w) for w in batch)}…")
+        verdicts, _ = session.attempt([w.trial() for w in batch])
+        for work, verdict in zip(batch, verdicts, strict=True):
+            candidate = work.candidate
+            result = _settle(work, verdict, together=len(batch) > 1)
+            if result is not None:
+                settled[works.index(work)] = (result, candidate if result.status is FixStatus.VERIFIED else None)
+    return [settled[i] for i in range(len(works))]
+
+
+@dataclass(frozen=True)
+class Applied:
+    written: tuple[str, ...] = ()  # repository files written
+    joint: tuple[Verdict, ...] = ()  # patches that share a file or an entrypoint, verified together
+    after: Report | None = None  # the runs behind `joint`
+    notes: tuple[str, ...] = ()
+
+
+Chosen = tuple[Planned, Candidate]
+
+
+def joint_groups(session: _Session, chosen: Sequence[Chosen]) -> list[list[Chosen]]:
+    """Verified patches that share a file or an entrypoint, grouped (connected components).
+    Each was verified alone; a group of several must also be verified together."""
+    groups: list[tuple[set[str], list[Chosen]]] = []
+    for item in chosen:
+        keys = {f"file:{item[1].patch.path}", *(f"run:{n}" for n in session.run_set(item[0]))}
+        touching = [g for g in groups if g[0] & keys]
+        merged = (keys.union(*(g[0] for g in touching)), [*(m for g in touching for m in g[1]), item])
+        groups = [g for g in groups if all(g is not t for t in touching)] + [merged]
+    return [members for _, members in groups]
+
+
+def _joint_trial(session: _Session, group: Sequence[Chosen], patches: Sequence[FilePatch], left_out: set[str]) -> Trial:
+    files = {c.patch.path for _, c in group}
+    mine = tuple(p for p in patches if p.path in files)
+    names = tuple(dict.fromkeys(n for planned, _ in group for n in session.run_set(planned, files)))
+    targets = tuple((p.brk, p.entrypoints) for p, _ in group if p.brk.fingerprint not in left_out)
+    return Trial(mine, targets, names)
+
+
+def apply_all(session: _Session, chosen: Sequence[Chosen]) -> Applied:
+    """Combine the verified patches per file, verify those that share a file or an entrypoint
+    together once, and write every patch whose group passed."""
     patches, missed = planning.combine([c for _, c in chosen], repo_reader(session.root))
     notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed]
-    combined = None
-    if len(chosen) > 1 and patches:
-        paths = [p.path for p in patches]
-        names = tuple(dict.fromkeys(n for planned, _ in chosen for n in session.run_set(planned, paths)))
-        left_out = {fingerprint for fingerprint, _ in missed}
-        targets = [(p.brk, p.entrypoints) for p, _ in chosen if p.brk.fingerprint not in left_out]
-        session.options.progress(f"verifying all {len(targets)} patches together on {', '.join(names)}…")
-        combined = session.attempt(patches, targets, names)
-        if not combined.ok:
-            return (), combined, [*notes, f"nothing written: together the patches fail ({combined.reason})"]
+    left_out = {fingerprint for fingerprint, _ in missed}
+    trials = [_joint_trial(session, g, patches, left_out) for g in joint_groups(session, chosen) if len(g) > 1]
+    if trials:
+        count = sum(len(t.targets) for t in trials)
+        session.options.progress(f"verifying the {count} patches that share files or entrypoints together…")
+    joint, after = session.attempt(trials) if trials else ([], None)
+    refused: set[str] = set()
+    for trial, verdict in zip(trials, joint, strict=True):
+        if not verdict.ok:
+            files = ", ".join(p.path for p in trial.patches)
+            refused.update(p.path for p in trial.patches)
+            notes.append(f"not written: {files}: together the patches fail ({verdict.reason})")
     written = []
-    for patch in patches:
+    for patch in (p for p in patches if p.path not in refused):
         note = write_patch(session.root, patch)
         notes += [note] if note else []
         written += [] if note else [patch.path]
-    return tuple(written), combined, notes
+    return Applied(tuple(written), tuple(joint), after, tuple(notes))
 
 
 def with_fixes(report: Report, results: Iterable[FixResult]) -> Report:
@@ -258,10 +365,11 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
         session.start(report)
         found = session.selected_breaks()
         planned, others = planning.plan(found, repo_reader(root), library_lookup(root, config))
-        verified = [verify_planned(session, item) for item in planned]
+        verified = verify_all(session, planned)
         by_fingerprint = {r.fingerprint: r for r in [*others, *(result for result, _ in verified)]}
         results = tuple(by_fingerprint[b.fingerprint] for b, _ in found if b.fingerprint in by_fingerprint)
         chosen = [(item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate]
-        written, combined, notes = apply_all(session, chosen) if options.apply and chosen else ((), None, [])
+        applied = apply_all(session, chosen) if options.apply and chosen else Applied()
     assert session.report is not None
-    return FixRun(with_fixes(session.report, results), results, written, combined, tuple(notes))
+    final = with_fixes(session.report, results)
+    return FixRun(final, results, applied.written, applied.joint, applied.notes, applied.after)

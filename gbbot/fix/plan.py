@@ -69,15 +69,16 @@ def _stale(brk: GraphBreak, text: str) -> str | None:
     return None
 
 
-def candidates(brk: GraphBreak, text: str) -> tuple[Candidate, ...]:
-    """Every variant of the break's recipe that rewrites the code at its line (SourceError when
-    the file does not parse)."""
-    found = []
+def candidates(brk: GraphBreak, text: str) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
+    """Every variant of the break's recipe that rewrites the code at its line, and why the others
+    do not (SourceError when the file does not parse)."""
+    found, why_not = [], []
     for recipe in variants(brk.fix):
         outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, Target(brk.line))])
         if outcome.applied:
             found.append(Candidate(brk, recipe, FilePatch(brk.file, text, outcome.after)))
-    return tuple(found)
+        why_not += [why for _, why in outcome.missed]
+    return tuple(found), tuple(why_not)
 
 
 def plan_break(
@@ -97,13 +98,11 @@ def plan_break(
     if stale:
         return _skip(brk, stale)
     try:
-        found = candidates(brk, text)
+        found, why_not = candidates(brk, text)
     except engine.SourceError as exc:
         return _skip(brk, f"{brk.file} does not parse ({exc}); nothing in it is patched")
     if not found:
-        titles = "; ".join(r.title for r in variants(brk.fix))
-        where = f"{brk.file}:{brk.line}"
-        return advice.advise(brk, f"the code at {where} is not a pattern the {brk.fix} recipe rewrites ({titles})")
+        return advice.advise(brk, "; ".join(dict.fromkeys(why_not)))
     return Planned(brk, entrypoints, found)
 
 

@@ -242,7 +242,9 @@ def _equal_phrase(observations: Iterable[Observation]) -> str:
     return "exit status equal" if kinds == {False} else "outputs and exit status equal"
 
 
-def summary(before: Counts, after: Counts, revealed: int, observations: Iterable[Observation]) -> str:
+def summary(
+    before: Counts, after: Counts, revealed: int, observations: Iterable[Observation], changed: bool = False
+) -> str:
     removed = before.breaks - (after.breaks - revealed)
     parts = [f"removes {removed} break{'s' * (removed != 1)}"]
     if revealed:
@@ -250,7 +252,7 @@ def summary(before: Counts, after: Counts, revealed: int, observations: Iterable
     parts.append(f"graphs {before.graphs} → {after.graphs}")
     if before.frames_skipped != after.frames_skipped:
         parts.append(f"frames run eagerly {before.frames_skipped} → {after.frames_skipped}")
-    parts.append(_equal_phrase(observations))
+    parts.append("outputs differ" if changed else _equal_phrase(observations))
     return "; ".join(parts)
 
 
@@ -265,16 +267,18 @@ def judge(
     old, new = totals(before[n] for n in names), totals(after[n] for n in names)
     revealed: list[GraphBreak] = []
     problems: list[str] = []
+    changed = False
     for name in names:
         problem = changed_behaviour(before[name], after[name], compare)
         found, shown = new_breaks(before[name], after[name])
         revealed.extend(shown)
+        changed = changed or problem is not None
         problems += [problem] if problem else []
         problems += [f"new break in {name}: {_short(b)}" for b in found]
     for target, entrypoints in targets:
         problem = still_there(target, entrypoints, before, after)
         problems += [problem] if problem else []
     count = sum(b.count for b in revealed)
-    text = summary(old, new, count, (after[n] for n in names))
+    text = summary(old, new, count, (after[n] for n in names), changed)
     fingerprints = tuple(dict.fromkeys(b.fingerprint for b in revealed))
     return Verdict(not problems, "; ".join(problems), text, old, new, fingerprints)

@@ -41,6 +41,7 @@ class Edit:
     node: cst.CSTNode
     replacement: Replacement
     imports: tuple[str, ...] = ()  # modules the replacement names ("torch")
+    keeps_comments: bool = True  # False only where a statement is deleted on purpose
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,15 @@ class Recipe(cst.CSTVisitor):
         self.names = names
         self.edits: list[Edit] = []
 
-    def record(self, node: cst.CSTNode, replacement: Replacement, imports: tuple[str, ...] = ()) -> None:
-        self.edits.append(Edit(node, replacement, imports))
+    def record(
+        self, node: cst.CSTNode, replacement: Replacement, imports: tuple[str, ...] = (), keeps_comments: bool = True
+    ) -> None:
+        self.edits.append(Edit(node, replacement, imports, keeps_comments))
+
+    def record_removal(self, statement: cst.BaseStatement) -> None:
+        """Delete `statement` (its own trailing comment goes with it), keeping the comment lines above."""
+        for old, new in removal(self, statement):
+            self.record(old, new, keeps_comments=old is not statement)
 
     # --- questions about nodes ---------------------------------------------------------------
 

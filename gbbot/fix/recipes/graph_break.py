@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.fix.recipes.base import Recipe, code, example, removal, single_call_statement
+from gbbot.fix.recipes.base import Recipe, code, example, single_call_statement
 
 GRAPH_BREAK = ("torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break")
 
@@ -75,5 +75,4 @@ class GraphBreakRemove(Recipe):
         call = single_call_statement(node)
         if call is None or not self.on_target(node) or not self.is_name(call.func, *GRAPH_BREAK):
             return
-        for old, new in removal(self, node):
-            self.record(old, new)
+        self.record_removal(node)

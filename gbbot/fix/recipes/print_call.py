@@ -82,7 +82,8 @@ class PrintHop(Recipe):
         "Replaces `print(a, b)` with `torch._higher_order_ops.print(\"{} {}\", a, b)`, which Dynamo "
         "records as a graph operation: the message is printed when the compiled code runs, tensors "
         "show their runtime values. Only plain positional prints qualify (no `sep=`, `end=`, "
-        "`file=`, `*args`); the text can differ from `print` in how values are formatted."
+        "`file=`, `*args`); values can print differently (a tensor's shape prints as a tuple, a "
+        "0-d tensor as its number), which the output comparison of a `run:` entrypoint catches."
     )
     examples = (
         example(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from gbbot.fix.recipes.base import Recipe, code, example, removal
+from gbbot.fix.recipes.base import Recipe, code, example
 
 COMPILE = ("torch.compile",)
 
@@ -132,8 +132,10 @@ class RequiresGradSplit(Recipe):
 
     def _splittable(self, function: cst.FunctionDef, statement: cst.SimpleStatementLine) -> bool:
         head, rest = self._leading(function)
+        method = isinstance(self.parent(self.parent(function)), cst.ClassDef)
         return (
-            self._compiled(function)
+            (not method or bool([*function.params.posonly_params, *function.params.params]))
+            and self._compiled(function)
             and function.asynchronous is None
             and any(s is statement for s in head)
             and bool(rest)
@@ -150,13 +152,14 @@ class RequiresGradSplit(Recipe):
         method = isinstance(self.parent(self.parent(function)), cst.ClassDef)
         callee: cst.BaseExpression = cst.Name(inner_name)
         if method:
-            callee = cst.Attribute(cst.Name(function.params.params[0].name.value), cst.Name(inner_name))
+            owner = [*function.params.posonly_params, *function.params.params][0].name.value
+            callee = cst.Attribute(cst.Name(owner), cst.Name(inner_name))
         call = cst.Call(callee, _forwarded(function.params, skip_first=method))
         outer = function.with_changes(
             decorators=(),
             body=function.body.with_changes(body=[*head, cst.SimpleStatementLine([cst.Return(call)])]),
         )
-        blank = (cst.EmptyLine(),) * (1 if method else 2)
+        blank = (cst.EmptyLine(indent=False),) * (1 if method else 2)
         inner = function.with_changes(
             name=cst.Name(inner_name),
             leading_lines=blank,
@@ -236,8 +239,7 @@ class RequiresGradInit(Recipe):
         last = init.body.body[-1]
         moved = node.with_changes(leading_lines=())
         self.record(last, cst.FlattenSentinel([last, moved]))
-        for old, new in removal(self, node):
-            self.record(old, new)
+        self.record_removal(node)
 
     def _constant_flag(self, small: cst.BaseSmallStatement) -> bool:
         if isinstance(small, cst.Assign):

@@ -1,0 +1,7 @@
+import torch
+from torch._dynamo import graph_break
+
+
+def f(x):
+    x = x + 1
+    return x * 2

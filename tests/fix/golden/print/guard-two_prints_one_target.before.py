@@ -1,0 +1,7 @@
+import torch
+
+
+def f(x):
+    print("first")  # BREAK
+    print("second")
+    return x

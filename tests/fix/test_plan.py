@@ -1,0 +1,161 @@
+"""Which breaks get a candidate, a scaffold, advice or a skip — without running anything. The
+files are real files in a temp repository; the breaks are records as classify makes them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from gbbot.config import parse_config
+from gbbot.fix import plan
+from gbbot.fix.pipeline import library_lookup, repo_reader, write_patch
+from gbbot.fix.result import FixStatus
+from gbbot.fix.scaffold import scaffold
+from gbbot.model import Category, Frame, GraphBreak, Origin
+
+MODEL = '''import torch
+
+
+def f(x):
+    print("hi")
+    if x.sum() > 0:
+        x = x * 2
+    return x
+'''
+
+
+def brk(line: int = 5, code: str = 'print("hi")', **changes) -> GraphBreak:
+    base = GraphBreak(
+        fingerprint="0123456789abcdef", gb_id="GB0059", gb_type="Failed to trace builtin operator",
+        category=Category.SUPPORTABLE, origin=Origin.USER, file="model.py", line=line, function="f", code=code,
+        explanation="", hints=("Hint from torch.",), doc_url=None, frame_skipped=False, in_loop=False, count=1,
+        caused=(), user_stack=(Frame("model.py", line, "f", code),), fix="print",
+    )
+    return replace(base, **changes)
+
+
+def run_plan(root: Path, *breaks: GraphBreak):
+    return plan.plan([(b, ("forward",)) for b in breaks], repo_reader(root), lambda _p: None)
+
+
+def test_a_fixable_break_gets_its_recipe_variants_as_candidates(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    planned, others = run_plan(tmp_path, brk())
+    assert others == []
+    (item,) = planned
+    assert [c.recipe.variant for c in item.candidates] == ["guard", "hop"]
+    assert item.entrypoints == ("forward",)
+    assert "+    if not torch.compiler.is_compiling():" in item.candidates[0].patch.diff
+
+
+def test_no_mechanical_fix_gives_the_documented_options(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    branching = brk(6, "if x.sum() > 0:", gb_id="GB0170", gb_type="Data-dependent branching", fix=None)
+    _, (result,) = run_plan(tmp_path, branching)
+    assert result.status is FixStatus.ADVICE
+    assert any("torch.cond" in a.text for a in result.advice)
+    assert any("torch.where" in a.text for a in result.advice)
+    assert result.diff is None and not result.hunks
+
+
+def test_unknown_break_kinds_fall_back_to_the_hints_from_torch(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    odd = brk(gb_id="GB9999", gb_type="Something new", fix=None)
+    _, (result,) = run_plan(tmp_path, odd)
+    assert [a.text for a in result.advice] == ["Hint from torch."]
+
+
+def test_code_that_does_not_match_the_recipe_gets_advice_not_a_patch(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL.replace('print("hi")', 'x = print("hi") or x'))
+    _, (result,) = run_plan(tmp_path, brk(code='x = print("hi") or x'))
+    assert result.status is FixStatus.ADVICE
+    assert "not a pattern the print recipe rewrites" in result.reason
+
+
+def test_a_file_with_a_syntax_error_is_skipped_with_a_message(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL.replace("return x", "return x)"))
+    _, (result,) = run_plan(tmp_path, brk())
+    assert result.status is FixStatus.SKIPPED
+    assert result.reason.startswith("model.py does not parse (line 8")
+
+
+def test_a_file_that_changed_since_the_report_is_skipped(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL.replace('print("hi")', 'print("bye")'))
+    _, (result,) = run_plan(tmp_path, brk())
+    assert result.status is FixStatus.SKIPPED
+    assert "changed since the report" in result.reason
+
+
+def test_files_outside_the_repository_are_never_patched(tmp_path):
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir(), outside.mkdir()
+    (outside / "model.py").write_text(MODEL)
+    (repo / "model.py").symlink_to(outside / "model.py")
+    _, (result,) = run_plan(repo, brk())
+    assert result.status is FixStatus.SKIPPED
+    assert "outside the repository" in result.reason
+    (repo / "venv" / "lib" / "site-packages").mkdir(parents=True)
+    _, (result,) = run_plan(repo, brk(file="venv/lib/site-packages/model.py"))
+    assert "never patches site-packages" in result.reason
+    assert (outside / "model.py").read_text() == MODEL
+
+
+def test_writing_refuses_a_file_that_moved_on(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    (item,), _ = run_plan(tmp_path, brk())
+    (tmp_path / "model.py").write_text(MODEL + "# edited meanwhile\n")
+    assert "changed while gbbot was verifying" in write_patch(tmp_path, item.candidates[0].patch)
+    assert (tmp_path / "model.py").read_text().endswith("# edited meanwhile\n")
+
+
+def test_ignored_breaks_are_left_alone(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    assert run_plan(tmp_path, brk(ignored=True)) == ([], [])
+
+
+def test_selection_by_id_recipe_or_fingerprint():
+    b = brk()
+    assert plan.selected(b, (), ())
+    assert plan.selected(b, ("gb0059",), ())
+    assert plan.selected(b, ("print",), ())
+    assert not plan.selected(b, ("GB0124",), ())
+    assert plan.selected(b, (), ("0123456789abcdef",))
+    assert not plan.selected(b, (), ("ffffffffffffffff",))
+
+
+LIBRARY = '''import torch
+
+
+class Scaler(torch.nn.Module):
+    def forward(self, x):
+        y = x * 3
+        print("scaled")
+        return y
+'''
+
+
+def test_a_third_party_break_gets_a_subclass_scaffold_pointing_at_the_library(tmp_path):
+    site = tmp_path / "site-packages"
+    (site / "lib").mkdir(parents=True)
+    (site / "lib" / "__init__.py").write_text(LIBRARY)
+    config = parse_config(f"version: 1\nentrypoints: [{{name: e, call: 'm:f', env: {{PYTHONPATH: {site}}}}}]\n")
+    third = brk(
+        code="return scaler(x)", origin=Origin.THIRD_PARTY, file="model.py", line=5,
+        user_stack=(Frame("model.py", 5, "f", "return scaler(x)"), Frame("lib/__init__.py", 7, "forward", 'print("scaled")')),
+    )
+    result = scaffold(third, library_lookup(tmp_path, config))
+    assert result.status is FixStatus.SCAFFOLD
+    text = result.scaffold
+    assert "NOT a verified fix" in text
+    assert "inside lib, at lib/__init__.py:7 in Scaler.forward" in text
+    assert "from lib import Scaler\n\n\nclass CompilableScaler(Scaler):\n    def forward(self, x):\n" in text
+    assert '        # TODO(gbbot): GB0059 (Failed to trace builtin operator) breaks the graph on the next line\n        print("scaled")' in text
+    assert "never patches installed packages" in result.reason
+    compile(text, "scaffold.py", "exec")
+
+
+def test_a_third_party_break_without_readable_source_gets_words_not_code():
+    third = brk(origin=Origin.THIRD_PARTY, user_stack=(Frame("model.py", 5, "f"), Frame("lib/x.py", 3, "g")))
+    result = scaffold(third, lambda _p: None)
+    assert result.status is FixStatus.ADVICE
+    assert "lib/x.py:3 in g" in result.reason and result.scaffold is None

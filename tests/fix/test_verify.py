@@ -1,0 +1,93 @@
+"""How a re-run is judged: break gone, nothing new (revealed breaks excepted), results equal.
+The runs are records as `gbbot check` makes them; test_fix_e2e.py makes them with real torch."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gbbot.config import Entrypoint
+from gbbot.fix.verify import Observation, judge
+from gbbot.model import Category, EntrypointReport, Frame, GraphBreak, Origin, RunOutcome, Status
+
+CALL = Entrypoint("fwd", call="m:f")
+
+
+def brk(fingerprint: str, gb_id: str = "GB0059", code: str = 'print("a")', function: str = "f", **changes) -> GraphBreak:
+    base = GraphBreak(
+        fingerprint=fingerprint, gb_id=gb_id, gb_type=gb_id, category=Category.SUPPORTABLE, origin=Origin.USER,
+        file="m.py", line=3, function=function, code=code, explanation="", hints=(), doc_url=None,
+        frame_skipped=False, in_loop=False, count=1, caused=(), user_stack=(Frame("m.py", 3, function, code),),
+    )
+    return replace(base, **changes)
+
+
+def seen(*breaks: GraphBreak, graphs: int = 2, status: Status = Status.OK, result: str | None = "r.pt") -> Observation:
+    report = EntrypointReport("fwd", status, 0 if status is Status.OK else 1, 1.0, graphs, sum(b.count for b in breaks),
+                              sum(b.frame_skipped for b in breaks), breaks)
+    outcome = RunOutcome("fwd", status, report.exit_code, 1.0, result_path=result)
+    return Observation(CALL, report, outcome)
+
+
+def same(_a: str, _b: str) -> None:
+    return None
+
+
+TARGET = brk("a" * 16)
+
+
+def test_break_gone_and_results_equal_is_verified():
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(graphs=1)}, same)
+    assert verdict.ok
+    assert verdict.summary == "removes 1 break; graphs 2 → 1; outputs equal"
+
+
+def test_a_break_still_there_is_dropped():
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(TARGET)}, same)
+    assert not verdict.ok and verdict.reason == "the break is still reported in fwd"
+
+
+def test_the_break_still_counts_when_the_patch_changed_its_line():
+    moved = brk("b" * 16, code='if not torch.compiler.is_compiling(): print("a")')
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(moved)}, same)
+    assert not verdict.ok and "still reported" in verdict.reason
+
+
+def test_a_new_break_drops_the_patch():
+    new = brk("c" * 16, gb_id="GB0124", code="n = x.item()")
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(new)}, same)
+    assert not verdict.ok
+    assert verdict.reason == "new break in fwd: GB0124 at m.py:3 (n = x.item())"
+
+
+def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not_held_against_it():
+    loop = brk("d" * 16, gb_id="GB0025", code="torch._dynamo.graph_break()", frame_skipped=True)
+    hidden = brk("e" * 16, code='print("after")')
+    verdict = judge([(loop, ["fwd"])], {"fwd": seen(loop, graphs=0)}, {"fwd": seen(hidden, graphs=1)}, same)
+    assert verdict.ok and verdict.revealed == ("e" * 16,)
+    assert verdict.summary == "removes 1 break; reveals 1 that an eager frame hid; graphs 0 → 1; frames run eagerly 1 → 0; outputs equal"
+
+
+def test_different_results_drop_the_patch():
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen()}, lambda _a, _b: "values differ")
+    assert not verdict.ok and verdict.reason == "the result of fwd changed: values differ"
+    assert verdict.summary.endswith("outputs differ")
+
+
+def test_a_run_that_now_fails_drops_the_patch():
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(status=Status.FAILED, result=None)}, same)
+    assert not verdict.ok and verdict.reason.startswith("fwd ended failed (exit 1), before ok (exit 0)")
+
+
+def test_a_break_the_baseline_did_not_show_cannot_be_verified():
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen()}, {"fwd": seen()}, same)
+    assert not verdict.ok and "did not show up in the baseline" in verdict.reason
+
+
+def test_run_entrypoints_compare_exit_status_and_output_only_when_asked():
+    run = Entrypoint("cli", run="python x.py")
+    before = replace(seen(TARGET), entrypoint=run, outcome=RunOutcome("fwd", Status.OK, 0, 1.0, stdout_tail="a\n"))
+    after = replace(seen(), entrypoint=run, outcome=RunOutcome("fwd", Status.OK, 0, 1.0, stdout_tail="b\n"))
+    assert judge([(TARGET, ["fwd"])], {"fwd": before}, {"fwd": after}, same).summary.endswith("exit status equal")
+    strict = Entrypoint("cli", run="python x.py", verify_output=True)
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": replace(before, entrypoint=strict)}, {"fwd": replace(after, entrypoint=strict)}, same)
+    assert not verdict.ok and verdict.reason == "the output of cli changed (verify_output is on)"
