@@ -1,0 +1,216 @@
+"""The action's packaging and the example workflows: the security properties, checked mechanically.
+
+- no workflow runs on pull_request_target;
+- every workflow and every job says its `permissions:`; the untrusted half has no write at all;
+- the publishing half (workflow_run) never checks out code;
+- no `${{ … }}` expression is interpolated into a `run:` shell line (values go through env:);
+- action.yml is a Docker action whose inputs and outputs are the ones gbbot reads and writes;
+- the container's entrypoint runs `gbbot action` with a safe workspace and TMPDIR on RUNNER_TEMP.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+ACTION = "gbbot/gbbot@"  # how the examples refer to this action
+EXPRESSION = re.compile(r"\$\{\{")
+WRITE = "write"
+
+
+def load(path: Path) -> dict[str, Any]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(document, dict), f"{path.name}: not a YAML mapping"
+    return document
+
+
+def triggers(workflow: dict[str, Any]) -> dict[str, Any]:
+    """`on:`, which YAML 1.1 reads as the boolean True."""
+    on = workflow.get("on", workflow.get(True))
+    if isinstance(on, str):
+        return {on: None}
+    if isinstance(on, list):
+        return dict.fromkeys(on)
+    return dict(on or {})
+
+
+def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
+
+
+def uses(step: dict[str, Any], action: str) -> bool:
+    return str(step.get("uses", "")).startswith(action)
+
+
+def granted(permissions: Any) -> dict[str, str]:
+    if permissions in ("read-all", "write-all"):
+        return {"*": permissions.removesuffix("-all")}
+    return dict(permissions or {})
+
+
+ALL = sorted(WORKFLOWS.glob("*.yml"))
+
+
+def workflow(name: str) -> dict[str, Any]:
+    return load(WORKFLOWS / name)
+
+
+def test_the_expected_workflows_exist():
+    assert {p.name for p in ALL} >= {
+        "gbbot-pr.yml", "gbbot-pr-untrusted.yml", "gbbot-publish.yml", "gbbot-nightly.yml", "ci.yml"
+    }
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_no_workflow_runs_on_pull_request_target(path):
+    assert "pull_request_target" not in triggers(load(path))
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_every_workflow_and_job_says_its_permissions(path):
+    document = load(path)
+    assert "permissions" in document, f"{path.name}: no top-level permissions"
+    for name, job in document["jobs"].items():
+        assert "permissions" in job, f"{path.name}: job {name} has no permissions"
+        assert granted(job["permissions"]).get("*") != WRITE, f"{path.name}: job {name} has write-all"
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_no_expression_is_interpolated_into_a_shell_line(path):
+    for step in steps(load(path)):
+        assert not EXPRESSION.search(str(step.get("run", ""))), (
+            f"{path.name}: step {step.get('name') or step['run']!r} puts an expression into the shell line; "
+            "pass it through env: instead"
+        )
+
+
+def test_the_untrusted_half_has_no_write_permission_and_publishes_nothing():
+    document = workflow("gbbot-pr-untrusted.yml")
+    assert set(triggers(document)) == {"pull_request"}
+    scopes = [granted(document["permissions"])] + [granted(j["permissions"]) for j in document["jobs"].values()]
+    assert all(level != WRITE for scope in scopes for level in scope.values()), scopes
+    [gbbot] = [s for s in steps(document) if uses(s, ACTION)]
+    assert gbbot["with"]["token"] == "" and gbbot["with"]["comment-mode"] == "off"
+    upload = [s for s in steps(document) if uses(s, "actions/upload-artifact@")]
+    assert upload and upload[0]["with"]["name"] == "gbbot-report"
+    assert not any(uses(s, "actions/cache@") for s in steps(document)), "restore only: actions/cache/restore"
+
+
+def test_the_publishing_half_never_checks_out_code():
+    document = workflow("gbbot-publish.yml")
+    assert set(triggers(document)) == {"workflow_run"}
+    assert triggers(document)["workflow_run"]["workflows"] == [workflow("gbbot-pr-untrusted.yml")["name"]]
+    assert not any(uses(s, "actions/checkout@") for s in steps(document))
+    assert not any("run" in s for s in steps(document)), "nothing of the PR's may be run here"
+    [download] = [s for s in steps(document) if uses(s, "actions/download-artifact@")]
+    assert download["with"]["run-id"] == "${{ github.event.workflow_run.id }}"
+    assert "github-token" in download["with"]
+    [job] = document["jobs"].values()
+    assert granted(job["permissions"]) == {
+        "actions": "read", "contents": "read", "pull-requests": "write", "checks": "write"
+    }
+
+
+@pytest.mark.parametrize("name", ["gbbot-pr.yml", "gbbot-pr-untrusted.yml"])
+def test_pr_checks_fetch_the_merge_base_and_leave_no_credentials(name):
+    [checkout] = [s for s in steps(workflow(name)) if uses(s, "actions/checkout@")]
+    assert checkout["with"]["fetch-depth"] == 0
+    assert checkout["with"]["persist-credentials"] is False
+
+
+def test_the_same_repository_check_keeps_write_tokens_away_from_forks():
+    document = workflow("gbbot-pr.yml")
+    check = document["jobs"]["graph-breaks"]
+    assert "head.repo.full_name == github.repository" in check["if"]
+    assert granted(check["permissions"]) == {"contents": "read", "pull-requests": "write", "checks": "write"}
+    assert "security-events" not in granted(check["permissions"]), "SARIF upload has its own job"
+    cache = next(s for s in steps(document) if uses(s, "actions/cache@"))
+    assert "github.event.pull_request.base.sha" in cache["with"]["key"]
+    assert "hashFiles('.gbbot.yml')" in cache["with"]["key"]
+
+
+# --- action.yml ---------------------------------------------------------------------------------
+
+
+def action() -> dict[str, Any]:
+    return load(ROOT / "action.yml")
+
+
+def test_action_is_a_docker_action_without_shell_arguments():
+    runs = action()["runs"]
+    assert runs["using"] == "docker" and runs["image"] == "Dockerfile"
+    assert "args" not in runs and "entrypoint" not in runs, "inputs reach gbbot as INPUT_* only"
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["/entrypoint"]' in dockerfile
+    assert "ARG TORCH_SPEC=torch==2.13.0" in dockerfile
+    assert os.stat(ROOT / "entrypoint").st_mode & stat.S_IXUSR
+
+
+def _inputs_module():
+    try:
+        return importlib.import_module("gbbot.action.inputs")
+    except ModuleNotFoundError:
+        pytest.skip("gbbot/action/inputs.py does not exist yet: nothing to compare action.yml with")
+
+
+def test_action_inputs_are_the_ones_gbbot_reads():
+    declared = action()["inputs"]
+    table = _inputs_module().INPUTS
+    assert list(declared) == list(table)
+    defaults = {name: str(spec.get("default", "")) for name, spec in declared.items()}
+    assert defaults.pop("token") == "${{ github.token }}"
+    assert defaults == {name: default for name, (default, _) in table.items() if name != "token"}
+
+
+def test_action_outputs_are_the_ones_gbbot_writes():
+    runner = pytest.importorskip("gbbot.action.runner")
+    assert list(action()["outputs"]) == list(runner.OUTPUTS)
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_workflows_pass_only_inputs_the_action_declares(path):
+    declared = set(action()["inputs"])
+    for step in steps(load(path)):
+        if uses(step, ACTION):
+            assert set(step.get("with", {})) <= declared, f"{path.name}: unknown inputs"
+
+
+# --- the container's entrypoint -------------------------------------------------------------------
+
+
+def test_entrypoint_runs_gbbot_action_in_a_safe_workspace_with_tmpdir_on_runner_temp(tmp_path):
+    """The script with a stand-in `gbbot` on PATH that prints what it was given."""
+    bin_dir, home, runner_temp = tmp_path / "bin", tmp_path / "home", tmp_path / "runner_temp"
+    for d in (bin_dir, home, runner_temp):
+        d.mkdir()
+    stand_in = bin_dir / "gbbot"
+    stand_in.write_text('#!/bin/sh\necho "args=$*"\necho "tmpdir=$TMPDIR"\n')
+    stand_in.chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(home),
+        "GITHUB_WORKSPACE": "/github/workspace", "RUNNER_TEMP": str(runner_temp),
+    }
+
+    def entrypoint(*args: str) -> str:
+        done = subprocess.run(
+            [str(ROOT / "entrypoint"), *args], cwd=runner_temp, env=env, capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    assert entrypoint() == f"args=action\ntmpdir={runner_temp}\n"
+    assert entrypoint("check", "--json", "r.json").startswith("args=check --json r.json\n")
+    safe = subprocess.run(
+        ["git", "config", "--global", "--get-all", "safe.directory"], env=env, capture_output=True, text=True
+    ).stdout.split()
+    assert {"/github/workspace", str(runner_temp)} <= set(safe)  # the workspace and the working dir
