@@ -67,7 +67,7 @@ def _print_results(run: FixRun, quiet: bool) -> None:
     if not quiet:
         for result in run.results:
             print(present.terminal_text(result, docs.get(result.fingerprint)) + "\n")
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     counts = Counter(r.status.value for r in run.results)
     found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
     err.print(f"gbbot fix: {len(run.results)} breaks: {found}")

@@ -29,7 +29,7 @@ from gbbot.fix.verify import (
     judge,
     observe,
 )
-from gbbot.model import GraphBreak, Mode, Report, Status
+from gbbot.model import GraphBreak, Mode, Report, Status, Tool
 from gbbot.run import Runner
 
 
@@ -135,6 +135,8 @@ class _Session:
     def observe(self, names: Iterable[str]) -> tuple[Report, dict[str, Observation]]:
         known = {e.name for e in self.config.entrypoints}
         wanted = [n for n in names if n in known]
+        if not wanted:  # (check() would take "no names" for "all of them")
+            return Report(Tool(), None, self.options.mode or self.config.mode, None, ()), {}
         return observe(self.scratch, self.config, wanted, self.options.mode, self.options.jobs, self.runner)
 
     def start(self, report: Report | None) -> None:

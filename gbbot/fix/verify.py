@@ -187,6 +187,9 @@ def _short(brk: GraphBreak) -> str:
 def still_there(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
     """Why the targeted break is not gone, or None. Compared by kind, file and function (the
     fingerprint holds the source line, which the patch may have changed)."""
+    entrypoints = list(entrypoints)
+    if not any(n in before and n in after for n in entrypoints):
+        return f"none of the entrypoints it appeared in ({', '.join(entrypoints)}) could be re-run here"
     for name in entrypoints:
         if name not in before or name not in after:
             continue
@@ -245,8 +248,10 @@ def _equal_phrase(observations: Iterable[Observation]) -> str:
 def summary(
     before: Counts, after: Counts, revealed: int, observations: Iterable[Observation], changed: bool = False
 ) -> str:
+    observations = list(observations)
     removed = before.breaks - (after.breaks - revealed)
-    parts = [f"removes {removed} break{'s' * (removed != 1)}"]
+    across = f" across {len(observations)} entrypoints" if len(observations) > 1 else ""
+    parts = [f"removes {removed} break{'s' * (removed != 1)}{across}"]
     if revealed:
         parts.append(f"reveals {revealed} that an eager frame hid")
     parts.append(f"graphs {before.graphs} → {after.graphs}")

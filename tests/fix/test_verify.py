@@ -91,3 +91,9 @@ def test_run_entrypoints_compare_exit_status_and_output_only_when_asked():
     strict = Entrypoint("cli", run="python x.py", verify_output=True)
     verdict = judge([(TARGET, ["fwd"])], {"fwd": replace(before, entrypoint=strict)}, {"fwd": replace(after, entrypoint=strict)}, same)
     assert not verdict.ok and verdict.reason == "the output of cli changed (verify_output is on)"
+
+
+def test_nothing_is_verified_without_a_re_run():
+    verdict = judge([(TARGET, ["gone-from-config"])], {}, {}, same)
+    assert not verdict.ok
+    assert verdict.reason == "none of the entrypoints it appeared in (gone-from-config) could be re-run here"
