@@ -106,6 +106,7 @@ class ItemConstant(Recipe):
         ),
     )
     untouched = (
+        # written again in the class: not a constant
         code(
             """
             import torch
@@ -122,6 +123,7 @@ class ItemConstant(Recipe):
                     return x * self.n.item()  # BREAK
             """
         ),
+        # float values: torch.FloatTensor([0.1]).item() is not 0.1
         code(
             """
             import torch
