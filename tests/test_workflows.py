@@ -15,6 +15,8 @@ import os
 import re
 import stat
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -195,11 +197,18 @@ def test_entrypoint_runs_gbbot_action_in_a_safe_workspace_with_tmpdir_on_runner_
     for d in (bin_dir, home, runner_temp):
         d.mkdir()
     stand_in = bin_dir / "gbbot"
-    stand_in.write_text('#!/bin/sh\necho "args=$*"\necho "tmpdir=$TMPDIR"\n')
+    stand_in.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import os, sys
+        print("args=" + " ".join(sys.argv[1:]))
+        print("tmpdir=" + os.environ["TMPDIR"])
+        print("fail-on=" + os.environ.get("INPUT_FAIL-ON", "(dropped)"))
+    """))
     stand_in.chmod(0o755)
     env = {
         "PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(home),
         "GITHUB_WORKSPACE": "/github/workspace", "RUNNER_TEMP": str(runner_temp),
+        "INPUT_FAIL-ON": "none",  # as the runner passes it: a name no shell variable can have
     }
 
     def entrypoint(*args: str) -> str:
@@ -208,7 +217,7 @@ def test_entrypoint_runs_gbbot_action_in_a_safe_workspace_with_tmpdir_on_runner_
         )
         return done.stdout
 
-    assert entrypoint() == f"args=action\ntmpdir={runner_temp}\n"
+    assert entrypoint() == f"args=action\ntmpdir={runner_temp}\nfail-on=none\n"
     assert entrypoint("check", "--json", "r.json").startswith("args=check --json r.json\n")
     safe = subprocess.run(
         ["git", "config", "--global", "--get-all", "safe.directory"], env=env, capture_output=True, text=True
