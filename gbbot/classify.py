@@ -233,18 +233,14 @@ def classify(
     return tuple(sorted(breaks, key=impact_order))
 
 
-def _fold(
-    key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Rules, root_dir: str
-) -> GraphBreak:
+def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Rules, root_dir: str) -> GraphBreak:
     first = same[0]
     root = first.raw.root
     consequences: dict[str, BreakMessage] = {}
     for loc in same:
         for message in loc.raw.consequences:
             consequences.setdefault(message.gb_id or message.gb_type, message)
-    caused = tuple(
-        fingerprint((name, *key[1:]), occurrence) for name in sorted(consequences)
-    )
+    caused = tuple(fingerprint((name, *key[1:]), occurrence) for name in sorted(consequences))
     rule = rules.rule(root)
     site = first.site
     return GraphBreak(
@@ -264,11 +260,7 @@ def _fold(
         in_loop=first.in_loop or bool(consequences.keys() & {"GB7000", "graph break in loop"}),
         count=len(same),
         caused=caused,
-        user_stack=tuple(
-            Frame(display_path(f.file, root_dir), f.line, f.function, f.code) for f in first.raw.stack
-        ),
+        user_stack=tuple(Frame(display_path(f.file, root_dir), f.line, f.function, f.code) for f in first.raw.stack),
         fix=rule.fix if rule else None,
         consequences=tuple(m.gb_type for m in consequences.values()),
     )
-
-

@@ -215,7 +215,9 @@ def _ignore(path: str, key: str, value: Any) -> tuple[IgnoreRule, ...]:
     for i, item in enumerate(value):
         fields = _mapping(path, f"{key}[{i}]", item, IGNORE_FIELDS)
         if not fields:
-            raise ConfigError(path, f"{key}[{i}]", f"an empty rule would ignore everything; use one of {', '.join(IGNORE_KEYS)}")
+            raise ConfigError(
+                path, f"{key}[{i}]", f"an empty rule would ignore everything; use one of {', '.join(IGNORE_KEYS)}"
+            )
         rules.append(IgnoreRule(**fields))
     return tuple(rules)
 

@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("gbbot: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - the one place bugs are turned into exit 3
+    except Exception as exc:
         return _internal_error(exc)
 
 

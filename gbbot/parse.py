@@ -130,9 +130,7 @@ def parse_break_message(text: str, compile_id: str | None = None) -> RawBreak | 
     if lines and (match := LOCATION_RE.match(lines[0])):
         location = Frame(match["file"], int(match["line"]), "")
     cut = next((i for i, line in enumerate(lines) if line.startswith(SECTION_ENDS)), len(lines))
-    stack_start = next(
-        (i for i, line in enumerate(lines) if line.startswith("User code traceback:")), None
-    )
+    stack_start = next((i for i, line in enumerate(lines) if line.startswith("User code traceback:")), None)
     stack = _user_stack(lines[stack_start + 1 :]) if stack_start is not None else ()
     sections, skipped = _reason_sections(lines[:cut])
     links = [link for link in (_link(s) for s in sections) if link is not None]

@@ -8,7 +8,9 @@ from pathlib import Path
 from gbbot.errors import CalledProcessError
 
 
-def cmd_output(*cmd: str, cwd: Path | str | None = None, check: bool = True, env: dict | None = None) -> tuple[int, str, str]:
+def cmd_output(
+    *cmd: str, cwd: Path | str | None = None, check: bool = True, env: dict | None = None
+) -> tuple[int, str, str]:
     """Run `cmd`; return (exit code, stdout, stderr). With check, a non-zero exit raises
     CalledProcessError showing the command, exit code, stdout and stderr."""
     try:

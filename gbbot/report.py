@@ -208,7 +208,10 @@ def _diff(data: dict) -> Diff:
         new=tuple(data["new"]),
         fixed=tuple(data["fixed"]),
         persisting=tuple(data["persisting"]),
-        entrypoints=tuple(EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting")}}) for e in data.get("entrypoints", ())),
+        entrypoints=tuple(
+            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting")}})
+            for e in data.get("entrypoints", ())
+        ),
         fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
         baseline_source=data.get("baseline_source", "run"),
         notes=tuple(data.get("notes", ())),

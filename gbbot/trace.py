@@ -72,9 +72,7 @@ def _finish(
         actual = hashlib.md5((payload or "").encode("utf-8"), usedforsecurity=False).hexdigest()
         intact = actual == expected
         if not intact:
-            yield TraceProblem(
-                lineno, f"{source}:{lineno}: {kind} record is damaged or truncated (checksum mismatch)"
-            )
+            yield TraceProblem(lineno, f"{source}:{lineno}: {kind} record is damaged or truncated (checksum mismatch)")
     yield TraceRecord(kind, envelope, payload, lineno, intact)
 
 

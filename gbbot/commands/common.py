@@ -12,6 +12,7 @@ from rich.console import Console
 from gbbot import git, report
 from gbbot.config import CONFIG_NAME, Config, load_config
 from gbbot.errors import ExitCode
+from gbbot.fix import present
 from gbbot.model import Mode, Report, RunOutcome, Status
 from gbbot.render import markdown, terminal
 
@@ -24,11 +25,17 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", type=Path, help=f"default: {CONFIG_NAME} at the repository root")
-    parser.add_argument("--root", metavar="DIR", type=Path, help="repository root (default: the git top level of the current directory)")
+    parser.add_argument(
+        "--root", metavar="DIR", type=Path, help="repository root (default: the git top level of the current directory)"
+    )
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
     parser.add_argument("--fail-on", choices=["new", "any", "none"], help="override the config's fail_on")
-    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="entrypoints run in parallel (default 1)")
-    parser.add_argument("--entrypoint", "-e", action="append", default=[], metavar="NAME", help="run only this entrypoint (repeatable)")
+    parser.add_argument(
+        "--jobs", "-j", type=int, default=1, metavar="N", help="entrypoints run in parallel (default 1)"
+    )
+    parser.add_argument(
+        "--entrypoint", "-e", action="append", default=[], metavar="NAME", help="run only this entrypoint (repeatable)"
+    )
     parser.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices of the entrypoints")
     parser.add_argument("--keep-traces", metavar="DIR", type=Path, help="keep each entrypoint's trace and output here")
 
@@ -72,12 +79,18 @@ def progress_printer(total: int):
     return on_done
 
 
+def render_markdown(result: Report) -> str:
+    """The markdown report, with any verified fixes the report carries under their break."""
+    extra = present.markdown_extra(present.results_of(result))
+    return markdown.render(result, markdown.Options(extra=extra))
+
+
 def write_outputs(result: Report, args: argparse.Namespace) -> None:
     if args.json:
         report.write(result, args.json)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(markdown.render(result), encoding="utf-8")
+        args.markdown.write_text(render_markdown(result), encoding="utf-8")
     if not args.quiet:
         terminal.render(result, console())
 
@@ -91,8 +104,9 @@ def verdict(result: Report, fail_on: str) -> int:
         err.print(f"gbbot: entrypoints did not run cleanly: {', '.join(not_ok)}")
         return ExitCode.POLICY
     if report.policy_failed(result, fail_on):
+        failing = report.new_breaks(result) if fail_on == "new" else report.counted(result)
         what = "new graph breaks" if fail_on == "new" and result.diff else "graph breaks"
-        err.print(f"gbbot: policy fail_on={fail_on}: {len(report.new_breaks(result) if fail_on == 'new' else report.counted(result))} {what}")
+        err.print(f"gbbot: policy fail_on={fail_on}: {len(failing)} {what}")
         return ExitCode.POLICY
     return ExitCode.OK
 

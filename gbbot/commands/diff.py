@@ -35,11 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--baseline", metavar="REPORT", type=Path, help="a report already made for the merge-base: do not run it"
     )
     parser.add_argument(
-        "--cache", metavar="DIR", type=Path,
+        "--cache",
+        metavar="DIR",
+        type=Path,
         help="keep base reports here and reuse them (keyed by base commit, config, torch version, mode)",
     )
     parser.add_argument(
-        "--allow-mismatch", action="store_true",
+        "--allow-mismatch",
+        action="store_true",
         help="use a --baseline made for another commit, torch, mode or config; the report says so",
     )
     common.add_run_arguments(parser)

@@ -26,18 +26,39 @@ FINGERPRINT_RE = re.compile(r"[0-9a-f]{16}")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="write the verified patches into the working tree")
-    parser.add_argument("--only", action="append", default=[], metavar="GBNNNN|RECIPE",
-                        help=f"only breaks with this id or recipe ({', '.join(RECIPES)}); repeatable")
-    parser.add_argument("--break", dest="fingerprints", action="append", default=[], metavar="FINGERPRINT",
-                        help="only this break (its fingerprint from the report); repeatable")
-    parser.add_argument("--report", metavar="PATH", type=Path,
-                        help="take the breaks from this report.json instead of running the entrypoints first")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GBNNNN|RECIPE",
+        help=f"only breaks with this id or recipe ({', '.join(RECIPES)}); repeatable",
+    )
+    parser.add_argument(
+        "--break",
+        dest="fingerprints",
+        action="append",
+        default=[],
+        metavar="FINGERPRINT",
+        help="only this break (its fingerprint from the report); repeatable",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="PATH",
+        type=Path,
+        help="take the breaks from this report.json instead of running the entrypoints first",
+    )
     parser.add_argument("--config", metavar="PATH", type=Path, help="default: .gbbot.yml at the repository root")
     parser.add_argument("--root", metavar="DIR", type=Path, help="repository root (default: found from here)")
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
     parser.add_argument("--jobs", "-j", type=int, default=2, metavar="N", help="entrypoints run at once (default 2)")
-    parser.add_argument("--entrypoint", "-e", action="append", default=[], metavar="NAME",
-                        help="run only this entrypoint (repeatable; without --report)")
+    parser.add_argument(
+        "--entrypoint",
+        "-e",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this entrypoint (repeatable; without --report)",
+    )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the report with the fix results here")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write the markdown report with the fixes here")
     parser.add_argument("--quiet", "-q", action="store_true", help="no diffs on stdout, only the summary")

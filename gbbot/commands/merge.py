@@ -15,7 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD", help="shard reports (report.json)")
     parser.add_argument("--partial", action="store_true", help="merge even when some shards are missing")
     parser.add_argument(
-        "--fail-on", choices=["new", "any", "none"], default="none",
+        "--fail-on",
+        choices=["new", "any", "none"],
+        default="none",
         help="exit 1 on new breaks (new) or any break (any); default none: the shard jobs decide",
     )
     common.add_output_arguments(parser)

@@ -14,10 +14,16 @@ from gbbot.source import SourceTree
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", type=Path, help="a TORCH_TRACE directory or file, or saved TORCH_LOGS=graph_breaks text")
-    parser.add_argument("--root", type=Path, default=None, help="repository the paths in the log refer to (default: current directory)")
+    parser.add_argument(
+        "path", type=Path, help="a TORCH_TRACE directory or file, or saved TORCH_LOGS=graph_breaks text"
+    )
+    parser.add_argument(
+        "--root", type=Path, default=None, help="repository the paths in the log refer to (default: current directory)"
+    )
     parser.add_argument("--name", default="log", help="entrypoint name to report under (default: log)")
-    parser.add_argument("--fail-on", choices=["any", "none"], default="none", help="exit 1 when breaks are found (default: none)")
+    parser.add_argument(
+        "--fail-on", choices=["any", "none"], default="none", help="exit 1 when breaks are found (default: none)"
+    )
     common.add_output_arguments(parser)
 
 

@@ -1,5 +1,4 @@
-"""`gbbot render REPORT --format …`: one report, many views. Formats are a registry of pure
-`Report -> str` functions; other steps (SARIF, annotations) register theirs in FORMATS."""
+"""`gbbot render REPORT --format …`: one report, many views, each a pure `Report -> str`."""
 
 from __future__ import annotations
 
@@ -9,26 +8,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gbbot import report
+from gbbot.commands.common import render_markdown
 from gbbot.model import Report
-from gbbot.render import markdown
+from gbbot.render import annotations, sarif
 
 FORMATS: dict[str, Callable[[Report], str]] = {
-    "markdown": markdown.render,
+    "markdown": render_markdown,
     "json": report.dumps,
+    "sarif": sarif.render,
+    "annotations": annotations.render,
 }
 
 
-def _optional_formats() -> None:
-    try:
-        from gbbot.render import annotations, sarif  # noqa: F401 - registered when present
-    except ImportError:
-        return
-    FORMATS.setdefault("sarif", sarif.render)
-    FORMATS.setdefault("annotations", annotations.render)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    _optional_formats()
     parser.add_argument("report", type=Path, help="a report.json written by gbbot")
     parser.add_argument("--format", "-f", choices=sorted(FORMATS), default="markdown")
     parser.add_argument("--output", "-o", type=Path, help="write here instead of stdout")

@@ -128,15 +128,18 @@ def render(report: Report, options: Options = Options()) -> str:
         return f"{entry.graph_delta:+d}" if entry.graph_delta else "0"
 
     template = ENV.get_template("report.md.j2")
-    return template.render(
-        title=options.title,
-        report=report,
-        diff=diff,
-        headline=headline(report),
-        status_icon=STATUS_ICON,
-        graph_delta=graph_delta,
-        baseline_notes=[*(diff.notes if diff else ()), *(e.no_baseline for e in deltas.values() if e.no_baseline)],
-        failed=[e for e in report.entrypoints if e.status is not Status.OK],
-        sections=sections(report, options),
-        footer=options.footer,
-    ).strip() + "\n"
+    return (
+        template.render(
+            title=options.title,
+            report=report,
+            diff=diff,
+            headline=headline(report),
+            status_icon=STATUS_ICON,
+            graph_delta=graph_delta,
+            baseline_notes=[*(diff.notes if diff else ()), *(e.no_baseline for e in deltas.values() if e.no_baseline)],
+            failed=[e for e in report.entrypoints if e.status is not Status.OK],
+            sections=sections(report, options),
+            footer=options.footer,
+        ).strip()
+        + "\n"
+    )

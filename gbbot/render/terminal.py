@@ -76,5 +76,10 @@ def render(report: Report, console: Console) -> None:
             parts.append(Text(f"{e.name}: trace: {problem}", style="yellow"))
     if report.diff is not None:
         d = report.diff
-        parts.append(Text(f"{len(d.new)} new, {len(d.fixed)} fixed, {len(d.persisting)} persisting vs {d.base_ref} ({d.base_sha[:7]})"))
+        parts.append(
+            Text(
+                f"{len(d.new)} new, {len(d.fixed)} fixed, {len(d.persisting)} persisting"
+                f" vs {d.base_ref} ({d.base_sha[:7]})"
+            )
+        )
     console.print(Group(*parts))
