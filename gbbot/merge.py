@@ -97,7 +97,8 @@ def merge(shards: Sequence[ShardReport], partial: bool = False) -> Report:
         _same(shards, what, field)
     _check_entrypoints(shards)
     ordered = sorted(shards, key=_index)
-    extra = {k: v for s in ordered for k, v in s.report.extra.items()}
+    fixes = [f for s in ordered for f in s.report.extra.get("fixes", ())]  # each shard fixed its own breaks
+    extra = {"fixes": fixes} if fixes else {}
     return replace(
         ordered[0].report,
         entrypoints=tuple(e for s in ordered for e in s.report.entrypoints),
