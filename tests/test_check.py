@@ -13,7 +13,7 @@ import pytest
 from gbbot.check import CheckOptions, check
 from gbbot.config import parse_config
 from gbbot.main import main
-from gbbot.model import Status
+from gbbot.model import Mode, Status
 
 
 def write_config(root: Path, body: str) -> None:
@@ -145,3 +145,16 @@ def test_example_project_end_to_end(example_repo, tmp_path, capsys):
     assert text.index("GB0025") < text.index("GB0059")  # impact order
     terminal = capsys.readouterr().out
     assert "train-step" in terminal and "TinyNet.forward" in terminal
+
+
+@pytest.mark.slow
+def test_fast_mode_finds_the_same_breaks_as_faithful_mode(example_repo):
+    config = parse_config((example_repo / ".gbbot.yml").read_text())
+    found = {}
+    for mode in (Mode.FAST, Mode.FAITHFUL):
+        result = check(example_repo, config, CheckOptions(mode=mode, only=("forward",)))
+        (entry,) = result.entrypoints
+        assert entry.status is Status.OK and result.mode is mode
+        found[mode] = ({b.fingerprint for b in entry.breaks}, entry.graph_count)
+    assert found[Mode.FAST] == found[Mode.FAITHFUL]
+    assert len(found[Mode.FAST][0]) == 3  # print, .item(), log.info in TinyNet.forward
