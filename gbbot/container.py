@@ -10,6 +10,7 @@ container's volumes (the runner mounts the workspace at /github/workspace from s
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -230,12 +231,12 @@ def stage_support(work_dir: Path) -> None:
 
 def _wait(container: Container, timeout: float) -> tuple[int | None, bool]:
     """Wait for the exit; past the timeout stop it (TERM, a grace period, KILL). (code, timed out)"""
+    started = time.monotonic()
     try:
         return container.wait(timeout=timeout).get("StatusCode"), False
-    except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-        container.reload()
-        if container.status != "running":
-            raise
+    except requests.exceptions.RequestException:  # the read timeout arrives as a ConnectionError
+        if time.monotonic() - started < timeout:
+            raise  # the engine went away: not a timeout
     container.stop(timeout=int(run.KILL_GRACE_S))
     return container.wait(timeout=60).get("StatusCode"), True
 
@@ -248,13 +249,6 @@ def _save_logs(container: Container, work_dir: Path) -> tuple[Path, Path]:
             for chunk in container.logs(stdout=stdout, stderr=not stdout, stream=True, follow=False):
                 out.write(chunk)
     return paths
-
-
-def _remove(container: Container) -> None:
-    """Always, however the run ended: a failed start leaves the container in `Created` even with
-    auto-remove (a GPU request on an engine without a GPU runtime does), so remove it by hand."""
-    with contextlib.suppress(docker.errors.NotFound):
-        container.remove(force=True)
 
 
 def _user() -> str | None:
@@ -277,6 +271,14 @@ class ContainerRunner:
     ) -> None:
         self.client, self.settings, self.mounts = client, settings, mounts
         self.image_env, self.user = dict(image_env), user
+        # Containers not removed yet: on a Ctrl-C gbbot exits while they still run (holding GPUs
+        # on a self-hosted runner); whatever is left goes at interpreter exit.
+        self.live: set[Container] = set()
+        atexit.register(self.remove_live)
+
+    def remove_live(self) -> None:
+        for container in list(self.live):
+            self._remove(container)
 
     @classmethod
     def connect(cls, settings: RunnerConfig) -> ContainerRunner:
@@ -311,10 +313,18 @@ class ContainerRunner:
             container = self.client.containers.create(**arguments)
         except docker.errors.APIError as exc:
             return self._not_started(request, exc, 0.0)
+        self.live.add(container)
         try:
             return self._run(container, request)
         finally:
-            _remove(container)
+            self._remove(container)
+
+    def _remove(self, container: Container) -> None:
+        """Always, however the run ended: a failed start leaves the container in `Created` even
+        with auto-remove (a GPU request on an engine without a GPU runtime does)."""
+        with contextlib.suppress(docker.errors.NotFound):
+            container.remove(force=True)
+        self.live.discard(container)
 
     def _run(self, container: Container, request: run.RunRequest) -> RunOutcome:
         started = time.monotonic()
