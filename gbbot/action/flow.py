@@ -194,7 +194,10 @@ def publish_or_fallback(ctx: Context, report: Report, text: Content, where: Targ
 def on_pull_request(ctx: Context, event: event_.PullRequestEvent) -> int:
     report_path = ctx.path(ctx.inputs.report_path)
     base = ctx.inputs.base_ref or event.base_sha
-    report = run_gbbot(ctx, [*gbbot_args(ctx, "diff", report_path), "--base", base], report_path)
+    args = [*gbbot_args(ctx, "diff", report_path), "--base", base]
+    if ctx.inputs.cache_dir is not None:
+        args += ["--cache", str(ctx.inputs.cache_dir)]
+    report = run_gbbot(ctx, args, report_path)
     if ctx.inputs.fix:
         report = with_fixes(ctx, report, report_path)
     policy = fail_on(ctx, ctx.env.workspace / CONFIG_NAME)

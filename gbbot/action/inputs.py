@@ -31,6 +31,11 @@ INPUTS: dict[str, tuple[str, str]] = {
     "artifact-name": ("gbbot-report", "name of the artifact the workflow uploads the report as (for links)"),
     "bot-login": ("", "login the token comments as (default: GET /user, else github-actions[bot])"),
     "jobs": ("1", "entrypoints run in parallel"),
+    "cache-dir": (
+        "gbbot-cache",
+        "baseline cache of merge-base reports; relative paths are under $RUNNER_TEMP (outside the workspace,"
+        " where actions/cache keeps runner.temp + /gbbot-cache); empty: no cache",
+    ),
     "fix": ("false", "true: verify fix patches for the new breaks (re-runs entrypoints) and suggest them"),
 }
 FAIL_ON = ("new", "any", "none")
@@ -69,6 +74,7 @@ class Inputs:
     bot_login: str
     jobs: int
     fix: bool
+    cache_dir: Path | None
 
     def __repr__(self) -> str:  # never print the token
         return f"Inputs(header={self.header!r}, comment_mode={self.comment_mode.value}, fail_on={self.fail_on!r})"
@@ -99,4 +105,17 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
         bot_login=get("bot-login"),
         jobs=_jobs(get("jobs")),
         fix=_choice("fix", get("fix").lower(), ("true", "false")) == "true",
+        cache_dir=cache_dir(environ.get(env_name("cache-dir"), None), environ),
     )
+
+
+def cache_dir(value: str | None, environ: Mapping[str, str]) -> Path | None:
+    """The baseline cache: absolute as given; relative under $RUNNER_TEMP (the runner maps it into
+    the container), so it never makes the checked-out tree look dirty; none without RUNNER_TEMP."""
+    value = INPUTS["cache-dir"][0] if value is None else value.strip()
+    if not value:
+        return None
+    if Path(value).is_absolute():
+        return Path(value)
+    temp = environ.get("RUNNER_TEMP")
+    return Path(temp) / value if temp else None
