@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import signal
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from gbbot.errors import GitError
+from gbbot.interrupt import sigterm_as_interrupt
 from gbbot.process import cmd_output
 
 
@@ -101,30 +100,13 @@ def _remove_worktree(root: Path, path: Path) -> None:
     cmd_output("git", "worktree", "prune", cwd=root, check=False)
 
 
-def _terminate_as_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """CI cancels a job with SIGTERM; turn it into KeyboardInterrupt so `finally` blocks run."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 @contextlib.contextmanager
 def worktree(root: Path, commit: str, parent: Path | None = None) -> Iterator[Path]:
     """Check `commit` out in a temporary, detached worktree; removed on the way out, however that
     happens (success, exception, Ctrl-C, SIGTERM). The user's working tree is never touched."""
     scratch = Path(tempfile.mkdtemp(prefix="gbbot-base-", dir=parent))
     path = scratch / "tree"
-    with _sigterm_as_interrupt():
+    with sigterm_as_interrupt():
         try:
             cmd_output("git", *NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit, cwd=root)
             yield path

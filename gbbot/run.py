@@ -5,12 +5,14 @@ The only module that starts user code. Tokens never reach it: the environment is
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +23,7 @@ from typing import Protocol
 import gbbot
 from gbbot.config import Entrypoint
 from gbbot.config import Runner as RunnerConfig
+from gbbot.interrupt import sigterm_as_interrupt
 from gbbot.model import Mode, RunOutcome, Status
 
 SHIM_DIR = Path(__file__).parent / "_shim"
@@ -118,18 +121,42 @@ def tail(path: Path, limit: int = TAIL_BYTES) -> str:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
-    """Stop the whole process group: TERM, a grace period, then KILL."""
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            process.wait(timeout=wait)
-            if sig is signal.SIGKILL or process.returncode is not None:
-                return
-        except subprocess.TimeoutExpired:
-            continue
+    """Stop the whole process group: TERM, a grace period for the leader, then KILL whatever of
+    the group is left (background children that ignore TERM included)."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return  # nothing left in the group
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=KILL_GRACE_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+class _LiveProcesses:
+    """Process groups still running, so an interrupt can stop them instead of waiting for them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen] = set()
+
+    def add(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.add(process)
+
+    def discard(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def kill_all(self) -> None:
+        with self._lock:
+            processes = list(self._processes)
+        for process in processes:
+            _kill_group(process)
+
+
+LIVE = _LiveProcesses()
 
 
 def signal_number(returncode: int | None, through_shell: bool) -> int | None:
@@ -184,11 +211,14 @@ def run_local(request: RunRequest, base_env: Mapping[str, str] | None = None) ->
             )
         except OSError as exc:
             return RunOutcome(request.entrypoint.name, Status.CRASHED, None, 0.0, reason=f"could not start: {exc}")
+        LIVE.add(process)
         try:
             process.wait(timeout=request.entrypoint.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-        _kill_group(process)  # also reaps what the entrypoint left running in the background
+        finally:
+            _kill_group(process)  # also reaps what the entrypoint left running in the background
+            LIVE.discard(process)
     duration = time.monotonic() - started
     signal_no = signal_number(process.returncode, isinstance(cmd, str))
     status = _status(process.returncode, timed_out, signal_no)
@@ -222,5 +252,14 @@ def run_all(
             on_done(outcome)
         return outcome
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, requests))
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        with sigterm_as_interrupt():
+            return list(pool.map(one, requests))
+    except KeyboardInterrupt:
+        # Ctrl-C or a cancelled CI job: stop what runs now, start nothing more.
+        pool.shutdown(wait=False, cancel_futures=True)
+        LIVE.kill_all()
+        raise
+    finally:
+        pool.shutdown(wait=True)
