@@ -26,19 +26,22 @@ COMMANDS = {
 REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Only the selected command's module is imported (its options are all
+    that is parsed): `gbbot check` does not pay for importing LibCST or PyGithub."""
     root = argparse.ArgumentParser(prog="gbbot", description="Find, diff and fix torch.compile graph breaks.")
     root.add_argument("--version", action="version", version=f"gbbot {__version__}")
     sub = root.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_text) in COMMANDS.items():
-        try:
-            command = importlib.import_module(f"gbbot.commands.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"gbbot.commands.{module}":
-                raise
-            continue  # a command not built yet
-        command.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == selected:
+            importlib.import_module(f"gbbot.commands.{module}").add_arguments(command_parser)
     return root
+
+
+def _selected(argv: Sequence[str]) -> str | None:
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def _internal_error(exc: BaseException) -> int:
@@ -54,7 +57,8 @@ def _internal_error(exc: BaseException) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser(_selected(argv)).parse_args(argv)
     command = importlib.import_module(f"gbbot.commands.{COMMANDS[args.command][0]}")
     try:
         return int(command.run(args))
