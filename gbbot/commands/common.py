@@ -105,8 +105,8 @@ def verdict(result: Report, fail_on: str) -> int:
         return ExitCode.POLICY
     if report.policy_failed(result, fail_on):
         failing = report.new_breaks(result) if fail_on == "new" else report.counted(result)
-        what = "new graph breaks" if fail_on == "new" and result.diff else "graph breaks"
-        err.print(f"gbbot: policy fail_on={fail_on}: {len(failing)} {what}")
+        what = "new graph break" if fail_on == "new" and result.diff else "graph break"
+        err.print(f"gbbot: policy fail_on={fail_on}: {len(failing)} {what}{'s' * (len(failing) != 1)}")
         return ExitCode.POLICY
     return ExitCode.OK
 

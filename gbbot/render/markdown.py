@@ -3,6 +3,7 @@ template, every untrusted string passes an escaping filter."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,16 +94,20 @@ def sections(report: Report, options: Options) -> list[Section]:
     return [s for s in out if s.items]
 
 
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
 def headline(report: Report) -> str:
     counted = [b for b in report.breaks if not b.ignored]
     graphs = sum(e.graph_count for e in report.entrypoints)
     eager = sum(e.frames_skipped for e in report.entrypoints)
     parts = [
-        f"**{sum(b.count for b in counted)} graph breaks** ({len({b.fingerprint for b in counted})} distinct)"
-        f" in {len(report.entrypoints)} entrypoints",
-        f"{graphs} graphs",
-        f"{eager} frames run eagerly",
-        f"torch {md_text(report.torch_version or 'unknown')}",
+        f"**{plural(sum(b.count for b in counted), 'graph break')}** ({len({b.fingerprint for b in counted})} distinct)"
+        f" in {plural(len(report.entrypoints), 'entrypoint')}",
+        plural(graphs, "graph"),
+        f"{plural(eager, 'frame runs', 'frames run')} eagerly",
+        f"torch {md_code(report.torch_version or 'unknown')}",
         f"mode `{report.mode.value}`",
     ]
     if report.commit:
@@ -128,7 +133,7 @@ def render(report: Report, options: Options = Options()) -> str:
         return f"{entry.graph_delta:+d}" if entry.graph_delta else "0"
 
     template = ENV.get_template("report.md.j2")
-    return (
+    text = (
         template.render(
             title=options.title,
             report=report,
@@ -143,3 +148,18 @@ def render(report: Report, options: Options = Options()) -> str:
         ).strip()
         + "\n"
     )
+    return tidy(text)
+
+
+def tidy(text: str) -> str:
+    """At most one blank line in a row, outside fenced code (whose content is shown as is)."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        marker = re.match(r"^(`{3,})", line)
+        if marker and (fence is None or marker.group(1) == fence):
+            fence = None if fence else marker.group(1)
+        elif fence is None and not line.strip() and out and not out[-1].strip():
+            continue
+        out.append(line)
+    return "\n".join(out)
