@@ -43,7 +43,10 @@ def run_manual(repo: Path, env: dict) -> tuple[float, set[str]]:
     started = time.perf_counter()
     for entrypoint in config.entrypoints:
         proc = subprocess.run(
-            manual_command(entrypoint), cwd=repo, capture_output=True, text=True,
+            manual_command(entrypoint),
+            cwd=repo,
+            capture_output=True,
+            text=True,
             env={**env, **dict(entrypoint.env), "TORCH_LOGS": "graph_breaks", "PYTHONPATH": str(repo)},
         )
         log = parse.read_log_lines((proc.stdout + proc.stderr).splitlines())
@@ -56,8 +59,25 @@ def run_gbbot(repo: Path, env: dict, mode: str, jobs: int) -> tuple[float, set[s
     out = repo / f"report-{mode}.json"
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "gbbot", "check", "--mode", mode, "--json", str(out), "--quiet", "--fail-on", "none", "--jobs", str(jobs)],
-        cwd=repo, env=env, check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "gbbot",
+            "check",
+            "--mode",
+            mode,
+            "--json",
+            str(out),
+            "--quiet",
+            "--fail-on",
+            "none",
+            "--jobs",
+            str(jobs),
+        ],
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
     )
     elapsed = time.perf_counter() - started
     data = json.loads(out.read_text())
@@ -80,7 +100,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--warm", action="store_true", help="one shared Inductor cache, warmed by a first round")
-    parser.add_argument("--jobs", type=int, default=1, help="gbbot --jobs for both gbbot modes (the manual way is serial)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="gbbot --jobs for both gbbot modes (the manual way is serial)"
+    )
     args = parser.parse_args()
     times: dict[str, list[float]] = {"manual": [], "faithful": [], "fast": []}
     same = True
