@@ -93,7 +93,8 @@ def test_same_repo_pr_runs_the_diff_and_publishes(same_repo_run, pr_repo) -> Non
     repo, base, head = pr_repo
     assert done.code == 1, done.stderr  # fail_on: new, and the PR adds a break
     report = json.loads((repo / "gbbot-report" / "report.json").read_text())
-    assert report["diff"]["base"]["sha"] == base and len(report["diff"]["new"]) == 1
+    entrypoints = [(e["name"], e["status"], e["error"], len(e["breaks"])) for e in report["entrypoints"]]
+    assert report["diff"]["base"]["sha"] == base and len(report["diff"]["new"]) == 1, (entrypoints, report["diff"], done.stderr)
     assert done.outputs["new-breaks"] == "1" and done.outputs["fixed-breaks"] == "0"
     assert done.outputs["report-path"] == str(repo / "gbbot-report" / "report.json")
     (comment,) = standin.comments(PR)
