@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gbbot.fix.recipes.base import Edit, Names, Recipe, Target
@@ -145,4 +145,10 @@ def apply(source: str, requests: Sequence[Request]) -> Outcome:
         context = CodemodContext()
         AddImportsVisitor.add_needed_import(context, "torch")
         module = AddImportsVisitor(context).transform_module(module)
+    released = {r for e in edits for r in e.released}
+    if released:  # a patch must not leave an import that linters then flag as unused
+        context = CodemodContext()
+        for module_name, name, alias in sorted(released, key=str):
+            RemoveImportsVisitor.remove_unused_import(context, module_name, name, alias)
+        module = RemoveImportsVisitor(context).transform_module(module)
     return Outcome(module.code, tuple(applied), tuple(missed))

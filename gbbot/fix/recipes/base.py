@@ -18,6 +18,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 
 Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 MARKER = "# BREAK"
+Released = tuple[str, str, "str | None"]  # `from MODULE import NAME [as ALIAS]`
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Edit:
     replacement: Replacement
     imports: tuple[str, ...] = ()  # modules the replacement names ("torch")
     keeps_comments: bool = True  # False only where a statement is deleted on purpose
+    released: tuple[Released, ...] = ()  # imports the edit may leave unused: removed if they are
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,22 @@ class Recipe(cst.CSTVisitor):
     ) -> None:
         self.edits.append(Edit(node, replacement, imports, keeps_comments))
 
-    def record_removal(self, statement: cst.BaseStatement) -> None:
-        """Delete `statement` (its own trailing comment goes with it), keeping the comment lines above."""
+    def record_removal(self, statement: cst.BaseStatement, released: tuple[Released, ...] = ()) -> None:
+        """Delete `statement` (its own trailing comment goes with it), keeping the comment lines above;
+        `released` names from-imports that only the statement may have used."""
         for old, new in removal(self, statement):
-            self.record(old, new, keeps_comments=old is not statement)
+            self.edits.append(Edit(old, new, keeps_comments=old is not statement, released=released))
+
+    def from_import_of(self, name: cst.CSTNode) -> tuple[Released, ...]:
+        """For a bare name bound by `from M import N [as A]`: ((M, N, A),); else ()."""
+        if not isinstance(name, cst.Name):
+            return ()
+        found = []
+        for qualified in self.get_metadata(QualifiedNameProvider, name, set()):
+            module, _, imported = qualified.name.rpartition(".")
+            if module:
+                found.append((module, imported, name.value if name.value != imported else None))
+        return tuple(found)
 
     # --- questions about nodes ---------------------------------------------------------------
 

@@ -15,7 +15,8 @@ class GraphBreakRemove(Recipe):
     title = "delete the explicit `torch._dynamo.graph_break()`"
     description = (
         "Deletes the `torch._dynamo.graph_break()` statement (a `pass` takes its place when it was "
-        "alone in its block; comment lines above it are kept). The call does nothing in eager mode, "
+        "alone in its block; comment lines above it are kept; a `from torch._dynamo import "
+        "graph_break` nothing else uses goes too). The call does nothing in eager mode, "
         "so results cannot change; it was splitting the graph on purpose, usually while debugging. "
         "When it sat in a loop, the whole function ran eagerly: breaks that were hidden there can "
         "show up now, and are reported as revealed."
@@ -75,4 +76,4 @@ class GraphBreakRemove(Recipe):
         call = single_call_statement(node)
         if call is None or not self.on_target(node) or not self.is_name(call.func, *GRAPH_BREAK):
             return
-        self.record_removal(node)
+        self.record_removal(node, released=self.from_import_of(call.func))

@@ -1,5 +1,4 @@
 import torch
-from torch._dynamo import graph_break
 
 
 def f(x):
