@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -19,9 +20,9 @@ def test_explain_known_id(capsys):
 
 
 def test_explain_does_not_import_torch():
-    before = "torch" in sys.modules
-    explain.explain("GB0124")
-    assert ("torch" in sys.modules) == before
+    probe = "import sys; from gbbot.main import main; main(['explain', 'GB0124']); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("GB0124: ") and out.strip().endswith("False")
 
 
 @pytest.mark.parametrize(("gb_id", "message"), [
