@@ -134,6 +134,17 @@ def normalise_code(code: str) -> str:
     return " ".join(code.split())
 
 
+def fingerprint_key(
+    gb_key: str, path: str, qualname: str, code: str, origin: Origin, innermost: Frame | None
+) -> tuple[str, ...]:
+    """What a fingerprint hashes (DESIGN.md), before the occurrence index. A break outside user
+    code also keys on the frame that broke, so two library breaks under one user line differ."""
+    key = (gb_key, path, qualname, normalise_code(code))
+    if origin is Origin.USER or innermost is None:
+        return key
+    return (*key, display_path(innermost.file, ""), innermost.function, normalise_code(innermost.code))
+
+
 def fingerprint(parts: Sequence[str], occurrence: int) -> str:
     blob = json.dumps([*parts, occurrence], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
@@ -148,11 +159,8 @@ class _Located:
     in_loop: bool
 
     def key(self, message: BreakMessage) -> tuple[str, ...]:
-        key = (message.gb_id or message.gb_type, self.site.path, self.qualname, normalise_code(self.code))
-        if self.site.origin is Origin.USER:
-            return key
-        inner = self.site.innermost
-        return (*key, display_path(inner.file, ""), inner.function, normalise_code(inner.code))
+        gb_key = message.gb_id or message.gb_type
+        return fingerprint_key(gb_key, self.site.path, self.qualname, self.code, self.site.origin, self.site.innermost)
 
 
 def _locate(raw: RawBreak, root: str, lookup: SourceLookup) -> _Located | None:

@@ -30,13 +30,10 @@ REASON_CHARS = 300
 def _key(brk: GraphBreak, path: str) -> tuple[str, ...] | None:
     """classify's fingerprint key for `brk` as if its file were at `path`; None when the record
     does not carry what the key needs (a break outside user code without a traceback)."""
-    key = (brk.key, path, brk.function, classify.normalise_code(brk.code))
-    if brk.origin is Origin.USER:
-        return key
-    if not brk.user_stack:
+    if brk.origin is not Origin.USER and not brk.user_stack:
         return None
-    inner = brk.user_stack[-1]
-    return (*key, classify.display_path(inner.file, ""), inner.function, classify.normalise_code(inner.code))
+    innermost = brk.user_stack[-1] if brk.user_stack else None
+    return classify.fingerprint_key(brk.key, path, brk.function, brk.code, brk.origin, innermost)
 
 
 def _occurrences(breaks: Sequence[GraphBreak]) -> dict[str, int]:
