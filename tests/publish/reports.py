@@ -4,20 +4,14 @@ what is published depends only on the report)."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 
 from gbbot.model import (
-    Category,
     Diff,
     EntrypointDiff,
-    EntrypointReport,
     GraphBreak,
-    Mode,
-    Origin,
     Report,
-    Status,
-    Tool,
 )
+from tests import reports as shared
 
 HEAD_SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 BASE_SHA = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
@@ -28,26 +22,21 @@ def fingerprint(seed: str) -> str:
 
 
 def graph_break(n: int = 0, **changes: object) -> GraphBreak:
-    brk = GraphBreak(
+    """tests.reports.graph_break with the publishing tests' defaults: many files, distinct prints."""
+    values: dict[str, object] = dict(
         fingerprint=fingerprint(f"break-{n}"),
-        gb_id="GB0059",
         gb_type="Attempted to call function marked as skipped",
-        category=Category.SUPPORTABLE,
-        origin=Origin.USER,
         file=f"model/layer_{n % 7}.py",
         line=10 + n,
         function="forward",
         code=f'print("step", {n})',
         explanation="Dynamo does not know how to trace the builtin `print`.",
         hints=("Remove the print, or use torch._higher_order_ops.print.",),
-        doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html",
-        frame_skipped=False,
-        in_loop=False,
-        count=1,
-        caused=(),
         user_stack=(),
+        fix=None,
     )
-    return replace(brk, **changes)
+    values.update(changes)
+    return shared.graph_break(n, **values)
 
 
 def report(
@@ -60,7 +49,7 @@ def report(
 ) -> Report:
     """A report of one entrypoint; with `new` given (a subset of `breaks`), a diff against a base
     where the other breaks persist and `fixed` were fixed."""
-    entry = EntrypointReport(entrypoint, Status.OK, 0, 1.5, len(breaks) + 1, sum(b.count for b in breaks), 0, tuple(breaks))
+    entry = shared.entrypoint(entrypoint, breaks, frames_skipped=0)
     diff = None
     if new is not None:
         new_fps = tuple(b.fingerprint for b in new)
@@ -75,4 +64,4 @@ def report(
             entrypoints=(EntrypointDiff(entrypoint, new_fps, fixed_fps, persisting, graph_delta=len(new)),),
             fixed_breaks=tuple(fixed),
         )
-    return Report(Tool("gbbot", "0.1.0"), "2.13.0+cpu", Mode.FAST, commit, (entry,), diff)
+    return shared.report(entry, commit=commit, diff=diff)
