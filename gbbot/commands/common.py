@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 import time
@@ -126,6 +125,3 @@ def verdict(result: Report, fail_on: str) -> int:
         return ExitCode.POLICY
     return ExitCode.OK
 
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")
