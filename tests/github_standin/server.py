@@ -60,11 +60,14 @@ RATE_LIMIT_RESET = 4_102_444_800  # 2100-01-01: never reached by a test
 
 @dataclass(frozen=True)
 class RecordedRequest:
+    """A request as it arrived: what handlers see, and what tests read back from `requests`."""
+
     method: str
     path: str
     query: Mapping[str, str]
     headers: Mapping[str, str]
-    json: Any
+    json: Any = None
+    raw_body: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -93,16 +96,6 @@ class InjectedFailure:
     def matches(self, method: str, path: str) -> bool:
         method_ok = self.method in ("*", method)
         return self.remaining > 0 and method_ok and bool(self.path_pattern.search(path))
-
-
-@dataclass(frozen=True)
-class Incoming:
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-    raw_body: bytes
-    json: Any = None
 
 
 @functools.lru_cache(maxsize=1)
@@ -316,23 +309,23 @@ class GitHubStandin:
         )
 
     # -- one exchange -----------------------------------------------------------------------------
-    def _exchange(self, incoming: Incoming) -> Reply:
+    def _exchange(self, incoming: RecordedRequest) -> Reply:
         with self._lock:
-            self._requests.append(record(incoming))
+            self._requests.append(incoming)
             failure = self._take_failure(incoming)
             if failure is None or failure.after_serving:
                 served = self._serve(incoming)
             reply = served if failure is None else failure.reply
             return with_standard_headers(reply)
 
-    def _take_failure(self, incoming: Incoming) -> InjectedFailure | None:
+    def _take_failure(self, incoming: RecordedRequest) -> InjectedFailure | None:
         for failure in self._failures:
             if failure.matches(incoming.method, incoming.path):
                 failure.remaining -= 1
                 return failure
         return None
 
-    def _serve(self, incoming: Incoming) -> Reply:
+    def _serve(self, incoming: RecordedRequest) -> Reply:
         operation = self.contract.match(incoming.method, incoming.path)
         if operation is None:
             return Reply(404, error_body(404, "Not Found"))
@@ -348,7 +341,7 @@ class GitHubStandin:
         self._check_response(operation, incoming, reply)
         return reply
 
-    def _run(self, operation: Operation, incoming: Incoming) -> Reply:
+    def _run(self, operation: Operation, incoming: RecordedRequest) -> Reply:
         docs = self.contract.documentation_url(operation)
         identity = self._authenticate(incoming, docs)
         if incoming.method in WRITE_METHODS and identity.read_only:
@@ -358,7 +351,7 @@ class GitHubStandin:
         call = Call(identity, url, operation.path_params, incoming.query, incoming.json, docs)
         return self._api.handle(operation.method, operation.template, call)
 
-    def _authenticate(self, incoming: Incoming, docs: str) -> Identity:
+    def _authenticate(self, incoming: RecordedRequest, docs: str) -> Identity:
         scheme, _, token = incoming.headers.get("authorization", "").partition(" ")
         if not token:
             raise ApiError(401, "Requires authentication", documentation_url=docs)
@@ -367,7 +360,7 @@ class GitHubStandin:
             raise ApiError(401, "Bad credentials", documentation_url=docs)
         return identity
 
-    def _check_request(self, incoming: Incoming, docs: str) -> None:
+    def _check_request(self, incoming: RecordedRequest, docs: str) -> None:
         if incoming.raw_body and incoming.json is None:
             raise ApiError(400, "Problems parsing JSON", documentation_url=docs)
         body = incoming.raw_body or None
@@ -376,7 +369,7 @@ class GitHubStandin:
             message = "Invalid request.\n\n" + "\n".join(errors)
             raise ApiError(422, message, documentation_url=docs, details=errors)
 
-    def _check_response(self, operation: Operation, incoming: Incoming, reply: Reply) -> None:
+    def _check_response(self, operation: Operation, incoming: RecordedRequest, reply: Reply) -> None:
         payload = encode(reply.body)
         headers = dict(reply.headers)
         errors = self.contract.response_errors(
@@ -388,18 +381,12 @@ class GitHubStandin:
     def _record(
         self,
         kind: Literal["request", "response"],
-        incoming: Incoming,
+        incoming: RecordedRequest,
         status: int,
         errors: Sequence[str],
     ) -> None:
         violation = Violation(kind, incoming.method, incoming.path, status, tuple(errors))
         self._violations.append(violation)
-
-
-def record(incoming: Incoming) -> RecordedRequest:
-    return RecordedRequest(
-        incoming.method, incoming.path, dict(incoming.query), dict(incoming.headers), incoming.json
-    )
 
 
 def with_standard_headers(reply: Reply) -> Reply:
@@ -436,7 +423,7 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default backlog of 5 drops concurrent connects (a 1 s SYN retry).
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], exchange: Callable[[Incoming], Reply]) -> None:
+    def __init__(self, address: tuple[str, int], exchange: Callable[[RecordedRequest], Reply]) -> None:
         super().__init__(address, _Handler)
         self.exchange = exchange
 
@@ -462,7 +449,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         headers = {name.lower(): value for name, value in self.headers.items()}
         query = dict(parse_qsl(url.query, keep_blank_values=True))
-        incoming = Incoming(self.command, url.path, query, headers, raw, parse_json(raw))
+        incoming = RecordedRequest(self.command, url.path, query, headers, parse_json(raw), raw)
         reply = self.server.exchange(incoming)
         payload = encode(reply.body)
         self.send_response(reply.status)
