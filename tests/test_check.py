@@ -96,14 +96,18 @@ def test_tokens_never_reach_entrypoints(tmp_path, monkeypatch):
     assert "HARMLESS=visible" in seen and "SEED=7" in seen and "TORCH_TRACE=" in seen
 
 
-def test_jobs_run_entrypoints_in_parallel_in_config_order(tmp_path):
-    result = run_check(tmp_path, """\
-        entrypoints:
-          - {name: a, run: "sleep 1"}
-          - {name: b, run: "sleep 1"}
-    """, jobs=2)
+@pytest.mark.parametrize(("jobs", "overlap"), [(2, True), (1, False)])
+def test_jobs_run_entrypoints_side_by_side_reported_in_config_order(tmp_path, jobs, overlap):
+    stamp = "python -c 'import time; print(time.time())'"
+    body = "entrypoints:\n" + "".join(
+        f'  - {{name: {n}, run: "{stamp} > {n}.start; sleep 1; {stamp} > {n}.end"}}\n' for n in ("a", "b")
+    )
+    result = run_check(tmp_path, body, jobs=jobs)
     assert list(result) == ["a", "b"]
     assert all(e.status is Status.OK for e in result.values())
+    start = {n: float((tmp_path / f"{n}.start").read_text()) for n in "ab"}
+    end = {n: float((tmp_path / f"{n}.end").read_text()) for n in "ab"}
+    assert (start["a"] < end["b"] and start["b"] < end["a"]) is overlap
 
 
 def test_entrypoint_selection_and_shards(tmp_path):
