@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from gbbot.commands.common import progress_printer
+from gbbot.console import progress_printer
 from gbbot.model import RunOutcome, Status
 
 

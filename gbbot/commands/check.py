@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from gbbot.check import CheckOptions, Shard, check, select
+from gbbot import api
 from gbbot.commands import common
+from gbbot.console import progress_printer
 from gbbot.model import Mode
 
 
@@ -14,12 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_output_arguments(parser)
 
 
-def options(args: argparse.Namespace) -> CheckOptions:
-    return CheckOptions(
+def options(args: argparse.Namespace) -> api.CheckOptions:
+    return api.CheckOptions(
         mode=Mode(args.mode) if args.mode else None,
         jobs=args.jobs,
         only=tuple(args.entrypoint),
-        shard=Shard.parse(args.shard) if args.shard else None,
+        shard=api.Shard.parse(args.shard) if args.shard else None,
         keep_traces=args.keep_traces.resolve() if args.keep_traces else None,
     )
 
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
     opts = options(args)
-    on_done = common.progress_printer(len(select(config, opts)))
-    result = check(root, config, opts, on_done)
+    on_done = progress_printer(len(api.select(config, opts)))
+    result = api.check(root, config, opts, on_done)
     common.write_outputs(result, args)
-    return common.verdict(result, args.fail_on or config.fail_on)
+    return common.policy_exit_code(result, args.fail_on or config.fail_on)

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 
 from gbbot import git, report
+from gbbot.api import policy_breach
 from gbbot.config import CONFIG_NAME, Config, load_config
 from gbbot.errors import ExitCode
 from gbbot.fix import present
-from gbbot.model import Mode, Report, RunOutcome, Status
+from gbbot.model import Mode, Report
 from gbbot.render import markdown, terminal
 
 
@@ -65,35 +63,6 @@ def console() -> Console:
     return Console(stderr=False, highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 
-HEARTBEAT_S = 30.0
-
-
-def progress_printer(total: int, heartbeat_s: float = HEARTBEAT_S) -> Callable[[RunOutcome], None]:
-    """A line per finished entrypoint on stderr (stdout stays for the report), and every
-    `heartbeat_s` a line saying the run is still going, so a long CI log never looks stuck."""
-    done = 0
-    finished = threading.Event()
-    started = time.monotonic()
-    err = Console(stderr=True, highlight=False)
-
-    def on_done(outcome: RunOutcome) -> None:
-        nonlocal done
-        done += 1
-        style = "green" if outcome.status is Status.OK else "red"
-        err.print(f"[{done}/{total}] {outcome.name}: [{style}]{outcome.status.value}[/] in {outcome.duration_s:.1f}s")
-        if done >= total:
-            finished.set()
-
-    def heartbeat() -> None:
-        while not finished.wait(heartbeat_s):
-            err.print(f"… {done}/{total} entrypoints finished, {time.monotonic() - started:.0f}s elapsed")
-
-    if total:
-        err.print(f"running {total} entrypoint{'s' * (total != 1)}…")
-        threading.Thread(target=heartbeat, name="gbbot-progress", daemon=True).start()
-    return on_done
-
-
 def render_markdown(result: Report) -> str:
     """The markdown report, with any verified fixes the report carries under their break."""
     extra = present.markdown_extra(present.results_of(result))
@@ -110,18 +79,10 @@ def write_outputs(result: Report, args: argparse.Namespace) -> None:
         terminal.render(result, console())
 
 
-def verdict(result: Report, fail_on: str) -> int:
-    """0 within policy, 1 when it failed; an entrypoint that did not run is a failure too
-    (its breaks are unknown), unless fail_on is none."""
-    err = Console(stderr=True, highlight=False)
-    not_ok = [e.name for e in result.entrypoints if e.status not in (Status.OK, Status.SKIPPED)]
-    if fail_on != "none" and not_ok:
-        err.print(f"gbbot: entrypoints did not run cleanly: {', '.join(not_ok)}")
-        return ExitCode.POLICY
-    if report.policy_failed(result, fail_on):
-        failing = report.new_breaks(result) if fail_on == "new" else report.counted(result)
-        what = "new graph break" if fail_on == "new" and result.diff else "graph break"
-        err.print(f"gbbot: policy fail_on={fail_on}: {len(failing)} {what}{'s' * (len(failing) != 1)}")
-        return ExitCode.POLICY
-    return ExitCode.OK
-
+def policy_exit_code(result: Report, fail_on: str) -> int:
+    """0 within policy, 1 when it failed, saying why on stderr."""
+    breach = policy_breach(result, fail_on)
+    if breach is None:
+        return ExitCode.OK
+    Console(stderr=True, highlight=False).print(f"gbbot: {breach}")
+    return ExitCode.POLICY

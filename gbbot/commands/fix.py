@@ -11,11 +11,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from gbbot import report
+from gbbot import api, report
 from gbbot.commands import common
 from gbbot.errors import ExitCode, GbbotError
 from gbbot.fix import present
-from gbbot.fix.pipeline import FixOptions, FixRun, fix
+from gbbot.fix.pipeline import FixOptions, FixRun
 from gbbot.fix.recipes import RECIPES
 from gbbot.model import Mode
 from gbbot.render import markdown
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         progress=lambda message: print(message, file=sys.stderr),
     )
-    result = fix(root, config, options, given)
+    result = api.fix(root, config, options, given)
     _missing_breaks(result, list(args.fingerprints))
     _write_outputs(result, args)
     _print_results(result, args.quiet)

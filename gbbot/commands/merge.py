@@ -27,4 +27,4 @@ def run(args: argparse.Namespace) -> int:
     shards = [ShardReport(str(path), report.load(path)) for path in args.shards]
     result = merge(shards, partial=args.partial)
     common.write_outputs(result, args)
-    return common.verdict(result, args.fail_on)
+    return common.policy_exit_code(result, args.fail_on)

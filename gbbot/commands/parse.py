@@ -39,4 +39,4 @@ def run(args: argparse.Namespace) -> int:
     common.write_outputs(result, args)
     for problem in log.problems:
         print(f"gbbot: warning: {problem}", file=sys.stderr)
-    return common.verdict(result, args.fail_on)
+    return common.policy_exit_code(result, args.fail_on)

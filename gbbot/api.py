@@ -1,0 +1,61 @@
+"""gbbot as a library: check, diff and fix a source tree. Each takes typed options and returns
+values, and raises `GbbotError` (gbbot/errors.py) for what a user can correct; the command line
+(gbbot/commands/) and the GitHub Action (gbbot/action/) are two callers of these functions.
+
+    from gbbot import api
+    report = api.check(root, load_config(root / ".gbbot.yml"), api.CheckOptions(jobs=2))
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gbbot import report as report_
+from gbbot.check import CheckOptions, Shard, check, select
+from gbbot.comparison import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
+from gbbot.config import Config
+from gbbot.console import say
+from gbbot.model import Report, Status
+
+if TYPE_CHECKING:  # the fix pipeline imports LibCST: only `fix` pays for it
+    from gbbot.fix.pipeline import FixOptions, FixRun
+
+__all__ = [
+    "CheckOptions",
+    "DiffOptions",
+    "DiffRun",
+    "Log",
+    "Progress",
+    "Shard",
+    "check",
+    "diff",
+    "fix",
+    "policy_breach",
+    "select",
+]
+
+
+def diff(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> DiffRun:
+    """The working tree's report with its diff against the merge-base of `options.base` and HEAD."""
+    return run_diff(root, config, options, progress, log)
+
+
+def fix(root: Path, config: Config, options: FixOptions | None = None, report: Report | None = None) -> FixRun:
+    """Verified patches for the easy breaks of `report` (None: run the entrypoints first)."""
+    from gbbot.fix import pipeline
+
+    return pipeline.fix(root, config, options or pipeline.FixOptions(), report)
+
+
+def policy_breach(result: Report, fail_on: str) -> str | None:
+    """Why `result` fails the `fail_on` policy, or None when it passes. An entrypoint that did not
+    run is a failure too (its breaks are unknown), unless fail_on is none."""
+    not_ok = [e.name for e in result.entrypoints if e.status not in (Status.OK, Status.SKIPPED)]
+    if fail_on != "none" and not_ok:
+        return f"entrypoints did not run cleanly: {', '.join(not_ok)}"
+    if not report_.policy_failed(result, fail_on):
+        return None
+    failing = report_.new_breaks(result) if fail_on == "new" else report_.counted(result)
+    what = "new graph break" if fail_on == "new" and result.diff else "graph break"
+    return f"policy fail_on={fail_on}: {len(failing)} {what}{'s' * (len(failing) != 1)}"

@@ -1,0 +1,213 @@
+"""`diff`: run the entrypoints on the working tree and on the merge-base of a ref and HEAD (or take
+the base's report from a baseline file or the cache), and report what changed.
+
+The head side is the working tree as it is, uncommitted edits included (what the user is
+working on); a note says so when the tree is dirty. The base side is the merge-base, checked out
+in a temporary worktree and always removed. The head's .gbbot.yml defines both sides' entrypoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from gbbot import baseline, diff, git
+from gbbot.check import CheckOptions, check, select
+from gbbot.config import Config
+from gbbot.console import say
+from gbbot.errors import GitError, ReportError
+from gbbot.model import Diff, Report, RunOutcome
+
+MAX_LISTED_PATHS = 5
+MAX_PATH_CHARS = 200
+
+OnDone = Callable[[RunOutcome], None]
+# The number of entrypoint runs about to start → what is called as each one finishes.
+Progress = Callable[[int], OnDone]
+Log = Callable[[str], None]
+
+
+def no_progress(total: int) -> OnDone:
+    return lambda outcome: None
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    base: str  # compare with the merge-base of this ref and HEAD, e.g. origin/main
+    check: CheckOptions = field(default_factory=CheckOptions)
+    baseline: Path | None = None  # a report already made for the merge-base: do not run it
+    cache: Path | None = None  # keep base reports here and reuse them
+    allow_mismatch: bool = False  # use a baseline made for another commit, torch, mode or config
+
+
+@dataclass(frozen=True)
+class DiffRun:
+    report: Report  # the head's report, with its diff
+    baseline_notes: tuple[str, ...]  # what the baseline's source asks a reader to know
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where the comparison happens: the config root, the repository top level, the base."""
+
+    root: Path
+    top: Path
+    prefix: str  # the config root below the top level, "" when it is the top level
+    base_ref: str
+    base_sha: str
+    config: Config
+    options: CheckOptions
+
+    def expected(self, torch_version: str | None) -> baseline.Expected:
+        names = tuple(e.name for e in select(self.config, self.options))
+        mode = self.options.mode or self.config.mode
+        return baseline.Expected(self.base_sha, self.config.digest, torch_version, mode, names)
+
+
+def plan(root: Path, config: Config, options: DiffOptions) -> Plan:
+    top = git.toplevel(root)
+    if top is None:
+        raise GitError(f"{root} is not inside a git repository: `gbbot diff` compares git commits")
+    base_sha = git.merge_base(top, options.base)
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    return Plan(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
+
+
+def dirty_note(p: Plan) -> str | None:
+    changed = git.changed_paths(p.top)
+    if not changed:
+        return None
+    shown = ", ".join(f"`{c[:MAX_PATH_CHARS]}`" for c in changed[:MAX_LISTED_PATHS])
+    more = ", …" if len(changed) > MAX_LISTED_PATHS else ""
+    head = (git.head_sha(p.top) or "HEAD")[:7]
+    return (
+        f"The head side is the working tree with uncommitted changes ({len(changed)} "
+        f"path{'s' * (len(changed) != 1)}: {shown}{more}), "
+        f"not commit {head}."
+    )
+
+
+def split_jobs(jobs: int) -> tuple[int, int]:
+    """(head, base) share of --jobs when both sides run at once."""
+    return max(1, (jobs + 1) // 2), max(1, jobs // 2)
+
+
+def run_both(p: Plan, on_done: OnDone) -> tuple[Report, Report]:
+    """Head and base; at the same time when --jobs allows. The worktree is opened here, in the
+    calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
+    on_base = _labelled(on_done, p.base_sha)
+    with git.worktree(p.top, p.base_sha) as tree:
+        if p.options.jobs < 2:
+            base = baseline.run_base(tree, p.prefix, p.config, p.options, on_base)
+            return check(p.root, p.config, p.options, on_done), base
+        head_jobs, base_jobs = split_jobs(p.options.jobs)
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gbbot-side")
+        try:
+            base_options = replace(p.options, jobs=base_jobs)
+            base_future = pool.submit(baseline.run_base, tree, p.prefix, p.config, base_options, on_base)
+            head = check(p.root, p.config, replace(p.options, jobs=head_jobs), on_done)
+            return head, base_future.result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _labelled(on_done: OnDone, sha: str) -> OnDone:
+    return lambda outcome: on_done(replace(outcome, name=f"{outcome.name} (base {sha[:7]})"))
+
+
+@dataclass(frozen=True)
+class Sides:
+    head: Report
+    base: Report
+    source: str  # run | cache | file
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One comparison under way: the plan, what was asked, and where progress and messages go."""
+
+    plan: Plan
+    options: DiffOptions
+    progress: Progress
+    log: Log
+
+    def runs(self, sides: int) -> OnDone:
+        return self.progress(sides * len(select(self.plan.config, self.plan.options)))
+
+
+def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
+    """The base report without running it: from the baseline file, or a cache hit."""
+    p, options = r.plan, r.options
+    expected = p.expected(baseline.installed_torch())
+    if options.baseline:
+        found, mismatched = baseline.from_file(options.baseline, expected, options.allow_mismatch)
+        return found, "file", baseline.label(mismatched, options.baseline)
+    key = baseline.CacheKey.for_run(expected) if options.cache else None
+    if key is None:
+        if options.cache:
+            r.log("torch is not installed where gbbot runs, so the baseline cache is not used")
+        return None
+    cache = baseline.Cache(options.cache)  # a key means a cache directory was given
+    cached = cache.load(key, expected)
+    if cached is not None:
+        r.log(f"baseline for {p.base_sha[:7]} from the cache ({key.path(cache.directory)})")
+        return cached, "cache", []
+    return None
+
+
+def sides(r: _Run) -> Sides:
+    known = known_baseline(r)
+    return _run_both_and_cache(r) if known is None else _with_known(r, *known)
+
+
+def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
+    """Only the head runs; then what only its run can tell (the torch its entrypoints really
+    imported) is checked against the baseline."""
+    p = r.plan
+    head = check(p.root, p.config, p.options, r.runs(1))
+    late = baseline.torch_mismatch(base, head.torch_version)
+    if late is None:
+        return Sides(head, base, source, tuple(notes))
+    if source == "cache":
+        r.log(f"the cached baseline does not fit ({late}): running the base")
+        return Sides(head, _run_base_only(p), "run")
+    if not r.options.allow_mismatch:
+        raise ReportError(baseline.refusal(r.options.baseline or "", [late]))
+    labels = (*notes, *baseline.label([late], r.options.baseline or ""))
+    return Sides(head, base, source, tuple(dict.fromkeys(labels)))  # the file check may have said it
+
+
+def _run_both_and_cache(r: _Run) -> Sides:
+    p, cache = r.plan, r.options.cache
+    head, base = run_both(p, r.runs(2))
+    key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if cache else None
+    if key is not None and baseline.cacheable(base):
+        baseline.Cache(cache).store(key, base)
+    return Sides(head, base, "run")
+
+
+def _run_base_only(p: Plan) -> Report:
+    with git.worktree(p.top, p.base_sha) as tree:
+        return baseline.run_base(tree, p.prefix, p.config, p.options)
+
+
+def compare(p: Plan, s: Sides, note: str | None) -> Diff:
+    renames = diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
+    notes = (*([note] if note else []), *s.notes)
+    return diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
+
+
+def run_diff(
+    root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say
+) -> DiffRun:
+    """The head's report with its diff against the merge-base of `options.base` and HEAD."""
+    p = plan(root, config, options)
+    note = dirty_note(p)
+    log(f"comparing with {p.base_ref} at merge-base {p.base_sha[:7]}")
+    if note:
+        log(note.replace("`", ""))
+    s = sides(_Run(p, options, progress, log))
+    return DiffRun(diff.with_diff(s.head, compare(p, s, note)), s.notes)
