@@ -4,19 +4,66 @@ commands): one-line messages and the progress of a run."""
 from __future__ import annotations
 
 import sys
+import tempfile
 import threading
 import time
+import traceback
+from collections import Counter
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from gbbot import __version__
 from gbbot.model import RunOutcome, Status
 
+if TYPE_CHECKING:  # the fix pipeline imports LibCST
+    from gbbot.fix.pipeline import FixRun
+
 HEARTBEAT_S = 30.0
+REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
 
 
 def say(message: str) -> None:
     print(f"gbbot: {message}", file=sys.stderr, flush=True)
+
+
+def say_styled(message: str) -> None:
+    """`say` through rich: its markup and line wrapping, as the policy verdict has always been shown."""
+    Console(stderr=True, highlight=False).print(f"gbbot: {message}")
+
+
+def report_console() -> Console:
+    """Where the terminal table goes: stdout, 160 columns when it is not a terminal (a CI log)."""
+    return Console(stderr=False, highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def internal_error(exc: BaseException) -> None:
+    """A bug in gbbot: one line on stderr, the traceback in a file to attach to an issue."""
+    with tempfile.NamedTemporaryFile("w", prefix="gbbot-crash-", suffix=".log", delete=False) as log:
+        traceback.print_exception(exc, file=log)
+    print(
+        f"gbbot: internal error: {type(exc).__name__}: {exc}\n"
+        f"This is a bug in gbbot {__version__}. Please report it at {REPORT_BUGS} "
+        f"with the traceback saved in {log.name}.",
+        file=sys.stderr,
+    )
+
+
+def fix_summary(run: FixRun) -> None:
+    """What `fix` found, noted and wrote, on stderr."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    counts = Counter(r.status.value for r in run.results)
+    found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
+    err.print(f"gbbot fix: {len(run.results)} breaks: {found}")
+    for note in run.notes:
+        err.print(f"gbbot fix: {note}", markup=False)
+    for verdict in run.joint:
+        err.print(f"gbbot fix: patches sharing files or entrypoints, together: {verdict.summary}", markup=False)
+    if run.written:
+        err.print(f"gbbot fix: wrote {', '.join(run.written)}", markup=False)
+    elif counts.get("verified") and not run.notes:
+        err.print("gbbot fix: run `gbbot fix --apply` to write the verified patches")
 
 
 def progress_printer(total: int, heartbeat_s: float = HEARTBEAT_S) -> Callable[[RunOutcome], None]:

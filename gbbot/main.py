@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import tempfile
-import traceback
 from collections.abc import Sequence
 
 from gbbot import __version__
+from gbbot.console import internal_error
 from gbbot.errors import ExitCode, GbbotError
 
 # name → (module in gbbot.commands, one-line help)
@@ -23,7 +22,6 @@ COMMANDS = {
     "merge": ("merge", "join shard reports into one"),
     "action": ("action", "the GitHub Actions entrypoint"),
 }
-REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
 
 
 def parser(selected: str | None = None) -> argparse.ArgumentParser:
@@ -44,18 +42,6 @@ def _selected(argv: Sequence[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
-def _internal_error(exc: BaseException) -> int:
-    with tempfile.NamedTemporaryFile("w", prefix="gbbot-crash-", suffix=".log", delete=False) as log:
-        traceback.print_exception(exc, file=log)
-    print(
-        f"gbbot: internal error: {type(exc).__name__}: {exc}\n"
-        f"This is a bug in gbbot {__version__}. Please report it at {REPORT_BUGS} "
-        f"with the traceback saved in {log.name}.",
-        file=sys.stderr,
-    )
-    return ExitCode.INTERNAL
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser(_selected(argv)).parse_args(argv)
@@ -69,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("gbbot: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        return _internal_error(exc)
+        internal_error(exc)
+        return ExitCode.INTERNAL
 
 
 if __name__ == "__main__":

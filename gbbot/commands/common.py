@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-
-from rich.console import Console
 
 from gbbot import git, report
 from gbbot.api import policy_breach
 from gbbot.config import CONFIG_NAME, Config, load_config
+from gbbot.console import report_console, say_styled
 from gbbot.errors import ExitCode
 from gbbot.fix import present
 from gbbot.model import Mode, Report
@@ -59,10 +57,6 @@ def config_for(args: argparse.Namespace, root: Path) -> Config:
     return load_config(args.config if args.config else root / CONFIG_NAME)
 
 
-def console() -> Console:
-    return Console(stderr=False, highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
-
-
 def render_markdown(result: Report) -> str:
     """The markdown report, with any verified fixes the report carries under their break."""
     extra = present.markdown_extra(present.results_of(result))
@@ -76,7 +70,7 @@ def write_outputs(result: Report, args: argparse.Namespace) -> None:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(render_markdown(result), encoding="utf-8")
     if not args.quiet:
-        terminal.render(result, console())
+        terminal.render(result, report_console())
 
 
 def policy_exit_code(result: Report, fail_on: str) -> int:
@@ -84,5 +78,5 @@ def policy_exit_code(result: Report, fail_on: str) -> int:
     breach = policy_breach(result, fail_on)
     if breach is None:
         return ExitCode.OK
-    Console(stderr=True, highlight=False).print(f"gbbot: {breach}")
+    say_styled(breach)
     return ExitCode.POLICY

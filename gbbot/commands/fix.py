@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections import Counter
 from pathlib import Path
-
-from rich.console import Console
 
 from gbbot import api, report
 from gbbot.commands import common
+from gbbot.console import fix_summary
 from gbbot.errors import ExitCode, GbbotError
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
@@ -88,18 +86,7 @@ def _print_results(run: FixRun, quiet: bool) -> None:
     if not quiet:
         for result in run.results:
             print(present.terminal_text(result, docs.get(result.fingerprint)) + "\n")
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    counts = Counter(r.status.value for r in run.results)
-    found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
-    err.print(f"gbbot fix: {len(run.results)} breaks: {found}")
-    for note in run.notes:
-        err.print(f"gbbot fix: {note}", markup=False)
-    for verdict in run.joint:
-        err.print(f"gbbot fix: patches sharing files or entrypoints, together: {verdict.summary}", markup=False)
-    if run.written:
-        err.print(f"gbbot fix: wrote {', '.join(run.written)}", markup=False)
-    elif counts.get("verified") and not run.notes:
-        err.print("gbbot fix: run `gbbot fix --apply` to write the verified patches")
+    fix_summary(run)
 
 
 def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:
