@@ -60,3 +60,9 @@ def summary(reason: str, rest: list[Finding], shown: int) -> str:
 def fallback(report: Report, fail_on: str, reason: str) -> Fallback:
     shown, rest = shown_and_rest(findings(report, fail_on, frozenset({State.NEW})))
     return Fallback(tuple(annotations.commands(shown)), summary(reason, rest, len(shown)))
+
+
+def annotate(found: Fallback) -> None:
+    """Print the fallback's workflow commands, where the runner reads them (stdout)."""
+    for line in found.commands:
+        print(line, flush=True)

@@ -9,13 +9,15 @@ from dataclasses import dataclass, field, replace
 import markdown_it
 import pytest
 
-from gbbot.action.publisher import ACTIONS_BOT, Target, github_client, publish
 from gbbot.fix import present
 from gbbot.model import EntrypointReport, Status
 from gbbot.publish import limits
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
 from gbbot.publish.content import Content
+from gbbot.publish.github import ACTIONS_BOT, github_client
+from gbbot.publish.pull_request import publish
 from gbbot.publish.retry import RetryPolicy
+from gbbot.publish.sink import Destination
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, MAINTAINER_TOKEN, GitHubStandin
 from tests.publish.reports import HEAD_SHA, graph_break, report
 
@@ -45,7 +47,7 @@ def standin(github_standin: GitHubStandin) -> GitHubStandin:
 def run(standin: GitHubStandin, result, *, token: str = ACTIONS_TOKEN, mode: CommentMode = CommentMode.ALWAYS,
         header: str = "", recorder: Recorder | None = None, fail_on: str = "new"):
     recorder = recorder or Recorder()
-    target = Target("octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1",
+    target = Destination("octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1",
                     None, mode, fail_on)
     client = github_client(token, standin.url, seconds_between_writes=0)
     content = Content(pointer=POINTER, extra=present.markdown_extra(present.results_of(result)))  # as the action does
@@ -276,7 +278,7 @@ def test_a_rate_limit_reset_too_far_away_is_not_waited_for(standin: GitHubStandi
 
 def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHubStandin) -> None:
     recorder = Recorder()
-    target = Target("octo-org/octo-repo", PR, HEAD_SHA, "", "gbbot", "gbbot:1:1", None, CommentMode.ALWAYS, "new")
+    target = Destination("octo-org/octo-repo", PR, HEAD_SHA, "", "gbbot", "gbbot:1:1", None, CommentMode.ALWAYS, "new")
     client = github_client(ACTIONS_TOKEN, "http://127.0.0.1:9", seconds_between_writes=0)  # discard port: refused
     published = publish(client, report([graph_break(1)]), Content(), target, recorder.policy(tries=2), recorder.lines.append)
     assert recorder.sleeps == [2.0]
