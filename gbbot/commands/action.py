@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from gbbot.action import flow, inputs
+from gbbot.action import dispatch, inputs
+from gbbot.action.context import Context
 from gbbot.action.runner import RunnerEnv
 
 
@@ -14,4 +15,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return flow.run(flow.Context(inputs.read(), RunnerEnv.read()))
+    return dispatch.run(Context(inputs.read(), RunnerEnv.read()))

@@ -107,13 +107,13 @@ def test_a_tampered_report_is_rejected_before_any_request(case: str, workspace: 
 
 def test_an_oversized_report_file_is_not_read(workspace: Path, tmp_path: Path, standin: GitHubStandin,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from gbbot.action import flow
+    from gbbot.action import analysis
     from gbbot.publish import limits
 
     write_report(workspace, sample())
     monkeypatch.setattr(limits, "REPORT_FILE_MAX_BYTES", 1000)
     with pytest.raises(GbbotError, match="over the 1000 bytes a report may have"):
-        flow.read_untrusted(workspace / "gbbot-report" / "report.json")
+        analysis.read_untrusted(workspace / "gbbot-report" / "report.json")
 
 
 def test_pull_request_target_is_refused(tmp_path: Path) -> None:

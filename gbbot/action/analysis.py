@@ -1,0 +1,95 @@
+"""The report a step publishes: the library's check, diff and fix run with options from the
+action's inputs, shown in the log as `gbbot check` shows them, and written to report.json."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gbbot import api
+from gbbot import report as report_
+from gbbot.action.context import Context
+from gbbot.config import Config
+from gbbot.console import fix_summary, internal_error, progress_printer, report_console, say, say_styled
+from gbbot.errors import GbbotError, ReportError
+from gbbot.model import Mode, Report
+from gbbot.publish import limits
+from gbbot.render import terminal
+
+
+def check_options(ctx: Context) -> api.CheckOptions:
+    return api.CheckOptions(mode=Mode(ctx.inputs.mode) if ctx.inputs.mode else None, jobs=ctx.inputs.jobs)
+
+
+def saved(ctx: Context, report: Report) -> Report:
+    """Write report.json and publish what it holds: the workflow_run half reads this file, so
+    both halves publish exactly the same report."""
+    report_.write(report, ctx.report_path)
+    return report_.load(ctx.report_path)
+
+
+def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] = ()) -> Report:
+    """The terminal table, the notes and the config's policy verdict, as `gbbot check` and
+    `gbbot diff` print them; the step's own verdict (with the fail-on input) comes later."""
+    terminal.render(report, report_console())
+    for line in notes:
+        say(line.replace("`", ""))
+    breach = api.policy_breach(report, config.fail_on)
+    if breach:
+        say_styled(breach)
+    return saved(ctx, report)
+
+
+def check(ctx: Context) -> Report:
+    ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
+    config, options = ctx.config(), check_options(ctx)
+    found = api.check(ctx.root, config, options, progress_printer(len(api.select(config, options))))
+    return _shown(ctx, config, found)
+
+
+def diff(ctx: Context, base: str) -> Report:
+    ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
+    options = api.DiffOptions(base=base, check=check_options(ctx), cache=ctx.inputs.cache_dir)
+    config = ctx.config()
+    done = api.diff(ctx.root, config, options, progress_printer, say)
+    entrypoints = done.report.diff.entrypoints if done.report.diff else ()
+    notes = (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline))
+    return _shown(ctx, config, done.report, notes)
+
+
+def with_fixes(ctx: Context, report: Report) -> Report:
+    """Fixes for the new breaks: verified patches go into the report (extra.fixes), to be shown
+    under each break and suggested in a review. A failure here costs the fixes, not the run."""
+    from gbbot.fix.pipeline import FixOptions  # LibCST: only when fixes are asked for
+
+    new = tuple(sorted({b.fingerprint for b in report_.new_breaks(report)}))
+    if not new:
+        return report
+    mode = Mode(ctx.inputs.mode) if ctx.inputs.mode else None
+    options = FixOptions(fingerprints=new, mode=mode, jobs=ctx.inputs.jobs, progress=_progress)
+    try:
+        done = api.fix(ctx.root, ctx.config(), options, report)
+    except GbbotError as exc:
+        ctx.log(f"no fix suggestions: {exc}")
+        return report
+    except Exception as exc:  # a bug in the fix pipeline: reported, and the run goes on
+        internal_error(exc)
+        ctx.log("no fix suggestions: the fix pipeline failed; see the lines above")
+        return report
+    fix_summary(done)
+    return saved(ctx, done.report)
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def read_untrusted(path: Path) -> Report:
+    """A report made by another job (possibly from a fork's code): bounded, then schema-checked."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read the report artifact ({exc.strerror})") from None
+    if size > limits.REPORT_FILE_MAX_BYTES:
+        raise ReportError(f"{path}: {size} bytes, over the {limits.REPORT_FILE_MAX_BYTES} bytes a report may have")
+    return report_.load(path)

@@ -1,0 +1,54 @@
+"""What every event's handler shares: the inputs, the runner's environment and files, how to
+reach GitHub (a client factory and a retry policy) and where messages go."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from github import Github
+
+from gbbot.action.inputs import Inputs
+from gbbot.action.runner import RunnerEnv
+from gbbot.config import CONFIG_NAME, Config, load_config
+from gbbot.console import say
+from gbbot.publish import retry
+from gbbot.publish.github import DEFAULT_POLICY, github_client
+
+Connect = Callable[[str, str], Github]  # (token, api_url) → client
+
+
+@dataclass(frozen=True)
+class Context:
+    inputs: Inputs
+    env: RunnerEnv
+    connect: Connect = github_client
+    policy: retry.RetryPolicy = DEFAULT_POLICY
+    log: retry.Log = say
+
+    def path(self, path: Path) -> Path:
+        return path if path.is_absolute() else self.env.workspace / path
+
+    @property
+    def root(self) -> Path:
+        """The repository the action checks: the workspace."""
+        return self.env.workspace.resolve()
+
+    @property
+    def report_path(self) -> Path:
+        return self.path(self.inputs.report_path)
+
+    def config_path(self) -> Path:
+        """The config input, else .gbbot.yml at the repository root."""
+        return self.path(self.inputs.config) if self.inputs.config else self.root / CONFIG_NAME
+
+    def config(self) -> Config:
+        return load_config(self.config_path())
+
+    def fail_on(self) -> str:
+        """The input, else the config's (when there is a config to read), else `new`."""
+        if self.inputs.fail_on:
+            return self.inputs.fail_on
+        path = self.config_path()
+        return load_config(path).fail_on if path.exists() else "new"

@@ -1,0 +1,16 @@
+"""push, schedule, workflow_dispatch, …: a check of the workspace, written out; there is no pull
+request to publish on."""
+
+from __future__ import annotations
+
+from gbbot.action import analysis, outputs
+from gbbot.action.context import Context
+from gbbot.action.event import OtherEvent
+
+
+def handle(ctx: Context, event: OtherEvent) -> int:
+    ctx.log(f"event {event.name}: checking the workspace; there is no pull request to publish on")
+    report = analysis.check(ctx)
+    policy = ctx.fail_on()
+    outputs.finish(ctx, report, policy, outputs.content(ctx, report, ctx.env.run_url), None)
+    return outputs.exit_code(report, policy, None)

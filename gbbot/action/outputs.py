@@ -1,0 +1,74 @@
+"""What a step leaves behind: the SARIF file, the step's outputs, the job summary, the fallback's
+annotations, and its exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gbbot import report as report_
+from gbbot.action.context import Context
+from gbbot.action.runner import write_outputs, write_step_summary
+from gbbot.errors import ExitCode
+from gbbot.fix import present
+from gbbot.model import Report
+from gbbot.publish import checkrun, limits
+from gbbot.publish.content import Content, fitted, title_for
+from gbbot.publish.fallback import annotate
+from gbbot.publish.sink import Published
+from gbbot.render import sarif
+from gbbot.render.escape import md_code
+
+
+def content(ctx: Context, report: Report, run_url: str | None) -> Content:
+    artifact = md_code(ctx.inputs.artifact_name)
+    where = f"[this workflow run]({run_url})" if run_url else "this workflow run"
+    pointer = f"📄 The full report is the {artifact} artifact of {where}."
+    extra = present.markdown_extra(present.results_of(report))  # verified fixes under their break
+    return Content(title=title_for(ctx.inputs.header), pointer=pointer, extra=extra)
+
+
+def counts(report: Report) -> dict[str, str]:
+    return {
+        "new-breaks": str(len({b.fingerprint for b in report_.new_breaks(report)})),
+        "fixed-breaks": str(len(report.diff.fixed) if report.diff else 0),
+        "total-breaks": str(len({b.fingerprint for b in report_.counted(report)})),
+    }
+
+
+def write_sarif(ctx: Context, report: Report, policy: str) -> Path | None:
+    if ctx.inputs.sarif_path is None:
+        return None
+    path = ctx.path(ctx.inputs.sarif_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(sarif.render(report, policy), encoding="utf-8")
+    return path
+
+
+def _step_outputs(ctx: Context, report: Report, policy: str, published: Published | None) -> dict[str, str]:
+    sarif_path = write_sarif(ctx, report, policy)
+    posted_comment = published.comment if published else None
+    posted_check = published.check_run if published else None
+    return {
+        **counts(report),
+        "report-path": str(ctx.report_path),
+        "sarif-path": str(sarif_path or ""),
+        "conclusion": checkrun.conclusion(report, policy),
+        "comment-url": (posted_comment.url or "") if posted_comment else "",
+        "check-run-url": posted_check.url if posted_check else "",
+    }
+
+
+def finish(ctx: Context, report: Report, policy: str, text: Content, published: Published | None) -> None:
+    """SARIF, outputs, job summary, and the fallback's annotations."""
+    write_outputs(ctx.env.output, _step_outputs(ctx, report, policy, published))
+    notice = published.fallback.summary + "\n" if published and published.fallback else ""
+    room = limits.STEP_SUMMARY_MAX_BYTES - len(notice.encode("utf-8"))
+    write_step_summary(ctx.env.step_summary, notice + fitted(report, text, room, lambda t: len(t.encode("utf-8"))))
+    if published and published.fallback:
+        annotate(published.fallback)
+
+
+def exit_code(report: Report, policy: str, published: Published | None) -> int:
+    if published and published.problems:
+        return ExitCode.USAGE  # publishing failed for another reason than permission: say so
+    return ExitCode.POLICY if checkrun.conclusion(report, policy) == "failure" else ExitCode.OK
