@@ -1,7 +1,7 @@
 """When gbbot may not write to the PR (a fork's PR under `pull_request` gets a read-only token):
 workflow-command annotations, which need no token, and the job summary, which says why.
 
-The runner shows only 10 warning and 10 error annotations per step (FACTS.md) and drops the rest
+The runner shows only 10 warning and 10 error annotations per step and drops the rest
 without a word, so only that many commands are printed and the others are listed in the summary.
 """
 
