@@ -7,10 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot import classify, git, parse, report, run
+from gbbot import classify, git, parse, report
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
 from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
+from gbbot.runner.choose import runner_for
+from gbbot.runner.contract import Runner, RunRequest, run_all
 from gbbot.source import SourceTree
 
 
@@ -46,7 +48,7 @@ class CheckOptions:
     shard: Shard | None = None
     keep_traces: Path | None = None
     save_results: bool = False
-    runner: run.Runner | None = None  # None: the backend the config's `runner:` names
+    runner: Runner | None = None  # None: the backend the config's `runner:` names
 
 
 def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
@@ -79,11 +81,11 @@ def check(
     with tempfile.TemporaryDirectory(prefix="gbbot-") as scratch:
         work = options.keep_traces or Path(scratch)
         requests = [
-            run.RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results)
+            RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results)
             for e in entrypoints
         ]
-        runner = options.runner or run.runner_for(config.runner)
-        outcomes = run.run_all(requests, runner, options.jobs, on_done)
+        runner = options.runner or runner_for(config.runner)
+        outcomes = run_all(requests, runner, options.jobs, on_done)
         tree = SourceTree(root.resolve())
         analysed = [analyse(o, root, config, tree) for o in outcomes]
     version = next((log.torch_version for _, log in analysed if log.torch_version), None)

@@ -11,22 +11,23 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from gbbot import run
 from gbbot.config import Entrypoint, Runner
-from gbbot.container import (
+from gbbot.errors import GbbotError
+from gbbot.main import main
+from gbbot.model import Mode, Status
+from gbbot.runner import choose, local
+from gbbot.runner.container import (
     WORK,
     Mount,
     Placement,
     create_arguments,
     host_path,
+    outcome_of,
     own_container_ids,
     stage_support,
     start_failure,
-    verdict,
 )
-from gbbot.errors import GbbotError
-from gbbot.main import main
-from gbbot.model import Mode, Status
+from gbbot.runner.contract import RunRequest
 
 ACTION_MOUNTS = (  # what GitHub's runner mounts into a Docker action's container
     Mount("/var/run/docker.sock", "/var/run/docker.sock"),
@@ -69,8 +70,8 @@ def test_own_container_id_from_hostname_and_mountinfo():
     assert own_container_ids("ci-runner", "") == ()
 
 
-def request(entrypoint: Entrypoint, mode: Mode = Mode.FAST) -> run.RunRequest:
-    return run.RunRequest(entrypoint, Path("/github/workspace"), Path("/github/runner_temp/gbbot-1/e"), mode)
+def request(entrypoint: Entrypoint, mode: Mode = Mode.FAST) -> RunRequest:
+    return RunRequest(entrypoint, Path("/github/workspace"), Path("/github/runner_temp/gbbot-1/e"), mode)
 
 
 PLACED = Placement(PurePosixPath("/home/runner/work/repo/repo"), PurePosixPath("/home/runner/work/_temp/gbbot-1/e"))
@@ -124,7 +125,7 @@ def test_limits_and_gpus_become_the_engines_requests():
     ],
 )
 def test_how_a_containers_end_reads(code, timed_out, oom, status, reason):
-    assert verdict(code, timed_out, oom, 60, Runner("container", "img", memory="4g")) == (status, reason)
+    assert outcome_of(code, timed_out, oom, 60, Runner("container", "img", memory="4g")) == (status, reason)
 
 
 def test_a_gpu_start_failure_says_what_to_do():
@@ -153,13 +154,13 @@ def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_
 
 
 def test_the_local_backend_is_the_default():
-    assert run.runner_for(Runner()) is run.run_local
+    assert choose.runner_for(Runner()) is local.run_local
 
 
 def test_the_container_backend_without_an_engine_is_a_clear_usage_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     with pytest.raises(GbbotError, match="no Docker engine answers"):
-        run.runner_for(Runner("container", "img"))
+        choose.runner_for(Runner("container", "img"))
     (tmp_path / ".gbbot.yml").write_text(textwrap.dedent("""\
         version: 1
         entrypoints: [{name: e, run: "true"}]

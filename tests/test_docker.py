@@ -41,9 +41,9 @@ import yaml
 
 from gbbot.check import CheckOptions, check
 from gbbot.config import parse_config
-from gbbot.container import LABEL
 from gbbot.main import main
 from gbbot.model import Status
+from gbbot.runner.container import LABEL
 from tests.conftest import ROOT, git
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
