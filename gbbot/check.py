@@ -63,9 +63,7 @@ def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
     log = parse.read_path(trace_dir) if trace_dir and trace_dir.exists() else TraceLog((), ())
-    breaks = classify.classify(
-        log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name
-    )
+    breaks = classify.classify(log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name)
     return report.entrypoint_report(outcome, log, breaks), log
 
 
@@ -81,8 +79,7 @@ def check(
     with tempfile.TemporaryDirectory(prefix="gbbot-") as scratch:
         work = options.keep_traces or Path(scratch)
         requests = [
-            RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results)
-            for e in entrypoints
+            RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results) for e in entrypoints
         ]
         runner = options.runner or runner_for(config.runner)
         outcomes = run_all(requests, runner, options.jobs, on_done)

@@ -198,8 +198,7 @@ def find_image(client: docker.DockerClient, name: str) -> Any:
         return client.images.pull(repository, tag=tag or "latest")
     except docker.errors.APIError as exc:
         raise GbbotError(
-            f"runner.image {name!r} is not on the Docker host and could not be pulled: "
-            f"{exc.explanation or exc}"
+            f"runner.image {name!r} is not on the Docker host and could not be pulled: {exc.explanation or exc}"
         ) from None
 
 
