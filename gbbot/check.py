@@ -79,7 +79,8 @@ def check(
     with tempfile.TemporaryDirectory(prefix="gbbot-") as scratch:
         work = options.keep_traces or Path(scratch)
         requests = [
-            RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results) for e in entrypoints
+            RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results, config.pass_env)
+            for e in entrypoints
         ]
         runner = options.runner or runner_for(config.runner)
         outcomes = run_all(requests, runner, options.jobs, on_done)

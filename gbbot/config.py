@@ -68,6 +68,7 @@ class Config:
     ignore: tuple[IgnoreRule, ...] = ()
     header: str | None = None
     scrub_env: tuple[str, ...] = ()
+    pass_env: tuple[str, ...] = ()  # more names (fnmatch globs) entrypoints inherit from gbbot
     runner: Runner = field(default_factory=Runner)
     digest: str = ""  # hash of the parsed config, for baseline cache keys
 
@@ -243,6 +244,7 @@ TOP_FIELDS: dict[str, Check] = {
     "ignore": _ignore,
     "header": _matching(NAME_RE, "a short name of letters, digits, '_', '.' or '-'"),
     "scrub_env": _string_list,
+    "pass_env": _string_list,
     "runner": _runner,
 }
 

@@ -115,7 +115,8 @@ def create_arguments(
     user: str | None,
 ) -> dict[str, Any]:
     """The container to create for one entrypoint. Its environment is built from the image's
-    (scrubbed) and the entrypoint's own, never from gbbot's: the runner's token stays out."""
+    (through the same allow-list) and the entrypoint's own, never from gbbot's: the runner's token
+    stays out."""
     inside = replace(request, work_dir=Path(WORK))
     support = Path(WORK / SUPPORT)
     cmd = contract.command(inside, python=PYTHON)

@@ -1,7 +1,7 @@
 """What every backend shares: the request, the environment handed to an entrypoint, the tails of
 its output, how an exit reads as a status, and running many requests `jobs` at a time.
 
-Tokens never reach user code: the environment is scrubbed before any backend sees it.
+Tokens never reach user code: an entrypoint inherits only allow-listed variables.
 """
 
 from __future__ import annotations
@@ -24,27 +24,36 @@ SHIM_DIR = Path(gbbot.__file__).parent / "_shim"
 PACKAGE_PARENT = Path(gbbot.__file__).resolve().parent.parent
 TAIL_BYTES = 16_384
 KILL_GRACE_S = 3.0
-# Never handed to user code: the Actions token, action inputs that carry tokens, the runner's own
-# credentials (ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_*), and anything that looks secret.
-SCRUBBED = (
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "INPUT_*TOKEN*",
-    "ACTIONS_*",
-    "*_TOKEN",
-    "*SECRET*",
-    "*PASSWORD*",
-)
+# What an entrypoint inherits from gbbot's environment: what finds programs, libraries, caches and
+# the GPU, and says where it runs. Everything else is withheld (an allow-list, like tox's
+# `passenv`): a deny-list of secret-looking names always misses some (API_KEY, DB_PASSWD, …).
+ALLOWED = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "LANGUAGE", "TZ",
+    "TMPDIR", "TMP", "TEMP", "PYTHON*", "VIRTUAL_ENV", "CONDA_PREFIX", "CUDA*", "NVIDIA*",
+    "TORCH*", "TORCHINDUCTOR_*", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_*",
+    "LD_LIBRARY_PATH", "HF_HOME", "XDG_CACHE_HOME", "CI", "GITHUB_ACTIONS", "RUNNER_OS", "RUNNER_ARCH",
+)  # fmt: skip
+# Names that look like credentials pass only when `pass_env` lists them exactly, never by a glob.
+SECRET_LOOKING = (
+    "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_KEY", "*CREDENTIAL*", "*AUTH*", "ACTIONS_*", "INPUT_*",
+)  # fmt: skip
+# The Actions token and the runner's own credentials: never handed to user code, even when listed.
+NEVER = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_*")
 
 
-def scrub_environment(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
-    """Pure: drop every variable whose name matches a scrubbed pattern (case-insensitive)."""
-    patterns = [p.upper() for p in (*SCRUBBED, *extra)]
-    return {
-        name: value
-        for name, value in environ.items()
-        if not any(fnmatch.fnmatchcase(name.upper(), p) for p in patterns)
-    }
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    """Case-insensitive: `github_token` is the same secret as GITHUB_TOKEN."""
+    return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
+
+
+def inherits(name: str, pass_env: Sequence[str] = (), scrub: Sequence[str] = ()) -> bool:
+    """Pure: whether an entrypoint gets gbbot's variable `name`. `pass_env` adds names and globs
+    to the allow-list; `scrub` removes names even if allowed."""
+    if _matches(name, NEVER) or _matches(name, scrub):
+        return False
+    if name.upper() in {listed.upper() for listed in pass_env}:
+        return True
+    return not _matches(name, SECRET_LOOKING) and _matches(name, (*ALLOWED, *pass_env))
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,7 @@ class RunRequest:
     mode: Mode = Mode.FAST
     scrub: tuple[str, ...] = ()
     save_result: bool = False
+    pass_env: tuple[str, ...] = ()
 
     @property
     def trace_dir(self) -> Path:
@@ -88,10 +98,10 @@ def environment(
     shim_dir: Path = SHIM_DIR,
     package_parent: Path = PACKAGE_PARENT,
 ) -> dict[str, str]:
-    """The entrypoint's environment: scrubbed, its own `env:` on top, and gbbot's variables last
-    (PYTHONPATH is joined, not replaced: the fast-mode shim must stay first). A container sees the
-    shim and gbbot.launch at other paths (`shim_dir`, `package_parent`)."""
-    env = scrub_environment(base, request.scrub)
+    """The entrypoint's environment: what it `inherits` of `base`, its own `env:` on top, and
+    gbbot's variables last (PYTHONPATH is joined, not replaced: the fast-mode shim must stay first).
+    A container sees the shim and gbbot.launch at other paths (`shim_dir`, `package_parent`)."""
+    env = {name: value for name, value in base.items() if inherits(name, request.pass_env, request.scrub)}
     own = dict(request.entrypoint.env)
     paths = [str(shim_dir)] if request.mode is Mode.FAST else []
     paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
@@ -105,6 +115,11 @@ def environment(
         PYTHONPATH=os.pathsep.join(paths),
     )
     return env
+
+
+def withheld(request: RunRequest, base: Mapping[str, str]) -> tuple[str, ...]:
+    """The names of `base` the entrypoint does not get, sorted; never their values."""
+    return tuple(sorted(name for name in base if not inherits(name, request.pass_env, request.scrub)))
 
 
 def tail(path: Path, limit: int = TAIL_BYTES) -> str:

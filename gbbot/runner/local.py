@@ -20,6 +20,7 @@ from gbbot.runner.contract import (
     signal_number,
     status_of,
     tail,
+    withheld,
 )
 
 
@@ -68,6 +69,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
     request.work_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = request.work_dir / "stdout.txt", request.work_dir / "stderr.txt"
     cmd = command(request)
+    base = os.environ if base_env is None else base_env
     started = time.monotonic()
     timed_out = False
     with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -76,7 +78,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
                 cmd,
                 shell=isinstance(cmd, str),
                 cwd=request.root,
-                env=environment(request, os.environ if base_env is None else base_env),
+                env=environment(request, base),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -108,6 +110,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
         trace_dir=str(request.trace_dir),
         result_path=str(request.result_path) if request.result_path.exists() else None,
         reason=reason,
+        env_withheld=withheld(request, base),
     )
 
 
