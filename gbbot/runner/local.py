@@ -1,4 +1,5 @@
-"""The local backend: each entrypoint a subprocess of gbbot, in its own process group."""
+"""The local backend: each entrypoint a subprocess of gbbot, in its own process group; what escapes
+the group (a daemon) is killed when its entrypoint ends (see orphans)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from collections.abc import Mapping
 
 from gbbot.model import RunOutcome, Status
+from gbbot.runner import orphans
 from gbbot.runner.contract import (
     KILL_GRACE_S,
     RunRequest,
@@ -45,6 +47,10 @@ class _LiveProcesses:
         self._lock = threading.Lock()
         self._processes: set[subprocess.Popen] = set()
 
+    def groups(self) -> set[int]:
+        with self._lock:
+            return {process.pid for process in self._processes}  # each leads its own group
+
     def add(self, process: subprocess.Popen) -> None:
         with self._lock:
             self._processes.add(process)
@@ -61,6 +67,20 @@ class _LiveProcesses:
 
 
 LIVE = _LiveProcesses()
+# Held while an entrypoint starts and while orphans are reaped: a process just started but not yet
+# in LIVE would otherwise look like an orphan.
+SPAWNING = threading.Lock()
+
+
+def _reap_orphans(request: RunRequest) -> None:
+    """Kill what this entrypoint left outside its process group, known by the TORCH_TRACE it
+    inherited; once no entrypoint runs, every orphan, whatever its environment."""
+    marker = f"TORCH_TRACE={request.trace_dir}"
+    with SPAWNING:
+        none_running = not LIVE.groups()
+        orphans.reap(LIVE.groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
+        if none_running:
+            orphans.become_subreaper(False)
 
 
 def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> RunOutcome:
@@ -74,19 +94,21 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
     timed_out = False
     with out_path.open("wb") as out, err_path.open("wb") as err:
         try:
-            process = subprocess.Popen(
-                cmd,
-                shell=isinstance(cmd, str),
-                cwd=request.root,
-                env=environment(request, base),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
+            with SPAWNING:
+                orphans.become_subreaper()
+                process = subprocess.Popen(
+                    cmd,
+                    shell=isinstance(cmd, str),
+                    cwd=request.root,
+                    env=environment(request, base),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
+                LIVE.add(process)
         except OSError as exc:
             return RunOutcome(request.entrypoint.name, Status.CRASHED, None, 0.0, reason=f"could not start: {exc}")
-        LIVE.add(process)
         try:
             process.wait(timeout=request.entrypoint.timeout)
         except subprocess.TimeoutExpired:
@@ -94,6 +116,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
         finally:
             _kill_group(process)  # also reaps what the entrypoint left running in the background
             LIVE.discard(process)
+            _reap_orphans(request)
     duration = time.monotonic() - started
     signal_no = signal_number(process.returncode, isinstance(cmd, str))
     status = status_of(process.returncode, timed_out, signal_no)
@@ -125,6 +148,8 @@ class LocalRunner:
 
     def stop_all(self) -> None:
         LIVE.kill_all()
+        with SPAWNING:
+            orphans.reap(LIVE.groups, lambda _child: True)
 
 
 run_local = LocalRunner()
