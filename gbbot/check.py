@@ -12,7 +12,7 @@ from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
 from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
 from gbbot.runner.choose import runner_for
-from gbbot.runner.contract import Runner, RunRequest, run_all
+from gbbot.runner.contract import Runner, RunRequest, entrypoint_dir, run_all
 from gbbot.source import SourceTree
 
 
@@ -79,7 +79,9 @@ def check(
     with tempfile.TemporaryDirectory(prefix="gbbot-") as scratch:
         work = options.keep_traces or Path(scratch)
         requests = [
-            RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results, config.pass_env)
+            RunRequest(
+                e, root, entrypoint_dir(work, e.name), mode, config.scrub_env, options.save_results, config.pass_env
+            )
             for e in entrypoints
         ]
         runner = options.runner or runner_for(config.runner)

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import gbbot
 from gbbot.config import Entrypoint
+from gbbot.errors import GbbotError
 from gbbot.interrupt import sigterm_as_interrupt
 from gbbot.model import Mode, RunOutcome, Status
 
@@ -73,6 +74,16 @@ class RunRequest:
     @property
     def result_path(self) -> Path:
         return self.work_dir / "result.pt"
+
+
+def entrypoint_dir(parent: Path, name: str) -> Path:
+    """`parent / name`, the one way a per-entrypoint directory is made: refused unless it stays
+    strictly inside `parent`, symlinks resolved (gbbot deletes and writes there)."""
+    base = parent.resolve()
+    inside = (base / name).resolve()
+    if inside == base or not inside.is_relative_to(base):
+        raise GbbotError(f"entrypoint name {name!r} would leave {parent}; names are single path components")
+    return parent / name
 
 
 class Runner(Protocol):
