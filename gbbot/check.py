@@ -7,10 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot import classify, git, parse, report, run
+from gbbot import classify, git, parse, report
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
 from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
+from gbbot.runner.choose import runner_for
+from gbbot.runner.contract import Runner, RunRequest, entrypoint_dir, run_all
 from gbbot.source import SourceTree
 
 
@@ -46,7 +48,7 @@ class CheckOptions:
     shard: Shard | None = None
     keep_traces: Path | None = None
     save_results: bool = False
-    runner: run.Runner | None = None  # None: the backend the config's `runner:` names
+    runner: Runner | None = None  # None: the backend the config's `runner:` names
 
 
 def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
@@ -61,9 +63,7 @@ def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
     log = parse.read_path(trace_dir) if trace_dir and trace_dir.exists() else TraceLog((), ())
-    breaks = classify.classify(
-        log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name
-    )
+    breaks = classify.classify(log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name)
     return report.entrypoint_report(outcome, log, breaks), log
 
 
@@ -79,11 +79,13 @@ def check(
     with tempfile.TemporaryDirectory(prefix="gbbot-") as scratch:
         work = options.keep_traces or Path(scratch)
         requests = [
-            run.RunRequest(e, root, work / e.name, mode, config.scrub_env, options.save_results)
+            RunRequest(
+                e, root, entrypoint_dir(work, e.name), mode, config.scrub_env, options.save_results, config.pass_env
+            )
             for e in entrypoints
         ]
-        runner = options.runner or run.runner_for(config.runner)
-        outcomes = run.run_all(requests, runner, options.jobs, on_done)
+        runner = options.runner or runner_for(config.runner)
+        outcomes = run_all(requests, runner, options.jobs, on_done)
         tree = SourceTree(root.resolve())
         analysed = [analyse(o, root, config, tree) for o in outcomes]
     version = next((log.torch_version for _, log in analysed if log.torch_version), None)

@@ -68,6 +68,7 @@ class Config:
     ignore: tuple[IgnoreRule, ...] = ()
     header: str | None = None
     scrub_env: tuple[str, ...] = ()
+    pass_env: tuple[str, ...] = ()  # more names (fnmatch globs) entrypoints inherit from gbbot
     runner: Runner = field(default_factory=Runner)
     digest: str = ""  # hash of the parsed config, for baseline cache keys
 
@@ -170,8 +171,17 @@ def _mapping(
     return {name: fields[name](path, f"{prefix}{name}", v) for name, v in value.items()}
 
 
+def _entrypoint_name(path: str, key: str, value: Any) -> str:
+    """A name is also the entrypoint's directory under gbbot's work dir: '.' and '..' would be
+    that directory itself or its parent."""
+    name = _matching(NAME_RE, "a name of letters, digits, '_', '.' or '-'")(path, key, value)
+    if name in (".", ".."):
+        raise ConfigError(path, key, f"{name!r} is not allowed: an entrypoint's name is also its directory's name")
+    return name
+
+
 ENTRYPOINT_FIELDS: dict[str, Check] = {
-    "name": _matching(NAME_RE, "a name of letters, digits, '_', '.' or '-'"),
+    "name": _entrypoint_name,
     "run": _string,
     "call": _matching(CALL_RE, "'module:function', e.g. mypkg.bench:forward_once"),
     "timeout": _number,
@@ -243,6 +253,7 @@ TOP_FIELDS: dict[str, Check] = {
     "ignore": _ignore,
     "header": _matching(NAME_RE, "a short name of letters, digits, '_', '.' or '-'"),
     "scrub_env": _string_list,
+    "pass_env": _string_list,
     "runner": _runner,
 }
 

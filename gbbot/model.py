@@ -138,6 +138,7 @@ class RunOutcome:
     trace_dir: str | None = None
     result_path: str | None = None
     reason: str = ""  # why skipped / crashed, in words
+    env_withheld: tuple[str, ...] = ()  # names of gbbot's variables the entrypoint did not get
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ class EntrypointReport:
     breaks: tuple[GraphBreak, ...]
     error: str | None = None
     trace_problems: tuple[str, ...] = ()
+    env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
 
 
 @dataclass(frozen=True)

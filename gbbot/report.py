@@ -60,6 +60,7 @@ def entrypoint_report(outcome: RunOutcome, log: TraceLog, breaks: tuple[GraphBre
         breaks=breaks,
         error=error,
         trace_problems=log.problems,
+        env_withheld=outcome.env_withheld,
     )
 
 
@@ -198,6 +199,7 @@ def _entrypoint(data: dict) -> EntrypointReport:
         breaks=tuple(_break(b) for b in data["breaks"]),
         error=data.get("error"),
         trace_problems=tuple(data.get("trace_problems", ())),
+        env_withheld=tuple(data.get("env_withheld", ())),
     )
 
 

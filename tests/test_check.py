@@ -1,4 +1,4 @@
-"""`gbbot check`: entrypoints that crash, hang, print megabytes or look for tokens; the example."""
+"""`gbbot check`: entrypoints that crash, hang or print megabytes; the example. (Tokens: test_environment.)"""
 
 from __future__ import annotations
 
@@ -28,13 +28,16 @@ def run_check(root: Path, body: str, **options):
 
 def test_failures_are_reported_and_the_others_still_run(tmp_path):
     (tmp_path / "boom.py").write_text("def f():\n    raise RuntimeError('kaboom in f')\nf()\n")
-    result = run_check(tmp_path, """\
+    result = run_check(
+        tmp_path,
+        """\
         entrypoints:
           - {name: raises, run: python boom.py}
           - {name: segfault, run: "python -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'"}
           - {name: missing, run: ./no-such-program}
           - {name: fine, run: "true"}
-    """)
+    """,
+    )
     assert result["raises"].status is Status.FAILED and result["raises"].exit_code == 1
     assert "RuntimeError: kaboom in f" in result["raises"].error
     assert result["segfault"].status is Status.CRASHED
@@ -44,12 +47,14 @@ def test_failures_are_reported_and_the_others_still_run(tmp_path):
 
 
 def test_hang_past_timeout_kills_the_whole_process_group(tmp_path):
-    (tmp_path / "hang.py").write_text(textwrap.dedent("""\
+    (tmp_path / "hang.py").write_text(
+        textwrap.dedent("""\
         import subprocess, time
         child = subprocess.Popen(["sleep", "300"])
         open("child.pid", "w").write(str(child.pid))
         time.sleep(300)
-    """))
+    """)
+    )
     started = time.monotonic()
     result = run_check(tmp_path, "entrypoints: [{name: hang, run: python hang.py, timeout: 2}]\n")
     assert time.monotonic() - started < 60
@@ -71,29 +76,17 @@ def alive(pid: int) -> bool:
 
 
 def test_megabytes_of_output_keep_only_the_tail(tmp_path):
-    result = run_check(tmp_path, """\
+    result = run_check(
+        tmp_path,
+        """\
         entrypoints:
           - name: chatty
             run: "python -c 'import sys; sys.stderr.write(\\"x\\" * 5_000_000 + \\"\\\\nTHE END\\\\n\\"); sys.exit(3)'"
-    """)
+    """,
+    )
     entry = result["chatty"]
     assert entry.status is Status.FAILED and entry.exit_code == 3
     assert entry.error.endswith("THE END") and len(entry.error) < 20_000
-
-
-def test_tokens_never_reach_entrypoints(tmp_path, monkeypatch):
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "INPUT_GITHUB-TOKEN", "ACTIONS_RUNTIME_TOKEN",
-                 "ACTIONS_ID_TOKEN_REQUEST_URL", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "CUSTOM_CRED"):
-        monkeypatch.setenv(name, "s3cr3t-" + name)
-    monkeypatch.setenv("HARMLESS", "visible")
-    run_check(tmp_path, """\
-        entrypoints:
-          - {name: env, run: "env > seen.txt", env: {SEED: "7"}}
-        scrub_env: ["CUSTOM_*"]
-    """)
-    seen = (tmp_path / "seen.txt").read_text()
-    assert "s3cr3t" not in seen
-    assert "HARMLESS=visible" in seen and "SEED=7" in seen and "TORCH_TRACE=" in seen
 
 
 @pytest.mark.parametrize(("jobs", "overlap"), [(2, True), (1, False)])

@@ -11,22 +11,23 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from gbbot import run
 from gbbot.config import Entrypoint, Runner
-from gbbot.container import (
+from gbbot.errors import GbbotError
+from gbbot.main import main
+from gbbot.model import Mode, Status
+from gbbot.runner import choose, local
+from gbbot.runner.container import (
     WORK,
     Mount,
     Placement,
     create_arguments,
     host_path,
+    outcome_of,
     own_container_ids,
     stage_support,
     start_failure,
-    verdict,
 )
-from gbbot.errors import GbbotError
-from gbbot.main import main
-from gbbot.model import Mode, Status
+from gbbot.runner.contract import RunRequest
 
 ACTION_MOUNTS = (  # what GitHub's runner mounts into a Docker action's container
     Mount("/var/run/docker.sock", "/var/run/docker.sock"),
@@ -69,8 +70,8 @@ def test_own_container_id_from_hostname_and_mountinfo():
     assert own_container_ids("ci-runner", "") == ()
 
 
-def request(entrypoint: Entrypoint, mode: Mode = Mode.FAST) -> run.RunRequest:
-    return run.RunRequest(entrypoint, Path("/github/workspace"), Path("/github/runner_temp/gbbot-1/e"), mode)
+def request(entrypoint: Entrypoint, mode: Mode = Mode.FAST) -> RunRequest:
+    return RunRequest(entrypoint, Path("/github/workspace"), Path("/github/runner_temp/gbbot-1/e"), mode)
 
 
 PLACED = Placement(PurePosixPath("/home/runner/work/repo/repo"), PurePosixPath("/home/runner/work/_temp/gbbot-1/e"))
@@ -109,7 +110,9 @@ def test_limits_and_gpus_become_the_engines_requests():
     [gpus] = args["device_requests"]
     assert (gpus["Count"], gpus["Capabilities"]) == (2, [["gpu"]])
     assert (args["network_mode"], args["mem_limit"], args["nano_cpus"]) == ("host", "8g", 2_500_000_000)
-    [every] = create_arguments(request(Entrypoint("e", run="true")), Runner("container", "img", gpus="all"), PLACED, {}, None)["device_requests"]
+    [every] = create_arguments(
+        request(Entrypoint("e", run="true")), Runner("container", "img", gpus="all"), PLACED, {}, None
+    )["device_requests"]
     assert every["Count"] == -1
 
 
@@ -124,14 +127,19 @@ def test_limits_and_gpus_become_the_engines_requests():
     ],
 )
 def test_how_a_containers_end_reads(code, timed_out, oom, status, reason):
-    assert verdict(code, timed_out, oom, 60, Runner("container", "img", memory="4g")) == (status, reason)
+    assert outcome_of(code, timed_out, oom, 60, Runner("container", "img", memory="4g")) == (status, reason)
 
 
 def test_a_gpu_start_failure_says_what_to_do():
-    message = start_failure('could not select device driver "" with capabilities: [[gpu]]', Runner("container", "img", gpus="all"))
+    message = start_failure(
+        'could not select device driver "" with capabilities: [[gpu]]', Runner("container", "img", gpus="all")
+    )
     assert "runner.gpus is all but this Docker engine has no GPU runtime" in message
     assert "NVIDIA Container Toolkit" in message
-    assert start_failure("No such image", Runner("container", "img")) == "could not start a container from img: No such image"
+    assert (
+        start_failure("No such image", Runner("container", "img"))
+        == "could not start a container from img: No such image"
+    )
 
 
 def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_path):
@@ -142,7 +150,7 @@ def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_
     # -I: no site-packages (so not the installed gbbot), no PYTHON* variables; the path is set by hand
     code = textwrap.dedent(f"""\
         import runpy, sys
-        sys.path[:0] = [{str(tmp_path / 'work' / 'support' / 'pkg')!r}]
+        sys.path[:0] = [{str(tmp_path / "work" / "support" / "pkg")!r}]
         sys.argv = ["gbbot.launch", "job:go"]
         runpy.run_module("gbbot.launch", run_name="__main__")
     """)
@@ -153,17 +161,19 @@ def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_
 
 
 def test_the_local_backend_is_the_default():
-    assert run.runner_for(Runner()) is run.run_local
+    assert choose.runner_for(Runner()) is local.run_local
 
 
 def test_the_container_backend_without_an_engine_is_a_clear_usage_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     with pytest.raises(GbbotError, match="no Docker engine answers"):
-        run.runner_for(Runner("container", "img"))
-    (tmp_path / ".gbbot.yml").write_text(textwrap.dedent("""\
+        choose.runner_for(Runner("container", "img"))
+    (tmp_path / ".gbbot.yml").write_text(
+        textwrap.dedent("""\
         version: 1
         entrypoints: [{name: e, run: "true"}]
         runner: {backend: container, image: img}
-    """))
+    """)
+    )
     assert main(["check", "--root", str(tmp_path), "-q"]) == 2
     assert "DOCKER_HOST" in capsys.readouterr().err

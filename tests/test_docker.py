@@ -41,9 +41,9 @@ import yaml
 
 from gbbot.check import CheckOptions, check
 from gbbot.config import parse_config
-from gbbot.container import LABEL
 from gbbot.main import main
 from gbbot.model import Status
+from gbbot.runner.container import LABEL
 from tests.conftest import ROOT, git
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -98,7 +98,11 @@ def engine() -> Iterator[docker.DockerClient]:
     with (CACHE / "engine.lock").open("w") as lock, pytest.MonkeyPatch.context() as patch:
         fcntl.flock(lock, fcntl.LOCK_SH)
         ours = not _answers(host)
-        env = {**os.environ, "GBBOT_DOCKER_DIR": str(CACHE), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+        env = {
+            **os.environ,
+            "GBBOT_DOCKER_DIR": str(CACHE),
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        }
         started = subprocess.run(["bash", str(ENGINE_SCRIPT)], env=env, capture_output=True, text=True, timeout=600)
         if started.returncode != 0:
             pytest.skip(f"no Docker engine could start: {started.stderr.strip()[-600:]}")
@@ -120,9 +124,7 @@ def _has_image(engine: docker.DockerClient, tag: str) -> bool:
 
 def _build(engine: docker.DockerClient, context: Path, tag: str, **buildargs: str) -> None:
     try:
-        engine.images.build(
-            path=str(context), tag=tag, buildargs=buildargs, network_mode="none", rm=True, forcerm=True
-        )
+        engine.images.build(path=str(context), tag=tag, buildargs=buildargs, network_mode="none", rm=True, forcerm=True)
     except docker.errors.BuildError as exc:
         log = "".join(str(line.get("stream") or line.get("error") or "") for line in exc.build_log)
         pytest.fail(f"docker build of {tag} failed:\n{log[-4000:]}")
@@ -139,7 +141,8 @@ def _wheelhouse(name: str, requirements: list[str]) -> Path:
         shutil.rmtree(partial, ignore_errors=True)
         done = subprocess.run(
             [sys.executable, "-m", "pip", "download", "-q", "-d", str(partial), *requirements],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
             pytest.skip(f"pip download failed (no package index?): {done.stderr[-600:]}")
@@ -153,7 +156,8 @@ def _debootstrap(rootfs: Path) -> None:
     suite, variant, packages = DEBIAN
     done = subprocess.run(
         ["debootstrap", f"--variant={variant}", f"--include={','.join(packages)}", suite, str(rootfs)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         pytest.skip(f"debootstrap failed (no Debian mirror?): {done.stdout[-400:]}{done.stderr[-400:]}")
@@ -166,9 +170,20 @@ def _unpack_torch(site: Path) -> None:
     Python): much faster than a `docker build` step that installs them."""
     wheels = _wheelhouse("wheels-torch", [TORCH])
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--target", str(site),
-         *map(str, sorted(wheels.iterdir()))],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-index",
+            "--no-deps",
+            "--target",
+            str(site),
+            *map(str, sorted(wheels.iterdir())),
+        ],
+        check=True,
+        capture_output=True,
     )
 
 
@@ -221,7 +236,10 @@ def _project_files() -> dict[str, Path]:
     """What `docker build .` in a clone would see (.dockerignore is applied by the build)."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split("\0")
     return {name: ROOT / name for name in listed if name and (ROOT / name).is_file()}
 
@@ -242,9 +260,14 @@ def action_image(engine: docker.DockerClient, user_image: str) -> str:
     context = _context(files)
     try:
         _build(
-            engine, context, tag,
-            BASE_IMAGE=user_image, TORCH_SPEC="", SYSTEM_PACKAGES="1",
-            PIP_NO_INDEX="1", PIP_FIND_LINKS="/src/wheels",
+            engine,
+            context,
+            tag,
+            BASE_IMAGE=user_image,
+            TORCH_SPEC="",
+            SYSTEM_PACKAGES="1",
+            PIP_NO_INDEX="1",
+            PIP_FIND_LINKS="/src/wheels",
         )
     finally:
         shutil.rmtree(context)
@@ -313,12 +336,17 @@ def test_the_action_runs_as_the_runner_starts_it_on_a_workspace_owned_by_another
     temp.mkdir()
     commands.mkdir()
     github = {
-        "GITHUB_EVENT_NAME": "schedule", "GITHUB_WORKSPACE": "/github/workspace",
-        "RUNNER_TEMP": "/github/runner_temp", "GITHUB_OUTPUT": "/github/file_commands/output",
-        "GITHUB_STEP_SUMMARY": "/github/file_commands/summary", "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_EVENT_NAME": "schedule",
+        "GITHUB_WORKSPACE": "/github/workspace",
+        "RUNNER_TEMP": "/github/runner_temp",
+        "GITHUB_OUTPUT": "/github/file_commands/output",
+        "GITHUB_STEP_SUMMARY": "/github/file_commands/summary",
+        "GITHUB_REPOSITORY": "o/r",
     }
     code, out = _run(
-        engine, action_image, [],
+        engine,
+        action_image,
+        [],
         environment={**github, **_runner_inputs(token=TOKEN, fail_on="none", jobs="2")},
         working_dir="/github/workspace",
         mounts=[
@@ -361,22 +389,43 @@ def _write_config(root: Path, body: str) -> None:
     (root / ".gbbot.yml").write_text("version: 1\n" + textwrap.dedent(body))
 
 
-def test_container_backend_finds_breaks_without_network_or_token(engine, user_image, example_repo, tmp_path, monkeypatch):
+def test_container_backend_finds_breaks_without_network_or_token(
+    engine, user_image, example_repo, tmp_path, monkeypatch
+):
     (example_repo / "probe.py").write_text(PROBE.format(token=TOKEN))
-    _write_config(example_repo, f"""\
+    _write_config(
+        example_repo,
+        f"""\
         entrypoints:
           - {{name: probe, run: python3 probe.py, timeout: 300}}
           - {{name: forward, call: "tinymodel.bench:forward_once", timeout: 300}}
         runner: {{backend: container, image: "{user_image}"}}
-    """)
+    """,
+    )
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("INPUT_TOKEN", TOKEN)
-    code = main(["check", "--root", str(example_repo), "--json", str(tmp_path / "r.json"), "-q", "-j", "2",
-                 "--keep-traces", str(tmp_path / "work"), "--fail-on", "none"])
+    code = main(
+        [
+            "check",
+            "--root",
+            str(example_repo),
+            "--json",
+            str(tmp_path / "r.json"),
+            "-q",
+            "-j",
+            "2",
+            "--keep-traces",
+            str(tmp_path / "work"),
+            "--fail-on",
+            "none",
+        ]
+    )
     assert code == 0
     entrypoints = {e["name"]: e for e in json.loads((tmp_path / "r.json").read_text())["entrypoints"]}
     assert entrypoints["probe"]["status"] == "ok", entrypoints["probe"]["error"]
-    assert [(b["gb_id"], b["file"], b["function"]) for b in entrypoints["probe"]["breaks"]] == [("GB0059", "probe.py", "f")]
+    assert [(b["gb_id"], b["file"], b["function"]) for b in entrypoints["probe"]["breaks"]] == [
+        ("GB0059", "probe.py", "f")
+    ]
     stdout = (tmp_path / "work" / "probe" / "stdout.txt").read_text()
     assert "interfaces ['lo']" in stdout  # network none
     assert "no token" in stdout and "GITHUB_TOKEN" not in stdout and "INPUT_TOKEN" not in stdout
@@ -387,10 +436,13 @@ def test_container_backend_finds_breaks_without_network_or_token(engine, user_im
 
 
 def test_a_hanging_container_is_stopped_at_its_timeout_and_removed(engine, user_image, in_git_dir):
-    _write_config(in_git_dir, f"""\
+    _write_config(
+        in_git_dir,
+        f"""\
         entrypoints: [{{name: hang, run: "echo started; sleep 300", timeout: 2}}]
         runner: {{backend: container, image: "{user_image}"}}
-    """)
+    """,
+    )
     config = parse_config((in_git_dir / ".gbbot.yml").read_text())
     [entry] = check(in_git_dir, config, CheckOptions()).entrypoints
     assert entry.status is Status.TIMEOUT
@@ -399,10 +451,13 @@ def test_a_hanging_container_is_stopped_at_its_timeout_and_removed(engine, user_
 
 
 def test_a_gpu_request_without_a_gpu_runtime_fails_clearly_and_leaves_no_container(engine, user_image, in_git_dir):
-    _write_config(in_git_dir, f"""\
+    _write_config(
+        in_git_dir,
+        f"""\
         entrypoints: [{{name: on-gpu, run: "true"}}]
         runner: {{backend: container, image: "{user_image}", gpus: all}}
-    """)
+    """,
+    )
     config = parse_config((in_git_dir / ".gbbot.yml").read_text())
     [entry] = check(in_git_dir, config, CheckOptions()).entrypoints
     assert entry.status is Status.CRASHED
@@ -419,18 +474,23 @@ def test_gbbot_in_a_container_mounts_the_workspace_by_its_host_path(
     """The GPU-runner setup: gbbot in the action's container, the runner's socket mounted, the
     workspace at /github/workspace; each entrypoint runs in a sibling container that must get the
     workspace and the trace dir by their paths on the Docker host."""
-    _write_config(example_repo, f"""\
+    _write_config(
+        example_repo,
+        f"""\
         entrypoints:
           - {{name: forward, call: "tinymodel.bench:forward_once", timeout: 300}}
         runner: {{backend: container, image: "{user_image}", memory: 2g, cpus: 1}}
-    """)
+    """,
+    )
     runner_temp = tmp_path / "runner_temp"
     runner_temp.mkdir()
     if not os.environ["DOCKER_HOST"].startswith("unix://"):
         pytest.skip("the engine is not on a unix socket that a container could mount")
     socket_file = Path(os.environ["DOCKER_HOST"].removeprefix("unix://"))
     code, out = _run(
-        engine, action_image, ["check", "--json", "/github/runner_temp/report.json", "--fail-on", "none", "-q"],
+        engine,
+        action_image,
+        ["check", "--json", "/github/runner_temp/report.json", "--fail-on", "none", "-q"],
         environment={"GITHUB_WORKSPACE": "/github/workspace", "RUNNER_TEMP": "/github/runner_temp"},
         working_dir="/github/workspace",
         mounts=[

@@ -4,6 +4,7 @@ verified patches into the repository — only into files inside it."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,7 +31,7 @@ from gbbot.fix.verify import (
     observe,
 )
 from gbbot.model import GraphBreak, Mode, Report, Status, Tool
-from gbbot.run import Runner
+from gbbot.runner.contract import Runner
 
 
 @dataclass(frozen=True)
@@ -128,9 +129,10 @@ class _Session:
     report: Report | None = None
     baseline: dict[str, Observation] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def runner(self) -> Runner:
-        return self.options.runner or default_runner()
+        # Once per session: a container backend talks to the engine when it is made.
+        return self.options.runner or default_runner(self.config)
 
     def observe(self, names: Iterable[str]) -> tuple[Report, dict[str, Observation]]:
         known = {e.name for e in self.config.entrypoints}
@@ -209,20 +211,42 @@ class Trial:
 def _verified(candidate: Candidate, verdict: Verdict, names: Sequence[str], tried: Sequence[str]) -> FixResult:
     recipe, patch, brk = candidate.recipe, candidate.patch, candidate.brk
     return FixResult(
-        brk.fingerprint, FixStatus.VERIFIED, brk.file, brk.line,
-        recipe=recipe.id, variant=recipe.variant, title=recipe.title, description=recipe.description,
-        summary=verdict.summary, diff=patch.diff, hunks=patch.hunks, entrypoints=tuple(names),
-        before=verdict.before, after=verdict.after, revealed=verdict.revealed, tried=tuple(tried),
+        brk.fingerprint,
+        FixStatus.VERIFIED,
+        brk.file,
+        brk.line,
+        recipe=recipe.id,
+        variant=recipe.variant,
+        title=recipe.title,
+        description=recipe.description,
+        summary=verdict.summary,
+        diff=patch.diff,
+        hunks=patch.hunks,
+        entrypoints=tuple(names),
+        before=verdict.before,
+        after=verdict.after,
+        revealed=verdict.revealed,
+        tried=tuple(tried),
     )
 
 
 def _dropped(planned: Planned, verdict: Verdict, names: Sequence[str], tried: Sequence[str]) -> FixResult:
     recipe, brk = planned.candidates[-1].recipe, planned.brk
     return FixResult(
-        brk.fingerprint, FixStatus.DROPPED, brk.file, brk.line,
-        recipe=recipe.id, variant=recipe.variant, title=recipe.title, description=recipe.description,
-        reason=verdict.reason, summary=verdict.summary, entrypoints=tuple(names),
-        before=verdict.before, after=verdict.after, tried=tuple(tried[:-1]),
+        brk.fingerprint,
+        FixStatus.DROPPED,
+        brk.file,
+        brk.line,
+        recipe=recipe.id,
+        variant=recipe.variant,
+        title=recipe.title,
+        description=recipe.description,
+        reason=verdict.reason,
+        summary=verdict.summary,
+        entrypoints=tuple(names),
+        before=verdict.before,
+        after=verdict.after,
+        tried=tuple(tried[:-1]),
     )
 
 

@@ -9,21 +9,20 @@ compared through a function passed in).
 
 from __future__ import annotations
 
-import functools
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot import git, run
+from gbbot import git
 from gbbot.check import CheckOptions, check
 from gbbot.config import Config, Entrypoint
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.result import Counts
 from gbbot.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
-from gbbot.run import Runner
+from gbbot.runner.choose import runner_for
+from gbbot.runner.contract import Runner
 
 NEVER_COPIED = (".git", "__pycache__")
 DIFF_DETAIL_CHARS = 300
@@ -113,9 +112,10 @@ class Observation:
     outcome: RunOutcome
 
 
-def default_runner() -> Runner:
-    # Rewritten files must never meet a stale .pyc written by an earlier run.
-    return functools.partial(run.run_local, base_env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+def default_runner(config: Config) -> Runner:
+    """The backend the config's `runner:` names, as `gbbot check` uses it: a fix is verified
+    where the breaks were found. Rewritten files must never meet a stale .pyc from an earlier run."""
+    return runner_for(config.runner, pinned={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def observe(

@@ -30,17 +30,18 @@ from docker.types import DeviceRequest
 from docker.types import Mount as Bind
 from docker.utils import parse_repository_tag
 
-from gbbot import run
 from gbbot.config import Runner as RunnerConfig
 from gbbot.errors import GbbotError
 from gbbot.model import RunOutcome, Status
+from gbbot.runner import contract
+from gbbot.runner.contract import RunRequest
 
 WORK = PurePosixPath("/gbbot/work")  # the entrypoint's private work dir, inside the container
 SUPPORT = "support"  # under the work dir: the fast-mode shim and gbbot.launch, copied there
 PYTHON = "python3"  # what every Python image has; Debian's Python has no `python`
 LABEL = "gbbot.entrypoint"  # on every container gbbot starts, so leftovers can be found
 SHM_SIZE = "1g"  # Docker's default 64 MB /dev/shm breaks DataLoader worker processes
-LAUNCH = Path(run.PACKAGE_PARENT) / "gbbot" / "launch.py"
+LAUNCH = Path(contract.PACKAGE_PARENT) / "gbbot" / "launch.py"
 MOUNTINFO = Path("/proc/self/mountinfo")
 # A container's /etc/hostname, /etc/hosts, /etc/resolv.conf are mounted from the engine's
 # containers/<id>/ directory, so the id shows in mountinfo even with a custom --hostname.
@@ -107,21 +108,22 @@ def image_environment(image_attrs: Mapping[str, Any]) -> dict[str, str]:
 
 
 def create_arguments(
-    request: run.RunRequest,
+    request: RunRequest,
     settings: RunnerConfig,
     placement: Placement,
     image_env: Mapping[str, str],
     user: str | None,
 ) -> dict[str, Any]:
     """The container to create for one entrypoint. Its environment is built from the image's
-    (scrubbed) and the entrypoint's own, never from gbbot's: the runner's token stays out."""
+    (through the same allow-list) and the entrypoint's own, never from gbbot's: the runner's token
+    stays out."""
     inside = replace(request, work_dir=Path(WORK))
     support = Path(WORK / SUPPORT)
-    cmd = run.command(inside, python=PYTHON)
+    cmd = contract.command(inside, python=PYTHON)
     arguments: dict[str, Any] = {
         "image": settings.image,
         "command": ["sh", "-c", cmd] if isinstance(cmd, str) else cmd,
-        "environment": run.environment(
+        "environment": contract.environment(
             inside, image_env, shim_dir=support / "shim", package_parent=support / "pkg"
         ),
         "working_dir": str(request.root),
@@ -155,7 +157,7 @@ def start_failure(explanation: str, settings: RunnerConfig) -> str:
     return f"could not start a container from {settings.image}: {explanation}"
 
 
-def verdict(
+def outcome_of(
     exit_code: int | None, timed_out: bool, out_of_memory: bool, timeout: float, settings: RunnerConfig
 ) -> tuple[Status, str]:
     """The outcome of a container that ran: status and the reason in words."""
@@ -165,7 +167,7 @@ def verdict(
         return Status.CRASHED, f"killed: out of memory (runner.memory: {settings.memory or 'no limit'})"
     if exit_code == 0:
         return Status.OK, ""
-    signal_no = run.signal_number(exit_code, through_shell=True)  # Docker reports 128+N too
+    signal_no = contract.signal_number(exit_code, through_shell=True)  # Docker reports 128+N too
     if exit_code is None or signal_no:
         return Status.CRASHED, f"killed by signal {signal_no}" if signal_no else "no exit code"
     return Status.FAILED, ""
@@ -197,8 +199,7 @@ def find_image(client: docker.DockerClient, name: str) -> Any:
         return client.images.pull(repository, tag=tag or "latest")
     except docker.errors.APIError as exc:
         raise GbbotError(
-            f"runner.image {name!r} is not on the Docker host and could not be pulled: "
-            f"{exc.explanation or exc}"
+            f"runner.image {name!r} is not on the Docker host and could not be pulled: {exc.explanation or exc}"
         ) from None
 
 
@@ -222,7 +223,8 @@ def stage_support(work_dir: Path) -> None:
     """Copy the fast-mode shim and gbbot.launch into the work dir: the image has no gbbot. An
     empty gbbot/__init__.py keeps gbbot's own imports (and dependencies) out of the image."""
     support = work_dir / SUPPORT
-    shutil.copytree(run.SHIM_DIR, support / "shim", dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(contract.SHIM_DIR, support / "shim", dirs_exist_ok=True, ignore=ignore)
     package = support / "pkg" / "gbbot"
     package.mkdir(parents=True, exist_ok=True)
     (package / "__init__.py").write_text("", encoding="utf-8")
@@ -237,7 +239,7 @@ def _wait(container: Container, timeout: float) -> tuple[int | None, bool]:
     except requests.exceptions.RequestException:  # the read timeout arrives as a ConnectionError
         if time.monotonic() - started < timeout:
             raise  # the engine went away: not a timeout
-    container.stop(timeout=int(run.KILL_GRACE_S))
+    container.stop(timeout=int(contract.KILL_GRACE_S))
     return container.wait(timeout=60).get("StatusCode"), True
 
 
@@ -259,7 +261,7 @@ def _user() -> str | None:
 
 
 class ContainerRunner:
-    """A run.Runner: one sibling container per entrypoint, removed afterwards whatever happened."""
+    """A contract Runner: one sibling container per entrypoint, removed afterwards whatever happened."""
 
     def __init__(
         self,
@@ -280,14 +282,19 @@ class ContainerRunner:
         for container in list(self.live):
             self._remove(container)
 
+    def stop_all(self) -> None:
+        """Nothing now: containers still running are removed when gbbot exits (`remove_live`)."""
+
     @classmethod
-    def connect(cls, settings: RunnerConfig) -> ContainerRunner:
-        """Talk to the engine once: check it answers, find the image, learn our own mounts."""
+    def connect(cls, settings: RunnerConfig, pinned: Mapping[str, str] | None = None) -> ContainerRunner:
+        """Talk to the engine once: check it answers, find the image, learn our own mounts.
+        `pinned` variables are set in every container on top of the image's."""
         if not settings.image:
             raise GbbotError("runner.backend is container but runner.image is not set")
         client = connect()
         image = find_image(client, settings.image)
-        return cls(client, settings, own_mounts(client), image_environment(image.attrs), _user())
+        image_env = {**image_environment(image.attrs), **(pinned or {})}
+        return cls(client, settings, own_mounts(client), image_env, _user())
 
     def place(self, root: Path, work: Path) -> Placement:
         return Placement(root=self._on_host(root), work=self._on_host(work))
@@ -302,7 +309,7 @@ class ContainerRunner:
             )
         return source
 
-    def __call__(self, request: run.RunRequest) -> RunOutcome:
+    def __call__(self, request: RunRequest) -> RunOutcome:
         root, work = request.root.resolve(), request.work_dir.resolve()
         request = replace(request, root=root, work_dir=work)
         shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
@@ -326,7 +333,7 @@ class ContainerRunner:
             container.remove(force=True)
         self.live.discard(container)
 
-    def _run(self, container: Container, request: run.RunRequest) -> RunOutcome:
+    def _run(self, container: Container, request: RunRequest) -> RunOutcome:
         started = time.monotonic()
         try:
             container.start()
@@ -337,19 +344,19 @@ class ContainerRunner:
         out_path, err_path = _save_logs(container, request.work_dir)
         container.reload()
         out_of_memory = bool(container.attrs["State"].get("OOMKilled"))
-        status, reason = verdict(exit_code, timed_out, out_of_memory, request.entrypoint.timeout, self.settings)
+        status, reason = outcome_of(exit_code, timed_out, out_of_memory, request.entrypoint.timeout, self.settings)
         return RunOutcome(
             name=request.entrypoint.name,
             status=status,
             exit_code=exit_code,
             duration_s=round(duration, 3),
-            stderr_tail=run.tail(err_path),
-            stdout_tail=run.tail(out_path),
+            stderr_tail=contract.tail(err_path),
+            stdout_tail=contract.tail(out_path),
             trace_dir=str(request.trace_dir),
             result_path=str(request.result_path) if request.result_path.exists() else None,
             reason=reason,
         )
 
-    def _not_started(self, request: run.RunRequest, exc: docker.errors.APIError, duration: float) -> RunOutcome:
+    def _not_started(self, request: RunRequest, exc: docker.errors.APIError, duration: float) -> RunOutcome:
         reason = start_failure(str(exc.explanation or exc), self.settings)
         return RunOutcome(request.entrypoint.name, Status.CRASHED, None, round(duration, 3), reason=reason)

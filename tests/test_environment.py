@@ -1,0 +1,68 @@
+"""What an entrypoint inherits of gbbot's environment: an allow-list, never a token, and the report
+names (never shows) what was withheld."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from gbbot.config import parse_config
+from gbbot.errors import ConfigError
+from gbbot.main import main
+
+SECRETS = (
+    "API_KEY", "AWS_ACCESS_KEY_ID", "SSH_PRIVATE_KEY", "GITHUB_PAT", "NPM_AUTH", "DOCKER_AUTH_CONFIG",
+    "GOOGLE_CREDENTIALS", "HF_AUTH", "TOKEN", "DB_PASSWD", "HF_TOKEN", "GH_TOKEN", "INPUT_GITHUB-TOKEN",
+    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY",
+    "MY_APP_TOKEN", "TORCH_SECRET", "CUSTOM_CRED", "github_token",
+)  # fmt: skip
+ALLOWED = {"LANG": "C.UTF-8", "OMP_NUM_THREADS": "3", "HF_HOME": "/hf", "TORCHINDUCTOR_CACHE_DIR": "/ind"}
+LISTED = {"MY_APP_MODE": "fast", "CUSTOM_FLAG": "1"}
+DUMP_ENV = "python -c 'import json, os; print(json.dumps(dict(os.environ)))' > seen.json"
+
+
+def test_entrypoints_inherit_only_the_allow_list_and_the_report_names_what_was_withheld(tmp_path, monkeypatch):
+    for name in (*SECRETS, "GITHUB_TOKEN", "WANDB_API_KEY", "UNLISTED"):
+        monkeypatch.setenv(name, "s3cr3t-" + name)
+    for name, value in {**ALLOWED, **LISTED}.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / ".gbbot.yml").write_text(
+        textwrap.dedent(f"""\
+            version: 1
+            entrypoints:
+              - {{name: env, run: "{DUMP_ENV}", env: {{SEED: "7"}}}}
+            pass_env: ["MY_APP_*", "CUSTOM_*", "WANDB_API_KEY", "GITHUB_TOKEN"]
+            scrub_env: ["CUSTOM_CRED"]
+        """)
+    )
+    report_path = tmp_path / "report.json"
+    assert main(["check", "--root", str(tmp_path), "--json", str(report_path), "-q"]) == 0
+
+    seen = json.loads((tmp_path / "seen.json").read_text())
+    assert [name for name, value in seen.items() if "s3cr3t" in value] == ["WANDB_API_KEY"]  # listed exactly
+    assert "GITHUB_TOKEN" not in seen  # never, even listed
+    assert {name: seen.get(name) for name in {**ALLOWED, **LISTED}} == {**ALLOWED, **LISTED}
+    assert seen["SEED"] == "7" and seen["PATH"] == os.environ["PATH"] and "TORCH_TRACE" in seen
+
+    report_text = report_path.read_text()
+    [entry] = json.loads(report_text)["entrypoints"]
+    assert {*SECRETS, "GITHUB_TOKEN", "UNLISTED"} <= set(entry["env_withheld"])
+    assert entry["env_withheld"] == sorted(entry["env_withheld"])
+    assert not {"WANDB_API_KEY", "PATH", *ALLOWED, *LISTED} & set(entry["env_withheld"])
+    assert "s3cr3t" not in report_text
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("WANDB_MODE", "cfg.yml: pass_env: expected a list of strings, got 'WANDB_MODE'"),
+        ("[WANDB_MODE, '']", "cfg.yml: pass_env[1]: expected a non-empty string, got ''"),
+    ],
+)
+def test_pass_env_must_be_a_list_of_names(value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_config(f"version: 1\nentrypoints: [{{name: a, run: x}}]\npass_env: {value}\n", "cfg.yml")
+    assert str(info.value) == message
