@@ -19,6 +19,7 @@ from typing import Any
 
 from github import Github, GithubException
 
+from gbbot import limits
 from gbbot import report as report_
 from gbbot.action import event as event_
 from gbbot.action.inputs import Inputs
@@ -28,7 +29,7 @@ from gbbot.config import CONFIG_NAME, load_config
 from gbbot.errors import ExitCode, GbbotError, ReportError
 from gbbot.fix import present
 from gbbot.model import Report
-from gbbot.publish import checkrun, limits, retry
+from gbbot.publish import checkrun, retry
 from gbbot.publish.comment import header_key
 from gbbot.publish.content import Content, fitted, title_for
 from gbbot.render import sarif
