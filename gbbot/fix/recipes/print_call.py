@@ -70,7 +70,7 @@ class PrintGuard(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is not None and self.on_target(node) and self.is_name(call.func, "builtins.print"):
+        if call is not None and self.on_site(node) and self.is_name(call.func, "builtins.print"):
             self.record(node, guarded(node, self), ("torch",))
 
 
@@ -117,7 +117,7 @@ class PrintHop(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is None or not self.on_target(node) or not self.is_name(call.func, "builtins.print"):
+        if call is None or not self.on_site(node) or not self.is_name(call.func, "builtins.print"):
             return
         if any(arg.keyword is not None or arg.star for arg in call.args):
             return

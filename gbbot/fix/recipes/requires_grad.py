@@ -106,7 +106,7 @@ class RequiresGradSplit(Recipe):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         tensor = changed_tensor(node)
         function = self.parent(self.parent(node))
-        if tensor is None or not self.on_target(node) or not isinstance(function, cst.FunctionDef):
+        if tensor is None or not self.on_site(node) or not isinstance(function, cst.FunctionDef):
             return
         if self._splittable(function, node):
             self._record_split(function)
@@ -225,7 +225,7 @@ class RequiresGradInit(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         tensor = changed_tensor(node)
-        if tensor is None or not self.on_target(node) or not m.matches(tensor, m.Attribute(value=m.Name("self"))):
+        if tensor is None or not self.on_site(node) or not m.matches(tensor, m.Attribute(value=m.Name("self"))):
             return
         if not self._constant_flag(node.body[0]):
             return

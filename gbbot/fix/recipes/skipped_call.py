@@ -98,11 +98,11 @@ class SkippedCallGuard(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is not None and self.on_target(node) and self.is_name(call.func, *STATEMENTS):
+        if call is not None and self.on_site(node) and self.is_name(call.func, *STATEMENTS):
             self.record(node, guarded(node, self), ("torch",))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.starts_on_target(node) or isinstance(self.parent(node), cst.Expr):
+        if not self.starts_on_site(node) or isinstance(self.parent(node), cst.Expr):
             return
         clock = next((name for name in CLOCKS if self.is_name(node.func, name)), None)
         if clock is None:
