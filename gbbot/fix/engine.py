@@ -116,12 +116,22 @@ def _collect(
         recipe = request.recipe(request.site, names)
         wrapper.visit(recipe)
         if not recipe.edits:
-            missed.append((request.key, f"line {request.site.line} is not a pattern the {request.recipe.id} "
-                           f"recipe rewrites ({request.recipe.title})"))
+            missed.append(
+                (
+                    request.key,
+                    f"line {request.site.line} is not a pattern the {request.recipe.id} "
+                    f"recipe rewrites ({request.recipe.title})",
+                )
+            )
             continue
         if any(drops_comments(e) for e in recipe.edits):
-            missed.append((request.key, f"the {request.recipe.id} recipe ({request.recipe.variant}) would drop a "
-                           "comment there; rewrite that line by hand"))
+            missed.append(
+                (
+                    request.key,
+                    f"the {request.recipe.id} recipe ({request.recipe.variant}) would drop a "
+                    "comment there; rewrite that line by hand",
+                )
+            )
             continue
         spans = [_span(positions, e) for e in recipe.edits]
         if any(_overlaps(s, t) for s in spans for t in taken):

@@ -209,20 +209,42 @@ class Trial:
 def _verified(candidate: Candidate, verdict: Verdict, names: Sequence[str], tried: Sequence[str]) -> FixResult:
     recipe, patch, brk = candidate.recipe, candidate.patch, candidate.brk
     return FixResult(
-        brk.fingerprint, FixStatus.VERIFIED, brk.file, brk.line,
-        recipe=recipe.id, variant=recipe.variant, title=recipe.title, description=recipe.description,
-        summary=verdict.summary, diff=patch.diff, hunks=patch.hunks, entrypoints=tuple(names),
-        before=verdict.before, after=verdict.after, revealed=verdict.revealed, tried=tuple(tried),
+        brk.fingerprint,
+        FixStatus.VERIFIED,
+        brk.file,
+        brk.line,
+        recipe=recipe.id,
+        variant=recipe.variant,
+        title=recipe.title,
+        description=recipe.description,
+        summary=verdict.summary,
+        diff=patch.diff,
+        hunks=patch.hunks,
+        entrypoints=tuple(names),
+        before=verdict.before,
+        after=verdict.after,
+        revealed=verdict.revealed,
+        tried=tuple(tried),
     )
 
 
 def _dropped(planned: Planned, verdict: Verdict, names: Sequence[str], tried: Sequence[str]) -> FixResult:
     recipe, brk = planned.candidates[-1].recipe, planned.brk
     return FixResult(
-        brk.fingerprint, FixStatus.DROPPED, brk.file, brk.line,
-        recipe=recipe.id, variant=recipe.variant, title=recipe.title, description=recipe.description,
-        reason=verdict.reason, summary=verdict.summary, entrypoints=tuple(names),
-        before=verdict.before, after=verdict.after, tried=tuple(tried[:-1]),
+        brk.fingerprint,
+        FixStatus.DROPPED,
+        brk.file,
+        brk.line,
+        recipe=recipe.id,
+        variant=recipe.variant,
+        title=recipe.title,
+        description=recipe.description,
+        reason=verdict.reason,
+        summary=verdict.summary,
+        entrypoints=tuple(names),
+        before=verdict.before,
+        after=verdict.after,
+        tried=tuple(tried[:-1]),
     )
 
 

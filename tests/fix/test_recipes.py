@@ -45,7 +45,16 @@ def _golden():
 
 
 def test_every_recipe_has_examples_and_look_alikes():
-    assert set(RECIPES) == {"print", "logger", "skipped_call", "item", "tolist", "deepcopy", "requires_grad", "graph_break"}
+    assert set(RECIPES) == {
+        "print",
+        "logger",
+        "skipped_call",
+        "item",
+        "tolist",
+        "deepcopy",
+        "requires_grad",
+        "graph_break",
+    }
     for recipe in all_variants():
         assert recipe.examples and recipe.untouched, recipe.__name__
         assert recipe.title and len(recipe.description) > 80, recipe.__name__
@@ -102,7 +111,7 @@ def test_import_torch_is_added_when_missing():
     )
     after = apply_at_markers(SkippedCallGuard, source).after
     assert after.startswith("'''Doc.'''\nimport warnings\nimport torch\n")
-    assert "if not torch.compiler.is_compiling():\n        warnings.warn(\"careful\")  # BREAK" in after
+    assert 'if not torch.compiler.is_compiling():\n        warnings.warn("careful")  # BREAK' in after
 
 
 def test_a_fix_that_would_drop_a_comment_is_not_offered():
@@ -159,7 +168,10 @@ def test_several_fixes_in_one_file_apply_together():
 
 def test_overlapping_fixes_are_reported_not_merged():
     source = "import torch\n\n\ndef f(x):\n    print(x)  # BREAK\n    return x\n"
-    requests = [engine.Request("a", RECIPES["print"][0], BreakSite(5)), engine.Request("b", RECIPES["print"][1], BreakSite(5))]
+    requests = [
+        engine.Request("a", RECIPES["print"][0], BreakSite(5)),
+        engine.Request("b", RECIPES["print"][1], BreakSite(5)),
+    ]
     outcome = engine.apply(source, requests)
     assert outcome.applied == ("a",)
     assert outcome.missed == (("b", "overlaps another fix in the same file; apply that one first"),)

@@ -79,7 +79,7 @@ class PrintHop(Recipe):
     variant = "hop"
     title = "print through `torch._higher_order_ops.print`"
     description = (
-        "Replaces `print(a, b)` with `torch._higher_order_ops.print(\"{} {}\", a, b)`, which Dynamo "
+        'Replaces `print(a, b)` with `torch._higher_order_ops.print("{} {}", a, b)`, which Dynamo '
         "records as a graph operation: the message is printed when the compiled code runs, tensors "
         "show their runtime values. Only plain positional prints qualify (no `sep=`, `end=`, "
         "`file=`, `*args`); values can print differently (a tensor's shape prints as a tuple, a "

@@ -250,6 +250,4 @@ class RequiresGradInit(Recipe):
     def _init(self, cls: cst.CSTNode | None) -> cst.FunctionDef | None:
         if not isinstance(cls, cst.ClassDef):
             return None
-        return next(
-            (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
-        )
+        return next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)

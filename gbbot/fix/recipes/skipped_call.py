@@ -10,8 +10,14 @@ from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_s
 STATEMENTS = ("warnings.warn", "warnings.warn_explicit", "time.sleep")
 # Clocks read inside a compiled region measure tracing, not running: the value becomes 0 there.
 CLOCKS = {
-    "time.time": "0.0", "time.perf_counter": "0.0", "time.monotonic": "0.0", "time.process_time": "0.0",
-    "time.time_ns": "0", "time.perf_counter_ns": "0", "time.monotonic_ns": "0", "time.process_time_ns": "0",
+    "time.time": "0.0",
+    "time.perf_counter": "0.0",
+    "time.monotonic": "0.0",
+    "time.process_time": "0.0",
+    "time.time_ns": "0",
+    "time.perf_counter_ns": "0",
+    "time.monotonic_ns": "0",
+    "time.process_time_ns": "0",
 }
 
 
