@@ -8,9 +8,9 @@ from pathlib import Path
 
 from gbbot.config import parse_config
 from gbbot.fix import plan
-from gbbot.fix.pipeline import library_lookup, repo_reader, write_patch
 from gbbot.fix.result import FixStatus
 from gbbot.fix.scaffold import scaffold
+from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
 from gbbot.model import Category, Frame, GraphBreak, Origin
 
 MODEL = """import torch
