@@ -71,7 +71,6 @@ class RawBreak:
     consequences: tuple[BreakMessage, ...]  # later links of a chained message (e.g. GB7000)
     stack: tuple[Frame, ...]  # user code traceback, outermost first
     frame_skipped: bool  # Dynamo fell back to eager for the whole frame
-    compile_id: str | None = None
     location: Frame | None = None  # "Graph break in user code at FILE:LINE"
 
 
@@ -79,7 +78,6 @@ class RawBreak:
 class FrameMetrics:
     """The parts of a `compilation_metrics` record gbbot uses."""
 
-    compile_id: str | None
     co_name: str
     co_filename: str
     graph_op_count: int | None
@@ -94,7 +92,7 @@ class TraceLog:
     breaks: tuple[RawBreak, ...]
     metrics: tuple[FrameMetrics, ...]
     torch_version: str | None = None
-    problems: tuple[str, ...] = ()  # records skipped or damaged, in words
+    problems: tuple[str, ...] = ()  # records damaged or unusable, in words
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Graph-break messages → RawBreak records; a trace or log path → TraceLog.
 
-Message format (torch 2.13; see FACTS.md):
+Message format (torch 2.13):
 
     Graph break in user code at FILE:LINE
     Graph Break Reason: <gb_type, or a header ending in ':' followed by the gb_type>
@@ -24,7 +24,7 @@ from gbbot import trace
 from gbbot.model import BreakMessage, Frame, FrameMetrics, RawBreak, TraceLog
 
 CHAIN_SEPARATOR = "*** While handling this graph break, another graph break occurred: ***"
-SKIP_MARKER = "Skipping the function and falling back to eager"
+EAGER_FALLBACK_MARKER = "Skipping the function and falling back to eager"
 GB_URL_RE = re.compile(r"https?://\S+/gb/(gb\d+)\.html", re.IGNORECASE)
 URL_RE = re.compile(r"https?://\S+")
 LOCATION_RE = re.compile(r"^Graph break.* at (?P<file>.+):(?P<line>\d+)\s*$")
@@ -101,7 +101,7 @@ def _user_stack(lines: list[str]) -> tuple[Frame, ...]:
 
 def _reason_sections(head: list[str]) -> tuple[list[list[str]], bool]:
     """Split the text between 'Graph Break Reason:' and the traceback into chain links."""
-    skipped = any(SKIP_MARKER in line for line in head)
+    eager = any(EAGER_FALLBACK_MARKER in line for line in head)
     body: list[str] = []
     for line in head:
         if line.startswith("Graph Break Reason:"):
@@ -118,10 +118,10 @@ def _reason_sections(head: list[str]) -> tuple[list[list[str]], bool]:
             sections.append([])
         else:
             sections[-1].append(line)
-    return sections, skipped
+    return sections, eager
 
 
-def parse_break_message(text: str, compile_id: str | None = None) -> RawBreak | None:
+def parse_break_message(text: str) -> RawBreak | None:
     """Pure: one graph-break message → RawBreak, or None when it is not one."""
     if not text.startswith("Graph break") and "Graph Break Reason:" not in text and not GB_URL_RE.search(text):
         return None
@@ -132,7 +132,7 @@ def parse_break_message(text: str, compile_id: str | None = None) -> RawBreak | 
     cut = next((i for i, line in enumerate(lines) if line.startswith(SECTION_ENDS)), len(lines))
     stack_start = next((i for i, line in enumerate(lines) if line.startswith("User code traceback:")), None)
     stack = _user_stack(lines[stack_start + 1 :]) if stack_start is not None else ()
-    sections, skipped = _reason_sections(lines[:cut])
+    sections, eager = _reason_sections(lines[:cut])
     links = [link for link in (_link(s) for s in sections) if link is not None]
     if not links:
         return None
@@ -142,22 +142,14 @@ def parse_break_message(text: str, compile_id: str | None = None) -> RawBreak | 
         root=links[0],
         consequences=tuple(links[1:]),
         stack=stack,
-        frame_skipped=skipped,
-        compile_id=compile_id,
+        frame_skipped=eager,
         location=location,
     )
-
-
-def _compile_id(envelope: dict) -> str | None:
-    if "frame_id" not in envelope:
-        return None
-    return f"{envelope['frame_id']}/{envelope.get('frame_compile_id', 0)}"
 
 
 def _metrics(envelope: dict) -> FrameMetrics:
     data = envelope.get("compilation_metrics") or {}
     return FrameMetrics(
-        compile_id=data.get("compile_id"),
         co_name=str(data.get("co_name") or ""),
         co_filename=str(data.get("co_filename") or ""),
         graph_op_count=data.get("graph_op_count"),
@@ -168,7 +160,7 @@ def _metrics(envelope: dict) -> FrameMetrics:
 
 def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
     """Pure over lines: a TORCH_TRACE file's text → TraceLog. Damaged records are kept when
-    their text still parses, and every skip is named in `problems`."""
+    their text still parses; every damaged or unusable record is named in `problems`."""
     breaks: list[RawBreak] = []
     metrics: list[FrameMetrics] = []
     problems: list[str] = []
@@ -181,7 +173,7 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
         elif item.kind == "torch_version":
             version = _torch_version(item.payload) or version
         else:
-            raw = parse_break_message(item.payload or "", _compile_id(item.envelope))
+            raw = parse_break_message(item.payload or "")
             if raw is None:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
@@ -198,8 +190,8 @@ def read_log_lines(lines: Iterable[str]) -> TraceLog:
     """Pure over lines: saved TORCH_LOGS=graph_breaks text → TraceLog (no frame metrics)."""
     breaks: list[RawBreak] = []
     problems: list[str] = []
-    for n, (compile_id, message) in enumerate(trace.iter_log_breaks(lines), 1):
-        raw = parse_break_message(message, compile_id)
+    for n, message in enumerate(trace.iter_log_breaks(lines), 1):
+        raw = parse_break_message(message)
         if raw is None:
             problems.append(f"graph break message {n} has no reason, skipped")
         else:

@@ -2,7 +2,7 @@
 
 A TORCH_TRACE record is a glog-prefixed line ending in a JSON envelope, followed by payload lines
 that each start with a tab. Only the few record kinds gbbot needs are decoded; everything else
-(graphs, guards, chromium events: most of a trace by size) is skipped without parsing.
+(graphs, guards, chromium events: most of a trace by size) is passed over without parsing.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from pathlib import Path
 
 BREAK_ARTIFACT = "dynamo_graph_break_reason"
 WANTED = (f'"{BREAK_ARTIFACT}"', '{"compilation_metrics"', '"torch_version"')
-LOG_LINE_RE = re.compile(
-    r"^[VIWEC]\d{4} [\d:.]+ +\d+ \S+:\d+\] (?:\[(?P<cid>[^\]]*)\] )?\[__graph_breaks\] ?(?P<msg>.*)$"
-)
+# glog prefix, an optional compile id ("[0/1] "; not kept: nothing downstream uses it), the logger.
+LOG_LINE_RE = re.compile(r"^[VIWEC]\d{4} [\d:.]+ +\d+ \S+:\d+\] (?:\[[^\]]*\] )?\[__graph_breaks\] ?(?P<msg>.*)$")
 BREAK_START = "Graph break"  # "Graph break in user code at …", "Graph break (user stack suppressed…"
 
 
@@ -28,7 +27,6 @@ class TraceRecord:
     envelope: dict
     payload: str | None
     lineno: int
-    intact: bool = True  # False when the payload checksum does not match (truncated, edited)
 
 
 @dataclass(frozen=True)
@@ -59,6 +57,14 @@ def _envelope(line: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def _damaged(envelope: dict, payload: str | None) -> bool:
+    """Does the payload fail the checksum its header announces (cut short, edited)?"""
+    expected = envelope.get("has_payload")
+    if not expected:
+        return False
+    return hashlib.md5((payload or "").encode("utf-8"), usedforsecurity=False).hexdigest() != expected
+
+
 def _finish(
     envelope: dict, payload_lines: list[str] | None, lineno: int, source: str
 ) -> Iterator[TraceRecord | TraceProblem]:
@@ -66,14 +72,11 @@ def _finish(
     if kind is None:
         return
     payload = None if payload_lines is None else "\n".join(payload_lines)
-    expected = envelope.get("has_payload")
-    intact = True
-    if expected:
-        actual = hashlib.md5((payload or "").encode("utf-8"), usedforsecurity=False).hexdigest()
-        intact = actual == expected
-        if not intact:
-            yield TraceProblem(lineno, f"{source}:{lineno}: {kind} record is damaged or truncated (checksum mismatch)")
-    yield TraceRecord(kind, envelope, payload, lineno, intact)
+    if _damaged(envelope, payload):
+        # Still yielded: what the damaged text says is worth more than nothing, and the
+        # problem tells the reader not to trust it blindly.
+        yield TraceProblem(lineno, f"{source}:{lineno}: {kind} record is damaged or truncated (checksum mismatch)")
+    yield TraceRecord(kind, envelope, payload, lineno)
 
 
 def iter_trace_records(lines: Iterable[str], source: str = "trace") -> Iterator[TraceRecord | TraceProblem]:
@@ -101,12 +104,11 @@ def iter_trace_records(lines: Iterable[str], source: str = "trace") -> Iterator[
         yield from _finish(envelope, payload, start, source)
 
 
-def iter_log_breaks(lines: Iterable[str]) -> Iterator[tuple[str | None, str]]:
-    """Pure: TORCH_LOGS=graph_breaks text → (compile id, message) per graph break.
+def iter_log_breaks(lines: Iterable[str]) -> Iterator[str]:
+    """Pure: TORCH_LOGS=graph_breaks text → one message per graph break.
 
     Lines the program printed in between (no glog prefix) are ignored.
     """
-    compile_id: str | None = None
     message: list[str] = []
     for raw in lines:
         match = LOG_LINE_RE.match(raw.rstrip("\n"))
@@ -114,14 +116,12 @@ def iter_log_breaks(lines: Iterable[str]) -> Iterator[tuple[str | None, str]]:
             continue
         text = match["msg"]
         if text.startswith(BREAK_START) and message:
-            yield compile_id, "\n".join(message)
+            yield "\n".join(message)
             message = []
         if text.startswith(BREAK_START) or message:
-            if not message:
-                compile_id = match["cid"]
             message.append(text)
     if message:
-        yield compile_id, "\n".join(message)
+        yield "\n".join(message)
 
 
 def trace_files(path: Path) -> list[Path]:

@@ -109,6 +109,16 @@ def test_edited_payload_fails_its_checksum_but_is_still_read(tmp_path):
     assert any("checksum" in p for p in log.problems)
 
 
+def test_an_edited_record_is_a_trace_problem_in_the_report_and_its_break_is_kept(tmp_path):
+    damaged = tmp_path / "edited.log"
+    damaged.write_text(TRACE.read_text().replace('print("hi")  # GB0059', 'print("HI")  # GB0059', 1))
+    out = tmp_path / "report.json"
+    assert main(["parse", str(damaged), "--root", ROOT, "--json", str(out), "--quiet"]) == 0
+    (entry,) = json.loads(out.read_text())["entrypoints"]
+    assert [b["gb_id"] for b in entry["breaks"]] == ["GB0025", "GB0059", "GB0291"]
+    assert any("checksum mismatch" in p for p in entry["trace_problems"])
+
+
 def test_not_a_break_message_is_ignored():
     assert parse.parse_break_message("hello\nworld") is None
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gbbot import api
+from gbbot import api, limits
 from gbbot import report as report_
 from gbbot.action.context import Context
 from gbbot.config import Config
 from gbbot.console import fix_summary, internal_error, progress_printer, report_console, say, say_styled
 from gbbot.errors import GbbotError, ReportError
 from gbbot.model import Mode, Report
-from gbbot.publish import limits
 from gbbot.render import terminal
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot.publish import limits
+from gbbot import limits
 
 REPOSITORY = re.compile(r"^[A-Za-z0-9-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
 SERVER = re.compile(r"^https?://[A-Za-z0-9.:-]+$")

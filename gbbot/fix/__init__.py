@@ -1,7 +1,14 @@
-"""Verified fixes for graph breaks: recipes (LibCST codemods that only record edits), one engine
-that applies them, verification by re-running the entrypoints in a scratch copy, scaffolds for
-third-party code and advice in words for breaks with no mechanical fix.
+"""Verified fixes for graph breaks: everything `gbbot fix` does between a report's breaks and the
+fix results, and how those results are shown. It holds the planning (`plan`: which break gets a
+candidate patch, a scaffold for third-party code, advice in words, or nothing), the one engine
+that applies recipes to source text (`engine`, `patch`), verification by re-running entrypoints in
+a scratch copy (`verify`, `rerun`, `batch`), the repository edge (`workspace`, `apply`), the
+composed command (`pipeline`), the result records and their JSON (`result`) and their markdown,
+review suggestions and terminal text (`present`). The subpackage `recipes/` holds only the
+recipes: LibCST visitors that record edits for one kind of break (never transform), each with
+its own before/after examples. Nothing here publishes to GitHub; publishing reads the results.
 
-Data flow: report breaks → `plan` (candidates, scaffolds, advice) → `verify` (re-run) →
-`FixResult`s → report JSON (`Report.extra["fixes"]`), markdown lines, review suggestions.
+Data flow: report breaks → `plan` (candidates, scaffolds, advice) → `batch`/`rerun` (verify) →
+`FixResult`s → report JSON (`Report.extra["fixes"]`), markdown lines, review suggestions →
+`apply` (write the verified patches, on request).
 """

@@ -1,7 +1,7 @@
 """Apply what recipes recorded: one pass over the module, imports added, the new text. Pure on text.
 
-Recipes look at one target line each and record `Edit`s; the engine checks that the edits of
-several targets do not overlap, replaces the recorded nodes (by identity), adds the imports the
+Recipes look at one break site (a line) each and record `Edit`s; the engine checks that the edits of
+several sites do not overlap, replaces the recorded nodes (by identity), adds the imports the
 replacements name (reusing an existing `import torch as T`), and returns the new source.
 """
 
@@ -18,7 +18,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gbbot.fix.recipes.base import Edit, Names, Recipe, Target
+from gbbot.fix.recipes.base import BreakSite, Edit, Names, Recipe
 
 
 class SourceError(Exception):
@@ -27,11 +27,11 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class Request:
-    """Apply `recipe` at `target`; `key` names the request in the outcome (a fingerprint)."""
+    """Apply `recipe` at `site`; `key` names the request in the outcome (a fingerprint)."""
 
     key: str
     recipe: type[Recipe]
-    target: Target
+    site: BreakSite
 
 
 @dataclass(frozen=True)
@@ -113,15 +113,25 @@ def _collect(
     applied: list[str] = []
     missed: list[tuple[str, str]] = []
     for request in requests:
-        recipe = request.recipe(request.target, names)
+        recipe = request.recipe(request.site, names)
         wrapper.visit(recipe)
         if not recipe.edits:
-            missed.append((request.key, f"line {request.target.line} is not a pattern the {request.recipe.id} "
-                           f"recipe rewrites ({request.recipe.title})"))
+            missed.append(
+                (
+                    request.key,
+                    f"line {request.site.line} is not a pattern the {request.recipe.id} "
+                    f"recipe rewrites ({request.recipe.title})",
+                )
+            )
             continue
         if any(drops_comments(e) for e in recipe.edits):
-            missed.append((request.key, f"the {request.recipe.id} recipe ({request.recipe.variant}) would drop a "
-                           "comment there; rewrite that line by hand"))
+            missed.append(
+                (
+                    request.key,
+                    f"the {request.recipe.id} recipe ({request.recipe.variant}) would drop a "
+                    "comment there; rewrite that line by hand",
+                )
+            )
             continue
         spans = [_span(positions, e) for e in recipe.edits]
         if any(_overlaps(s, t) for s in spans for t in taken):

@@ -47,9 +47,7 @@ def _with_newlines(text: str) -> list[str]:
 
 
 def unified_diff(path: str, before: str, after: str, context: int = 3) -> str:
-    lines = difflib.unified_diff(
-        _with_newlines(before), _with_newlines(after), f"a/{path}", f"b/{path}", n=context
-    )
+    lines = difflib.unified_diff(_with_newlines(before), _with_newlines(after), f"a/{path}", f"b/{path}", n=context)
     return "".join(lines)
 
 

@@ -10,7 +10,7 @@ from gbbot.classify import normalise_code
 from gbbot.fix import advice, engine, scaffold
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.recipes import variants
-from gbbot.fix.recipes.base import Recipe, Target
+from gbbot.fix.recipes.base import BreakSite, Recipe
 from gbbot.fix.result import FixResult, FixStatus
 from gbbot.model import GraphBreak, Origin, Report
 from gbbot.source import source_map
@@ -74,7 +74,7 @@ def candidates(brk: GraphBreak, text: str) -> tuple[tuple[Candidate, ...], tuple
     do not (SourceError when the file does not parse)."""
     found, why_not = [], []
     for recipe in variants(brk.fix):
-        outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, Target(brk.line))])
+        outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(brk.line))])
         if outcome.applied:
             found.append(Candidate(brk, recipe, FilePatch(brk.file, text, outcome.after)))
         why_not += [why for _, why in outcome.missed]
@@ -129,7 +129,7 @@ def combine(chosen: Sequence[Candidate], read: FileReader) -> tuple[list[FilePat
     missed: list[tuple[str, str]] = []
     for path, group in by_file.items():
         text = read(path)
-        requests = [engine.Request(c.brk.fingerprint, c.recipe, Target(c.brk.line)) for c in group]
+        requests = [engine.Request(c.brk.fingerprint, c.recipe, BreakSite(c.brk.line)) for c in group]
         outcome = engine.apply(text, requests)
         missed.extend(outcome.missed)
         if outcome.applied:

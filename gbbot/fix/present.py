@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 
 from gbbot.fix.result import FixResult, FixStatus, from_extra
+from gbbot.limits import REVIEW_COMMENTS_MAX
 from gbbot.model import GraphBreak, Report
-from gbbot.publish.limits import REVIEW_COMMENTS_MAX
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
+from gbbot.suggestion import Suggestion
 
 HEADINGS = {
     FixStatus.VERIFIED: "✅ **Verified fix**",
@@ -69,16 +69,6 @@ def markdown_extra(results: Iterable[FixResult]) -> Callable[[GraphBreak], tuple
 
 
 # --- review suggestions ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    """One review comment: the range is exactly the lines the suggestion replaces."""
-
-    path: str
-    start_line: int
-    end_line: int
-    body: str
 
 
 def suggestion_block(lines: Sequence[str]) -> str:

@@ -100,12 +100,29 @@ def _text(brk: GraphBreak, library: LibraryFrame) -> str:
     if owner:
         name = f"Compilable{owner}"
         head.append(f"# Then create {name} wherever your code creates {owner}.")
-        return "\n".join([*head, f"from {library.module} import {owner}", "", "", f"class {name}({owner}):",
-                          textwrap.indent(body, "    "), ""])
+        return "\n".join(
+            [
+                *head,
+                f"from {library.module} import {owner}",
+                "",
+                "",
+                f"class {name}({owner}):",
+                textwrap.indent(body, "    "),
+                "",
+            ]
+        )
     function = library.qualname.split(".")[-1]
     head.append(f"# Then call this copy instead of {library.module}.{function}.")
-    return "\n".join([*head, f"import {library.module}  # noqa: F401 - what the copy replaces", "", "",
-                      body.replace(f"def {function}(", f"def compilable_{function}(", 1), ""])
+    return "\n".join(
+        [
+            *head,
+            f"import {library.module}  # noqa: F401 - what the copy replaces",
+            "",
+            "",
+            body.replace(f"def {function}(", f"def compilable_{function}(", 1),
+            "",
+        ]
+    )
 
 
 def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
@@ -114,14 +131,22 @@ def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
         frames = library_frames(brk)
         where = f"{frames[-1].file}:{frames[-1].line} in {frames[-1].function}" if frames else "a library"
         return FixResult(
-            brk.fingerprint, FixStatus.ADVICE, brk.file, brk.line, recipe=brk.fix,
+            brk.fingerprint,
+            FixStatus.ADVICE,
+            brk.file,
+            brk.line,
+            recipe=brk.fix,
             title="third-party code: override it in your code",
             reason=f"the break is inside {where}, whose source gbbot could not read; subclass the class "
             "that owns that method in your code and override the method (never patch site-packages)",
         )
     where = f"{library.frame.file}:{library.frame.line}"
     return FixResult(
-        brk.fingerprint, FixStatus.SCAFFOLD, brk.file, brk.line, recipe=brk.fix,
+        brk.fingerprint,
+        FixStatus.SCAFFOLD,
+        brk.file,
+        brk.line,
+        recipe=brk.fix,
         title="scaffold subclass for third-party code (to finish by hand)",
         description=(
             "A subclass in your code that overrides the library method where the graph break is, "

@@ -138,6 +138,7 @@ def observe(
 # --- comparing ---------------------------------------------------------------------------------
 
 ResultComparer = Callable[[str, str], "str | None"]  # (before file, after file) → why they differ
+Goal = tuple[GraphBreak, Sequence[str]]  # a break a patch must remove, and the entrypoints it appeared in
 
 
 def compare_results(before: str, after: str) -> str | None:
@@ -158,7 +159,9 @@ def compare_results(before: str, after: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Judgement:
+    """What the re-runs say about a patch (or patches verified together): `ok`, and if not, why."""
+
     ok: bool
     reason: str  # why not, when not ok
     summary: str  # "removes 1 break; graphs 4 → 3; outputs equal"
@@ -206,9 +209,10 @@ def _eager_functions(report: EntrypointReport) -> set[tuple[str, str]]:
     return {(b.file, b.function.split(".")[-1]) for b in report.breaks if b.frame_skipped}
 
 
-def new_breaks(before: Observation, after: Observation) -> tuple[list[GraphBreak], list[GraphBreak]]:
-    """(new breaks, revealed breaks): a break is revealed when its stack passes through a
-    function that ran eagerly before (Dynamo never looked past the break that skipped it)."""
+def appeared_breaks(before: Observation, after: Observation) -> tuple[list[GraphBreak], list[GraphBreak]]:
+    """Breaks in `after` that `before` did not have, as (new, revealed): a break is revealed when
+    its stack passes through a function that ran eagerly before (Dynamo never looked past the
+    break that sent it to eager)."""
     known = {b.fingerprint for b in before.report.breaks}
     eager = _eager_functions(before.report)
     new, revealed = [], []
@@ -262,11 +266,11 @@ def summary(
 
 
 def judge(
-    targets: Sequence[tuple[GraphBreak, Sequence[str]]],
+    goals: Sequence[Goal],
     before: Mapping[str, Observation],
     after: Mapping[str, Observation],
     compare: ResultComparer = compare_results,
-) -> Verdict:
+) -> Judgement:
     """Did the patch do what it promised on every entrypoint re-run? Pure but for `compare`."""
     names = sorted(n for n in after if n in before)
     old, new = totals(before[n] for n in names), totals(after[n] for n in names)
@@ -275,15 +279,15 @@ def judge(
     changed = False
     for name in names:
         problem = changed_behaviour(before[name], after[name], compare)
-        found, shown = new_breaks(before[name], after[name])
+        found, shown = appeared_breaks(before[name], after[name])
         revealed.extend(shown)
         changed = changed or problem is not None
         problems += [problem] if problem else []
         problems += [f"new break in {name}: {_short(b)}" for b in found]
-    for target, entrypoints in targets:
+    for target, entrypoints in goals:
         problem = still_there(target, entrypoints, before, after)
         problems += [problem] if problem else []
     count = sum(b.count for b in revealed)
     text = summary(old, new, count, (after[n] for n in names), changed)
     fingerprints = tuple(dict.fromkeys(b.fingerprint for b in revealed))
-    return Verdict(not problems, "; ".join(problems), text, old, new, fingerprints)
+    return Judgement(not problems, "; ".join(problems), text, old, new, fingerprints)

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gbbot import limits
 from gbbot import report as report_
 from gbbot.model import Report, Status
-from gbbot.publish import limits, retry
+from gbbot.publish import retry
 from gbbot.publish.content import Content, fitted
 from gbbot.render.findings import Finding, findings
 

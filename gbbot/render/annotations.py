@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gbbot.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
 from gbbot.model import Report
-from gbbot.publish.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
 from gbbot.render.findings import Finding, Level, State, findings
 
 COMMAND = {Level.NOTICE: "notice", Level.WARNING: "warning", Level.FAILURE: "error"}

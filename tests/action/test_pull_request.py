@@ -26,6 +26,7 @@ entrypoints:
     call: model:step
 mode: fast
 fail_on: new
+pass_env: [ENV_SEEN]   # where the test entrypoint writes what it saw
 """
 BASE_MODEL = '''\
 import json
@@ -116,7 +117,8 @@ def test_entrypoints_never_see_a_token(same_repo_run) -> None:
     assert len(seen) == 2  # head and base
     for names in seen:
         assert "INPUT_TOKEN" not in names and "GITHUB_TOKEN" not in names
-        assert "GITHUB_EVENT_PATH" in names  # the scrub is selective
+        assert "HOME" in names and "ENV_SEEN" in names  # allow-listed, and listed in pass_env
+        assert "GITHUB_EVENT_PATH" not in names  # everything else stays out
 
 
 @pytest.mark.slow

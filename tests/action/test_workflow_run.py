@@ -107,8 +107,8 @@ def test_a_tampered_report_is_rejected_before_any_request(case: str, workspace: 
 
 def test_an_oversized_report_file_is_not_read(workspace: Path, tmp_path: Path, standin: GitHubStandin,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from gbbot import limits
     from gbbot.action import analysis
-    from gbbot.publish import limits
 
     write_report(workspace, sample())
     monkeypatch.setattr(limits, "REPORT_FILE_MAX_BYTES", 1000)

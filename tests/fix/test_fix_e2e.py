@@ -43,19 +43,34 @@ CALLS = {
 
 
 def write_config(repo: Path, site: Path) -> None:
-    lines = ["version: 1", "mode: fast", "entrypoints:",
-             "  - {name: show, run: python show.py, verify_output: true, timeout: 120}"]
-    lines += [f"  - {{name: {name}, call: 'fixdemo.{name}:run', timeout: 120}}"
-              for name in CALLS]
+    lines = [
+        "version: 1",
+        "mode: fast",
+        "entrypoints:",
+        "  - {name: show, run: python show.py, verify_output: true, timeout: 120}",
+    ]
+    lines += [f"  - {{name: {name}, call: 'fixdemo.{name}:run', timeout: 120}}" for name in CALLS]
     lines.append(f"  - {{name: uses_lib, call: 'fixdemo.uses_lib:run', timeout: 120, env: {{PYTHONPATH: '{site}'}}}}")
     (repo / ".gbbot.yml").write_text("\n".join(lines) + "\n")
 
 
 def install_thirdlib(target: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-         "--target", str(target), str(PROJECT / "thirdlib_src")],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(PROJECT / "thirdlib_src"),
+        ],
+        check=True,
+        capture_output=True,
     )
 
 
@@ -185,7 +200,16 @@ def test_cli_prints_the_diff_for_one_break_and_applies_it(session, tmp_path, cap
     repo = tmp_path / "repo"
     shutil.copytree(session.pristine, repo, symlinks=True)
     snapshot = session.result("snapshot").fingerprint
-    args = ["fix", "--root", str(repo), "--report", str(_report_file(session, tmp_path)), "--break", snapshot, "--apply"]
+    args = [
+        "fix",
+        "--root",
+        str(repo),
+        "--report",
+        str(_report_file(session, tmp_path)),
+        "--break",
+        snapshot,
+        "--apply",
+    ]
     assert main(args) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("# fixdemo/snapshot.py:7 deepcopy (clone) — verified: removes 1 break")
@@ -202,13 +226,24 @@ def test_cli_skips_a_file_with_a_syntax_error_with_a_message(session, tmp_path, 
     args = ["fix", "--root", str(repo), "--report", str(_report_file(session, tmp_path)), "--only", "logger", "--apply"]
     assert main(args) == 0
     captured = capsys.readouterr()
-    assert "fixdemo/logs.py:11 logger — skipped: fixdemo/logs.py does not parse (line 12: unmatched ')')" in captured.out
+    assert (
+        "fixdemo/logs.py:11 logger — skipped: fixdemo/logs.py does not parse (line 12: unmatched ')')" in captured.out
+    )
     assert "1 skipped" in captured.err
     assert (repo / "fixdemo/logs.py").read_text() == broken
 
 
 def test_cli_rejects_an_unknown_break(session, tmp_path, capsys):
-    args = ["fix", "--root", str(session.pristine), "--report", str(_report_file(session, tmp_path)),
-            "--break", "ffffffffffffffff", "--only", "GB0170"]
+    args = [
+        "fix",
+        "--root",
+        str(session.pristine),
+        "--report",
+        str(_report_file(session, tmp_path)),
+        "--break",
+        "ffffffffffffffff",
+        "--only",
+        "GB0170",
+    ]
     assert main(args) == 2
     assert "--break ffffffffffffffff: no such break in the report" in capsys.readouterr().err

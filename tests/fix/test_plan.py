@@ -8,12 +8,12 @@ from pathlib import Path
 
 from gbbot.config import parse_config
 from gbbot.fix import plan
-from gbbot.fix.pipeline import library_lookup, repo_reader, write_patch
 from gbbot.fix.result import FixStatus
 from gbbot.fix.scaffold import scaffold
+from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
 from gbbot.model import Category, Frame, GraphBreak, Origin
 
-MODEL = '''import torch
+MODEL = """import torch
 
 
 def f(x):
@@ -21,15 +21,29 @@ def f(x):
     if x.sum() > 0:
         x = x * 2
     return x
-'''
+"""
 
 
 def brk(line: int = 5, code: str = 'print("hi")', **changes) -> GraphBreak:
     base = GraphBreak(
-        fingerprint="0123456789abcdef", gb_id="GB0059", gb_type="Failed to trace builtin operator",
-        category=Category.SUPPORTABLE, origin=Origin.USER, file="model.py", line=line, function="f", code=code,
-        explanation="", hints=("Hint from torch.",), doc_url=None, frame_skipped=False, in_loop=False, count=1,
-        caused=(), user_stack=(Frame("model.py", line, "f", code),), fix="print",
+        fingerprint="0123456789abcdef",
+        gb_id="GB0059",
+        gb_type="Failed to trace builtin operator",
+        category=Category.SUPPORTABLE,
+        origin=Origin.USER,
+        file="model.py",
+        line=line,
+        function="f",
+        code=code,
+        explanation="",
+        hints=("Hint from torch.",),
+        doc_url=None,
+        frame_skipped=False,
+        in_loop=False,
+        count=1,
+        caused=(),
+        user_stack=(Frame("model.py", line, "f", code),),
+        fix="print",
     )
     return replace(base, **changes)
 
@@ -123,7 +137,7 @@ def test_selection_by_id_recipe_or_fingerprint():
     assert not plan.selected(b, (), ("ffffffffffffffff",))
 
 
-LIBRARY = '''import torch
+LIBRARY = """import torch
 
 
 class Scaler(torch.nn.Module):
@@ -131,7 +145,7 @@ class Scaler(torch.nn.Module):
         y = x * 3
         print("scaled")
         return y
-'''
+"""
 
 
 def test_a_third_party_break_gets_a_subclass_scaffold_pointing_at_the_library(tmp_path):
@@ -140,8 +154,14 @@ def test_a_third_party_break_gets_a_subclass_scaffold_pointing_at_the_library(tm
     (site / "lib" / "__init__.py").write_text(LIBRARY)
     config = parse_config(f"version: 1\nentrypoints: [{{name: e, call: 'm:f', env: {{PYTHONPATH: {site}}}}}]\n")
     third = brk(
-        code="return scaler(x)", origin=Origin.THIRD_PARTY, file="model.py", line=5,
-        user_stack=(Frame("model.py", 5, "f", "return scaler(x)"), Frame("lib/__init__.py", 7, "forward", 'print("scaled")')),
+        code="return scaler(x)",
+        origin=Origin.THIRD_PARTY,
+        file="model.py",
+        line=5,
+        user_stack=(
+            Frame("model.py", 5, "f", "return scaler(x)"),
+            Frame("lib/__init__.py", 7, "forward", 'print("scaled")'),
+        ),
     )
     result = scaffold(third, library_lookup(tmp_path, config))
     assert result.status is FixStatus.SCAFFOLD
@@ -149,7 +169,10 @@ def test_a_third_party_break_gets_a_subclass_scaffold_pointing_at_the_library(tm
     assert "NOT a verified fix" in text
     assert "inside lib, at lib/__init__.py:7 in Scaler.forward" in text
     assert "from lib import Scaler\n\n\nclass CompilableScaler(Scaler):\n    def forward(self, x):\n" in text
-    assert '        # TODO(gbbot): GB0059 (Failed to trace builtin operator) breaks the graph on the next line\n        print("scaled")' in text
+    assert (
+        '        # TODO(gbbot): GB0059 (Failed to trace builtin operator) breaks the graph on the next line\n        print("scaled")'
+        in text
+    )
     assert "never patches installed packages" in result.reason
     compile(text, "scaffold.py", "exec")
 

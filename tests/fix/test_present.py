@@ -14,24 +14,52 @@ from gbbot.fix.result import Advice, Counts, FixResult, FixStatus, extra_json, f
 from gbbot.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status, Tool
 from gbbot.render import markdown
 
-PATCH = FilePatch("pkg/model.py", "def f(x):\n    print(x)\n    return x\n", "def f(x):\n    if not torch.compiler.is_compiling():\n        print(x)\n    return x\n")
+PATCH = FilePatch(
+    "pkg/model.py",
+    "def f(x):\n    print(x)\n    return x\n",
+    "def f(x):\n    if not torch.compiler.is_compiling():\n        print(x)\n    return x\n",
+)
 
 
 def brk(fingerprint: str = "0123456789abcdef", code: str = "print(x)") -> GraphBreak:
     return GraphBreak(
-        fingerprint=fingerprint, gb_id="GB0059", gb_type="Failed to trace builtin operator",
-        category=Category.SUPPORTABLE, origin=Origin.USER, file="pkg/model.py", line=2, function="f", code=code,
-        explanation="", hints=(), doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html",
-        frame_skipped=False, in_loop=False, count=1, caused=(), user_stack=(), fix="print",
+        fingerprint=fingerprint,
+        gb_id="GB0059",
+        gb_type="Failed to trace builtin operator",
+        category=Category.SUPPORTABLE,
+        origin=Origin.USER,
+        file="pkg/model.py",
+        line=2,
+        function="f",
+        code=code,
+        explanation="",
+        hints=(),
+        doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html",
+        frame_skipped=False,
+        in_loop=False,
+        count=1,
+        caused=(),
+        user_stack=(),
+        fix="print",
     )
 
 
 def verified(fingerprint: str = "0123456789abcdef", patch: FilePatch = PATCH) -> FixResult:
     return FixResult(
-        fingerprint, FixStatus.VERIFIED, patch.path, 2, recipe="print", variant="guard", title="guard it",
+        fingerprint,
+        FixStatus.VERIFIED,
+        patch.path,
+        2,
+        recipe="print",
+        variant="guard",
+        title="guard it",
         description="Wraps the print in `if not torch.compiler.is_compiling():`.",
-        summary="removes 1 break; graphs 3 → 1; outputs equal", diff=patch.diff, hunks=patch.hunks,
-        entrypoints=("forward",), before=Counts(3, 3), after=Counts(2, 1),
+        summary="removes 1 break; graphs 3 → 1; outputs equal",
+        diff=patch.diff,
+        hunks=patch.hunks,
+        entrypoints=("forward",),
+        before=Counts(3, 3),
+        after=Counts(2, 1),
     )
 
 
@@ -43,8 +71,14 @@ def a_report(results) -> Report:
 def test_results_round_trip_through_a_schema_valid_report():
     results = (
         verified(),
-        FixResult("1123456789abcdef", FixStatus.ADVICE, "pkg/model.py", 9, reason="no mechanical fix",
-                  advice=(Advice("use torch.where", "https://docs.pytorch.org/docs/stable/generated/torch.where.html"),)),
+        FixResult(
+            "1123456789abcdef",
+            FixStatus.ADVICE,
+            "pkg/model.py",
+            9,
+            reason="no mechanical fix",
+            advice=(Advice("use torch.where", "https://docs.pytorch.org/docs/stable/generated/torch.where.html"),),
+        ),
         FixResult("2123456789abcdef", FixStatus.SCAFFOLD, "pkg/model.py", 12, scaffold="class A(B):\n    pass\n"),
     )
     data = report.to_json(a_report(results))
@@ -86,8 +120,14 @@ def test_markdown_shows_the_verified_diff_and_result_under_the_break():
 
 
 def test_markdown_escapes_what_came_from_user_code():
-    hostile = FixResult("0123456789abcdef", FixStatus.DROPPED, "a.py", 1, recipe="print",
-                        reason="new break at a.py:3 (<img src=x onerror=alert(1)> @admin ``` )")
+    hostile = FixResult(
+        "0123456789abcdef",
+        FixStatus.DROPPED,
+        "a.py",
+        1,
+        recipe="print",
+        reason="new break at a.py:3 (<img src=x onerror=alert(1)> @admin ``` )",
+    )
     lines = "\n".join(present.markdown_lines(hostile))
     assert "<img" not in lines and "&lt;img" in lines
     assert "@admin" not in lines
@@ -97,9 +137,17 @@ def test_markdown_escapes_what_came_from_user_code():
 
 
 def test_advice_lists_the_options_with_links():
-    result = FixResult("0123456789abcdef", FixStatus.ADVICE, "a.py", 1, reason="no mechanical fix",
-                       advice=(Advice("Use `torch.cond`.", "https://docs.pytorch.org/docs/stable/generated/torch.cond.html"),
-                               Advice("Move the check out.")))
+    result = FixResult(
+        "0123456789abcdef",
+        FixStatus.ADVICE,
+        "a.py",
+        1,
+        reason="no mechanical fix",
+        advice=(
+            Advice("Use `torch.cond`.", "https://docs.pytorch.org/docs/stable/generated/torch.cond.html"),
+            Advice("Move the check out."),
+        ),
+    )
     lines = present.markdown_lines(result)
     assert "- Use `torch.cond`. ([docs](https://docs.pytorch.org/docs/stable/generated/torch.cond.html))" in lines
     assert "- Move the check out." in lines

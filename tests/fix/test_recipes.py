@@ -11,7 +11,7 @@ import pytest
 
 from gbbot.fix import engine
 from gbbot.fix.recipes import RECIPES, all_variants
-from gbbot.fix.recipes.base import MARKER, Recipe, Target, code
+from gbbot.fix.recipes.base import MARKER, BreakSite, Recipe, code
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.print_call import PrintGuard
 from gbbot.fix.recipes.skipped_call import SkippedCallGuard
@@ -22,7 +22,7 @@ GOLDEN = Path(__file__).parent / "golden"
 def apply_at_markers(recipe: type[Recipe], source: str) -> engine.Outcome:
     lines = [n for n, text in enumerate(source.splitlines(), 1) if MARKER in text]
     assert lines, "an example needs a line marked # BREAK"
-    return engine.apply(source, [engine.Request(str(n), recipe, Target(n)) for n in lines])
+    return engine.apply(source, [engine.Request(str(n), recipe, BreakSite(n)) for n in lines])
 
 
 def _examples():
@@ -45,7 +45,16 @@ def _golden():
 
 
 def test_every_recipe_has_examples_and_look_alikes():
-    assert set(RECIPES) == {"print", "logger", "skipped_call", "item", "tolist", "deepcopy", "requires_grad", "graph_break"}
+    assert set(RECIPES) == {
+        "print",
+        "logger",
+        "skipped_call",
+        "item",
+        "tolist",
+        "deepcopy",
+        "requires_grad",
+        "graph_break",
+    }
     for recipe in all_variants():
         assert recipe.examples and recipe.untouched, recipe.__name__
         assert recipe.title and len(recipe.description) > 80, recipe.__name__
@@ -102,7 +111,7 @@ def test_import_torch_is_added_when_missing():
     )
     after = apply_at_markers(SkippedCallGuard, source).after
     assert after.startswith("'''Doc.'''\nimport warnings\nimport torch\n")
-    assert "if not torch.compiler.is_compiling():\n        warnings.warn(\"careful\")  # BREAK" in after
+    assert 'if not torch.compiler.is_compiling():\n        warnings.warn("careful")  # BREAK' in after
 
 
 def test_a_fix_that_would_drop_a_comment_is_not_offered():
@@ -125,7 +134,7 @@ def test_a_fix_that_would_drop_a_comment_is_not_offered():
 
 def test_a_syntax_error_is_a_source_error():
     with pytest.raises(engine.SourceError, match="line 2"):
-        engine.apply("def f(x):\n    print(x  # BREAK\n", [engine.Request("k", PrintGuard, Target(2))])
+        engine.apply("def f(x):\n    print(x  # BREAK\n", [engine.Request("k", PrintGuard, BreakSite(2))])
 
 
 def test_several_fixes_in_one_file_apply_together():
@@ -147,9 +156,9 @@ def test_several_fixes_in_one_file_apply_together():
         """
     )
     requests = [
-        engine.Request("p", RECIPES["print"][0], Target(10)),
-        engine.Request("d", RECIPES["deepcopy"][0], Target(11)),
-        engine.Request("l", RECIPES["logger"][0], Target(12)),
+        engine.Request("p", RECIPES["print"][0], BreakSite(10)),
+        engine.Request("d", RECIPES["deepcopy"][0], BreakSite(11)),
+        engine.Request("l", RECIPES["logger"][0], BreakSite(12)),
     ]
     outcome = engine.apply(source, requests)
     assert outcome.applied == ("p", "d", "l")
@@ -159,7 +168,10 @@ def test_several_fixes_in_one_file_apply_together():
 
 def test_overlapping_fixes_are_reported_not_merged():
     source = "import torch\n\n\ndef f(x):\n    print(x)  # BREAK\n    return x\n"
-    requests = [engine.Request("a", RECIPES["print"][0], Target(5)), engine.Request("b", RECIPES["print"][1], Target(5))]
+    requests = [
+        engine.Request("a", RECIPES["print"][0], BreakSite(5)),
+        engine.Request("b", RECIPES["print"][1], BreakSite(5)),
+    ]
     outcome = engine.apply(source, requests)
     assert outcome.applied == ("a",)
     assert outcome.missed == (("b", "overlaps another fix in the same file; apply that one first"),)

@@ -12,18 +12,42 @@ from gbbot.model import Category, EntrypointReport, Frame, GraphBreak, Origin, R
 CALL = Entrypoint("fwd", call="m:f")
 
 
-def brk(fingerprint: str, gb_id: str = "GB0059", code: str = 'print("a")', function: str = "f", **changes) -> GraphBreak:
+def brk(
+    fingerprint: str, gb_id: str = "GB0059", code: str = 'print("a")', function: str = "f", **changes
+) -> GraphBreak:
     base = GraphBreak(
-        fingerprint=fingerprint, gb_id=gb_id, gb_type=gb_id, category=Category.SUPPORTABLE, origin=Origin.USER,
-        file="m.py", line=3, function=function, code=code, explanation="", hints=(), doc_url=None,
-        frame_skipped=False, in_loop=False, count=1, caused=(), user_stack=(Frame("m.py", 3, function, code),),
+        fingerprint=fingerprint,
+        gb_id=gb_id,
+        gb_type=gb_id,
+        category=Category.SUPPORTABLE,
+        origin=Origin.USER,
+        file="m.py",
+        line=3,
+        function=function,
+        code=code,
+        explanation="",
+        hints=(),
+        doc_url=None,
+        frame_skipped=False,
+        in_loop=False,
+        count=1,
+        caused=(),
+        user_stack=(Frame("m.py", 3, function, code),),
     )
     return replace(base, **changes)
 
 
 def seen(*breaks: GraphBreak, graphs: int = 2, status: Status = Status.OK, result: str | None = "r.pt") -> Observation:
-    report = EntrypointReport("fwd", status, 0 if status is Status.OK else 1, 1.0, graphs, sum(b.count for b in breaks),
-                              sum(b.frame_skipped for b in breaks), breaks)
+    report = EntrypointReport(
+        "fwd",
+        status,
+        0 if status is Status.OK else 1,
+        1.0,
+        graphs,
+        sum(b.count for b in breaks),
+        sum(b.frame_skipped for b in breaks),
+        breaks,
+    )
     outcome = RunOutcome("fwd", status, report.exit_code, 1.0, result_path=result)
     return Observation(CALL, report, outcome)
 
@@ -64,7 +88,10 @@ def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not
     hidden = brk("e" * 16, code='print("after")')
     verdict = judge([(loop, ["fwd"])], {"fwd": seen(loop, graphs=0)}, {"fwd": seen(hidden, graphs=1)}, same)
     assert verdict.ok and verdict.revealed == ("e" * 16,)
-    assert verdict.summary == "removes 1 break; reveals 1 that an eager frame hid; graphs 0 → 1; frames run eagerly 1 → 0; outputs equal"
+    assert (
+        verdict.summary
+        == "removes 1 break; reveals 1 that an eager frame hid; graphs 0 → 1; frames run eagerly 1 → 0; outputs equal"
+    )
 
 
 def test_different_results_drop_the_patch():
@@ -89,7 +116,12 @@ def test_run_entrypoints_compare_exit_status_and_output_only_when_asked():
     after = replace(seen(), entrypoint=run, outcome=RunOutcome("fwd", Status.OK, 0, 1.0, stdout_tail="b\n"))
     assert judge([(TARGET, ["fwd"])], {"fwd": before}, {"fwd": after}, same).summary.endswith("exit status equal")
     strict = Entrypoint("cli", run="python x.py", verify_output=True)
-    verdict = judge([(TARGET, ["fwd"])], {"fwd": replace(before, entrypoint=strict)}, {"fwd": replace(after, entrypoint=strict)}, same)
+    verdict = judge(
+        [(TARGET, ["fwd"])],
+        {"fwd": replace(before, entrypoint=strict)},
+        {"fwd": replace(after, entrypoint=strict)},
+        same,
+    )
     assert not verdict.ok and verdict.reason == "the output of cli changed (verify_output is on)"
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from gbbot import limits
 from gbbot.action.runner import write_outputs, write_step_summary
 from gbbot.model import EntrypointReport, Status
-from gbbot.publish import limits
 from gbbot.publish.content import Content, fitted
 from tests.action.helpers import parse_outputs
 from tests.publish.reports import graph_break, report
@@ -38,8 +38,9 @@ def test_a_huge_report_fits_the_step_summary(tmp_path: Path) -> None:
     huge = replace(report([graph_break(1)]), entrypoints=tuple(failing))
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step text\n")
-    write_step_summary(summary, fitted(huge, Content(pointer=POINTER), limits.STEP_SUMMARY_MAX_BYTES - 100,
-                                       lambda t: len(t.encode())))
+    write_step_summary(
+        summary, fitted(huge, Content(pointer=POINTER), limits.STEP_SUMMARY_MAX_BYTES - 100, lambda t: len(t.encode()))
+    )
     assert summary.stat().st_size <= limits.STEP_SUMMARY_MAX_BYTES
     assert summary.read_text().startswith("earlier step text\n## ")
     assert summary.read_text().endswith(POINTER)

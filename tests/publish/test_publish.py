@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 import markdown_it
 import pytest
 
+from gbbot import limits
 from gbbot.fix import present
 from gbbot.model import EntrypointReport, Status
-from gbbot.publish import limits
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
 from gbbot.publish.content import Content
 from gbbot.publish.github import ACTIONS_BOT, github_client

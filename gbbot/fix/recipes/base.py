@@ -1,4 +1,4 @@
-"""What every recipe shares: the target it looks for, the edits it records, and small builders.
+"""What every recipe shares: the break site it looks for, the edits it records, and small builders.
 
 A recipe is a LibCST visitor that only *records* `Edit`s (node → replacement, imports it needs);
 `gbbot.fix.engine` applies them. Each recipe carries its own before/after examples (and look-alikes
@@ -31,7 +31,7 @@ class Names:
 
 
 @dataclass(frozen=True)
-class Target:
+class BreakSite:
     """Where the break was reported, as a 1-based line in the file."""
 
     line: int
@@ -53,7 +53,7 @@ class Example:
 
 
 class Recipe(cst.CSTVisitor):
-    """Base class: subclasses look at the statement or expression on `target.line` and call
+    """Base class: subclasses look at the statement or expression on `site.line` and call
     `record`. They never transform."""
 
     METADATA_DEPENDENCIES: ClassVar[Sequence] = (PositionProvider, ParentNodeProvider, QualifiedNameProvider)
@@ -64,9 +64,9 @@ class Recipe(cst.CSTVisitor):
     examples: ClassVar[tuple[Example, ...]] = ()
     untouched: ClassVar[tuple[str, ...]] = ()  # look-alikes that must produce no edit
 
-    def __init__(self, target: Target, names: Names) -> None:
+    def __init__(self, site: BreakSite, names: Names) -> None:
         super().__init__()
-        self.target = target
+        self.site = site
         self.names = names
         self.edits: list[Edit] = []
 
@@ -98,12 +98,12 @@ class Recipe(cst.CSTVisitor):
         where = self.get_metadata(PositionProvider, node)
         return where.start.line, where.end.line
 
-    def on_target(self, node: cst.CSTNode) -> bool:
+    def on_site(self, node: cst.CSTNode) -> bool:
         start, end = self.lines(node)
-        return start <= self.target.line <= end
+        return start <= self.site.line <= end
 
-    def starts_on_target(self, node: cst.CSTNode) -> bool:
-        return self.lines(node)[0] == self.target.line
+    def starts_on_site(self, node: cst.CSTNode) -> bool:
+        return self.lines(node)[0] == self.site.line
 
     def is_name(self, node: cst.CSTNode, *qualified: str) -> bool:
         """Does `node` refer to one of these qualified names (imports and aliases resolved)?"""

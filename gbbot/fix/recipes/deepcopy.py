@@ -66,7 +66,7 @@ class DeepcopyClone(Recipe):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.on_target(node) or not self.is_name(node.func, "copy.deepcopy"):
+        if not self.on_site(node) or not self.is_name(node.func, "copy.deepcopy"):
             return
         if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
             return

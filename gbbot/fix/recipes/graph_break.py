@@ -74,6 +74,6 @@ class GraphBreakRemove(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is None or not self.on_target(node) or not self.is_name(call.func, *GRAPH_BREAK):
+        if call is None or not self.on_site(node) or not self.is_name(call.func, *GRAPH_BREAK):
             return
         self.record_removal(node, released=self.from_import_of(call.func))

@@ -168,7 +168,7 @@ class ItemConstant(Recipe):
         return None
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.on_target(node):
+        if not self.on_site(node):
             return
         if m.matches(node, m.Call(func=m.Attribute(attr=m.Name("item")), args=[])):
             receiver, replace = node.func.value, node
@@ -279,7 +279,7 @@ class ItemCaptureScalars(Recipe):
         self._module = node
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.edits or not self.on_target(node):
+        if self.edits or not self.on_site(node):
             return
         item = m.matches(node, m.Call(func=m.Attribute(attr=m.Name("item")), args=[]))
         if not item and not (self.is_name(node.func, *TO_INT) and len(node.args) == 1):

@@ -67,7 +67,7 @@ class LoggerGuard(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is None or not self.on_target(node) or not isinstance(call.func, cst.Attribute):
+        if call is None or not self.on_site(node) or not isinstance(call.func, cst.Attribute):
             return
         if call.func.attr.value in LOGGER_METHODS:
             self.record(node, guarded(node, self), ("torch",))

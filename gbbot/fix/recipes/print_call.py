@@ -70,7 +70,7 @@ class PrintGuard(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is not None and self.on_target(node) and self.is_name(call.func, "builtins.print"):
+        if call is not None and self.on_site(node) and self.is_name(call.func, "builtins.print"):
             self.record(node, guarded(node, self), ("torch",))
 
 
@@ -79,7 +79,7 @@ class PrintHop(Recipe):
     variant = "hop"
     title = "print through `torch._higher_order_ops.print`"
     description = (
-        "Replaces `print(a, b)` with `torch._higher_order_ops.print(\"{} {}\", a, b)`, which Dynamo "
+        'Replaces `print(a, b)` with `torch._higher_order_ops.print("{} {}", a, b)`, which Dynamo '
         "records as a graph operation: the message is printed when the compiled code runs, tensors "
         "show their runtime values. Only plain positional prints qualify (no `sep=`, `end=`, "
         "`file=`, `*args`); values can print differently (a tensor's shape prints as a tuple, a "
@@ -117,7 +117,7 @@ class PrintHop(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is None or not self.on_target(node) or not self.is_name(call.func, "builtins.print"):
+        if call is None or not self.on_site(node) or not self.is_name(call.func, "builtins.print"):
             return
         if any(arg.keyword is not None or arg.star for arg in call.args):
             return

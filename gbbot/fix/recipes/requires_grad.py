@@ -106,7 +106,7 @@ class RequiresGradSplit(Recipe):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         tensor = changed_tensor(node)
         function = self.parent(self.parent(node))
-        if tensor is None or not self.on_target(node) or not isinstance(function, cst.FunctionDef):
+        if tensor is None or not self.on_site(node) or not isinstance(function, cst.FunctionDef):
             return
         if self._splittable(function, node):
             self._record_split(function)
@@ -225,7 +225,7 @@ class RequiresGradInit(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         tensor = changed_tensor(node)
-        if tensor is None or not self.on_target(node) or not m.matches(tensor, m.Attribute(value=m.Name("self"))):
+        if tensor is None or not self.on_site(node) or not m.matches(tensor, m.Attribute(value=m.Name("self"))):
             return
         if not self._constant_flag(node.body[0]):
             return
@@ -250,6 +250,4 @@ class RequiresGradInit(Recipe):
     def _init(self, cls: cst.CSTNode | None) -> cst.FunctionDef | None:
         if not isinstance(cls, cst.ClassDef):
             return None
-        return next(
-            (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
-        )
+        return next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)

@@ -10,8 +10,14 @@ from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_s
 STATEMENTS = ("warnings.warn", "warnings.warn_explicit", "time.sleep")
 # Clocks read inside a compiled region measure tracing, not running: the value becomes 0 there.
 CLOCKS = {
-    "time.time": "0.0", "time.perf_counter": "0.0", "time.monotonic": "0.0", "time.process_time": "0.0",
-    "time.time_ns": "0", "time.perf_counter_ns": "0", "time.monotonic_ns": "0", "time.process_time_ns": "0",
+    "time.time": "0.0",
+    "time.perf_counter": "0.0",
+    "time.monotonic": "0.0",
+    "time.process_time": "0.0",
+    "time.time_ns": "0",
+    "time.perf_counter_ns": "0",
+    "time.monotonic_ns": "0",
+    "time.process_time_ns": "0",
 }
 
 
@@ -98,11 +104,11 @@ class SkippedCallGuard(Recipe):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = single_call_statement(node)
-        if call is not None and self.on_target(node) and self.is_name(call.func, *STATEMENTS):
+        if call is not None and self.on_site(node) and self.is_name(call.func, *STATEMENTS):
             self.record(node, guarded(node, self), ("torch",))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.starts_on_target(node) or isinstance(self.parent(node), cst.Expr):
+        if not self.starts_on_site(node) or isinstance(self.parent(node), cst.Expr):
             return
         clock = next((name for name in CLOCKS if self.is_name(node.func, name)), None)
         if clock is None:

@@ -126,7 +126,7 @@ class TolistTensor(Recipe):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self.on_target(node) or not self.is_name(node.func, *TENSOR_FROM_LIST) or not node.args:
+        if not self.on_site(node) or not self.is_name(node.func, *TENSOR_FROM_LIST) or not node.args:
             return
         receiver = _tolist_receiver(node.args[0].value)
         keywords = self._keywords(node)
@@ -141,7 +141,7 @@ class TolistTensor(Recipe):
         return list(rest)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not self.on_target(node) or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        if not self.on_site(node) or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         receiver = _tolist_receiver(node.value)
         function = self.enclosing(node, cst.FunctionDef)

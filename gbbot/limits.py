@@ -1,5 +1,8 @@
-"""GitHub's limits as named constants (FACTS.md, DESIGN.md), and the one way gbbot fits text
-under them: cut at a line boundary and say where the whole report is. Never a 422."""
+"""GitHub's limits as named constants, and the one way gbbot fits text under them: cut at a line
+boundary and say where the whole report is. Never a 422.
+
+Plain data and pure functions with no gbbot imports, so that every package that produces text
+for GitHub (render, fix, publish, action) can share them without depending on one another."""
 
 from __future__ import annotations
 

@@ -1,0 +1,163 @@
+"""Verification in rounds, as few runs as attribution allows: which candidates run together,
+and what each judgement settles. Pure: the runs happen in the `attempt` function passed in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from gbbot.config import Config
+from gbbot.fix.patch import FilePatch
+from gbbot.fix.plan import Candidate, Planned
+from gbbot.fix.result import FixResult, FixStatus
+from gbbot.fix.verify import Goal, Judgement
+from gbbot.model import Report
+
+
+@dataclass(frozen=True)
+class Trial:
+    """Patches to verify together, the breaks they must remove, the entrypoints to re-run."""
+
+    patches: tuple[FilePatch, ...]
+    goals: tuple[Goal, ...]
+    names: tuple[str, ...]
+
+
+# Put the trials' patches in place, re-run their entrypoints: one judgement per trial, and the runs.
+Attempt = Callable[[Sequence[Trial]], tuple[list[Judgement], Report]]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a fix run works on once the baseline is known: its report and the configuration."""
+
+    report: Report
+    config: Config
+
+
+def run_set(scope: Scope, planned: Planned, paths: Iterable[str] = ()) -> tuple[str, ...]:
+    """The entrypoints a patch can affect: where the break appeared, and every entrypoint
+    that reported a break in a patched file (it imports that file)."""
+    files = {planned.brk.file, *paths}
+    touching = [e.name for e in scope.report.entrypoints if any(b.file in files for b in e.breaks)]
+    known = {e.name for e in scope.config.entrypoints}
+    return tuple(n for n in dict.fromkeys([*planned.entrypoints, *touching]) if n in known)
+
+
+def _verified(candidate: Candidate, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
+    recipe, patch, brk = candidate.recipe, candidate.patch, candidate.brk
+    return FixResult(
+        brk.fingerprint,
+        FixStatus.VERIFIED,
+        brk.file,
+        brk.line,
+        recipe=recipe.id,
+        variant=recipe.variant,
+        title=recipe.title,
+        description=recipe.description,
+        summary=judgement.summary,
+        diff=patch.diff,
+        hunks=patch.hunks,
+        entrypoints=tuple(names),
+        before=judgement.before,
+        after=judgement.after,
+        revealed=judgement.revealed,
+        tried=tuple(tried),
+    )
+
+
+def _dropped(planned: Planned, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
+    recipe, brk = planned.candidates[-1].recipe, planned.brk
+    return FixResult(
+        brk.fingerprint,
+        FixStatus.DROPPED,
+        brk.file,
+        brk.line,
+        recipe=recipe.id,
+        variant=recipe.variant,
+        title=recipe.title,
+        description=recipe.description,
+        reason=judgement.reason,
+        summary=judgement.summary,
+        entrypoints=tuple(names),
+        before=judgement.before,
+        after=judgement.after,
+        tried=tuple(tried[:-1]),
+    )
+
+
+@dataclass
+class Work:
+    """One fixable break on its way through verification: which variant is next, whether it must
+    run alone (it failed next to others, which must not be held against it), what failed.
+    Mutable on purpose: it is the loop state of `verify_all`, advanced by `settle`."""
+
+    planned: Planned
+    names: tuple[str, ...]
+    index: int = 0
+    alone: bool = False
+    tried: list[str] = field(default_factory=list)
+
+    @property
+    def candidate(self) -> Candidate:
+        return self.planned.candidates[self.index]
+
+    def trial(self) -> Trial:
+        return Trial((self.candidate.patch,), ((self.planned.brk, self.planned.entrypoints),), self.names)
+
+
+def pack(waiting: Sequence[Work]) -> list[Work]:
+    """The next round: candidates in different files with different entrypoints run together
+    (one run per entrypoint for all of them); one that must run alone, alone."""
+    batch: list[Work] = []
+    files: set[str] = set()
+    names: set[str] = set()
+    for work in waiting:
+        if work.alone and batch:
+            continue
+        if work.candidate.patch.path in files or names & set(work.names):
+            continue
+        batch.append(work)
+        files.add(work.candidate.patch.path)
+        names.update(work.names)
+        if work.alone:
+            break
+    return batch
+
+
+def settle(work: Work, judgement: Judgement, together: bool) -> FixResult | None:
+    """The result once a candidate is verified or the last variant failed alone; else None."""
+    if judgement.ok:
+        return _verified(work.candidate, judgement, work.names, work.tried)
+    if together:
+        work.alone = True
+        return None
+    work.tried.append(f"{work.candidate.recipe.variant}: {judgement.reason}")
+    work.index, work.alone = work.index + 1, False
+    if work.index < len(work.planned.candidates):
+        return None
+    return _dropped(work.planned, judgement, work.names, work.tried)
+
+
+def _described(work: Work) -> str:
+    recipe, brk = work.candidate.recipe, work.planned.brk
+    return f"{recipe.id} ({recipe.variant}) at {brk.file}:{brk.line}"
+
+
+def verify_all(
+    planned: Sequence[Planned], scope: Scope, attempt: Attempt, progress: Callable[[str], None]
+) -> list[tuple[FixResult, Candidate | None]]:
+    """Verify every fixable break's candidates, variants in order, as few runs as attribution
+    allows: independent candidates share one run per entrypoint; a failure is re-checked alone."""
+    works = [Work(p, run_set(scope, p)) for p in planned]
+    settled: dict[int, tuple[FixResult, Candidate | None]] = {}
+    while len(settled) < len(works):
+        batch = pack([w for i, w in enumerate(works) if i not in settled])
+        progress(f"verifying {', '.join(_described(w) for w in batch)}…")
+        judgements, _ = attempt([w.trial() for w in batch])
+        for work, judgement in zip(batch, judgements, strict=True):
+            candidate = work.candidate
+            result = settle(work, judgement, together=len(batch) > 1)
+            if result is not None:
+                settled[works.index(work)] = (result, candidate if result.status is FixStatus.VERIFIED else None)
+    return [settled[i] for i in range(len(works))]

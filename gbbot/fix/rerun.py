@@ -1,0 +1,78 @@
+"""The entrypoint runs of one `gbbot fix`, all in the scratch copy: the baseline (each entrypoint
+run once without patches, when it is first needed) and the trials (patches in place, the
+entrypoints re-run, each trial judged against the baseline)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from gbbot.config import Config
+from gbbot.fix.batch import Trial
+from gbbot.fix.verify import Judgement, Observation, ResultComparer, Scratch, judge, observe
+from gbbot.model import Mode, Report, Status, Tool
+from gbbot.runner.contract import Runner
+
+# Entrypoint name → its run without patches. Filled as trials need entrypoints: a mutable cache
+# owned by the caller and passed in explicitly.
+Baseline = dict[str, Observation]
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """What stays the same across every run of one `gbbot fix`: where, how, and how results
+    are compared."""
+
+    scratch: Scratch
+    config: Config
+    mode: Mode | None
+    jobs: int
+    runner: Runner
+    compare: ResultComparer
+    progress: Callable[[str], None]
+
+
+def observe_named(rerun: Rerun, names: Iterable[str]) -> tuple[Report, Baseline]:
+    """Run the named entrypoints that the configuration still has."""
+    known = {e.name for e in rerun.config.entrypoints}
+    wanted = [n for n in names if n in known]
+    if not wanted:  # (check() would take "no names" for "all of them")
+        return Report(Tool(), None, rerun.mode or rerun.config.mode, None, ()), {}
+    return observe(rerun.scratch, rerun.config, wanted, rerun.mode, rerun.jobs, rerun.runner)
+
+
+def fill_baseline(rerun: Rerun, baseline: Baseline, names: Iterable[str]) -> None:
+    """Run, unpatched, those of `names` the baseline does not have yet, and add them."""
+    missing = [n for n in names if n not in baseline]
+    if missing:
+        rerun.progress(f"baseline run of {', '.join(missing)}…")
+        baseline.update(observe_named(rerun, missing)[1])
+
+
+def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[list[Judgement], Report]:
+    """Put every trial's patches in place at once (they touch different files), run the
+    union of their entrypoints, and judge each trial on its own entrypoints."""
+    names = tuple(dict.fromkeys(n for trial in trials for n in trial.names))
+    fill_baseline(rerun, baseline, names)
+    patches = [p for trial in trials for p in trial.patches]
+    rerun.scratch.write(patches)
+    try:
+        after_report, after = observe_named(rerun, names)
+    finally:
+        rerun.scratch.write(patches, after=False)
+    return [judge_trial(trial, baseline, after, rerun.compare) for trial in trials], after_report
+
+
+def judge_trial(
+    trial: Trial, baseline: Mapping[str, Observation], after: Mapping[str, Observation], compare: ResultComparer
+) -> Judgement:
+    """`judge` on the trial's entrypoints that ran both times; never ok where the baseline run
+    itself did not succeed."""
+    seen = {n: after[n] for n in trial.names if n in after and n in baseline}
+    before = {n: baseline[n] for n in seen}
+    judgement = judge(trial.goals, before, seen, compare)
+    unusable = [n for n in before if before[n].outcome.status is not Status.OK]
+    if not unusable:
+        return judgement
+    why = f"the baseline run of {', '.join(unusable)} did not succeed, so nothing can be verified there"
+    return replace(judgement, ok=False, reason="; ".join(filter(None, [why, judgement.reason])))

@@ -1,0 +1,77 @@
+"""The repository as `gbbot fix` sees it: files read for planning, verified patches written
+back, installed libraries looked up for scaffolds. Only files inside the repository are read
+as patchable or written; nothing in site-packages ever is."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from gbbot.classify import SITE_RE
+from gbbot.config import Config
+from gbbot.fix.patch import FilePatch
+from gbbot.fix.plan import FileReader, Unpatchable
+
+
+def _inside(root: Path, relative: str) -> Path:
+    if SITE_RE.search("/" + relative):
+        raise Unpatchable(f"{relative} is in an installed package; gbbot never patches site-packages")
+    path = root / relative
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise Unpatchable(f"{relative} resolves outside the repository; gbbot only patches files inside it")
+    return path
+
+
+def repo_reader(root: Path) -> FileReader:
+    def read(relative: str) -> str:
+        path = _inside(root, relative)
+        try:
+            with path.open(encoding="utf-8", newline="") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            raise Unpatchable(f"{relative}: no such file in the repository") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise Unpatchable(f"{relative}: cannot read it ({exc})") from None
+
+    return read
+
+
+def write_patch(root: Path, patch: FilePatch) -> str | None:
+    """Write one verified patch into the repository; a note instead when the file moved on."""
+    read = repo_reader(root)
+    try:
+        if read(patch.path) != patch.before:
+            return f"{patch.path} changed while gbbot was verifying; not written"
+    except Unpatchable as exc:
+        return str(exc)
+    with _inside(root, patch.path).open("w", encoding="utf-8", newline="") as handle:
+        handle.write(patch.after)
+    return None
+
+
+def _library_entries(root: Path, config: Config) -> list[str]:
+    entries = [p for p in sys.path if p and SITE_RE.search(p + "/")]
+    configured = [v for e in config.entrypoints for k, v in e.env if k == "PYTHONPATH"]
+    for value in [os.environ.get("PYTHONPATH", ""), *configured]:
+        entries += [str(root / p) for p in value.split(os.pathsep) if p]
+    return entries
+
+
+def library_lookup(root: Path, config: Config) -> Callable[[str], str | None]:
+    """Find an installed library's file by its display path (`pkg/mod.py`): in site-packages
+    directories and in the PYTHONPATH the entrypoints run with. Read only."""
+    entries = _library_entries(root, config)
+
+    def lookup(display: str) -> str | None:
+        for entry in dict.fromkeys(entries):
+            candidate = Path(entry) / display
+            if candidate.is_file():
+                try:
+                    return candidate.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    return None
+        return None
+
+    return lookup

@@ -1,0 +1,158 @@
+"""No import cycles inside gbbot: between modules, and between its packages.
+
+A cycle is how a layered design rots: the contract starts importing a backend, a renderer starts
+importing the publisher. Every import counts, late ones inside functions too (they are still a
+dependency, only deferred); imports under `if TYPE_CHECKING:` do not run and are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gbbot"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def all_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def _type_checking_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _type_checking_only(node):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        yield from _import_nodes(node)
+
+
+def _absolute(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    anchor = importer.split(".")
+    anchor = anchor if is_package else anchor[:-1]
+    anchor = anchor[: len(anchor) - (node.level - 1)]
+    return ".".join([*anchor, *([node.module] if node.module else [])])
+
+
+def imported(name: str, path: Path, known: Mapping[str, Path]) -> set[str]:
+    """The gbbot modules `name` imports: `from gbbot.x import y` is gbbot.x.y when that is a
+    module, else gbbot.x."""
+    found: set[str] = set()
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+            continue
+        base = _absolute(node, name, path.name == "__init__.py")
+        for alias in node.names:
+            found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {module for module in found if module in known and module != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = all_modules()
+    return {name: imported(name, path, known) for name, path in known.items()}
+
+
+def unit(module: str) -> str:
+    """A module's package inside gbbot (gbbot.fix.recipes.item → gbbot.fix); a top-level module
+    is a unit of its own."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def package_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        edges = packages.setdefault(unit(module), set())
+        edges |= {unit(t) for t in targets if unit(t) != unit(module) and unit(t) != "gbbot"}
+    return packages
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_is_read_from_the_real_package() -> None:
+    graph = import_graph()
+    assert "gbbot.main" in graph and "gbbot.config" in graph["gbbot.check"] | graph["gbbot.main"] | {
+        t for targets in graph.values() for t in targets
+    }
+
+
+def test_no_cycle_between_modules() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_no_cycle_between_packages() -> None:
+    assert cycles(package_graph(import_graph())) == []
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"a": {"b"}, "b": {"a"}, "c": {"a"}}, [["a", "b"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"d"}}, [["a", "b", "c"]]),
+    ],
+)
+def test_cycle_finder(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
+    assert cycles(graph) == expected
+
+
+def test_a_late_import_is_an_edge_and_a_type_checking_one_is_not(tmp_path: Path) -> None:
+    source = tmp_path / "mod.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from gbbot import report\n"
+        "def f():\n    from gbbot import config\n",
+        encoding="utf-8",
+    )
+    known = {"gbbot.report": source, "gbbot.config": source, "gbbot.mod": source}
+    assert imported("gbbot.mod", source, known) == {"gbbot.config"}
