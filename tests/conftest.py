@@ -20,6 +20,19 @@ FAKE_SITE_PACKAGES = HERE / "breakpatterns_lib" / "site-packages"
 FIXTURES = HERE / "fixtures"
 
 
+def _run_children_like_this_process() -> None:
+    """Subprocesses the tests start must see what this process sees: `python` in an entrypoint's
+    command is the interpreter running the tests (torch is installed there, maybe in a venv that
+    was never activated), and `python -m gbbot` imports the gbbot under test, not another copy an
+    editable install points at."""
+    bin_dir = str(Path(sys.executable).parent)
+    os.environ["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+
+
+_run_children_like_this_process()
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {
         **os.environ,
