@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import stat
@@ -23,7 +22,10 @@ from typing import Any
 import pytest
 import yaml
 
+from gbbot.action.inputs import INPUTS
+from gbbot.action.runner import OUTPUTS
 from tests.conftest import ROOT
+from tests.needs import REQUIRE_DOCKER
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 ACTION = "gbbot/gbbot@"  # how the examples refer to this action
@@ -70,7 +72,11 @@ def workflow(name: str) -> dict[str, Any]:
 
 def test_the_expected_workflows_exist():
     assert {p.name for p in ALL} >= {
-        "gbbot-pr.yml", "gbbot-pr-untrusted.yml", "gbbot-publish.yml", "gbbot-nightly.yml", "ci.yml"
+        "gbbot-pr.yml",
+        "gbbot-pr-untrusted.yml",
+        "gbbot-publish.yml",
+        "gbbot-nightly.yml",
+        "ci.yml",
     }
 
 
@@ -120,7 +126,10 @@ def test_the_publishing_half_never_checks_out_code():
     assert "github-token" in download["with"]
     [job] = document["jobs"].values()
     assert granted(job["permissions"]) == {
-        "actions": "read", "contents": "read", "pull-requests": "write", "checks": "write"
+        "actions": "read",
+        "contents": "read",
+        "pull-requests": "write",
+        "checks": "write",
     }
 
 
@@ -159,16 +168,9 @@ def test_action_is_a_docker_action_without_shell_arguments():
     assert os.stat(ROOT / "entrypoint").st_mode & stat.S_IXUSR
 
 
-def _inputs_module():
-    try:
-        return importlib.import_module("gbbot.action.inputs")
-    except ModuleNotFoundError:
-        pytest.skip("gbbot/action/inputs.py does not exist yet: nothing to compare action.yml with")
-
-
 def test_action_inputs_are_the_ones_gbbot_reads():
     declared = action()["inputs"]
-    table = _inputs_module().INPUTS
+    table = INPUTS
     assert list(declared) == list(table)
     defaults = {name: str(spec.get("default", "")) for name, spec in declared.items()}
     assert defaults.pop("token") == "${{ github.token }}"
@@ -176,8 +178,7 @@ def test_action_inputs_are_the_ones_gbbot_reads():
 
 
 def test_action_outputs_are_the_ones_gbbot_writes():
-    runner = pytest.importorskip("gbbot.action.runner")
-    assert list(action()["outputs"]) == list(runner.OUTPUTS)
+    assert list(action()["outputs"]) == list(OUTPUTS)
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
@@ -197,17 +198,21 @@ def test_entrypoint_runs_gbbot_action_in_a_safe_workspace_with_tmpdir_on_runner_
     for d in (bin_dir, home, runner_temp):
         d.mkdir()
     stand_in = bin_dir / "gbbot"
-    stand_in.write_text(textwrap.dedent(f"""\
+    stand_in.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import os, sys
         print("args=" + " ".join(sys.argv[1:]))
         print("tmpdir=" + os.environ["TMPDIR"])
         print("fail-on=" + os.environ.get("INPUT_FAIL-ON", "(dropped)"))
-    """))
+    """)
+    )
     stand_in.chmod(0o755)
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(home),
-        "GITHUB_WORKSPACE": "/github/workspace", "RUNNER_TEMP": str(runner_temp),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HOME": str(home),
+        "GITHUB_WORKSPACE": "/github/workspace",
+        "RUNNER_TEMP": str(runner_temp),
         "INPUT_FAIL-ON": "none",  # as the runner passes it: a name no shell variable can have
     }
 
@@ -223,3 +228,49 @@ def test_entrypoint_runs_gbbot_action_in_a_safe_workspace_with_tmpdir_on_runner_
         ["git", "config", "--global", "--get-all", "safe.directory"], env=env, capture_output=True, text=True
     ).stdout.split()
     assert {"/github/workspace", str(runner_temp)} <= set(safe)  # the workspace and the working dir
+
+
+# --- the project's own CI -------------------------------------------------------------------------
+
+
+def test_ci_runs_the_docker_tests_as_root_and_requires_them_to_run():
+    jobs = workflow("ci.yml")["jobs"]
+    assert any('.ci/run -m "not docker"' in s.get("run", "") for s in jobs["test"]["steps"])
+    docker = jobs["docker"]
+    assert docker["runs-on"] == "ubuntu-latest"  # GitHub's hosted runners come with a Docker engine
+    assert docker["env"][REQUIRE_DOCKER] == "1"
+    shell = "\n".join(s.get("run", "") for s in docker["steps"])
+    assert "apt-get install" in shell and "debootstrap" in shell
+    assert 'sudo -E env "PATH=$PATH" bash .ci/run -m docker' in shell
+
+
+UNAVAILABLE = """\
+from tests.needs import unavailable
+
+def test_needs_an_engine():
+    unavailable("no Docker engine could start: dockerd needs root")
+"""
+
+
+@pytest.mark.parametrize(
+    ("switch", "code", "summary"), [(None, 0, "1 skipped"), ("0", 0, "1 skipped"), ("1", 1, "1 failed")]
+)
+def test_require_docker_turns_a_missing_engine_from_a_skip_into_a_failure(tmp_path, switch, code, summary):
+    """What a CI job sees: with GBBOT_REQUIRE_DOCKER=1 the run goes red and says why."""
+    (tmp_path / "test_engine.py").write_text(UNAVAILABLE)
+    env = {k: v for k, v in os.environ.items() if k != REQUIRE_DOCKER}
+    env["PYTHONPATH"] = str(ROOT)
+    if switch is not None:
+        env[REQUIRE_DOCKER] = switch
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rfs", "-p", "no:cacheprovider", "test_engine.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == code, done.stdout + done.stderr
+    assert summary in done.stdout
+    assert "no Docker engine could start: dockerd needs root" in done.stdout
+    assert (f"{REQUIRE_DOCKER} is set" in done.stdout) == (switch == "1")
