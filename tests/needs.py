@@ -13,7 +13,7 @@ REQUIRE_DOCKER = "GBBOT_REQUIRE_DOCKER"
 
 
 def required(variable: str) -> bool:
-    return os.environ.get(variable, "") not in ("", "0")
+    return os.environ.get(variable, "").lower() not in ("", "0", "false")
 
 
 def unavailable(reason: str, *, unless: str = REQUIRE_DOCKER) -> NoReturn:
