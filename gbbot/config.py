@@ -5,7 +5,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import re
+import reprlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,11 +87,22 @@ def _fail(path: str, key: str, expected: str, value: Any) -> ConfigError:
     return ConfigError(path, key, f"expected {expected}, got {_show(value)}")
 
 
+# A config value quoted in an error is cut to this: the value may be anything the file's author
+# (or a pull request's) wrote, and the message goes to a terminal, a log and a PR comment.
+SHOWN_CHARS = 80
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel = 2
+_SHORT_REPR.maxdict = _SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = _SHORT_REPR.maxset = 4
+_SHORT_REPR.maxstring = _SHORT_REPR.maxlong = SHOWN_CHARS  # maxlong cuts the digits of a long int
+
+
 def _show(value: Any) -> str:
+    """A bounded rendering: reprlib elides inside strings, containers and long integers, so no
+    step builds the repr of a huge value only to cut it."""
     if value is None:
         return "nothing (null)"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    text = _SHORT_REPR.repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def _string(path: str, key: str, value: Any) -> str:
@@ -98,9 +111,15 @@ def _string(path: str, key: str, value: Any) -> str:
     return value
 
 
+MAX_NUMBER = 1_000_000  # seconds (11 days) or CPUs: larger is a typo, and overflows timers
+
+
 def _number(path: str, key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise _fail(path, key, "a positive number of seconds", value)
+    # .nan compares false with everything and .inf passes `> 0`: both must be refused here
+    if not (isinstance(value, int) or math.isfinite(value)) or value > MAX_NUMBER:
+        raise _fail(path, key, f"a finite positive number of at most {MAX_NUMBER}", value)
     return float(value)
 
 
@@ -258,15 +277,119 @@ TOP_FIELDS: dict[str, Check] = {
 }
 
 
+# --- YAML loading, bounded -------------------------------------------------------------------
+#
+# The config comes from the repository under test, which on a pull request is the PR author's.
+# Composing YAML is cheap even for hostile input: an alias is one more reference to an already
+# composed node. Constructing Python values is what expands them (a "billion laughs" file of a few
+# hundred bytes becomes gigabytes), so the composed graph is walked first, with budgets, and only
+# a graph that passes is constructed.
+
+MAX_ALIASES = 100  # a real config uses a handful of anchors, if any
+MAX_NODES = 10_000  # nodes after expanding aliases; a large real config has a few hundred
+MAX_DEPTH = 20  # .gbbot.yml's own structure is 4 levels deep
+MAX_INT_DIGITS = 30  # Python refuses to parse ints over 4,300 digits with a ValueError, not a YAMLError
+INT_TAG = "tag:yaml.org,2002:int"
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _at(node: yaml.Node) -> str:
+    return f"line {_line(node)}, column {node.start_mark.column + 1}"
+
+
+def _shown_scalar(node: yaml.ScalarNode) -> str:
+    text = node.value
+    return repr(text) if len(text) <= SHOWN_CHARS else repr(text[: SHOWN_CHARS - 3] + "...")
+
+
+def _check_keys(path: str, node: yaml.MappingNode) -> None:
+    """Duplicate keys: PyYAML keeps the last silently, so `timeout:` written twice would hide one."""
+    seen: dict[tuple[str, str], yaml.Node] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == MERGE_TAG:
+            continue
+        first = seen.setdefault((key.tag, key.value), key)
+        if first is not key:
+            raise ConfigError(
+                path, None, f"duplicate key {_shown_scalar(key)} on lines {_line(first)} and {_line(key)}"
+            )
+
+
+def _check_scalar(path: str, node: yaml.ScalarNode) -> None:
+    digits = len(node.value.lstrip("+-").replace("_", ""))
+    if node.tag == INT_TAG and digits > MAX_INT_DIGITS:
+        raise ConfigError(path, None, f"{_at(node)}: an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+
+
+def _check_graph(path: str, root: yaml.Node) -> None:
+    """Walk the composed graph as construction would, aliases expanded, within the budgets. An
+    alias is a node reached again from outside a copy being expanded; a cycle (`&a [*a]`) never
+    ends, so it exceeds the depth limit."""
+    seen: set[int] = set()
+    aliases = nodes = 0
+    stack: list[tuple[yaml.Node, bool, int]] = [(root, False, 0)]
+    while stack:
+        node, in_copy, depth = stack.pop()
+        nodes += 1
+        again = id(node) in seen
+        aliases += again and not in_copy
+        seen.add(id(node))
+        if aliases > MAX_ALIASES or nodes > MAX_NODES:
+            raise ConfigError(path, None, _too_big(aliases > MAX_ALIASES))
+        if depth > MAX_DEPTH:
+            raise ConfigError(path, None, f"{_at(node)}: nested more than {MAX_DEPTH} levels deep")
+        children = _children(path, node)
+        stack.extend((child, in_copy or again, depth + 1) for child in children)
+
+
+def _children(path: str, node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.ScalarNode):
+        _check_scalar(path, node)
+        return []
+    if isinstance(node, yaml.MappingNode):
+        _check_keys(path, node)
+        return [item for pair in node.value for item in pair]
+    return list(node.value)
+
+
+def _too_big(by_aliases: bool) -> str:
+    limit = f"more than {MAX_ALIASES} aliases" if by_aliases else f"more than {MAX_NODES} values once aliases expand"
+    return f"refused: YAML anchors and aliases make {limit} (a config needs far fewer)"
+
+
+def _yaml_error(path: str, exc: yaml.YAMLError) -> ConfigError:
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    problem = getattr(exc, "problem", None) or str(exc)
+    return ConfigError(path, None, f"{where}invalid YAML: {problem}")
+
+
+def _load_yaml(text: str, path: str) -> Any:
+    """safe_load, with the composed graph checked (budgets, duplicate keys) before construction."""
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        _check_graph(path, root)
+        return loader.construct_document(root)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(path, exc) from None
+    except RecursionError:
+        # PyYAML's composer recurses once per level: `[[[[…` a few hundred deep ends here,
+        # before _check_graph could count the levels
+        raise ConfigError(path, None, f"refused: YAML nested more than {MAX_DEPTH} levels deep") from None
+    finally:
+        loader.dispose()
+
+
 def parse_config(text: str, path: str = CONFIG_NAME) -> Config:
     """Pure: YAML text → Config, or ConfigError naming the file and key."""
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(path, None, f"{where}invalid YAML: {problem}") from None
+    document = _load_yaml(text, path)
     if document is None:
         raise ConfigError(path, None, "the file is empty; it needs `version: 1` and `entrypoints:`")
     fields = _mapping(path, "", document, TOP_FIELDS, required=("version", "entrypoints"))

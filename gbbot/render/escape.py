@@ -1,7 +1,9 @@
 """Make untrusted text (break messages quote user code; names; comments) harmless in markdown.
 
 Break text ends up in PR comments, check runs and job summaries: HTML must not render, markdown
-must not restructure the page, and `@someone` must not notify anyone.
+must not restructure the page, `@someone` must not notify anyone, and nothing may become a link.
+GitHub's renderer (cmark-gfm with its autolink extension) links bare `https://…`, `http://…`,
+`ftp://…`, `www.…` and `name@host` in plain text, so those are broken up too.
 """
 
 from __future__ import annotations
@@ -10,7 +12,13 @@ import re
 
 MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 LINE_START = re.compile(r"^(\s*)([#+=>-]|\d+[.)])")
-MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+# Every `@`: before a name it is a mention; before anything else (`a@_b.example`) the autolink
+# extension may still take it for an email address.
+MENTION = re.compile(r"@")
+# A backslash before `:` or `.` shows nothing, but splits the text where the autolink extension
+# looks for `scheme://` and `www.`, so neither matches.
+SCHEME_COLON = re.compile(r"(?<=[A-Za-z0-9]):(?=//)")
+WWW_DOT = re.compile(r"(www)\.", re.IGNORECASE)
 CODE_SPAN = re.compile(r"`([^`]+)`")
 ZERO_WIDTH_SPACE = "&#8203;"
 
@@ -18,6 +26,8 @@ ZERO_WIDTH_SPACE = "&#8203;"
 def _plain(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = MD_SPECIAL.sub(r"\\\1", text)
+    text = SCHEME_COLON.sub(r"\\:", text)
+    text = WWW_DOT.sub(r"\1\\.", text)
     return MENTION.sub("@" + ZERO_WIDTH_SPACE, text)
 
 
