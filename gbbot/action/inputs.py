@@ -1,9 +1,10 @@
 """The action's inputs: the one place their names are defined (action.yml declares the same).
 
 A Docker container action gets each input as the environment variable `INPUT_<NAME>`, the name
-upper-cased with its hyphens kept (`INPUT_FAIL-ON`: readable from Python, not from bash; FACTS.md).
-Inputs reach gbbot only this way, never interpolated into a shell line. The underscore spelling
-(`INPUT_FAIL_ON`) is accepted too, for running `gbbot action` by hand.
+upper-cased with its hyphens kept (`INPUT_FAIL-ON`). bash passes such names on to what it runs;
+Debian's dash drops them, which is why the container's entrypoint is a bash script. Inputs reach
+gbbot only this way, never interpolated into a shell line. The underscore spelling (`INPUT_FAIL_ON`)
+is accepted too, for running `gbbot action` by hand.
 """
 
 from __future__ import annotations

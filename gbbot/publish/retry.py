@@ -2,7 +2,8 @@
 secondary rate limits, cap the tries.
 
 PyGithub runs with its own retries off (`retry=None`): its `GithubRetry` sleeps through primary
-rate limits for up to an hour and turns a 500 into `requests.exceptions.RetryError` (FACTS.md).
+rate limits for up to an hour and turns a 500 into `requests.exceptions.RetryError` (PyGithub 2.x, checked against a
+local server).
 Here the unit retried is a whole idempotent step (e.g. "find the sticky comment, then edit or
 create it"), so a retry after a write that did reach GitHub finds that write instead of repeating it.
 """

@@ -1,8 +1,8 @@
 """GitHub's OpenAPI description (the committed subset) as a request/response checker.
 
 The subset is made by ``tools/extract_openapi_subset.py``.  Validation is
-openapi-core's, with spec validation off (FACTS.md: it is slow and the document
-is GitHub's own).  Requests are presented to it as if sent to api.github.com,
+openapi-core's, with spec validation off (validating the 13 MB description takes
+~23 s, and the document is GitHub's own).  Requests are presented to it as if sent to api.github.com,
 the only server the description names.
 """
 
