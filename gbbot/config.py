@@ -62,6 +62,16 @@ class Runner:
 
 
 @dataclass(frozen=True)
+class Audit:
+    """The scheduled audit of the default branch: where its history is kept, how many runs make
+    one record (a break seen in only some of them is flaky), how many records the issue charts."""
+
+    branch: str = "gbbot-data"
+    repeat: int = 1
+    history: int = 30
+
+
+@dataclass(frozen=True)
 class Config:
     path: str
     entrypoints: tuple[Entrypoint, ...]
@@ -72,6 +82,7 @@ class Config:
     scrub_env: tuple[str, ...] = ()
     pass_env: tuple[str, ...] = ()  # more names (fnmatch globs) entrypoints inherit from gbbot
     runner: Runner = field(default_factory=Runner)
+    audit: Audit = field(default_factory=Audit)
     digest: str = ""  # hash of the parsed config, for baseline cache keys
 
     def entrypoint(self, name: str) -> Entrypoint | None:
@@ -258,6 +269,32 @@ def _runner(path: str, key: str, value: Any) -> Runner:
     return runner
 
 
+# A branch name git accepts and a shell or URL cannot misread: no "..", no leading "-" or "/".
+BRANCH_RE = re.compile(r"(?!.*\.\.)(?!.*//)[A-Za-z0-9_][A-Za-z0-9_./-]{0,99}(?<![./])")
+MAX_REPEAT = 5
+MAX_HISTORY = 100
+
+
+def _bounded_count(low: int, high: int) -> Check:
+    def check(path: str, key: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise _fail(path, key, f"a whole number from {low} to {high}", value)
+        return value
+
+    return check
+
+
+AUDIT_FIELDS: dict[str, Check] = {
+    "branch": _matching(BRANCH_RE, "a branch name such as gbbot-data (letters, digits, '_', '.', '-', '/')"),
+    "repeat": _bounded_count(1, MAX_REPEAT),
+    "history": _bounded_count(2, MAX_HISTORY),
+}
+
+
+def _audit(path: str, key: str, value: Any) -> Audit:
+    return Audit(**_mapping(path, key, value, AUDIT_FIELDS))
+
+
 def _version(path: str, key: str, value: Any) -> int:
     if value != 1 or isinstance(value, bool):
         raise _fail(path, key, "1 (the only config version)", value)
@@ -274,6 +311,7 @@ TOP_FIELDS: dict[str, Check] = {
     "scrub_env": _string_list,
     "pass_env": _string_list,
     "runner": _runner,
+    "audit": _audit,
 }
 
 
