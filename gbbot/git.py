@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from gbbot.errors import GitError
@@ -130,3 +132,79 @@ def ignored_entries(root: Path) -> tuple[str, ...]:
         "git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", cwd=root, check=False
     )
     return tuple(sorted({p for p in out.split("\0") if p})) if code == 0 else ()
+
+
+# --- plumbing for data branches (the audit's history) -----------------------------------------
+
+
+def plumbing(
+    root: Path, *args: str, stdin: bytes = b"", env: Mapping[str, str] | None = None, check: bool = True
+) -> tuple[int, bytes, str]:
+    """`git ARGS` with bytes in and out (blobs are not text) and extra environment variables
+    (a temporary index, a credential kept out of argv). With check, a failure raises GitError
+    naming the command (never `env`, which may hold a credential) and git's message."""
+    full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, env=full_env, input=stdin, capture_output=True)
+    except FileNotFoundError as exc:
+        raise GitError(f"git is not installed: {exc}") from None
+    err = proc.stderr.decode("utf-8", "replace")
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {err.strip()[-500:]}")
+    return proc.returncode, proc.stdout, err
+
+
+def ref_sha(root: Path, ref: str) -> str | None:
+    """The commit `ref` points at, or None when there is no such ref."""
+    code, out, _ = plumbing(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+    return out.decode().strip() or None if code == 0 else None
+
+
+def commit_with_file(root: Path, parent: str | None, path: str, content: bytes, message: str) -> str:
+    """A new commit: `parent`'s tree (none: empty) plus one file, made without touching the
+    working tree, the index or HEAD (a temporary index); returns its sha."""
+    with tempfile.TemporaryDirectory(prefix="gbbot-index-") as scratch:
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), **COMMITTER}
+        plumbing(root, "read-tree", *([parent] if parent else ["--empty"]), env=env)
+        blob = plumbing(root, "hash-object", "-w", "--stdin", stdin=content)[1].decode().strip()
+        plumbing(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = plumbing(root, "write-tree", env=env)[1].decode().strip()
+        parents = ["-p", parent] if parent else []
+        return plumbing(root, "commit-tree", tree, *parents, "-m", message, env=env)[1].decode().strip()
+
+
+def list_tree(root: Path, commit: str, directory: str) -> tuple[tuple[str, str, int], ...]:
+    """(path, blob sha, size) of the files directly under `directory` in `commit`."""
+    _, out, _ = plumbing(root, "ls-tree", "-z", "-l", commit, f"{directory.rstrip('/')}/")
+    entries = []
+    for line in out.decode("utf-8", "replace").split("\0"):
+        if not line:
+            continue
+        meta, _, path = line.partition("\t")
+        kind, sha, size = meta.split()[1:4]
+        if kind == "blob" and size.isdigit():
+            entries.append((path, sha, int(size)))
+    return tuple(entries)
+
+
+def read_blobs(root: Path, shas: Sequence[str]) -> tuple[bytes, ...]:
+    """The contents of the blobs `shas`, in one `git cat-file --batch`."""
+    if not shas:
+        return ()
+    _, out, _ = plumbing(root, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in shas).encode())
+    blobs, at = [], 0
+    for _ in shas:
+        header_end = out.index(b"\n", at)
+        size = int(out[at:header_end].split()[2])
+        blobs.append(out[header_end + 1 : header_end + 1 + size])
+        at = header_end + 1 + size + 1
+    return tuple(blobs)
+
+
+# Who the data branch's commits are by: gbbot, not whoever's identity the machine has.
+COMMITTER = {
+    "GIT_AUTHOR_NAME": "gbbot",
+    "GIT_AUTHOR_EMAIL": "gbbot@users.noreply.github.com",
+    "GIT_COMMITTER_NAME": "gbbot",
+    "GIT_COMMITTER_EMAIL": "gbbot@users.noreply.github.com",
+}

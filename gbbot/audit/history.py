@@ -1,0 +1,147 @@
+"""The audit's history: one JSON file per record under `records/` on a data branch of the
+repository itself (default `gbbot-data`), written as ordinary commits.
+
+One file per record, named by date, commit and content, means two audits never edit the same
+file: when a push is refused because another audit pushed first, the record is simply added
+again on top of the new tip and pushed again (a bounded number of times), so no record is lost
+and no merge is ever needed.
+
+The push goes over HTTPS to the repository's `clone_url` with the token as the basic-auth
+password of `x-access-token`. The credential travels only in the child git's environment (as an
+`http.<origin>/.extraheader` that first resets any header a checkout left for the same origin),
+never in argv, a URL, the repository's config or a log line.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from gbbot import git
+from gbbot.audit import record as record_
+from gbbot.errors import GitError
+
+RECORDS_DIR = "records"
+PUSH_TRIES = 5
+READ_AT_MOST = 400  # newest records read back: a year of nightly audits and more
+FETCHED_REF = "refs/gbbot/audit-tip"  # where the remote data branch is fetched to, in the clone
+
+Log = Callable[[str], None]
+
+
+def record_path(rec: record_.Record, text: str) -> str:
+    """records/<date>-<commit>-<content hash>.json: sorts by date; unique per record."""
+    stamp = rec.date.replace("-", "").replace(":", "")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return f"{RECORDS_DIR}/{stamp}-{rec.commit[:12]}-{digest}.json"
+
+
+def read(root: Path, commit: str | None, log: Log) -> record_.Loaded:
+    """The records on the data branch at `commit` (None: there is no branch yet), newest
+    `READ_AT_MOST`; a file too big, not JSON or off the schema is skipped with a warning."""
+    if commit is None:
+        return record_.Loaded(())
+    entries = sorted(git.list_tree(root, commit, RECORDS_DIR))[-READ_AT_MOST:]
+    small = [(p, sha) for p, sha, size in entries if size <= record_.MAX_RECORD_BYTES]
+    too_big = [
+        f"{p}: {size} bytes, over the {record_.MAX_RECORD_BYTES} a record may have"
+        for p, _, size in entries
+        if size > record_.MAX_RECORD_BYTES
+    ]
+    blobs = git.read_blobs(root, [sha for _, sha in small])
+    loaded = record_.load_all(zip([p for p, _ in small], blobs, strict=True))
+    for why in (*too_big, *loaded.skipped):
+        log(f"warning: skipped a record on the data branch: {why}")
+    return record_.Loaded(loaded.records, (*too_big, *loaded.skipped))
+
+
+def message(rec: record_.Record) -> str:
+    return f"gbbot audit of {rec.commit[:12]} ({rec.date})"
+
+
+# --- the local branch --------------------------------------------------------------------------
+
+
+def append_local(root: Path, branch: str, rec: record_.Record, tries: int = PUSH_TRIES) -> str:
+    """Add the record to the local branch `branch` (created when missing); the ref moves only
+    from the tip the commit was made on, so a concurrent writer makes this try again."""
+    text = record_.dumps(rec)
+    ref = f"refs/heads/{branch}"
+    for _ in range(tries):
+        parent = git.ref_sha(root, ref)
+        commit = git.commit_with_file(root, parent, record_path(rec, text), text.encode(), message(rec))
+        code, _, _ = git.plumbing(root, "update-ref", ref, commit, parent or "0" * 40, check=False)
+        if code == 0:
+            return commit
+    raise GitError(f"could not update {ref}: it kept moving ({tries} tries)")
+
+
+# --- the remote branch -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Remote:
+    """Where the data branch lives: the repository's clone URL and a token that may push."""
+
+    url: str
+    token: str
+
+    def __repr__(self) -> str:  # never print the token
+        return f"Remote(url={self.url!r})"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The credential as configuration in the environment: the first entry empties the list
+        of headers for this origin (a header a checkout persisted), the second adds ours."""
+        parts = urlsplit(self.url)
+        key = f"http.{parts.scheme}://{parts.netloc}/.extraheader"
+        basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
+        return {
+            "GIT_CONFIG_COUNT": "2",
+            "GIT_CONFIG_KEY_0": key,
+            "GIT_CONFIG_VALUE_0": "",
+            "GIT_CONFIG_KEY_1": key,
+            "GIT_CONFIG_VALUE_1": f"AUTHORIZATION: basic {basic}",
+        }
+
+
+def fetch(root: Path, remote: Remote, branch: str) -> str | None:
+    """The remote branch's tip, fetched into the clone; None when the branch does not exist."""
+    ref = f"refs/heads/{branch}"
+    _, out, _ = git.plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
+    if not out.strip():
+        return None
+    git.plumbing(root, "fetch", "--no-tags", "--quiet", "--", remote.url, f"+{ref}:{FETCHED_REF}", env=remote.env)
+    return git.ref_sha(root, FETCHED_REF)
+
+
+@dataclass(frozen=True)
+class Pushed:
+    commit: str  # the data branch's tip, with this record in it
+    tries: int
+
+
+def append_remote(
+    root: Path, remote: Remote, branch: str, rec: record_.Record, log: Log, tries: int = PUSH_TRIES
+) -> Pushed:
+    """Add the record to the remote branch: fetch its tip, commit the record on top, push
+    without force; a refused push (someone pushed first) starts over from the new tip."""
+    text = record_.dumps(rec)
+    ref = f"refs/heads/{branch}"
+    last = ""
+    for attempt in range(1, tries + 1):
+        parent = fetch(root, remote, branch)
+        commit = git.commit_with_file(root, parent, record_path(rec, text), text.encode(), message(rec))
+        code, _, err = git.plumbing(
+            root, "push", "--quiet", "--", remote.url, f"{commit}:{ref}", env=remote.env, check=False
+        )
+        if code == 0:
+            git.plumbing(root, "update-ref", FETCHED_REF, commit)
+            return Pushed(commit, attempt)
+        last = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
+        log(f"pushing the audit record to {branch} was refused ({last}); trying again on the new tip")
+    raise GitError(f"could not push the audit record to {branch} after {tries} tries: {last}")

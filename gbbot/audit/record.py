@@ -1,0 +1,424 @@
+"""A report → one compact audit record, and records read back as untrusted data. Pure.
+
+A record keeps what the tracking issue charts and compares over time (per entrypoint: status,
+graphs, breaks by category, frames running eagerly) and enough of each break to rebuild the
+base side of a diff from it (fingerprint, id, type, category, origin, file, line, function,
+code). Records come back from a branch anyone with push access can write: each is size-capped
+and checked against a declared schema before any field is used, and one that fails is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from gbbot.model import Category, EntrypointReport, GraphBreak, Report, Status
+
+FORMAT = 1
+MAX_RECORD_BYTES = 512 * 1024
+MAX_ENTRYPOINTS = 200
+MAX_BREAKS_PER_ENTRYPOINT = 500
+ERROR_CHARS = 500
+CODE_CHARS = 300
+TEXT_CHARS = 300
+PATH_CHARS = 400
+
+SHA = r"^[0-9a-f]{40}$"
+DATE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
+
+
+def _text(limit: int) -> dict:
+    return {"type": "string", "maxLength": limit}
+
+
+def _nullable(schema: dict) -> dict:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+COUNT = {"type": "integer", "minimum": 0, "maximum": 10_000_000}
+BREAK_SCHEMA = {
+    "type": "object",
+    "required": ["fingerprint", "gb_type", "category", "file", "line", "count"],
+    "additionalProperties": False,
+    "properties": {
+        "fingerprint": {"type": "string", "pattern": "^[0-9a-f]{8,64}$"},
+        "gb_id": _nullable({"type": "string", "pattern": "^GB[0-9]{4}$"}),
+        "gb_type": _text(TEXT_CHARS),
+        "category": {"enum": [c.value for c in Category]},
+        "origin": {"enum": ["user", "third_party", "torch"]},
+        "file": {"type": "string", "maxLength": PATH_CHARS, "not": {"pattern": r"(^/|(^|/)\.\.(/|$))"}},
+        "line": COUNT,
+        "function": _text(TEXT_CHARS),
+        "code": _text(CODE_CHARS),
+        "doc_url": _nullable({"type": "string", "maxLength": TEXT_CHARS, "pattern": "^https://"}),
+        "count": COUNT,
+        "frame_skipped": {"type": "boolean"},
+        "in_loop": {"type": "boolean"},
+        "ignored": {"type": "boolean"},
+        "flaky": {"type": "boolean"},
+    },
+}
+ENTRYPOINT_SCHEMA = {
+    "type": "object",
+    "required": ["name", "status", "graphs", "breaks", "frames_eager", "by_category", "fingerprints"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,100}$"},
+        "status": {"enum": [s.value for s in Status]},
+        "exit_code": _nullable({"type": "integer", "minimum": -1000, "maximum": 1000}),
+        "graphs": COUNT,
+        "breaks": COUNT,
+        "frames_eager": COUNT,
+        "by_category": {
+            "type": "object",
+            "propertyNames": {"enum": [c.value for c in Category]},
+            "additionalProperties": COUNT,
+        },
+        "error": _nullable(_text(ERROR_CHARS)),
+        "fingerprints": {"type": "array", "maxItems": MAX_BREAKS_PER_ENTRYPOINT, "items": BREAK_SCHEMA},
+    },
+}
+RECORD_SCHEMA = {
+    "type": "object",
+    "required": ["gbbot_audit", "commit", "date", "torch", "mode", "config_hash", "repeat", "entrypoints"],
+    "additionalProperties": False,
+    "properties": {
+        "gbbot_audit": {"const": FORMAT},
+        "commit": {"type": "string", "pattern": SHA},
+        "date": {"type": "string", "pattern": DATE},
+        "torch": _nullable({"type": "string", "maxLength": 100}),
+        "mode": {"enum": ["fast", "faithful"]},
+        "config_hash": _nullable({"type": "string", "pattern": "^[0-9a-f]{1,64}$"}),
+        "repeat": {"type": "integer", "minimum": 1, "maximum": 5},
+        "run_url": _nullable({"type": "string", "maxLength": TEXT_CHARS, "pattern": "^https?://"}),
+        "entrypoints": {"type": "array", "maxItems": MAX_ENTRYPOINTS, "items": ENTRYPOINT_SCHEMA},
+        "fixes": {
+            "type": "object",
+            "maxProperties": MAX_ENTRYPOINTS * MAX_BREAKS_PER_ENTRYPOINT,
+            "propertyNames": {"pattern": "^[0-9a-f]{8,64}$"},
+            "additionalProperties": _text(TEXT_CHARS),
+        },
+    },
+}
+
+
+class RecordError(ValueError):
+    """A record that is not one: too big, not JSON, or off the schema; says where."""
+
+
+# --- the record's values -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BreakEntry:
+    fingerprint: str
+    gb_id: str | None
+    gb_type: str
+    category: str
+    file: str
+    line: int
+    count: int
+    origin: str = "user"
+    function: str = ""
+    code: str = ""
+    doc_url: str | None = None
+    frame_skipped: bool = False
+    in_loop: bool = False
+    ignored: bool = False
+    flaky: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.gb_id or self.gb_type
+
+
+@dataclass(frozen=True)
+class EntrypointEntry:
+    name: str
+    status: str
+    graphs: int
+    breaks: int
+    frames_eager: int
+    by_category: tuple[tuple[str, int], ...]
+    fingerprints: tuple[BreakEntry, ...]
+    exit_code: int | None = None
+    error: str | None = None
+
+    @property
+    def ran(self) -> bool:
+        return self.status in (Status.OK.value, Status.SKIPPED.value)
+
+    def counted(self) -> tuple[BreakEntry, ...]:
+        """Breaks that count: not ignored."""
+        return tuple(b for b in self.fingerprints if not b.ignored)
+
+
+@dataclass(frozen=True)
+class Record:
+    commit: str
+    date: str
+    torch: str | None
+    mode: str
+    config_hash: str | None
+    repeat: int
+    entrypoints: tuple[EntrypointEntry, ...]
+    fixes: tuple[tuple[str, str], ...] = ()  # (fingerprint, recipe) of verified fixes
+    run_url: str | None = None
+
+    def entrypoint(self, name: str) -> EntrypointEntry | None:
+        return next((e for e in self.entrypoints if e.name == name), None)
+
+    def breaks(self) -> dict[str, BreakEntry]:
+        """Every counted break by fingerprint, across entrypoints (the first one seen)."""
+        found: dict[str, BreakEntry] = {}
+        for entry in self.entrypoints:
+            for brk in entry.counted():
+                found.setdefault(brk.fingerprint, brk)
+        return found
+
+    def total_breaks(self) -> int:
+        return sum(b.count for e in self.entrypoints for b in e.counted() if not b.flaky)
+
+    def total_graphs(self) -> int:
+        return sum(e.graphs for e in self.entrypoints)
+
+
+# --- report → record ---------------------------------------------------------------------------
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    if text is None:
+        return None
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _last_lines(text: str | None, limit: int = ERROR_CHARS) -> str | None:
+    """The end of an error: the exception is at the bottom of a traceback."""
+    if not text:
+        return None
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+def break_entry(brk: GraphBreak, flaky: bool = False) -> BreakEntry:
+    doc = brk.doc_url if brk.doc_url and brk.doc_url.startswith("https://") else None
+    return BreakEntry(
+        fingerprint=brk.fingerprint,
+        gb_id=brk.gb_id,
+        gb_type=_cut(brk.gb_type, TEXT_CHARS) or "",
+        category=brk.category.value,
+        file=_cut(brk.file, PATH_CHARS) or "",
+        line=brk.line,
+        count=brk.count,
+        origin=brk.origin.value,
+        function=_cut(brk.function, TEXT_CHARS) or "",
+        code=_cut(brk.code, CODE_CHARS) or "",
+        doc_url=_cut(doc, TEXT_CHARS),
+        frame_skipped=brk.frame_skipped,
+        in_loop=brk.in_loop,
+        ignored=brk.ignored,
+        flaky=flaky,
+    )
+
+
+def entrypoint_entry(runs: Sequence[EntrypointReport]) -> EntrypointEntry:
+    """One entrypoint's runs (one per repeat) → its entry. A break every completed run saw is
+    steady; one only some saw is flaky. Counts are the first run's, which the others repeat."""
+    first = runs[0]
+    completed = [r for r in runs if r.status is Status.OK] or [first]
+    seen = Counter(b.fingerprint for r in completed for b in {b.fingerprint: b for b in r.breaks}.values())
+    union = {b.fingerprint: b for r in reversed(completed) for b in r.breaks}
+    ordered = sorted(union.values(), key=lambda b: (b.file, b.line, b.fingerprint))
+    entries = tuple(break_entry(b, seen[b.fingerprint] < len(completed)) for b in ordered)
+    categories = Counter()
+    for entry in entries:
+        if not entry.ignored and not entry.flaky:
+            categories[entry.category] += entry.count
+    worst = next((r for r in runs if r.status is not Status.OK), first)
+    return EntrypointEntry(
+        name=first.name,
+        status=worst.status.value,
+        graphs=first.graph_count,
+        breaks=sum(e.count for e in entries if not e.ignored and not e.flaky),
+        frames_eager=first.frames_skipped,
+        by_category=tuple(sorted(categories.items())),
+        fingerprints=entries[:MAX_BREAKS_PER_ENTRYPOINT],
+        exit_code=worst.exit_code,
+        error=_last_lines(worst.error),
+    )
+
+
+def verified_fixes(report: Report) -> tuple[tuple[str, str], ...]:
+    fixes = report.extra.get("fixes", ()) if isinstance(report.extra, dict) else ()
+    return tuple(
+        (f["fingerprint"], _cut(f.get("recipe") or "fix", TEXT_CHARS) or "fix")
+        for f in fixes
+        if isinstance(f, dict) and f.get("status") == "verified" and isinstance(f.get("fingerprint"), str)
+    )
+
+
+def from_reports(reports: Sequence[Report], date: str, run_url: str | None = None) -> Record:
+    """The runs of one audit (the same commit, `repeat` times) → its record."""
+    first = reports[0]
+    names = [e.name for e in first.entrypoints]
+    per_name = {n: [e for r in reports for e in r.entrypoints if e.name == n] for n in names}
+    return Record(
+        commit=first.commit or "0" * 40,
+        date=date,
+        torch=first.torch_version,
+        mode=first.mode.value,
+        config_hash=first.config_hash,
+        repeat=len(reports),
+        entrypoints=tuple(entrypoint_entry(per_name[n]) for n in names[:MAX_ENTRYPOINTS]),
+        fixes=tuple(dict.fromkeys(f for r in reports for f in verified_fixes(r))),
+        run_url=run_url,
+    )
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+
+def _break_json(brk: BreakEntry) -> dict[str, Any]:
+    data = {
+        "fingerprint": brk.fingerprint,
+        "gb_id": brk.gb_id,
+        "gb_type": brk.gb_type,
+        "category": brk.category,
+        "origin": brk.origin,
+        "file": brk.file,
+        "line": brk.line,
+        "function": brk.function,
+        "code": brk.code,
+        "doc_url": brk.doc_url,
+        "count": brk.count,
+    }
+    # Flags only when set: most breaks have none, and records stay compact.
+    data.update({k: True for k in ("frame_skipped", "in_loop", "ignored", "flaky") if getattr(brk, k)})
+    return data
+
+
+def to_json(record: Record) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "gbbot_audit": FORMAT,
+        "commit": record.commit,
+        "date": record.date,
+        "torch": record.torch,
+        "mode": record.mode,
+        "config_hash": record.config_hash,
+        "repeat": record.repeat,
+        "run_url": record.run_url,
+        "entrypoints": [
+            {
+                "name": e.name,
+                "status": e.status,
+                "exit_code": e.exit_code,
+                "graphs": e.graphs,
+                "breaks": e.breaks,
+                "frames_eager": e.frames_eager,
+                "by_category": dict(e.by_category),
+                "error": e.error,
+                "fingerprints": [_break_json(b) for b in e.fingerprints],
+            }
+            for e in record.entrypoints
+        ],
+    }
+    if record.fixes:
+        data["fixes"] = dict(record.fixes)
+    return data
+
+
+def dumps(record: Record) -> str:
+    """One line of compact JSON, validated: never write what would be refused when read."""
+    data = to_json(record)
+    validate(data)
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
+        raise RecordError(f"the record is over {MAX_RECORD_BYTES} bytes")
+    return text + "\n"
+
+
+def validate(data: Any) -> None:
+    validator = jsonschema.Draft202012Validator(RECORD_SCHEMA)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise RecordError(f"not an audit record at {where}: {error.message[:200]}")
+
+
+def _break(data: dict) -> BreakEntry:
+    return BreakEntry(**{k: data.get(k, v) for k, v in _BREAK_DEFAULTS.items()})
+
+
+_BREAK_DEFAULTS = {f: None for f in ("fingerprint", "gb_id", "gb_type", "category", "file", "line", "count")} | {
+    "origin": "user",
+    "function": "",
+    "code": "",
+    "doc_url": None,
+    "frame_skipped": False,
+    "in_loop": False,
+    "ignored": False,
+    "flaky": False,
+}
+
+
+def _entrypoint(data: dict) -> EntrypointEntry:
+    return EntrypointEntry(
+        name=data["name"],
+        status=data["status"],
+        graphs=data["graphs"],
+        breaks=data["breaks"],
+        frames_eager=data["frames_eager"],
+        by_category=tuple(sorted(data["by_category"].items())),
+        fingerprints=tuple(_break(b) for b in data["fingerprints"]),
+        exit_code=data.get("exit_code"),
+        error=data.get("error"),
+    )
+
+
+def loads(raw: bytes) -> Record:
+    """Untrusted bytes → a Record, or RecordError saying why not."""
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{len(raw)} bytes, over the {MAX_RECORD_BYTES} a record may have")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RecordError(f"not JSON ({str(exc)[:100]})") from None
+    validate(data)
+    return Record(
+        commit=data["commit"],
+        date=data["date"],
+        torch=data["torch"],
+        mode=data["mode"],
+        config_hash=data["config_hash"],
+        repeat=data["repeat"],
+        entrypoints=tuple(_entrypoint(e) for e in data["entrypoints"]),
+        fixes=tuple(data.get("fixes", {}).items()),
+        run_url=data.get("run_url"),
+    )
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Records read back in date order, and what was skipped (name: why)."""
+
+    records: tuple[Record, ...]
+    skipped: tuple[str, ...] = field(default=())
+
+
+def load_all(files: Iterable[tuple[str, bytes]]) -> Loaded:
+    """(name, bytes) pairs → the valid records in (date, name) order; the rest named in `skipped`."""
+    good: list[tuple[str, str, Record]] = []
+    skipped: list[str] = []
+    for name, raw in files:
+        try:
+            found = loads(raw)
+        except RecordError as exc:
+            skipped.append(f"{name}: {exc}")
+            continue
+        good.append((found.date, name, found))
+    good.sort(key=lambda item: item[:2])
+    return Loaded(tuple(r for _, _, r in good), tuple(skipped))
