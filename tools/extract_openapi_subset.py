@@ -83,6 +83,11 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
     ("get", "/repos/{owner}/{repo}/collaborators/{username}/permission"),
     ("get", "/user"),
+    # The audit's tracking issue: found by label, created once, then edited (or reopened).
+    ("get", "/repos/{owner}/{repo}/issues"),
+    ("post", "/repos/{owner}/{repo}/issues"),
+    ("get", "/repos/{owner}/{repo}/issues/{issue_number}"),
+    ("patch", "/repos/{owner}/{repo}/issues/{issue_number}"),
 )
 
 # Error bodies for statuses an operation does not declare (GitHub answers 401,

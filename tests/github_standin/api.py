@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from .model import (
     CheckRun,
     DiffLine,
+    Issue,
     IssueComment,
     Pull,
     Reaction,
@@ -119,6 +120,68 @@ class RestApi:
     def list_pull_files(self, call: Call) -> Reply:
         pull = self._pull(call)
         return paginate(call, [self.render.diff_entry(pull, f) for f in pull.files])
+
+    # -- issues -------------------------------------------------------------------------------
+    def _issue(self, call: Call) -> Issue:
+        issue = self.state.issue_records.get(call.number("issue_number"))
+        if issue is None:
+            raise not_found(call)
+        if issue.deleted:
+            raise ApiError(410, "This issue was deleted", documentation_url=call.documentation_url)
+        return issue
+
+    @operation("GET", "/repos/{owner}/{repo}/issues")
+    def list_issues(self, call: Call) -> Reply:
+        """Newest first; ``state`` (default open) and ``labels`` (all of a comma list) filter."""
+        state = call.query.get("state", "open")
+        wanted = [name for name in call.query.get("labels", "").split(",") if name]
+        chosen = [
+            i
+            for i in sorted(self.state.issue_records.values(), key=lambda i: -i.number)
+            if not i.deleted and state in ("all", i.state) and all(n in i.labels for n in wanted)
+        ]
+        return paginate(call, [self.render.issue(i) for i in chosen])
+
+    @operation("POST", "/repos/{owner}/{repo}/issues")
+    def create_issue(self, call: Call) -> Reply:
+        check_issue_body(call)
+        now = self.state.clock.now()
+        labels = [str(label) for label in call.body.get("labels", [])]
+        issue = Issue(
+            self.state.next_issue_number(),
+            str(call.body["title"]),
+            call.body.get("body") or "",
+            call.identity.login,
+            labels,
+            now,
+            now,
+        )
+        self.state.issue_records[issue.number] = issue
+        return Reply(201, self.render.issue(issue))
+
+    @operation("GET", "/repos/{owner}/{repo}/issues/{issue_number}")
+    def get_issue(self, call: Call) -> Reply:
+        return Reply(200, self.render.issue(self._issue(call)))
+
+    @operation("PATCH", "/repos/{owner}/{repo}/issues/{issue_number}")
+    def update_issue(self, call: Call) -> Reply:
+        issue = self._issue(call)
+        if issue.locked and self.state.roles.get(call.identity.login) != "admin":
+            raise resource_not_accessible(call)
+        check_issue_body(call)
+        body, now = call.body, self.state.clock.now()
+        for key in ("title", "body"):
+            if key in body:
+                setattr(issue, key, body[key] or "")
+        if "labels" in body:
+            issue.labels = [str(label) for label in body["labels"]]
+        if body.get("state") == "closed" and issue.state == "open":
+            issue.state, issue.closed_at = "closed", now
+            issue.state_reason = body.get("state_reason") or "completed"
+        elif body.get("state") == "open" and issue.state == "closed":
+            issue.state, issue.closed_at, issue.state_reason = "open", None, "reopened"
+        issue.updated_at = now
+        return Reply(200, self.render.issue(issue))
 
     # -- issue comments -------------------------------------------------------------------------
     @operation("GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments")
@@ -351,6 +414,16 @@ def check_comment_body(call: Call) -> None:
             errors=[error],
             documentation_url=call.documentation_url,
             details=[message],
+        )
+
+
+def check_issue_body(call: Call) -> None:
+    """An issue body has the same limit as a comment's."""
+    if len(call.body.get("body") or "") > COMMENT_BODY_MAX:
+        message = f"body is too long (maximum is {COMMENT_BODY_MAX} characters)"
+        error = {"resource": "Issue", "code": "custom", "field": "body", "message": message}
+        raise ApiError(
+            422, "Validation Failed", errors=[error], documentation_url=call.documentation_url, details=[message]
         )
 
 

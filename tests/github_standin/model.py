@@ -64,6 +64,25 @@ class IssueComment:
     reactions: list[Reaction] = field(default_factory=list)
 
 
+@dataclass
+class Issue:
+    """An issue with a body (the audit's tracking issue); ``deleted`` answers 410 Gone, as
+    GitHub does for an issue an admin deleted; ``locked`` refuses edits by anyone but admins."""
+
+    number: int
+    title: str
+    body: str
+    login: str
+    labels: list[str]
+    created_at: str
+    updated_at: str
+    state: str = "open"
+    state_reason: str | None = None
+    closed_at: str | None = None
+    deleted: bool = False
+    locked: bool = False
+
+
 @dataclass(frozen=True)
 class PullFile:
     """One file of a pull's diff; ``patch`` is the unified-diff text GitHub returns."""
@@ -170,8 +189,10 @@ class RepoState:
     name: str
     repo_id: int = 1296269
     default_branch: str = "main"
+    clone_url: str | None = None  # None: the example's, moved onto the stand-in's address
     pulls: dict[int, Pull] = field(default_factory=dict)
     issues: set[int] = field(default_factory=set)
+    issue_records: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, IssueComment] = field(default_factory=dict)
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     reviews: dict[int, Review] = field(default_factory=dict)
@@ -192,7 +213,11 @@ class RepoState:
         return self.user_ids.setdefault(login, 5_000 + len(self.user_ids))
 
     def issue_exists(self, number: int) -> bool:
-        return number in self.issues or number in self.pulls
+        live = number in self.issue_records and not self.issue_records[number].deleted
+        return number in self.issues or number in self.pulls or live
+
+    def next_issue_number(self) -> int:
+        return max([0, *self.issues, *self.pulls, *self.issue_records]) + 1
 
     def comments_on(self, issue_number: int) -> list[IssueComment]:
         return [c for c in self.comments.values() if c.issue_number == issue_number]

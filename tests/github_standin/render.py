@@ -22,6 +22,7 @@ from .model import (
     LEGACY_PERMISSION,
     CheckRun,
     Identity,
+    Issue,
     IssueComment,
     Pull,
     PullFile,
@@ -104,6 +105,8 @@ class Renderer:
         repo.update(organization=None, template_repository=None, language="Python")
         for only_on_forks in ("parent", "source"):
             repo.pop(only_on_forks, None)
+        if self.state.clone_url:
+            repo["clone_url"] = self.state.clone_url
         return repo
 
     def repository(self, full_name: str, fork: bool) -> Json:
@@ -241,6 +244,53 @@ class Renderer:
         return entry
 
     # -- issue comments and reactions ---------------------------------------------------------
+    def issue(self, issue: Issue) -> Json:
+        obj = self.template("issue")
+        labels = [self.label(name) for name in issue.labels]
+        obj.update(
+            id=stable_id(f"issue-{issue.number}"),
+            node_id=node_id("I", issue.number),
+            number=issue.number,
+            url=self.api(f"/issues/{issue.number}"),
+            repository_url=self.api(),
+            labels_url=self.api(f"/issues/{issue.number}/labels{{/name}}"),
+            comments_url=self.api(f"/issues/{issue.number}/comments"),
+            events_url=self.api(f"/issues/{issue.number}/events"),
+            html_url=self.html(f"/issues/{issue.number}"),
+            title=issue.title,
+            body=issue.body,
+            user=self.user(issue.login),
+            labels=labels,
+            state=issue.state,
+            state_reason=issue.state_reason,
+            locked=issue.locked,
+            assignee=None,
+            assignees=[],
+            milestone=None,
+            comments=len(self.state.comments_on(issue.number)),
+            pull_request=None,
+            closed_at=issue.closed_at,
+            closed_by=None,
+            created_at=issue.created_at,
+            updated_at=issue.updated_at,
+            author_association=self.state.author_association(issue.login),
+        )
+        for absent in ("pull_request", "closed_by", "repository", "performed_via_github_app"):
+            obj.pop(absent, None)
+        return obj
+
+    def label(self, name: str) -> Json:
+        label_id = stable_id(f"label-{name}")
+        return {
+            "id": label_id,
+            "node_id": node_id("LA", label_id),
+            "url": self.api(f"/labels/{quote(name)}"),
+            "name": name,
+            "description": None,
+            "color": "ededed",
+            "default": False,
+        }
+
     def issue_comment(self, comment: IssueComment) -> Json:
         """``minimized`` is in the subset's issue-comment schema (a nullable object with a
         ``reason``), so it is always emitted: null unless the comment was minimized."""

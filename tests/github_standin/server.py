@@ -30,6 +30,7 @@ from .model import (
     ACTIONS_BOT,
     CheckRun,
     Identity,
+    Issue,
     IssueComment,
     Pull,
     PullFile,
@@ -280,6 +281,31 @@ class GitHubStandin:
             comment = IssueComment(self.state.next_id(), issue, body, login, now, now, reason)
             self.state.comments[comment.id] = comment
             return comment
+
+    def add_issue_record(
+        self, title: str, body: str, login: str, labels: Sequence[str] = (), state: str = "open"
+    ) -> Issue:
+        """An issue already there (e.g. a tracking issue someone closed)."""
+        with self._lock:
+            now = self.state.clock.now()
+            issue = Issue(self.state.next_issue_number(), title, body, login, list(labels), now, now)
+            if state == "closed":
+                issue.state, issue.state_reason, issue.closed_at = "closed", "completed", now
+            self.state.issue_records[issue.number] = issue
+            return issue
+
+    def issue(self, number: int) -> Issue:
+        with self._lock:
+            return self.state.issue_records[number]
+
+    def issues(self) -> list[Issue]:
+        with self._lock:
+            return sorted(self.state.issue_records.values(), key=lambda i: i.number)
+
+    def set_clone_url(self, url: str) -> None:
+        """Where the repository's git remote is served (a local smart-HTTP server in tests)."""
+        with self._lock:
+            self.state.clone_url = url
 
     # -- reading state back -----------------------------------------------------------------------
     def comments(self, issue: int) -> list[IssueComment]:
