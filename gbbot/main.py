@@ -20,6 +20,7 @@ COMMANDS = {
     "explain": ("explain", "what the installed torch says about a graph-break id"),
     "render": ("render", "render a report.json as markdown, SARIF, JSON or annotations"),
     "merge": ("merge", "join shard reports into one"),
+    "audit": ("audit", "the nightly audit, locally: a record on the data branch and the tracking issue's body"),
     "action": ("action", "the GitHub Actions entrypoint"),
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gbbot.action import event, other, pull_request, workflow_run
+from gbbot.action import event, other, pull_request, schedule, workflow_run
 from gbbot.action.context import Context
 
 # Each handler takes the event its name parses into (see `event.load`) and returns the exit code.
@@ -13,6 +13,8 @@ Handler = Callable[[Context, event.Event], int]
 HANDLERS: dict[str, Handler] = {
     "pull_request": pull_request.handle,
     "workflow_run": workflow_run.handle,
+    "schedule": schedule.handle,
+    "workflow_dispatch": schedule.handle,
 }
 FOR_OTHER_EVENTS: Handler = other.handle  # push, schedule, workflow_dispatch, …
 

@@ -25,6 +25,8 @@ OUTPUTS: dict[str, str] = {
     "conclusion": "success | failure, from the fail-on policy",
     "comment-url": "the sticky comment (empty when none was written)",
     "check-run-url": "the check run (empty when none was made)",
+    "regressions": "scheduled audit: new breaks plus entrypoints that stopped running since the previous audit",
+    "issue-url": "scheduled audit: the tracking issue (empty when none was written)",
 }
 
 

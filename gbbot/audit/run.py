@@ -1,0 +1,74 @@
+"""One audit, composed: run the entrypoints (`repeat` times), make the record, and turn the
+history that results into the tracking issue's body and a verdict. Shared by `gbbot audit`
+and the action's schedule handler, which differ only in where the record goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gbbot import api
+from gbbot.audit import compare, issue
+from gbbot.audit.record import Record, from_reports
+from gbbot.config import Config
+from gbbot.errors import ExitCode
+from gbbot.model import Report
+
+Check = Callable[[int], Report]  # the run's index (0-based) → its report
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def reports(config: Config, check: Check) -> list[Report]:
+    return [check(i) for i in range(config.audit.repeat)]
+
+
+def check_with(root: Path, config: Config, options: api.CheckOptions) -> Check:
+    return lambda index: api.check(root, config, options)
+
+
+def record(runs: Sequence[Report], run_url: str | None = None, date: str | None = None) -> Record:
+    return from_reports(runs, date or now(), run_url)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    records: tuple[Record, ...]  # the charted history, ending with this audit's record
+    changes: compare.Changes
+    body: str
+
+
+def outcome(history: Sequence[Record], mine: Record, keep: int, where: issue.Where) -> Outcome:
+    """`history` as read back from the data branch (this audit's record in it, unless it was
+    not written there) → the records to show, what changed since the one before ours, the body."""
+    ordered = list(history) if mine in history else sorted([*history, mine], key=lambda r: r.date)
+    upto = ordered[: ordered.index(mine) + 1]
+    previous = upto[-2] if len(upto) > 1 else None
+    changes = compare.compare(previous, mine)
+    shown = tuple(upto[-keep:])
+    return Outcome(shown, changes, issue.render(shown, changes, where))
+
+
+def exit_code(result: Outcome, fail_on: str) -> int:
+    """fail_on new: a regression fails; any: any counted break (or an entrypoint not running)
+    fails; none: never."""
+    current = result.changes.current
+    if fail_on == "none":
+        return ExitCode.OK
+    if fail_on == "any":
+        failed = bool(current.breaks()) or bool(result.changes.failing)
+        return ExitCode.POLICY if failed else ExitCode.OK
+    return ExitCode.POLICY if result.changes.regression else ExitCode.OK
+
+
+def verdict(result: Outcome) -> str | None:
+    changes = result.changes
+    if not changes.regression:
+        return None
+    parts = [f"{len(changes.new)} new graph break(s)"] if changes.new else []
+    parts += [f"{len(changes.stopped)} entrypoint(s) stopped running"] if changes.stopped else []
+    return f"audit regression ({changes.cause}): {', '.join(parts)}"
