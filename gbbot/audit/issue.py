@@ -193,7 +193,7 @@ def top_breaks(rec: Record) -> list[str]:
     ]
     for name, brk in ordered[:TOP_BREAKS]:
         impact = "whole frame eager" if brk.frame_skipped else "in a loop" if brk.in_loop else ""
-        impact += " (flaky)" if brk.flaky else ""
+        impact = f"{impact} (flaky)".strip() if brk.flaky else impact
         fix = f"✅ {md_code(fixes[brk.fingerprint])}" if brk.fingerprint in fixes else "run `gbbot fix`"
         where_ = f"{md_code(f'{brk.file}:{brk.line}')} in {md_code(name)}"
         what = f"{md_code(brk.key)} {md_text(brk.category)}"
