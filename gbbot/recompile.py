@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -311,8 +311,7 @@ def all_recompiles(report: Report) -> tuple[Recompilation, ...]:
 
 
 def compare(head: Report, base: Report) -> RecompileDiff:
-    """Head vs base over the entrypoints both ran cleanly... or at all: a frame is compared by
-    its fingerprints across the whole report, as breaks are overall."""
+    """Problem fingerprints of the head vs the base, over whole reports (as breaks are overall)."""
     now, before = problems(all_recompiles(head)), problems(all_recompiles(base))
     limits = {limit_fingerprint(rc) for rc in all_recompiles(head) if rc.limit_hit}
     new = tuple(f for f in now if f not in before)
@@ -343,5 +342,11 @@ def failing(report: Report, policy: str) -> list[str]:
     return [f for f in new if f in limited]
 
 
-def by_fingerprint(recompiles: Sequence[Recompilation]) -> dict[str, Recompilation]:
-    return {rc.fingerprint: rc for rc in recompiles}
+def ordered(report: Report) -> list[Recompilation]:
+    """Each frame once across entrypoints (the most compiles seen), in impact order."""
+    frames: dict[str, Recompilation] = {}
+    for rc in all_recompiles(report):
+        seen = frames.get(rc.fingerprint)
+        if seen is None or impact_order(rc) < impact_order(seen):
+            frames[rc.fingerprint] = rc
+    return sorted(frames.values(), key=impact_order)
