@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gbbot import recompile
 from gbbot import report as report_
 from gbbot.check import CheckOptions, Shard, check, select
 from gbbot.comparison import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
@@ -48,14 +49,19 @@ def fix(root: Path, config: Config, options: FixOptions | None = None, report: R
     return pipeline.fix(root, config, options or pipeline.FixOptions(), report)
 
 
-def policy_breach(result: Report, fail_on: str) -> str | None:
-    """Why `result` fails the `fail_on` policy, or None when it passes. An entrypoint that did not
-    run is a failure too (its breaks are unknown), unless fail_on is none."""
+def policy_breach(result: Report, fail_on: str, recompiles: str | None = None) -> str | None:
+    """Why `result` fails the `fail_on` policy (`recompiles`: the recompilation policy, None for
+    its default), or None when it passes. An entrypoint that did not run is a failure too (its
+    breaks are unknown), unless fail_on is none."""
     not_ok = [e.name for e in result.entrypoints if e.status not in (Status.OK, Status.SKIPPED)]
     if fail_on != "none" and not_ok:
         return f"entrypoints did not run cleanly: {', '.join(not_ok)}"
-    if not report_.policy_failed(result, fail_on):
+    if not report_.policy_failed(result, fail_on, recompiles):
         return None
+    recompile_policy = report_.recompile_policy(fail_on, recompiles)
+    if failing := recompile.failing(result, recompile_policy):
+        what = "frame(s) newly at the recompile limit" if recompile_policy == "limit" else "recompilation problem(s)"
+        return f"policy fail_on.recompiles={recompile_policy}: {len(failing)} {what}"
     failing = report_.new_breaks(result) if fail_on == "new" else report_.counted(result)
     what = "new graph break" if fail_on == "new" and result.diff else "graph break"
     return f"policy fail_on={fail_on}: {len(failing)} {what}{'s' * (len(failing) != 1)}"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot import classify, git, parse, report
+from gbbot import classify, git, parse, recompile, report
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
 from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
@@ -64,7 +64,8 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
     log = parse.read_path(trace_dir) if trace_dir and trace_dir.exists() else TraceLog((), ())
     breaks = classify.classify(log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name)
-    return report.entrypoint_report(outcome, log, breaks), log
+    recompiles = recompile.analyse(log, str(root.resolve()), tree.get)
+    return report.entrypoint_report(outcome, log, breaks, recompiles), log
 
 
 def check(

@@ -23,6 +23,8 @@ DEFAULT_TIMEOUT_S = 900.0
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 CALL_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 FAIL_ON = ("new", "any", "none")
+# `fail_on: {breaks: …, recompiles: …}`: limit → only frames that newly hit the recompile limit.
+FAIL_ON_RECOMPILES = ("limit", "new", "any", "none")
 IGNORE_KEYS = ("gb_id", "gb_type", "path", "fingerprint", "entrypoint")
 
 
@@ -76,7 +78,8 @@ class Config:
     path: str
     entrypoints: tuple[Entrypoint, ...]
     mode: Mode = Mode.FAST
-    fail_on: str = "new"
+    fail_on: str = "new"  # for graph breaks: the string form, or the mapping's `breaks`
+    fail_on_recompiles: str | None = None  # the mapping's `recompiles`; None: the default (report.py)
     ignore: tuple[IgnoreRule, ...] = ()
     header: str | None = None
     scrub_env: tuple[str, ...] = ()
@@ -295,6 +298,16 @@ def _audit(path: str, key: str, value: Any) -> Audit:
     return Audit(**_mapping(path, key, value, AUDIT_FIELDS))
 
 
+def _fail_on(path: str, key: str, value: Any) -> tuple[str, str | None]:
+    """`new` (breaks; recompiles keep their default) or `{breaks: new, recompiles: new}`."""
+    if not isinstance(value, Mapping):
+        return _choice(*FAIL_ON)(path, key, value), None
+    fields = _mapping(path, key, value, {"breaks": _choice(*FAIL_ON), "recompiles": _choice(*FAIL_ON_RECOMPILES)})
+    if not fields:
+        raise _fail(path, key, "one of " + ", ".join(FAIL_ON) + ", or a mapping with breaks: and recompiles:", value)
+    return fields.get("breaks", "new"), fields.get("recompiles")
+
+
 def _version(path: str, key: str, value: Any) -> int:
     if value != 1 or isinstance(value, bool):
         raise _fail(path, key, "1 (the only config version)", value)
@@ -305,7 +318,7 @@ TOP_FIELDS: dict[str, Check] = {
     "version": _version,
     "entrypoints": _entrypoints,
     "mode": _choice(*(m.value for m in Mode)),
-    "fail_on": _choice(*FAIL_ON),
+    "fail_on": _fail_on,
     "ignore": _ignore,
     "header": _matching(NAME_RE, "a short name of letters, digits, '_', '.' or '-'"),
     "scrub_env": _string_list,
@@ -434,6 +447,8 @@ def parse_config(text: str, path: str = CONFIG_NAME) -> Config:
     fields.pop("version")
     if "mode" in fields:
         fields["mode"] = Mode(fields["mode"])
+    if "fail_on" in fields:
+        fields["fail_on"], fields["fail_on_recompiles"] = fields["fail_on"]
     digest = hashlib.sha256(json.dumps(document, sort_keys=True, default=str).encode()).hexdigest()
     return Config(path=path, digest=digest[:16], **fields)
 

@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gbbot import classify
+from gbbot import classify, recompile
 from gbbot.config import IgnoreRule
-from gbbot.model import Diff, EntrypointDiff, EntrypointReport, GraphBreak, Origin, Report, Status
+from gbbot.model import Diff, EntrypointDiff, EntrypointReport, GraphBreak, Origin, RecompileDiff, Report, Status
 
 # How a missing module, function or script reads in a failed run's stderr.
 NOT_DEFINED_RE = re.compile(
@@ -123,11 +123,7 @@ def _last_line(text: str) -> str:
 def _counted(breaks: Iterable[GraphBreak], ignore: Sequence[IgnoreRule], entrypoint: str) -> dict[str, GraphBreak]:
     """Fingerprint → break, without ignored ones; the head's ignore rules are applied again so
     that they hold for a baseline made with other rules too."""
-    return {
-        b.fingerprint: b
-        for b in breaks
-        if not b.ignored and not classify.is_ignored(b, ignore, entrypoint)
-    }
+    return {b.fingerprint: b for b in breaks if not b.ignored and not classify.is_ignored(b, ignore, entrypoint)}
 
 
 @dataclass(frozen=True)
@@ -189,7 +185,16 @@ def diff(
         fixed_breaks=tuple(fixed.values()),
         baseline_source=source,
         notes=tuple(notes),
+        recompiles=recompile_diff(head, base),
     )
+
+
+def recompile_diff(head: Report, base: Report) -> RecompileDiff:
+    """Recompilations new, fixed or persisting between the entrypoints both reports share that the
+    base ran cleanly; the base's others give nothing to compare with, so all there is new."""
+    usable = {e.name for e in base.entrypoints if e.status is Status.OK}
+    shared = {e.name for e in head.entrypoints} & usable
+    return recompile.compare(head, replace(base, entrypoints=tuple(e for e in base.entrypoints if e.name in shared)))
 
 
 def union(diffs: Sequence[Diff]) -> Diff:
@@ -210,6 +215,22 @@ def union(diffs: Sequence[Diff]) -> Diff:
         fixed_breaks=tuple(b for f, b in fixed_breaks.items() if f not in persisting),
         baseline_source=first.baseline_source,
         notes=tuple({n: None for d in diffs for n in d.notes}),
+        recompiles=_recompile_union([d.recompiles for d in diffs if d.recompiles is not None]),
+    )
+
+
+def _recompile_union(diffs: Sequence[RecompileDiff]) -> RecompileDiff | None:
+    """As `union` does for breaks: new in one shard and fixed in another is persisting."""
+    if not diffs:
+        return None
+    new = {f: None for d in diffs for f in d.new}
+    fixed = {f: None for d in diffs for f in d.fixed}
+    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in fixed}
+    return RecompileDiff(
+        new=tuple(f for f in new if f not in persisting),
+        fixed=tuple(f for f in fixed if f not in persisting),
+        persisting=tuple(persisting),
+        new_limit=tuple(f for d in diffs for f in d.new_limit if f not in persisting),
     )
 
 

@@ -83,6 +83,30 @@ class FrameMetrics:
     graph_op_count: int | None
     fail_type: str | None
     fail_reason: str | None = None
+    # Which compile of which frame (the envelope's frame_id / frame_compile_id) and why it
+    # recompiled: what recompilations are read from.
+    frame_id: int | None = None
+    compile_index: int | None = None
+    co_firstlineno: int | None = None
+    recompile_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class FrameStart:
+    """A `dynamo_start` record: the Python stack (outermost first) when a compile began."""
+
+    frame_id: int
+    compile_index: int
+    stack: tuple[Frame, ...]
+
+
+@dataclass(frozen=True)
+class DynamicSymbol:
+    """A `create_symbol` record: a size or scalar that a compile made dynamic, by its source."""
+
+    frame_id: int
+    compile_index: int
+    source: str  # e.g. "L['x'].size()[0]", "L['n']"
 
 
 @dataclass(frozen=True)
@@ -93,6 +117,8 @@ class TraceLog:
     metrics: tuple[FrameMetrics, ...]
     torch_version: str | None = None
     problems: tuple[str, ...] = ()  # records damaged or unusable, in words
+    starts: tuple[FrameStart, ...] = ()
+    symbols: tuple[DynamicSymbol, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,6 +150,40 @@ class GraphBreak:
 
 
 @dataclass(frozen=True)
+class RecompileReason:
+    """One distinct reason a frame recompiled: the guard that failed, by kind."""
+
+    fingerprint: str  # file + function qualname + guard kind
+    kind: str  # a guard kind of gbbot/data/recompile_rules.yaml
+    guard: str  # the first failing guard's text, shortened
+    count: int  # recompilations it caused
+    dynamic: bool  # automatic dynamic: recompiled once, then the value stayed dynamic
+    cause: str
+    advice: str
+    line: int | None = None  # the user line the guard points at, in `file` of the frame
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class Recompilation:
+    """A frame that compiled more than once, attributed like a break (innermost repo frame)."""
+
+    fingerprint: str  # file + function qualname
+    file: str
+    line: int
+    function: str
+    compilations: int
+    limit_hit: bool  # hit the recompile limit: runs eagerly for the rest of the process
+    reasons: tuple[RecompileReason, ...]
+    doc_url: str
+
+    @property
+    def info_only(self) -> bool:
+        """Automatic dynamic shapes at work: nothing to fix."""
+        return not self.limit_hit and all(r.dynamic for r in self.reasons)
+
+
+@dataclass(frozen=True)
 class RunOutcome:
     """How one entrypoint's process ended."""
 
@@ -152,6 +212,18 @@ class EntrypointReport:
     error: str | None = None
     trace_problems: tuple[str, ...] = ()
     env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
+    recompiles: tuple[Recompilation, ...] = ()  # impact order
+
+
+@dataclass(frozen=True)
+class RecompileDiff:
+    """Recompilations compared by problem fingerprint: one per guard kind of a frame (automatic
+    dynamic ones are not problems) and one for a frame hitting the recompile limit."""
+
+    new: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()
+    persisting: tuple[str, ...] = ()
+    new_limit: tuple[str, ...] = ()  # frames that hit the limit on the head only
 
 
 @dataclass(frozen=True)
@@ -177,6 +249,7 @@ class Diff:
     fixed_breaks: tuple[GraphBreak, ...] = ()  # the base's records of what was fixed, to render
     baseline_source: str = "run"  # run | cache | file
     notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
+    recompiles: RecompileDiff | None = None
 
 
 @dataclass(frozen=True)

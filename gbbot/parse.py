@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gbbot import trace
-from gbbot.model import BreakMessage, Frame, FrameMetrics, RawBreak, TraceLog
+from gbbot.model import BreakMessage, DynamicSymbol, Frame, FrameMetrics, FrameStart, RawBreak, TraceLog
 
 CHAIN_SEPARATOR = "*** While handling this graph break, another graph break occurred: ***"
 EAGER_FALLBACK_MARKER = "Skipping the function and falling back to eager"
@@ -155,7 +155,49 @@ def _metrics(envelope: dict) -> FrameMetrics:
         graph_op_count=data.get("graph_op_count"),
         fail_type=data.get("fail_type"),
         fail_reason=data.get("fail_reason"),
+        frame_id=_int(envelope.get("frame_id")),
+        compile_index=_int(envelope.get("frame_compile_id")),
+        co_firstlineno=_int(data.get("co_firstlineno")),
+        recompile_reason=data.get("recompile_reason") if isinstance(data.get("recompile_reason"), str) else None,
     )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _start(envelope: dict, strings: dict[int, str]) -> FrameStart | None:
+    """A dynamo_start record → FrameStart; its frames name files by `str` record ids."""
+    frame_id, index = _int(envelope.get("frame_id")), _int(envelope.get("frame_compile_id"))
+    stack = (envelope.get("dynamo_start") or {}).get("stack")
+    if frame_id is None or index is None or not isinstance(stack, list):
+        return None
+    frames = tuple(
+        Frame(
+            strings.get(f.get("filename"), str(f.get("filename"))),
+            int(f.get("line") or 0),
+            str(f.get("name") or ""),
+            str(f.get("loc") or ""),
+        )
+        for f in stack
+        if isinstance(f, dict)
+    )
+    return FrameStart(frame_id, index, frames)
+
+
+def _symbol(envelope: dict) -> DynamicSymbol | None:
+    frame_id, index = _int(envelope.get("frame_id")), _int(envelope.get("frame_compile_id"))
+    source = (envelope.get("create_symbol") or {}).get("source")
+    if frame_id is None or index is None or not isinstance(source, str):
+        return None
+    return DynamicSymbol(frame_id, index, source)
+
+
+def _string(envelope: dict) -> tuple[int, str] | None:
+    value = envelope.get("str")
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and _int(value[1]) is not None:
+        return value[1], value[0]
+    return None
 
 
 def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
@@ -165,11 +207,21 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
     metrics: list[FrameMetrics] = []
     problems: list[str] = []
     version = None
+    strings: dict[int, str] = {}
+    starts: list[FrameStart] = []
+    symbols: list[DynamicSymbol] = []
     for item in trace.iter_trace_records(lines, source):
         if isinstance(item, trace.TraceProblem):
             problems.append(item.message)
         elif item.kind == "metrics":
             metrics.append(_metrics(item.envelope))
+        elif item.kind == "str":
+            if entry := _string(item.envelope):
+                strings[entry[0]] = entry[1]
+        elif item.kind == "start":
+            starts.extend(filter(None, [_start(item.envelope, strings)]))
+        elif item.kind == "symbol":
+            symbols.extend(filter(None, [_symbol(item.envelope)]))
         elif item.kind == "torch_version":
             version = _torch_version(item.payload) or version
         else:
@@ -178,7 +230,7 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
                 breaks.append(raw)
-    return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems))
+    return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))
 
 
 def _torch_version(payload: str | None) -> str | None:
@@ -206,6 +258,8 @@ def merge_logs(logs: Iterable[TraceLog]) -> TraceLog:
         metrics=tuple(m for log in logs for m in log.metrics),
         torch_version=next((log.torch_version for log in logs if log.torch_version), None),
         problems=tuple(p for log in logs for p in log.problems),
+        starts=tuple(s for log in logs for s in log.starts),
+        symbols=tuple(s for log in logs for s in log.symbols),
     )
 
 

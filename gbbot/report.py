@@ -23,6 +23,9 @@ from gbbot.model import (
     GraphBreak,
     Mode,
     Origin,
+    Recompilation,
+    RecompileDiff,
+    RecompileReason,
     Report,
     RunOutcome,
     Status,
@@ -44,7 +47,12 @@ def frames_skipped(log: TraceLog, breaks: Iterable[GraphBreak]) -> int:
     return max(from_metrics, sum(1 for b in breaks if b.frame_skipped))
 
 
-def entrypoint_report(outcome: RunOutcome, log: TraceLog, breaks: tuple[GraphBreak, ...]) -> EntrypointReport:
+def entrypoint_report(
+    outcome: RunOutcome,
+    log: TraceLog,
+    breaks: tuple[GraphBreak, ...],
+    recompiles: tuple[Recompilation, ...] = (),
+) -> EntrypointReport:
     error = None
     if outcome.status is not Status.OK:
         detail = outcome.stderr_tail.strip()[-ERROR_TAIL_CHARS:]
@@ -61,6 +69,7 @@ def entrypoint_report(outcome: RunOutcome, log: TraceLog, breaks: tuple[GraphBre
         error=error,
         trace_problems=log.problems,
         env_withheld=outcome.env_withheld,
+        recompiles=recompiles,
     )
 
 
@@ -97,12 +106,25 @@ def new_breaks(report: Report) -> list[GraphBreak]:
     return [b for b in counted(report) if b.fingerprint in new]
 
 
-def policy_failed(report: Report, fail_on: str) -> bool:
+def policy_failed(report: Report, fail_on: str, recompiles: str | None = None) -> bool:
     """fail_on: new → only breaks the diff calls new (every break without a baseline); any → any
-    break not ignored; none → never."""
+    break not ignored; none → never. `recompiles` is the recompilation policy (None: the default
+    that goes with `fail_on`, see recompile_policy)."""
+    from gbbot import recompile  # imports classify: only reports that get a verdict pay for it
+
+    if recompile.failing(report, recompile_policy(fail_on, recompiles)):
+        return True
     if fail_on == "none":
         return False
     return bool(counted(report) if fail_on == "any" else new_breaks(report))
+
+
+def recompile_policy(fail_on: str, recompiles: str | None) -> str:
+    """A frame newly hitting the recompile limit fails unless the policy says otherwise: it
+    silently turns a compiled model eager. `fail_on: none` means never fail."""
+    if recompiles is not None:
+        return recompiles
+    return "none" if fail_on == "none" else "limit"
 
 
 # --- JSON --------------------------------------------------------------------------------------
@@ -130,6 +152,7 @@ def _diff_json(diff: Diff) -> dict:
         "fixed_breaks": [_plain(b) for b in diff.fixed_breaks],
         "baseline_source": diff.baseline_source,
         "notes": list(diff.notes),
+        **({"recompiles": _plain(diff.recompiles)} if diff.recompiles is not None else {}),
     }
 
 
@@ -187,6 +210,11 @@ def _break(data: dict) -> GraphBreak:
     return GraphBreak(**values)
 
 
+def _recompile(data: dict) -> Recompilation:
+    reasons = tuple(RecompileReason(**r) for r in data["reasons"])
+    return Recompilation(**{**data, "reasons": reasons})
+
+
 def _entrypoint(data: dict) -> EntrypointReport:
     return EntrypointReport(
         name=data["name"],
@@ -200,6 +228,7 @@ def _entrypoint(data: dict) -> EntrypointReport:
         error=data.get("error"),
         trace_problems=tuple(data.get("trace_problems", ())),
         env_withheld=tuple(data.get("env_withheld", ())),
+        recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
     )
 
 
@@ -217,7 +246,12 @@ def _diff(data: dict) -> Diff:
         fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
         baseline_source=data.get("baseline_source", "run"),
         notes=tuple(data.get("notes", ())),
+        recompiles=_recompile_diff(data["recompiles"]) if "recompiles" in data else None,
     )
+
+
+def _recompile_diff(data: dict) -> RecompileDiff:
+    return RecompileDiff(**{key: tuple(value) for key, value in data.items()})
 
 
 def from_json(data: Any) -> Report:

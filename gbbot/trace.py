@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BREAK_ARTIFACT = "dynamo_graph_break_reason"
-WANTED = (f'"{BREAK_ARTIFACT}"', '{"compilation_metrics"', '"torch_version"')
+BREAK_WANTED = (f'"{BREAK_ARTIFACT}"', '{"compilation_metrics"', '"torch_version"')
+# What recompilations are read from besides the metrics: where each compile started (its stack
+# names files by ids that `str` records define) and the symbols automatic dynamic shapes created.
+RECOMPILE_KINDS = {"dynamo_start": "start", "str": "str", "create_symbol": "symbol"}
+WANTED = BREAK_WANTED + tuple(f'{{"{name}"' for name in RECOMPILE_KINDS)
 # glog prefix, an optional compile id ("[0/1] "; not kept: nothing downstream uses it), the logger.
 LOG_LINE_RE = re.compile(r"^[VIWEC]\d{4} [\d:.]+ +\d+ \S+:\d+\] (?:\[[^\]]*\] )?\[__graph_breaks\] ?(?P<msg>.*)$")
 BREAK_START = "Graph break"  # "Graph break in user code at …", "Graph break (user stack suppressed…"
@@ -23,7 +27,7 @@ BREAK_START = "Graph break"  # "Graph break in user code at …", "Graph break (
 
 @dataclass(frozen=True)
 class TraceRecord:
-    kind: str  # "break" | "metrics" | "torch_version"
+    kind: str  # "break" | "metrics" | "torch_version" | "start" | "str" | "symbol"
     envelope: dict
     payload: str | None
     lineno: int
@@ -38,6 +42,9 @@ class TraceProblem:
 def _kind(envelope: dict) -> str | None:
     if "compilation_metrics" in envelope:
         return "metrics"
+    for name, kind in RECOMPILE_KINDS.items():
+        if name in envelope:
+            return kind
     name = (envelope.get("artifact") or {}).get("name")
     if name == BREAK_ARTIFACT:
         return "break"
@@ -79,8 +86,11 @@ def _finish(
     yield TraceRecord(kind, envelope, payload, lineno)
 
 
-def iter_trace_records(lines: Iterable[str], source: str = "trace") -> Iterator[TraceRecord | TraceProblem]:
-    """Pure: lines of one TORCH_TRACE file → the records gbbot reads, and problems met."""
+def iter_trace_records(
+    lines: Iterable[str], source: str = "trace", wanted: tuple[str, ...] = WANTED
+) -> Iterator[TraceRecord | TraceProblem]:
+    """Pure: lines of one TORCH_TRACE file → the records gbbot reads (`wanted`: markers of the
+    record kinds to decode), and problems met."""
     envelope: dict | None = None
     payload: list[str] | None = None
     start = 0
@@ -93,7 +103,7 @@ def iter_trace_records(lines: Iterable[str], source: str = "trace") -> Iterator[
         if envelope is not None:
             yield from _finish(envelope, payload, start, source)
         envelope, payload, start = None, None, lineno
-        if not any(marker in line for marker in WANTED):
+        if not any(marker in line for marker in wanted):
             continue
         envelope = _envelope(line)
         if envelope is None:

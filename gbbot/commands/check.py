@@ -32,4 +32,4 @@ def run(args: argparse.Namespace) -> int:
     on_done = progress_printer(len(api.select(config, opts)))
     result = api.check(root, config, opts, on_done)
     common.write_outputs(result, args)
-    return common.policy_exit_code(result, args.fail_on or config.fail_on)
+    return common.policy_exit_code(result, args.fail_on or config.fail_on, config.fail_on_recompiles)

@@ -73,9 +73,9 @@ def write_outputs(result: Report, args: argparse.Namespace) -> None:
         terminal.render(result, report_console())
 
 
-def policy_exit_code(result: Report, fail_on: str) -> int:
+def policy_exit_code(result: Report, fail_on: str, recompiles: str | None = None) -> int:
     """0 within policy, 1 when it failed, saying why on stderr."""
-    breach = policy_breach(result, fail_on)
+    breach = policy_breach(result, fail_on, recompiles)
     if breach is None:
         return ExitCode.OK
     say_styled(breach)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from gbbot import classify, parse, report
+from gbbot import classify, parse, recompile, report
 from gbbot.commands import common
 from gbbot.errors import GbbotError
 from gbbot.model import Mode, RunOutcome, Status
@@ -32,9 +32,10 @@ def run(args: argparse.Namespace) -> int:
         raise GbbotError(f"{args.path}: no such file or directory")
     root = (args.root or Path.cwd()).resolve()
     log = parse.read_path(args.path)
-    breaks = classify.classify(log.breaks, str(root), SourceTree(root).get, entrypoint=args.name)
+    tree = SourceTree(root)
+    breaks = classify.classify(log.breaks, str(root), tree.get, entrypoint=args.name)
     outcome = RunOutcome(args.name, Status.OK, None, 0.0)
-    entry = report.entrypoint_report(outcome, log, breaks)
+    entry = report.entrypoint_report(outcome, log, breaks, recompile.analyse(log, str(root), tree.get))
     result = report.new_report([entry], Mode.FAITHFUL, log.torch_version, None)
     common.write_outputs(result, args)
     for problem in log.problems:

@@ -78,8 +78,15 @@ class CheckRunRequest:
     details_url: str | None = None
 
 
-def request(report: Report, fail_on: str, content: Content, name: str, head_sha: str, external_id: str,
-            details_url: str | None = None) -> CheckRunRequest:
+def request(
+    report: Report,
+    fail_on: str,
+    content: Content,
+    name: str,
+    head_sha: str,
+    external_id: str,
+    details_url: str | None = None,
+) -> CheckRunRequest:
     return CheckRunRequest(
         name=name,
         head_sha=head_sha,
@@ -114,8 +121,14 @@ def _annotation_count(run: Any) -> int:
     return sum(1 for _ in run.get_annotations())
 
 
-def _append(run: Any, wanted: CheckRunRequest, batch: list[dict[str, Any]], before: int,
-            policy: retry.RetryPolicy, log: retry.Log) -> None:
+def _append(
+    run: Any,
+    wanted: CheckRunRequest,
+    batch: list[dict[str, Any]],
+    before: int,
+    policy: retry.RetryPolicy,
+    log: retry.Log,
+) -> None:
     """One follow-up update; a retry first counts the run's annotations, so a batch that went
     through is not appended twice."""
     output = {"title": wanted.title, "summary": wanted.summary, "annotations": batch}

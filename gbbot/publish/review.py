@@ -41,8 +41,12 @@ def changed_lines(files: Iterable[Any]) -> dict[str, AbstractSet[int]]:
 
 
 def review_comment(suggestion: Suggestion) -> dict[str, Any]:
-    placed: dict[str, Any] = {"path": suggestion.path, "body": suggestion.body, "line": suggestion.end_line,
-                              "side": "RIGHT"}
+    placed: dict[str, Any] = {
+        "path": suggestion.path,
+        "body": suggestion.body,
+        "line": suggestion.end_line,
+        "side": "RIGHT",
+    }
     if suggestion.start_line < suggestion.end_line:
         placed.update(start_line=suggestion.start_line, start_side="RIGHT")
     return placed
@@ -69,8 +73,15 @@ def _existing(pull: Any, wanted: str, bot_login: str) -> Any | None:
     return next((r for r in pull.get_reviews() if _ours(r, wanted, bot_login)), None)
 
 
-def post_review(pull: Any, commit: Any, suggestions: Sequence[Suggestion], header: str, bot_login: str,
-         policy: retry.RetryPolicy, log: retry.Log) -> ReviewPosted:
+def post_review(
+    pull: Any,
+    commit: Any,
+    suggestions: Sequence[Suggestion],
+    header: str,
+    bot_login: str,
+    policy: retry.RetryPolicy,
+    log: retry.Log,
+) -> ReviewPosted:
     chosen = list(suggestions)[:REVIEW_COMMENTS_MAX]
     tag = marker(header, chosen)
     found = retry.call(lambda: _existing(pull, tag, bot_login), "earlier reviews", policy, log)

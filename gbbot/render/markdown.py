@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 
+from gbbot import recompile
 from gbbot.model import GraphBreak, Report, Status
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 
@@ -144,6 +145,9 @@ def render(report: Report, options: Options = Options()) -> str:
             baseline_notes=[*(diff.notes if diff else ()), *(e.no_baseline for e in deltas.values() if e.no_baseline)],
             failed=[e for e in report.entrypoints if e.status is not Status.OK],
             sections=sections(report, options),
+            recompiles=recompile.ordered(report),
+            recompile_new=set(diff.recompiles.new) if diff and diff.recompiles else set(),
+            recompile_doc=recompile.load_rules().doc_url,
             footer=options.footer,
         ).strip()
         + "\n"

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from gbbot import recompile
 from gbbot.model import Report, Status
 
 STATUS_STYLE = {
@@ -65,10 +66,34 @@ def break_table(report: Report) -> Table:
     return table
 
 
+def recompile_table(report: Report) -> Table:
+    """After the breaks: frames that compiled more than once, limit hits first, then by count."""
+    new = set(report.diff.recompiles.new) if report.diff and report.diff.recompiles else None
+    table = Table(title="Recompilations, highest impact first", title_justify="left")
+    for column in ("where", "compiles", "guard kind", "failing guard", "note"):
+        table.add_column(column, overflow="fold")
+    for rc in recompile.ordered(report):
+        notes = ["[red]hit the recompile limit: runs eagerly[/]"] if rc.limit_hit else []
+        if rc.info_only:
+            notes.append("[dim]info: automatic dynamic shapes[/]")
+        for reason in rc.reasons:
+            is_new = new is not None and reason.fingerprint in new
+            table.add_row(
+                escape(f"{rc.file}:{rc.line} {rc.function}"),
+                str(rc.compilations),
+                escape(reason.kind) + (" (dynamic)" if reason.dynamic else ""),
+                escape(reason.guard[:80]),
+                " ".join([*(["[bold]NEW[/]"] if is_new else []), *notes, escape(reason.advice)]),
+            )
+    return table
+
+
 def render(report: Report, console: Console) -> None:
     parts: list = [entrypoint_table(report)]
     if report.breaks:
         parts.append(break_table(report))
+    if any(e.recompiles for e in report.entrypoints):
+        parts.append(recompile_table(report))
     for e in report.entrypoints:
         if e.status is not Status.OK and e.error:
             parts.append(Text(f"{e.name}: {e.status.value}\n{e.error[-1500:]}", style="red"))
