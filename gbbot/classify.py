@@ -5,23 +5,35 @@ Rules are data (gbbot/data/rules.yaml); source files come in through a lookup fu
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import io
 import json
+import posixpath
 import re
+import sys
+import sysconfig
+import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 import yaml
 
+from gbbot import registry
 from gbbot.config import IgnoreRule
-from gbbot.model import BreakMessage, Category, Frame, GraphBreak, Origin, RawBreak
+from gbbot.model import BreakMessage, Category, Frame, GraphBreak, LibrarySite, Origin, RawBreak
+from gbbot.registry import IdIndex
 from gbbot.source import SourceMap
 
 RULES_PATH = Path(__file__).parent / "data" / "rules.yaml"
 SITE_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 STDLIB_RE = re.compile(r"[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\]", re.IGNORECASE)
+# This interpreter's standard library; a trace from another interpreter is recognised by its
+# `lib/pythonX.Y/<stdlib module>` layout instead.
+WHITESPACE_RE = re.compile(r"\s+")
+STDLIB_DIR = sysconfig.get_paths().get("stdlib", "")
 
 SourceLookup = Callable[[str], "SourceMap | None"]
 
@@ -36,13 +48,30 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Marker:
+    """A registry entry gbbot's logic depends on, named by its wording; `gb_id` is the fallback
+    when the installed registry cannot say which id has that wording."""
+
+    gb_type: str
+    gb_id: str
+
+    def resolved(self, ids: IdIndex) -> Marker:
+        return Marker(self.gb_type, ids.id_for(self.gb_type) or self.gb_id)
+
+    def matches(self, message: BreakMessage) -> bool:
+        return message.gb_id == self.gb_id or message.gb_type == self.gb_type
+
+
+@dataclass(frozen=True)
 class Rules:
     sentences: tuple[tuple[Category, str], ...]
     rules: tuple[Rule, ...]
+    loop: Marker = Marker("graph break in loop", "GB7000")
 
     def rule(self, message: BreakMessage) -> Rule | None:
-        by_type = next((r for r in self.rules if r.gb_type and r.gb_type == message.gb_type), None)
-        return by_type or next((r for r in self.rules if r.gb_id and r.gb_id == message.gb_id), None)
+        """By registry id (permanent), then by gb_type (its wording may change between releases)."""
+        by_id = next((r for r in self.rules if r.gb_id and r.gb_id == message.gb_id), None)
+        return by_id or next((r for r in self.rules if r.gb_type and r.gb_type == message.gb_type), None)
 
     def category(self, message: BreakMessage) -> Category:
         for category, sentence in self.sentences:
@@ -66,27 +95,63 @@ def load_rules(path: Path = RULES_PATH) -> Rules:
         )
         for r in data["rules"]
     )
-    return Rules(sentences, rules)
+    loop = data["markers"]["graph_break_in_loop"]
+    return Rules(sentences, rules, Marker(loop["gb_type"], loop["gb_id"]))
+
+
+# --- identity --------------------------------------------------------------------------------
+
+
+def identify(message: BreakMessage, ids: IdIndex) -> BreakMessage:
+    """A message without a registry id gets the id its gb_type has (or had) in the registry."""
+    if message.gb_id:
+        return message
+    found = ids.id_for(message.gb_type)
+    return replace(message, gb_id=found) if found else message
+
+
+def identified(raw: RawBreak, ids: IdIndex) -> RawBreak:
+    return replace(raw, root=identify(raw.root, ids), consequences=tuple(identify(m, ids) for m in raw.consequences))
 
 
 # --- where a break is ------------------------------------------------------------------------
 
 
+def _normal(path: str) -> str:
+    """`repo/../outside/mod.py` → `outside/mod.py`: where a file is, not how it was reached."""
+    return posixpath.normpath(path.replace("\\", "/")) if path else path
+
+
 def relative_to_root(file: str, root: str) -> str | None:
     """Repo-relative POSIX path, or None when `file` is outside the repository."""
-    file_path, root_path = PurePosixPath(file.replace("\\", "/")), PurePosixPath(root.replace("\\", "/"))
+    file_path, root_path = PurePosixPath(_normal(file)), PurePosixPath(_normal(root))
     try:
-        return str(file_path.relative_to(root_path))
+        relative = str(file_path.relative_to(root_path))
     except ValueError:
         return None
+    return None if relative == ".." or relative.startswith("../") else relative
+
+
+def in_repo(file: str, root: str) -> bool:
+    """Inside the repository and not inside a virtual environment kept there."""
+    return relative_to_root(file, root) is not None and not SITE_RE.search(file)
 
 
 def is_stdlib(file: str) -> bool:
-    return file.startswith("<") or (bool(STDLIB_RE.search(file)) and not SITE_RE.search(file))
+    if file.startswith("<"):
+        return True  # <frozen runpy>, <string>
+    if SITE_RE.search(file):
+        return False
+    if STDLIB_DIR and relative_to_root(file, STDLIB_DIR) is not None:
+        return True
+    if not STDLIB_RE.search(file):
+        return False
+    top = STDLIB_RE.split(file.replace("\\", "/"))[-1].split("/")[0].removesuffix(".py")
+    return top in sys.stdlib_module_names
 
 
 def origin_of(file: str, root: str) -> Origin:
-    if relative_to_root(file, root) is not None and not SITE_RE.search(file):
+    if in_repo(file, root):
         return Origin.USER
     tail = SITE_RE.split(file)[-1].replace("\\", "/") if SITE_RE.search(file) else ""
     if tail.startswith(("torch/", "functorch/")) or "/torch/_dynamo/" in file:
@@ -102,7 +167,28 @@ def display_path(file: str, root: str) -> str:
     for pattern in (SITE_RE, STDLIB_RE):
         if pattern.search(file):
             return pattern.split(file)[-1].replace("\\", "/")
-    return PurePosixPath(file.replace("\\", "/")).name
+    return PurePosixPath(_normal(file)).name
+
+
+# Dynamo's own stand-ins for builtins (it inlines them where the program called a builtin): like
+# the standard library, they are never where a break is to be fixed.
+POLYFILLS = "torch/_dynamo/polyfills/"
+
+
+def breaking_frame(frames: Sequence[Frame]) -> Frame:
+    """The innermost frame outside the standard library: a torch or library break reached
+    through `contextlib` or `functools` is still that library's break."""
+    passing = (f for f in reversed(frames) if not is_stdlib(f.file) and POLYFILLS not in f.file.replace("\\", "/"))
+    return next(passing, frames[-1])
+
+
+def library_site(frame: Frame, root: str) -> LibrarySite | None:
+    """Where a break outside the repository is, when the frame that broke is outside it."""
+    if in_repo(frame.file, root) or is_stdlib(frame.file):
+        return None
+    path = display_path(frame.file, root)
+    package = path.split("/")[0].removesuffix(".py")
+    return LibrarySite(package, path, frame.line, frame.function, frame.code)
 
 
 @dataclass(frozen=True)
@@ -113,6 +199,7 @@ class Site:
     path: str
     origin: Origin
     innermost: Frame
+    library: LibrarySite | None = None
 
 
 def attribute(raw: RawBreak, root: str) -> Site | None:
@@ -120,18 +207,62 @@ def attribute(raw: RawBreak, root: str) -> Site | None:
     if not frames:
         return None
     innermost = frames[-1]
-    in_repo = [f for f in frames if relative_to_root(f.file, root) is not None and not SITE_RE.search(f.file)]
+    repo = [f for f in frames if in_repo(f.file, root)]
     outside = [f for f in frames if not is_stdlib(f.file)]
-    frame = (in_repo or outside or list(frames))[-1]
-    return Site(frame, display_path(frame.file, root), origin_of(innermost.file, root), innermost)
+    frame = (repo or outside or list(frames))[-1]
+    broke = breaking_frame(frames)
+    origin = origin_of(broke.file, root)
+    library = library_site(broke, root) if origin is not Origin.USER else None
+    return Site(frame, display_path(frame.file, root), origin, innermost, library)
 
 
 # --- fingerprints ------------------------------------------------------------------------------
 
 
+def _tokens(line: str) -> list[tokenize.TokenInfo]:
+    """The tokens of one source line, as far as it tokenizes on its own (a line of a longer
+    statement stops early)."""
+    found: list[tokenize.TokenInfo] = []
+    with contextlib.suppress(tokenize.TokenError, SyntaxError):
+        found.extend(tokenize.generate_tokens(io.StringIO(line).readline))
+    return found
+
+
+def _string_spans(tokens: Sequence[tokenize.TokenInfo]) -> list[tuple[int, int]]:
+    """Column spans of string literals (f-strings are several tokens from Python 3.12 on)."""
+    spans: list[tuple[int, int]] = []
+    opened: int | None = None
+    for token in tokens:
+        name = tokenize.tok_name[token.type]
+        if name == "STRING":
+            spans.append((token.start[1], token.end[1]))
+        elif name == "FSTRING_START" and opened is None:
+            opened = token.start[1]
+        elif name == "FSTRING_END" and opened is not None:
+            spans.append((opened, token.end[1]))
+            opened = None
+    return spans
+
+
+def strip_comment(code: str) -> str:
+    """`x = 1 # one` → `x = 1 `; a `#` inside a string is not a comment. A line that does not
+    tokenize on its own (an unterminated string) is kept whole."""
+    line = code.strip()
+    if "#" not in line:
+        return line
+    comment = next((t for t in _tokens(line) if t.type == tokenize.COMMENT), None)
+    return line[: comment.start[1]] if comment else line
+
+
 def normalise_code(code: str) -> str:
-    code = code.split("  #", 1)[0] if "#" in code else code
-    return " ".join(code.split())
+    """Without its comment, with runs of whitespace outside string literals made one space."""
+    line = strip_comment(code).strip()
+    pieces, at = [], 0
+    for start, end in _string_spans(_tokens(line)):
+        pieces += [WHITESPACE_RE.sub(" ", line[at:start]), line[start:end]]
+        at = end
+    pieces.append(WHITESPACE_RE.sub(" ", line[at:]))
+    return "".join(pieces).strip()
 
 
 def fingerprint_key(
@@ -158,6 +289,10 @@ class _Located:
     code: str
     in_loop: bool
 
+    @property
+    def rank(self) -> int | None:
+        return self.raw.rank
+
     def key(self, message: BreakMessage) -> tuple[str, ...]:
         gb_key = message.gb_id or message.gb_type
         return fingerprint_key(gb_key, self.site.path, self.qualname, self.code, self.site.origin, self.site.innermost)
@@ -167,8 +302,7 @@ def _locate(raw: RawBreak, root: str, lookup: SourceLookup) -> _Located | None:
     site = attribute(raw, root)
     if site is None:
         return None
-    in_repo = relative_to_root(site.frame.file, root) is not None
-    source = lookup(site.path) if in_repo else None
+    source = lookup(site.path) if in_repo(site.frame.file, root) else None
     line, function = site.frame.line, site.frame.function
     code = site.frame.code or (source.line(line).strip() if source else "")
     qualname = source.qualname(line, function) if source else function
@@ -226,16 +360,23 @@ def classify(
     ignore: Iterable[IgnoreRule] = (),
     entrypoint: str = "",
     rules: Rules | None = None,
+    ids: IdIndex | None = None,
 ) -> tuple[GraphBreak, ...]:
+    """`ids` maps a message without a registry id to its id (default: the installed torch's
+    registry), so that a break keeps its identity when torch rewords it."""
+    ids = registry.installed() if ids is None else ids
     rules = rules or load_rules()
+    rules = replace(rules, loop=rules.loop.resolved(ids))
     ignore = tuple(ignore)
-    located = [loc for loc in (_locate(r, root, lookup) for r in raws) if loc is not None]
+    located = [loc for loc in (_locate(identified(r, ids), root, lookup) for r in raws) if loc is not None]
     groups: dict[tuple[str, ...], dict[int, list[_Located]]] = {}
     for loc in located:
         groups.setdefault(loc.key(loc.raw.root), {}).setdefault(loc.site.frame.line, []).append(loc)
     breaks = []
     for key, by_line in groups.items():
-        for occurrence, line in enumerate(sorted(by_line)):
+        # Identical breaks are numbered from the last one up: one added above an existing one
+        # takes a new number, and the existing one keeps its fingerprint.
+        for occurrence, line in enumerate(sorted(by_line, reverse=True)):
             breaks.append(_fold(key, occurrence, by_line[line], rules, root))
     breaks = [replace(b, ignored=True) if is_ignored(b, ignore, entrypoint) else b for b in breaks]
     return tuple(sorted(breaks, key=impact_order))
@@ -251,6 +392,9 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
     caused = tuple(fingerprint((name, *key[1:]), occurrence) for name in sorted(consequences))
     rule = rules.rule(root)
     site = first.site
+    per_rank: dict[int | None, int] = {}
+    for loc in same:
+        per_rank[loc.rank] = per_rank.get(loc.rank, 0) + 1
     return GraphBreak(
         fingerprint=fingerprint(key, occurrence),
         gb_id=root.gb_id,
@@ -265,10 +409,14 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         hints=root.hints,
         doc_url=root.doc_url,
         frame_skipped=any(loc.raw.frame_skipped for loc in same),
-        in_loop=first.in_loop or bool(consequences.keys() & {"GB7000", "graph break in loop"}),
-        count=len(same),
+        in_loop=first.in_loop or any(rules.loop.matches(m) for m in consequences.values()),
+        # a break every rank of a distributed run hits is one break, seen on several ranks
+        count=max(per_rank.values()),
+        ranks=len(per_rank),
+        library_site=site.library,
         caused=caused,
         user_stack=tuple(Frame(display_path(f.file, root_dir), f.line, f.function, f.code) for f in first.raw.stack),
-        fix=rule.fix if rule else None,
+        # recipes patch the repository's own line: never the call into a library that broke
+        fix=rule.fix if rule and site.origin is Origin.USER else None,
         consequences=tuple(m.gb_type for m in consequences.values()),
     )

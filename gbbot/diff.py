@@ -37,14 +37,14 @@ def _key(brk: GraphBreak, path: str) -> tuple[str, ...] | None:
 
 
 def _occurrences(breaks: Sequence[GraphBreak]) -> dict[str, int]:
-    """Each break's index among the entrypoint's breaks with the same key, in line order (as
-    classify numbers them)."""
+    """Each break's index among the entrypoint's breaks with the same key, counted from the last
+    line up (as classify numbers them)."""
     groups: dict[tuple[str, ...], list[GraphBreak]] = {}
     for brk in breaks:
         key = _key(brk, brk.file)
         if key is not None:
             groups.setdefault(key, []).append(brk)
-    return {b.fingerprint: i for same in groups.values() for i, b in enumerate(sorted(same, key=lambda b: b.line))}
+    return {b.fingerprint: i for same in groups.values() for i, b in enumerate(sorted(same, key=lambda b: -b.line))}
 
 
 def renamed(breaks: Sequence[GraphBreak], renames: Mapping[str, str]) -> tuple[GraphBreak, ...]:

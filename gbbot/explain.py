@@ -6,11 +6,11 @@ Reads torch/_dynamo/graph_break_registry.json without importing torch (instant, 
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gbbot import registry
 from gbbot.errors import GbbotError
 
 DOC_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.html"
@@ -31,12 +31,11 @@ class Entry:
 
 
 def registry_path() -> Path:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        raise GbbotError("torch is not installed here; `explain` reads its graph-break registry")
-    path = Path(next(iter(spec.submodule_search_locations))) / "_dynamo" / "graph_break_registry.json"
-    if not path.exists():
-        raise GbbotError(f"this torch has no graph-break registry ({path} is missing)")
+    path = registry.registry_path()
+    if path is None:
+        if importlib.util.find_spec("torch") is None:
+            raise GbbotError("torch is not installed here; `explain` reads its graph-break registry")
+        raise GbbotError(f"this torch has no graph-break registry (no _dynamo/{registry.REGISTRY_NAME})")
     return path
 
 
@@ -47,7 +46,7 @@ def lookup(gb_id: str, registry: dict) -> list[Entry]:
     gb_id = gb_id.upper()
     entries = registry.get(gb_id)
     if not entries:
-        raise GbbotError(f"{gb_id} is not in this torch's registry (ids move between torch versions)")
+        raise GbbotError(f"{gb_id} is not in this torch's registry (it may be newer than this torch)")
     return [
         Entry(gb_id, e.get("Gb_type", ""), e.get("Explanation", ""), _hints(e.get("Hints", [])), e.get("Context", ""))
         for e in entries
@@ -66,8 +65,7 @@ def _hints(parts: list[str]) -> tuple[str, ...]:
 
 
 def explain(gb_id: str) -> list[Entry]:
-    registry = json.loads(registry_path().read_text(encoding="utf-8"))
-    return lookup(gb_id, registry)
+    return lookup(gb_id, registry.read(registry_path()))
 
 
 def format_entry(entry: Entry) -> str:

@@ -72,6 +72,7 @@ class RawBreak:
     stack: tuple[Frame, ...]  # user code traceback, outermost first
     frame_skipped: bool  # Dynamo fell back to eager for the whole frame
     location: Frame | None = None  # "Graph break in user code at FILE:LINE"
+    rank: int | None = None  # the distributed rank whose trace it came from, when there were several
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,19 @@ class TraceLog:
 
 
 @dataclass(frozen=True)
+class LibrarySite:
+    """Where inside an installed package (or torch) a break happened, for a break reported at the
+    repository line that called into it. `path` is relative to the install root, so it starts
+    with the package's directory (transformers/models/bert/modeling_bert.py)."""
+
+    package: str
+    path: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True)
 class GraphBreak:
     fingerprint: str
     gb_id: str | None
@@ -143,6 +157,8 @@ class GraphBreak:
     fix: str | None = None
     ignored: bool = False
     consequences: tuple[str, ...] = ()  # gb_types folded in, for display
+    library_site: LibrarySite | None = None  # the frame that broke, when outside the repository
+    ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
 
     @property
     def key(self) -> str:

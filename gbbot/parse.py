@@ -1,6 +1,6 @@
 """Graph-break messages → RawBreak records; a trace or log path → TraceLog.
 
-Message format (torch 2.13):
+Message format (torch 2.13; the markers come from gbbot/messages.py, per torch release):
 
     Graph break in user code at FILE:LINE
     Graph Break Reason: <gb_type, or a header ending in ':' followed by the gb_type>
@@ -20,17 +20,16 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from gbbot import trace
+from gbbot import messages, trace
+from gbbot.messages import MessageFormat
 from gbbot.model import BreakMessage, DynamicSymbol, Frame, FrameMetrics, FrameStart, RawBreak, TraceLog
 
-CHAIN_SEPARATOR = "*** While handling this graph break, another graph break occurred: ***"
-EAGER_FALLBACK_MARKER = "Skipping the function and falling back to eager"
-GB_URL_RE = re.compile(r"https?://\S+/gb/(gb\d+)\.html", re.IGNORECASE)
 URL_RE = re.compile(r"https?://\S+")
 LOCATION_RE = re.compile(r"^Graph break.* at (?P<file>.+):(?P<line>\d+)\s*$")
 FRAME_RE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_\d+$")
-SECTION_ENDS = ("Stack variable source attribution:", "User code traceback:")
+# One trace per rank under torchrun: dedicated_log_torch_trace_rank_1_abc.log
+RANK_FILE_RE = re.compile(r"_rank_(?P<rank>\d+)_")
 FIELD_RE = re.compile(r"^\s*(Explanation|Hint|Developer debug context):\s?(?P<text>.*)$")
 
 
@@ -40,7 +39,7 @@ def original_function(name: str) -> str:
     return match["fn"] if match else name
 
 
-def _link(section: list[str]) -> BreakMessage | None:
+def _link(section: list[str], fmt: MessageFormat) -> BreakMessage | None:
     """One link of a (possibly chained) message → BreakMessage."""
     start = next((i for i, line in enumerate(section) if line.strip()), None)
     if start is None:
@@ -54,7 +53,7 @@ def _link(section: list[str]) -> BreakMessage | None:
         if not line.strip():
             current = None  # a paragraph ends a field: what follows is debug detail
             continue
-        if "please visit:" in line or GB_URL_RE.search(line):
+        if fmt.doc_link_marker in line or fmt.doc_url_re.search(line):
             found = URL_RE.search(line)
             doc_url = found.group(0) if found else doc_url
             current = None
@@ -72,7 +71,7 @@ def _link(section: list[str]) -> BreakMessage | None:
                 current = None
         elif current is not None:
             current.append(line.strip())
-    gb_id_match = GB_URL_RE.search(doc_url or "")
+    gb_id_match = fmt.doc_url_re.search(doc_url or "")
     return BreakMessage(
         gb_type=gb_type,
         gb_id=gb_id_match.group(1).upper() if gb_id_match else None,
@@ -99,13 +98,13 @@ def _user_stack(lines: list[str]) -> tuple[Frame, ...]:
     return tuple(frames)
 
 
-def _reason_sections(head: list[str]) -> tuple[list[list[str]], bool]:
-    """Split the text between 'Graph Break Reason:' and the traceback into chain links."""
-    eager = any(EAGER_FALLBACK_MARKER in line for line in head)
+def _reason_sections(head: list[str], fmt: MessageFormat) -> tuple[list[list[str]], bool]:
+    """Split the text between the reason header and the traceback into chain links."""
+    eager = any(fmt.eager_fallback_marker in line for line in head)
     body: list[str] = []
     for line in head:
-        if line.startswith("Graph Break Reason:"):
-            inline = line[len("Graph Break Reason:") :].strip()
+        if line.startswith(fmt.reason_header):
+            inline = line[len(fmt.reason_header) :].strip()
             if inline and not inline.endswith(":"):
                 body.append(inline)  # the gb_type itself, e.g. "Data-dependent branching"
             continue
@@ -114,26 +113,26 @@ def _reason_sections(head: list[str]) -> tuple[list[list[str]], bool]:
         body.append(line)
     sections: list[list[str]] = [[]]
     for line in body:
-        if line.strip() == CHAIN_SEPARATOR:
+        if line.strip() == fmt.chain_separator:
             sections.append([])
         else:
             sections[-1].append(line)
     return sections, eager
 
 
-def parse_break_message(text: str) -> RawBreak | None:
+def parse_break_message(text: str, fmt: MessageFormat = messages.DEFAULT, rank: int | None = None) -> RawBreak | None:
     """Pure: one graph-break message → RawBreak, or None when it is not one."""
-    if not text.startswith("Graph break") and "Graph Break Reason:" not in text and not GB_URL_RE.search(text):
+    if not text.startswith("Graph break") and fmt.reason_header not in text and not fmt.doc_url_re.search(text):
         return None
     lines = text.split("\n")
     location = None
     if lines and (match := LOCATION_RE.match(lines[0])):
         location = Frame(match["file"], int(match["line"]), "")
-    cut = next((i for i, line in enumerate(lines) if line.startswith(SECTION_ENDS)), len(lines))
-    stack_start = next((i for i, line in enumerate(lines) if line.startswith("User code traceback:")), None)
+    cut = next((i for i, line in enumerate(lines) if line.startswith(fmt.section_ends)), len(lines))
+    stack_start = next((i for i, line in enumerate(lines) if line.startswith(fmt.traceback_header)), None)
     stack = _user_stack(lines[stack_start + 1 :]) if stack_start is not None else ()
-    sections, eager = _reason_sections(lines[:cut])
-    links = [link for link in (_link(s) for s in sections) if link is not None]
+    sections, eager = _reason_sections(lines[:cut], fmt)
+    links = [link for link in (_link(s, fmt) for s in sections) if link is not None]
     if not links:
         return None
     if not stack and location is not None:
@@ -144,6 +143,7 @@ def parse_break_message(text: str) -> RawBreak | None:
         stack=stack,
         frame_skipped=eager,
         location=location,
+        rank=rank,
     )
 
 
@@ -200,9 +200,10 @@ def _string(envelope: dict) -> tuple[int, str] | None:
     return None
 
 
-def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
+def read_trace_lines(lines: Iterable[str], source: str = "trace", rank: int | None = None) -> TraceLog:
     """Pure over lines: a TORCH_TRACE file's text → TraceLog. Damaged records are kept when
-    their text still parses; every damaged or unusable record is named in `problems`."""
+    their text still parses; every damaged or unusable record is named in `problems`, and so is
+    a torch release whose message format gbbot was not checked against."""
     breaks: list[RawBreak] = []
     metrics: list[FrameMetrics] = []
     problems: list[str] = []
@@ -210,6 +211,7 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
     strings: dict[int, str] = {}
     starts: list[FrameStart] = []
     symbols: list[DynamicSymbol] = []
+    fmt = messages.DEFAULT
     for item in trace.iter_trace_records(lines, source):
         if isinstance(item, trace.TraceProblem):
             problems.append(item.message)
@@ -224,13 +226,27 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
             symbols.extend(filter(None, [_symbol(item.envelope)]))
         elif item.kind == "torch_version":
             version = _torch_version(item.payload) or version
+            fmt = messages.format_for(version)  # torch logs its version before compiling anything
         else:
-            raw = parse_break_message(item.payload or "")
+            from_rank = rank if rank is not None else _envelope_rank(item.envelope)
+            raw = parse_break_message(item.payload or "", fmt, from_rank)
             if raw is None:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
                 breaks.append(raw)
+    note = messages.support_note(version)
+    problems.extend([f"{source}: {note}"] if note else [])
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))
+
+
+def _envelope_rank(envelope: dict) -> int | None:
+    rank = envelope.get("rank")
+    return rank if isinstance(rank, int) else None
+
+
+def rank_of(file_name: str) -> int | None:
+    match = RANK_FILE_RE.search(file_name)
+    return int(match["rank"]) if match else None
 
 
 def _torch_version(payload: str | None) -> str | None:
@@ -271,7 +287,7 @@ def read_path(path: Path) -> TraceLog:
     logs = []
     for file in files:
         if trace.looks_like_trace(file):
-            logs.append(read_trace_lines(trace.open_lines(file), file.name))
+            logs.append(read_trace_lines(trace.open_lines(file), file.name, rank_of(file.name)))
         else:
             logs.append(read_log_lines(trace.open_lines(file)))
     return merge_logs(logs)

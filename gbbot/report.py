@@ -21,6 +21,7 @@ from gbbot.model import (
     EntrypointReport,
     Frame,
     GraphBreak,
+    LibrarySite,
     Mode,
     Origin,
     Recompilation,
@@ -206,6 +207,7 @@ def _break(data: dict) -> GraphBreak:
         caused=tuple(data["caused"]),
         consequences=tuple(data.get("consequences", ())),
         user_stack=tuple(_frame(f) for f in data["user_stack"]),
+        library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
     )
     return GraphBreak(**values)
 

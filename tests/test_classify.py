@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gbbot.classify import classify, origin_of, path_matches
+from gbbot import diff, report
+from gbbot.classify import classify, normalise_code, origin_of, path_matches
 from gbbot.config import IgnoreRule
-from gbbot.model import BreakMessage, Category, Frame, Origin, RawBreak
+from gbbot.model import BreakMessage, Category, Frame, Mode, Origin, RawBreak, Report, Tool
 from gbbot.source import source_map
+from tests.reports import entrypoint
 
 ROOT = "/repo"
 PRINT = BreakMessage("Failed to trace builtin operator", "GB0059", "print", ("Please report an issue to PyTorch.",))
@@ -101,6 +103,7 @@ def test_attribution_to_the_innermost_repository_frame():
     ("/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", Origin.TORCH),
     ("/usr/lib/python3.11/copy.py", Origin.USER),
     ("/opt/other/thing.py", Origin.THIRD_PARTY),
+    ("/repo/../outside/mod.py", Origin.THIRD_PARTY),
 ])
 def test_origin(path, origin):
     assert origin_of(path, ROOT) is origin
@@ -133,3 +136,54 @@ def test_ignore_rules_mark_breaks_ignored():
 
 def test_a_break_without_any_frame_is_dropped_not_crashing():
     assert classify([raw(PRINT)], ROOT, lookup) == ()
+
+
+# --- comments and identical lines ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("code", "normalised"), [
+    ("x = 1 # one-space comment", "x = 1"),
+    ("x = 1  # two spaces", "x = 1"),
+    ('s = "a  # not a comment"', 's = "a  # not a comment"'),
+    ("s = 'a # no' # but this is", "s = 'a # no'"),
+    ('call(f"{x}  # kept",', 'call(f"{x}  # kept",'),  # a line of a longer statement
+    ('"""unterminated  # kept', '"""unterminated # kept'),  # no string token: all of it is code
+])
+def test_comments_are_stripped_by_token_not_by_text(code, normalised):
+    assert normalise_code(code) == normalised
+
+
+def test_a_comment_added_with_one_space_keeps_the_fingerprint_a_hash_in_a_string_does_not():
+    (plain,) = classify([raw(PRINT, frame(3))], ROOT, lookup)
+    (commented,) = classify([raw(PRINT, frame(3, 'print("x") # why'))], ROOT, lookup)
+    assert commented.fingerprint == plain.fingerprint
+    first = classify([raw(PRINT, frame(3, 'print("a  # b")'))], ROOT, lookup)[0]
+    second = classify([raw(PRINT, frame(3, 'print("a  # c")'))], ROOT, lookup)[0]
+    assert first.fingerprint != second.fingerprint
+
+
+def _report(*breaks):
+    return Report(Tool(), "2.13.0", Mode.FAST, None, (entrypoint("train", breaks),))
+
+
+def test_identical_breaks_added_above_leave_the_old_one_persisting():
+    source = "def forward(x):\n    print(x)\n    return x\n"
+    added = "def forward(x):\n    print(x)\n    print(x)\n    print(x)\n    return x\n"
+    base = classify([raw(PRINT, frame(2, "print(x)"))], ROOT, lambda _p: source_map(source))
+    head = classify([raw(PRINT, frame(n, "print(x)")) for n in (2, 3, 4)], ROOT, lambda _p: source_map(added))
+    result = diff.diff(_report(*head), _report(*base), "main", "abc1234")
+    old = next(b for b in head if b.line == 4)  # the original line, pushed down by the two added above
+    assert result.persisting == (old.fingerprint,)
+    assert sorted(b.line for b in head if b.fingerprint in result.new) == [2, 3]
+
+
+# --- paths outside the repository ---------------------------------------------------------------
+
+
+def test_a_frame_reached_through_dotdot_is_outside_the_repository():
+    stack = (frame(3), Frame("/repo/../outside/mod.py", 4, "helper", "torch._dynamo.graph_break()"))
+    (brk,) = classify([raw(PRINT, *stack)], ROOT, lookup)
+    assert (brk.file, brk.origin) == ("pkg/model.py", Origin.THIRD_PARTY)
+    assert brk.user_stack[-1].file == "mod.py"
+    assert (brk.library_site.path, brk.library_site.line) == ("mod.py", 4)
+    report.validate(report.to_json(_report(brk)))  # never a `..` path in the report

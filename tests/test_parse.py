@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import classify, parse
+from gbbot import classify, parse, registry, trace
 from gbbot.main import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -152,3 +152,84 @@ def test_cli_parse_missing_path(capsys):
 def test_fixtures_are_real_torch_output(name):
     text = (FIXTURES / name).read_text()
     assert "compile-graph-break-site/gb/gb0059.html" in text
+
+
+# --- identity across torch releases -------------------------------------------------------------
+
+TRACE_2_12 = FIXTURES / "small.2.12.trace.log"
+REGISTRY = registry.read(registry.registry_path())
+IDS = registry.index(REGISTRY)
+
+
+def _recorded(gb_id: str) -> str:
+    """The text of one recorded break message (torch 2.13)."""
+    records = trace.iter_trace_records(trace.open_lines(TRACE), TRACE.name)
+    texts = [r.payload for r in records if getattr(r, "kind", "") == "break"]
+    return next(t for t in texts if f"/gb/{gb_id.lower()}.html" in t)
+
+
+def _worded(text: str, gb_type: str, gb_id: str | None) -> str:
+    """The recorded GB0059 message as a release that words the break `gb_type`; without an id,
+    printed with no doc link (as torch did before the registry)."""
+    text = text.replace("Failed to trace builtin operator", gb_type)
+    if gb_id is None:
+        return "\n".join(line for line in text.split("\n") if "please visit:" not in line)
+    return text.replace("/gb/gb0059.html", f"/gb/{gb_id.lower()}.html")
+
+
+def test_a_break_torch_rewords_keeps_its_id_and_fingerprint():
+    names = [entry["Gb_type"] for entry in REGISTRY["GB0039"]]
+    assert names[0] == "Dynamo recompile limit exceeded" and "Dynamo cache limit exceeded" in names
+    recorded = _recorded("GB0059")
+    now = parse.parse_break_message(_worded(recorded, names[0], "GB0039"))
+    before = parse.parse_break_message(_worded(recorded, "Dynamo cache limit exceeded", None))
+    assert before.root.gb_id is None  # the older wording carries no id ...
+    (new,) = classify.classify([now], ROOT, ids=IDS)
+    (old,) = classify.classify([before], ROOT, ids=IDS)
+    assert old.gb_id == new.gb_id == "GB0039"  # ... and gets it from the registry's history
+    assert old.fingerprint == new.fingerprint
+
+
+def test_a_message_without_an_id_is_mapped_to_its_id_and_rule():
+    recorded = _recorded("GB0059")
+    (with_link,) = classify.classify([parse.parse_break_message(recorded)], ROOT, ids=IDS)
+    (without,) = classify.classify([parse.parse_break_message(_worded(recorded, "Failed to trace builtin operator", None))], ROOT, ids=IDS)
+    assert (without.gb_id, without.fix, without.fingerprint) == ("GB0059", "print", with_link.fingerprint)
+
+
+def test_a_torch_2_12_trace_gives_the_same_breaks_and_fingerprints():
+    old, new = parse.read_path(TRACE_2_12), parse.read_path(TRACE)
+    assert old.torch_version.startswith("2.12") and old.problems == ()
+    assert summary(old) == EXPECTED
+    fingerprints = [{b.fingerprint for b in classify.classify(log.breaks, ROOT)} for log in (old, new)]
+    assert fingerprints[0] == fingerprints[1]
+
+
+def test_a_torch_outside_the_supported_range_is_read_and_said(tmp_path):
+    older = tmp_path / "old.log"
+    older.write_text(TRACE.read_text().replace('"pytorch_version": "2.13.0+cpu"', '"pytorch_version": "2.3.1"'))
+    log = parse.read_path(older)
+    assert summary(log) == EXPECTED
+    assert any("torch 2.3.1 is outside the releases gbbot reads (2.6–2.13)" in p for p in log.problems)
+
+
+# --- several ranks -------------------------------------------------------------------------------
+
+
+def test_a_break_seen_on_two_ranks_is_one_break_on_two_ranks(tmp_path):
+    for rank in (0, 1):
+        (tmp_path / f"dedicated_log_torch_trace_rank_{rank}_abcd1234.log").write_bytes(TRACE.read_bytes())
+    breaks = classify.classify(parse.read_path(tmp_path).breaks, ROOT)
+    assert summary(parse.read_path(tmp_path)) == EXPECTED  # counts stay per rank: 1 each
+    assert {b.ranks for b in breaks} == {2}
+
+
+def test_a_torch_break_reached_through_contextlib_is_a_torch_break():
+    """Recorded: DistributedDataParallel compiled in one gloo process (programs/ddp.py)."""
+    log = parse.read_path(FIXTURES / "ddp.trace.log")
+    skipped = [b for b in classify.classify(log.breaks, ROOT) if b.gb_id == "GB0007"]
+    assert skipped and all(b.user_stack[-1].file == "contextlib.py" for b in skipped)
+    for brk in skipped:
+        assert (brk.origin, brk.file, brk.fix) == (classify.Origin.TORCH, "ddp.py", None)
+        assert brk.library_site.package == "torch"
+        assert brk.library_site.path == "torch/nn/parallel/distributed.py"

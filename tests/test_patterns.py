@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from gbbot import report
 from gbbot.check import CheckOptions, check
 from gbbot.config import parse_config
 from gbbot.model import Category, Origin, Status
+from gbbot.render import markdown
 
 HERE = Path(__file__).parent
 pytestmark = pytest.mark.slow
@@ -92,3 +94,34 @@ def test_no_break_pattern_and_counts(patterns_report):
     assert entry.frames_skipped == 1
     assert entry.break_count == sum(b.count for b in entry.breaks) == 13
     assert patterns_report.torch_version.startswith("2.13")
+
+
+def test_markdown_shows_where_inside_the_package_a_third_party_break_is(patterns_report):
+    (brk,) = by_function(patterns_report)["third_party_break"]
+    assert (brk.library_site.package, brk.library_site.path, brk.library_site.line) == ("fakelib", "fakelib/__init__.py", 7)
+    text = markdown.render(patterns_report)
+    assert "Inside `fakelib` at `fakelib/__init__.py:7` in `scale`, reached from `patterns.py:83`" in text
+    assert "torch._dynamo.graph_break()\n```" in text  # the library's own source line
+    assert brk.fix is None  # no recipe patches the call into the library
+
+
+def test_a_module_reached_through_dotdot_is_outside_the_repository(tmp_path):
+    """An entrypoint that imports a module through `repo/../outside`: its break is a
+    third-party one at the repository's call, and the report stays valid."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "mod.py").write_text("import torch\n\n\ndef helper(x):\n    torch._dynamo.graph_break()\n    return x + 1\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "main.py").write_text(
+        "import os\nimport sys\n\nimport torch\n\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'outside'))\n"
+        "import mod  # noqa: E402\n\n\ndef f(x):\n    return mod.helper(x) * 2\n\n\ntorch.compile(f)(torch.ones(2))\n"
+    )
+    config = parse_config("version: 1\nentrypoints:\n  - name: outside\n    run: python main.py\n")
+    result = check(repo, config, CheckOptions())
+    report.validate(report.to_json(result))
+    (entry,) = result.entrypoints
+    assert entry.status is Status.OK and entry.breaks
+    for brk in entry.breaks:
+        assert (brk.file, brk.origin) == ("main.py", Origin.THIRD_PARTY)
+        assert (brk.library_site.path, brk.library_site.line) == ("mod.py", 5)

@@ -35,7 +35,16 @@ def library_frames(brk: GraphBreak) -> tuple[Frame, ...]:
     """The frames inside the library: those after the user's call into it, innermost last."""
     stack = brk.user_stack
     index = max((i for i, f in enumerate(stack) if f.file == brk.file and f.line == brk.line), default=-1)
-    return tuple(f for f in stack[index + 1 :] if not f.file.startswith(("torch/", "functorch/")))
+    inside = _up_to_library_site(stack[index + 1 :], brk)
+    return tuple(f for f in inside if not f.file.startswith(("torch/", "functorch/")))
+
+
+def _up_to_library_site(frames: tuple[Frame, ...], brk: GraphBreak) -> tuple[Frame, ...]:
+    """The frames down to the library site the report names (the standard library's frames
+    below it, e.g. contextlib's, are not the library's code to override)."""
+    site = brk.library_site
+    at = [i for i, f in enumerate(frames) if site and (f.file, f.line) == (site.path, site.line)]
+    return frames[: at[-1] + 1] if at else frames
 
 
 def locate(brk: GraphBreak, lookup: SourceLookup) -> LibraryFrame | None:

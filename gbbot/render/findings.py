@@ -51,11 +51,29 @@ class Finding:
         return message(self)
 
 
+def library_lines(brk: GraphBreak) -> list[str]:
+    """Where a break outside the repository happened, and the repository line that reached it."""
+    site = brk.library_site
+    if site is None:
+        return []
+    lines = [f"Inside {site.package}: {site.path}:{site.line}" + (f" in {site.function}" if site.function else "")]
+    if site.code:
+        lines.append(f"    {site.code}")
+    lines.append(f"Reached from {brk.file}:{brk.line}" + (f": {brk.code}" if brk.code else ""))
+    return lines
+
+
+def ranks_text(brk: GraphBreak) -> str:
+    return f" on {brk.ranks} ranks" if brk.ranks > 1 else ""
+
+
 def message(finding: Finding) -> str:
     """Plain text, several lines: what broke, why, what to do, where to read more."""
     brk = finding.brk
     lines = [f"{'New graph break' if finding.state is State.NEW else 'Graph break'}: {brk.gb_type}"]
-    if brk.code:
+    if brk.library_site is not None:
+        lines.extend(library_lines(brk))
+    elif brk.code:
         lines.append(f"Code: {brk.code}")
     if brk.frame_skipped:
         lines.append("The whole frame runs eagerly (Dynamo skipped it).")
@@ -64,7 +82,11 @@ def message(finding: Finding) -> str:
     if brk.explanation:
         lines.append(brk.explanation)
     lines.extend(f"Hint: {hint}" for hint in brk.hints)
-    lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}" + (f" (×{brk.count})" if brk.count > 1 else ""))
+    lines.append(
+        f"Entrypoints: {', '.join(finding.entrypoints)}"
+        + (f" (×{brk.count})" if brk.count > 1 else "")
+        + ranks_text(brk)
+    )
     if brk.doc_url:
         lines.append(brk.doc_url)
     return "\n".join(lines)

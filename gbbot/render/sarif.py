@@ -22,6 +22,7 @@ INFORMATION_URI = "https://github.com/gbbot/gbbot"
 FINGERPRINT_KEY = "gbbotFingerprint/v1"
 SARIF_LEVEL = {Level.NOTICE: "note", Level.WARNING: "warning", Level.FAILURE: "error"}
 NOT_A_WORD = re.compile(r"[^a-z0-9]+")
+LIBRARY_BASE = "PYTHON_SITE_PACKAGES"  # where installed packages (and torch) live
 
 
 def rule_id(brk: GraphBreak) -> str:
@@ -66,6 +67,7 @@ def result(finding: Finding, rule_index: int) -> dict[str, Any]:
                 }
             }
         ],
+        **_related(brk),
         "partialFingerprints": {FINGERPRINT_KEY: brk.fingerprint},
         "properties": {
             "state": finding.state.value,
@@ -75,6 +77,26 @@ def result(finding: Finding, rule_index: int) -> dict[str, Any]:
             "frameSkipped": brk.frame_skipped,
         },
     }
+
+
+def _related(brk: GraphBreak) -> dict[str, Any]:
+    """The library site of a break reported at the repository line that called into it: outside
+    the repository, so relative to the install root (`uriBaseId`), not to the checkout."""
+    site = brk.library_site
+    if site is None:
+        return {}
+    region: dict[str, Any] = {"startLine": max(site.line, 1)}
+    if site.code:
+        region["snippet"] = {"text": site.code}
+    location = {
+        "id": 1,
+        "message": {"text": f"inside {site.package}" + (f", in {site.function}" if site.function else "")},
+        "physicalLocation": {
+            "artifactLocation": {"uri": quote(site.path, safe="/"), "uriBaseId": LIBRARY_BASE},
+            "region": region,
+        },
+    }
+    return {"relatedLocations": [location]}
 
 
 def sarif(report: Report, fail_on: str = "new") -> dict[str, Any]:

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gbbot import recompile
-from gbbot.model import Report, Status
+from gbbot.model import GraphBreak, Report, Status
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -54,12 +54,14 @@ def break_table(report: Report) -> Table:
             notes.append("[dim]ignored[/]")
         if brk.fix:
             notes.append(f"fix: {brk.fix}")
+        if brk.ranks > 1:
+            notes.append(f"{brk.ranks} ranks")
         table.add_row(
             str(len(seen)),
             escape(brk.gb_id or "-"),
             escape(brk.category.value),
-            escape(f"{brk.file}:{brk.line} {brk.function}"),
-            escape(brk.code[:80]),
+            escape(f"{brk.file}:{brk.line} {brk.function}" + _inside(brk)),
+            escape(brk.code[:80] + _library_code(brk)),
             str(brk.count),
             " ".join(notes),
         )
@@ -86,6 +88,17 @@ def recompile_table(report: Report) -> Table:
                 " ".join([*(["[bold]NEW[/]"] if is_new else []), *notes, escape(reason.advice)]),
             )
     return table
+
+
+def _inside(brk: GraphBreak) -> str:
+    """The library site under the repository line that reached it."""
+    site = brk.library_site
+    return f"\n→ inside {site.package}: {site.path}:{site.line}" if site else ""
+
+
+def _library_code(brk: GraphBreak) -> str:
+    site = brk.library_site
+    return f"\n→ {site.code[:80]}" if site and site.code else ""
 
 
 def render(report: Report, console: Console) -> None:

@@ -1,0 +1,82 @@
+"""How a torch release words a graph-break message: the one place that knows the format.
+
+The parser asks `format_for(version)` for the markers it splits a message on. Each format
+declares the torch releases it was checked against; a trace from a release outside every
+declared range is still read with the nearest format, and `support_note` says so in words for the
+report's trace problems (a silent misread would be worse than a visible caveat).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+Version = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class MessageFormat:
+    first: Version  # oldest torch release this format was checked against
+    last: Version  # newest
+    reason_header: str = "Graph Break Reason:"
+    traceback_header: str = "User code traceback:"
+    stack_attribution_header: str = "Stack variable source attribution:"
+    chain_separator: str = "*** While handling this graph break, another graph break occurred: ***"
+    eager_fallback_marker: str = "Skipping the function and falling back to eager"
+    doc_link_marker: str = "please visit:"
+    # The documentation link carries the registry id: …/gb/gb0059.html
+    doc_url_re: re.Pattern[str] = re.compile(r"https?://\S+/gb/(gb\d+)\.html", re.IGNORECASE)
+
+    @property
+    def section_ends(self) -> tuple[str, ...]:
+        return (self.stack_attribution_header, self.traceback_header)
+
+    def covers(self, version: Version) -> bool:
+        return self.first <= version <= self.last
+
+
+# Newest first. 2.12 and 2.13 are checked by recorded fixtures (tests/fixtures/small*.trace.log).
+FORMATS: tuple[MessageFormat, ...] = (MessageFormat(first=(2, 6), last=(2, 13)),)
+DEFAULT = FORMATS[0]
+
+
+def release(version: str | None) -> Version | None:
+    """Text such as 2.13.0+cpu → (2, 13); None when the text names no release."""
+    match = re.match(r"\s*(\d+)\.(\d+)", version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def format_for(version: str | None) -> MessageFormat:
+    """The format of `version`'s messages; the nearest one when no format declares it."""
+    found = release(version)
+    if found is None:
+        return DEFAULT
+    covering = [f for f in FORMATS if f.covers(found)]
+    if covering:
+        return covering[0]
+    return min(FORMATS, key=lambda f: _distance(found, f))
+
+
+def _distance(version: Version, fmt: MessageFormat) -> int:
+    return min(abs(_ordinal(version) - _ordinal(fmt.first)), abs(_ordinal(version) - _ordinal(fmt.last)))
+
+
+def _ordinal(version: Version) -> int:
+    return version[0] * 1000 + version[1]
+
+
+def supported_range() -> str:
+    first = min(f.first for f in FORMATS)
+    last = max(f.last for f in FORMATS)
+    return f"{first[0]}.{first[1]}–{last[0]}.{last[1]}"
+
+
+def support_note(version: str | None) -> str | None:
+    """In words, when a trace comes from a torch release outside what gbbot was checked against."""
+    found = release(version)
+    if found is None or any(f.covers(found) for f in FORMATS):
+        return None
+    return (
+        f"torch {version} is outside the releases gbbot reads ({supported_range()}): its messages were "
+        "read with the nearest known format, so some breaks may be missed or misread"
+    )
