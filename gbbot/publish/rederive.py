@@ -95,4 +95,5 @@ def dropped_note(dropped: Sequence[Dropped]) -> str | None:
         return None
     n = len(dropped)
     fixes = "suggested fix from the report was" if n == 1 else "suggested fixes from the report were"
-    return f"⚠️ {n} {fixes} not posted: they did not match what gbbot's recipes produce on the PR's code."
+    they = "it" if n == 1 else "they"
+    return f"⚠️ {n} {fixes} not posted: {they} did not match what gbbot's recipes produce on the PR's code."
