@@ -17,7 +17,18 @@ REVIEW_COMMENTS_MAX = 30  # suggestion comments in one review
 # Workflow-command annotations the UI shows per step, per severity (warning, error); the rest are
 # dropped silently, so gbbot lists them in the job summary instead.
 WORKFLOW_ANNOTATIONS_SHOWN = 10
-REPORT_FILE_MAX_BYTES = 50 * 1024 * 1024  # an untrusted report.json larger than this is refused
+# An untrusted report.json (from a fork's run) is refused over these, before anything is built
+# from it: 50 entrypoints with 100 distinct breaks each, stacks and verified fixes, is about 4 MB.
+REPORT_FILE_MAX_BYTES = 10 * 1024 * 1024
+REPORT_BREAKS_MAX = 5_000  # in all entrypoints together (and in the diff's fixed breaks)
+REPORT_ENTRYPOINT_BREAKS_MAX = 2_000
+REPORT_JSON_DEPTH_MAX = 32  # a real report nests 8 deep
+REPORT_NUMBER_CHARS_MAX = 32  # digits of one JSON number
+REPORT_JSON_VALUES_MAX = 400_000  # strings, arrays and objects: 5,000 breaks need about 150,000
+CHECK_RUN_ANNOTATIONS_MAX = 1_000  # 20 requests; the rest are counted in the summary
+# What the workflow_run publisher re-derives fixes on: the PR's files, fetched as data.
+PR_SOURCE_MAX_BYTES = 512 * 1024
+REDERIVED_FIXES_MAX = 100
 
 TRUNCATED = "\n\n… (truncated)"
 

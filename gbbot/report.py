@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema
 
-from gbbot import __version__
+from gbbot import __version__, limits, untrusted_json
 from gbbot.errors import ReportError
 from gbbot.model import (
     Category,
@@ -279,6 +279,51 @@ def load(path: Path) -> Report:
         raise ReportError(f"{path}: no such report file") from None
     except (OSError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable JSON report ({exc})") from None
+    try:
+        return from_json(data)
+    except ReportError as exc:
+        raise ReportError(f"{path}: {exc}") from None
+
+
+UNTRUSTED = untrusted_json.Bounds(
+    depth=limits.REPORT_JSON_DEPTH_MAX,
+    values=limits.REPORT_JSON_VALUES_MAX,
+    number_chars=limits.REPORT_NUMBER_CHARS_MAX,
+)
+
+
+def _breaks_over(data: Any) -> str | None:
+    """Why the report carries more breaks than gbbot reads, or None (looked at before the schema,
+    whose cost grows with them). Shapes the schema would refuse are left to it."""
+    entrypoints = data.get("entrypoints") if isinstance(data, dict) else None
+    counts = [len(e["breaks"]) for e in entrypoints or () if isinstance(e, dict) and isinstance(e.get("breaks"), list)]
+    diff = data.get("diff") if isinstance(data, dict) else None
+    fixed = diff.get("fixed_breaks") if isinstance(diff, dict) else None
+    total = sum(counts) + (len(fixed) if isinstance(fixed, list) else 0)
+    if max(counts, default=0) > limits.REPORT_ENTRYPOINT_BREAKS_MAX:
+        return f"{max(counts)} breaks in one entrypoint, over the {limits.REPORT_ENTRYPOINT_BREAKS_MAX} gbbot reads"
+    if total > limits.REPORT_BREAKS_MAX:
+        return f"{total} breaks, over the {limits.REPORT_BREAKS_MAX} gbbot reads"
+    return None
+
+
+def load_untrusted(path: Path) -> Report:
+    """A report someone else wrote: size, nesting, value count, numbers and breaks bounded before
+    it is built or schema-checked. Any refusal is one ReportError line naming the file."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limits.REPORT_FILE_MAX_BYTES + 1)
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read the report artifact ({exc.strerror})") from None
+    if len(raw) > limits.REPORT_FILE_MAX_BYTES:
+        raise ReportError(f"{path}: over the {limits.REPORT_FILE_MAX_BYTES} bytes a report may have")
+    try:
+        data = untrusted_json.loads(raw.decode("utf-8"), UNTRUSTED)
+    except ValueError as exc:  # Refused, or not UTF-8
+        raise ReportError(f"{path}: not a report gbbot reads: {exc}") from None
+    over = _breaks_over(data)
+    if over:
+        raise ReportError(f"{path}: {over}")
     try:
         return from_json(data)
     except ReportError as exc:

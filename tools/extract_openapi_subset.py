@@ -69,6 +69,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
     ("post", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
     ("get", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls"),
+    ("get", "/repos/{owner}/{repo}/contents/{path}"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("get", "/repos/{owner}/{repo}/issues/comments/{comment_id}"),

@@ -6,12 +6,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gbbot import api, limits
+from gbbot import api
 from gbbot import report as report_
 from gbbot.action.context import Context
 from gbbot.config import Config
 from gbbot.console import fix_summary, internal_error, progress_printer, report_console, say, say_styled
-from gbbot.errors import GbbotError, ReportError
+from gbbot.errors import GbbotError
 from gbbot.model import Mode, Report
 from gbbot.render import terminal
 
@@ -85,10 +85,4 @@ def _progress(message: str) -> None:
 
 def read_untrusted(path: Path) -> Report:
     """A report made by another job (possibly from a fork's code): bounded, then schema-checked."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read the report artifact ({exc.strerror})") from None
-    if size > limits.REPORT_FILE_MAX_BYTES:
-        raise ReportError(f"{path}: {size} bytes, over the {limits.REPORT_FILE_MAX_BYTES} bytes a report may have")
-    return report_.load(path)
+    return report_.load_untrusted(path)

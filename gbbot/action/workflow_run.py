@@ -1,23 +1,32 @@
 """`workflow_run`: the privileged half of the fork-safe pattern. Never runs PR code: reads the
 report artifact the workflow downloaded, validates it as untrusted input, finds the PR by the
-run's head SHA (from GitHub's payload, not from the report) and publishes."""
+run's head SHA (from GitHub's payload, not from the report), re-derives the report's fixes from
+the PR's files (read through the API as data) and publishes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from github import Github, GithubException
 
+from gbbot import limits
 from gbbot.action import analysis, outputs
 from gbbot.action.context import Context
 from gbbot.action.event import WorkflowRunEvent
 from gbbot.action.publishing import destination
 from gbbot.errors import ExitCode
 from gbbot.model import Report
-from gbbot.publish import retry
+from gbbot.publish import rederive, retry, sources
 from gbbot.publish.content import Content
 from gbbot.publish.pull_request import publish
 from gbbot.publish.sink import Published
+
+# The check run and the comment say so for a fork's run: its workflow file is the fork's to edit.
+FORK_NOTE = (
+    "_These figures come from the PR's own workflow run, whose workflow file a fork controls: "
+    "read them as the PR's claim._"
+)
 
 
 def find_pull(ctx: Context, client: Github, run: WorkflowRunEvent) -> Any | None:
@@ -49,9 +58,20 @@ def find_pull(ctx: Context, client: Github, run: WorkflowRunEvent) -> Any | None
     return found[0] if found else None
 
 
-def _published(
-    ctx: Context, run: WorkflowRunEvent, report: Report, text: Content, policy: str, run_url: str | None
-) -> Published | None:
+@dataclass(frozen=True)
+class Target:
+    """The pull request to publish on, and the client that found it."""
+
+    client: Github
+    pull: Any
+
+    @property
+    def from_fork(self) -> bool:
+        head_repo = self.pull.head.repo  # None when the fork was deleted
+        return head_repo is None or head_repo.full_name != self.pull.base.repo.full_name
+
+
+def _target(ctx: Context, run: WorkflowRunEvent) -> Target | None:
     if not ctx.inputs.token:
         ctx.log("no token given: nothing can be published from workflow_run")
         return None
@@ -63,15 +83,42 @@ def _published(
     if pull is None:
         ctx.log(f"no open pull request has head {run.head_sha[:7]}: nothing to publish on")
         return None
-    where = destination(ctx, pull.number, run.head_sha, policy, run_url)
-    return publish(client, report, text, where, ctx.policy, ctx.log)
+    return Target(client, pull)
+
+
+def _unreadable(path: str) -> str:
+    raise rederive.Unreadable(f"{path}: the PR's files cannot be read without a pull request to publish on")
+
+
+def believed(ctx: Context, report: Report, target: Target | None, head_sha: str) -> rederive.Rederived:
+    """The report with only the fixes gbbot's recipes reproduce on the PR's code at `head_sha`."""
+    read = _unreadable
+    if target is not None:
+        repo = target.client.get_repo(ctx.env.repository)
+        read = sources.pr_files(repo, head_sha, limits.PR_SOURCE_MAX_BYTES, ctx.policy, ctx.log)
+    done = rederive.rederive(report, read, limits.REDERIVED_FIXES_MAX)
+    for dropped in done.dropped:
+        ctx.log(f"suggested fix {dropped.fingerprint} from the report not posted: {dropped.reason}")
+    return done
+
+
+def _content(ctx: Context, done: rederive.Rederived, target: Target | None, run_url: str | None) -> Content:
+    text = outputs.content(ctx, done.report, run_url)
+    note = rederive.dropped_note(done.dropped)
+    text = text.noted(note) if note else text
+    return text.noted(FORK_NOTE) if target is not None and target.from_fork else text
 
 
 def handle(ctx: Context, run: WorkflowRunEvent) -> int:
     report = analysis.read_untrusted(ctx.report_path)
     policy = ctx.fail_on()
     run_url = run.html_url if run.html_url.startswith("https://") and " " not in run.html_url else None
-    text = outputs.content(ctx, report, run_url)
-    published = _published(ctx, run, report, text, policy, run_url)
-    outputs.finish(ctx, report, policy, text, published)
+    target = _target(ctx, run)
+    done = believed(ctx, report, target, run.head_sha)
+    text = _content(ctx, done, target, run_url)
+    published: Published | None = None
+    if target is not None:
+        where = destination(ctx, target.pull.number, run.head_sha, policy, run_url)
+        published = publish(target.client, done.report, text, where, ctx.policy, ctx.log)
+    outputs.finish(ctx, done.report, policy, text, published)
     return ExitCode.USAGE if published and published.problems else ExitCode.OK

@@ -78,6 +78,16 @@ class CheckRunRequest:
     details_url: str | None = None
 
 
+def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str, Any]], Content]:
+    """At most CHECK_RUN_ANNOTATIONS_MAX annotations (each 50 is a request); the summary counts the rest."""
+    sent = notes[: limits.CHECK_RUN_ANNOTATIONS_MAX]
+    more = len(notes) - len(sent)
+    if not more:
+        return sent, content
+    note = f"_{more} more breaks are in the report artifact (annotated here: the first {len(sent)})._"
+    return sent, content.noted(note)
+
+
 def request(
     report: Report,
     fail_on: str,
@@ -87,6 +97,7 @@ def request(
     external_id: str,
     details_url: str | None = None,
 ) -> CheckRunRequest:
+    notes, content = capped(annotations(report, fail_on), content)
     return CheckRunRequest(
         name=name,
         head_sha=head_sha,
@@ -94,7 +105,7 @@ def request(
         conclusion=conclusion(report, fail_on),
         title=title(report)[: limits.CHECK_RUN_TITLE_MAX],
         summary=fitted(report, content, limits.CHECK_RUN_TEXT_MAX),
-        batches=batches(annotations(report, fail_on)),
+        batches=batches(notes),
         details_url=details_url,
     )
 

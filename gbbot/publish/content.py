@@ -4,7 +4,7 @@ size limit: fewer items per section first, then a cut with a pointer to the full
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gbbot import limits
 from gbbot.model import GraphBreak, Report
@@ -26,9 +26,14 @@ class Content:
     title: str = DEFAULT_TITLE
     pointer: str = ""  # trusted markdown: where the full report is (workflow run, artifact)
     extra: Callable[[GraphBreak], Iterable[str]] = _no_extra  # trusted lines per break (verified fixes)
+    notes: tuple[str, ...] = ()  # trusted markdown lines at the end: where figures come from, what was left out
+
+    def noted(self, line: str) -> Content:
+        return replace(self, notes=(*self.notes, line))
 
     def options(self, max_items: int | None = None, footer: bool = True) -> markdown.Options:
         notes = [] if max_items is None else [f"_Showing at most {max_items} breaks per section (size limit)._"]
+        notes += self.notes
         if footer and self.pointer:
             notes.append(self.pointer)
         return markdown.Options(title=self.title, footer=tuple(notes), extra=self.extra, max_items=max_items)

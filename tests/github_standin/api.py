@@ -27,6 +27,7 @@ from .render import Renderer
 from .wire import ApiError, Call, Reply, not_found, paginate
 
 COMMENT_BODY_MAX = 65_536
+CONTENT_API_MAX_BYTES = 1_048_576  # repos/get-content sends blobs up to 1 MB
 ANNOTATION_MESSAGE_MAX = 4_096
 REVIEW_STATES = {
     "APPROVE": "APPROVED",
@@ -182,6 +183,17 @@ class RestApi:
             issue.state, issue.closed_at, issue.state_reason = "open", None, "reopened"
         issue.updated_at = now
         return Reply(200, self.render.issue(issue))
+
+    @operation("GET", "/repos/{owner}/{repo}/contents/{path}")
+    def get_content(self, call: Call) -> Reply:
+        """A file at a commit (``ref`` as a SHA only); over 1 MB, GitHub's 403 ``too_large``."""
+        key = (call.query.get("ref", ""), call.path_params["path"])
+        data = self.state.files.get(key)
+        if data is None:
+            raise not_found(call)
+        if len(data) > CONTENT_API_MAX_BYTES:
+            raise blob_too_large(call)
+        return Reply(200, self.render.content_file(key[0], key[1], data))
 
     # -- issue comments -------------------------------------------------------------------------
     @operation("GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments")
@@ -397,6 +409,15 @@ class RestApi:
 def resource_not_accessible(call: Call) -> ApiError:
     message = "Resource not accessible by integration"
     return ApiError(403, message, documentation_url=call.documentation_url)
+
+
+def blob_too_large(call: Call) -> ApiError:
+    message = (
+        "This API returns blobs up to 1 MB in size. The requested blob is too large to fetch via the API, "
+        "but you can use the Git Data API to request blobs up to 100 MB in size."
+    )
+    error = {"resource": "Blob", "field": "data", "code": "too_large"}
+    return ApiError(403, message, errors=[error], documentation_url=call.documentation_url)
 
 
 def check_comment_body(call: Call) -> None:

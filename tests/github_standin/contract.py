@@ -100,16 +100,27 @@ class Contract:
         return [schema_error_line(e) for e in OAS30Validator(schema).iter_errors(json.loads(body))]
 
 
+CONTENTS_PATH = re.compile(r"(/repos/[^/]+/[^/]+/contents/)(.+)")
+
+
 def template_regex(template: str) -> re.Pattern[str]:
+    """One segment per parameter, except a file's ``{path}``, which spans segments as on GitHub."""
     pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template))
-    return re.compile(pattern)
+    return re.compile(pattern.replace("(?P<path>[^/]+)", "(?P<path>.+)"))
+
+
+def one_segment_path(path: str) -> str:
+    """openapi-core matches a parameter within one segment: a file's path goes in with its
+    slashes escaped (it is still the same string to validate)."""
+    found = CONTENTS_PATH.fullmatch(path)
+    return found.group(1) + found.group(2).replace("/", "%2F") if found else path
 
 
 def described_request(
     method: str, path: str, query: Mapping[str, str], body: bytes | None
 ) -> MockRequest:
     return MockRequest(
-        DESCRIBED_HOST, method.lower(), path, args=dict(query), data=body, content_type=JSON_TYPE
+        DESCRIBED_HOST, method.lower(), one_segment_path(path), args=dict(query), data=body, content_type=JSON_TYPE
     )
 
 

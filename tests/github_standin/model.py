@@ -198,6 +198,7 @@ class RepoState:
     reviews: dict[int, Review] = field(default_factory=dict)
     review_comments: dict[int, ReviewComment] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
+    files: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (commit sha, path) -> bytes
     user_ids: dict[str, int] = field(default_factory=lambda: dict(KNOWN_USER_IDS))
     clock: Clock = field(default_factory=Clock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1_000_001))

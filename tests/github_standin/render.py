@@ -10,6 +10,7 @@ server's response validation catches any that are missed.
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import json
@@ -241,6 +242,25 @@ class Renderer:
             contents_url=self.api(f"/contents/{changed.filename}?ref={pull.head_sha}"),
             patch=changed.patch,
         )
+        return entry
+
+    def content_file(self, sha: str, path: str, data: bytes) -> Json:
+        """A file as repos/get-content sends it: base64 in lines of 60 characters, as GitHub does."""
+        entry = self.template("content-file-response-if-content-is-a-file")
+        encoded = base64.b64encode(data).decode("ascii")
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        entry.update(
+            size=len(data),
+            name=path.rsplit("/", 1)[-1],
+            path=path,
+            content="".join(encoded[i : i + 60] + "\n" for i in range(0, len(encoded), 60)),
+            sha=blob,
+            url=self.api(f"/contents/{quote(path)}?ref={sha}"),
+            git_url=self.api(f"/git/blobs/{blob}"),
+            html_url=self.html(f"/blob/{sha}/{quote(path)}"),
+            download_url=f"{self.base_url}/raw/{self.state.full_name}/{sha}/{quote(path)}",
+        )
+        entry["_links"] = {"git": entry["git_url"], "self": entry["url"], "html": entry["html_url"]}
         return entry
 
     # -- issue comments and reactions ---------------------------------------------------------

@@ -265,6 +265,12 @@ class GitHubStandin:
         with self._lock:
             self.state.pulls[number].files = list(files)
 
+    def set_file(self, sha: str, path: str, content: str | bytes) -> None:
+        """The file ``path`` as it is at commit ``sha`` (served by repos/get-content with ``ref``)."""
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        with self._lock:
+            self.state.files[(sha, path)] = data
+
     def add_issue(self, number: int) -> None:
         with self._lock:
             self.state.issues.add(number)

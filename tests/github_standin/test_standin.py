@@ -470,3 +470,17 @@ def test_concurrent_writes_keep_every_comment(pull_seven: GitHubStandin) -> None
     comments = pull_seven.comments(7)
     assert len(comments) == 40
     assert len({c.id for c in comments}) == 40
+
+
+def test_a_file_is_served_at_a_commit_and_a_large_one_is_refused(github_standin: GitHubStandin) -> None:
+    sha = "c" * 40
+    github_standin.set_file(sha, "pkg/model.py", "print('é')\n")
+    github_standin.set_file(sha, "pkg/big.py", "#" * 1_100_000)
+    repo = github_standin.github_client().get_repo("octo-org/octo-repo")
+    found = repo.get_contents("pkg/model.py", ref=sha)
+    assert (found.path, found.size, found.decoded_content) == ("pkg/model.py", 12, "print('é')\n".encode())
+    with pytest.raises(GithubException) as too_large:
+        repo.get_contents("pkg/big.py", ref=sha)
+    with pytest.raises(GithubException) as elsewhere:
+        repo.get_contents("pkg/model.py", ref="d" * 40)
+    assert (too_large.value.status, elsewhere.value.status) == (403, 404)
