@@ -116,5 +116,7 @@ def run(args: argparse.Namespace) -> int:
     _missing_breaks(result, list(args.fingerprints))
     _write_outputs(result, args)
     _print_results(result, args.quiet)
+    if result.unwritten:
+        print(f"gbbot fix: verified but not written: {', '.join(result.unwritten)}", file=sys.stderr)
     failed_together = args.apply and any(not verdict.ok for verdict in result.joint)
-    return ExitCode.POLICY if failed_together else ExitCode.OK
+    return ExitCode.POLICY if failed_together or result.unwritten else ExitCode.OK
