@@ -2,13 +2,24 @@
 
 Imports the function with the repository root on sys.path, calls it with no arguments and, when a
 RESULT path is given, saves its return value with torch.save for fix verification.
+
+`compare_saved` is the child side of comparing two saved results: loading a pickle may run any
+code the pickle names, so it happens here, in a process started like an entrypoint (same runner,
+same environment allow-list), never in gbbot's own process. It prints one verdict line.
+
+This file is copied alone into containers: it imports nothing from gbbot.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
+
+VERDICT_PREFIX = "gbbot-verdict: "
+BEFORE_VARIABLE, AFTER_VARIABLE = "GBBOT_COMPARE_BEFORE", "GBBOT_COMPARE_AFTER"
+REASON_CHARS = 300
 
 
 def main(argv: list[str]) -> int:
@@ -24,6 +35,41 @@ def main(argv: list[str]) -> int:
 
         torch.save(value, result_path)
     return 0
+
+
+def _short(text: str) -> str:
+    return " ".join(text.split())[:REASON_CHARS]
+
+
+def difference(old: object, new: object) -> str | None:
+    """Why two return values differ under torch.testing's rules (== where those do not apply)."""
+    import torch
+
+    try:
+        torch.testing.assert_close(new, old, equal_nan=True)
+    except AssertionError as exc:
+        return _short(str(exc)) or "the returned values differ"
+    except (TypeError, ValueError, NotImplementedError):
+        return None if new == old else "the returned values differ"
+    return None
+
+
+def verdict(before: str, after: str) -> dict[str, object]:
+    """{"equal": true|false|null, "reason": …}; null when the files could not be loaded or compared."""
+    import torch
+
+    try:
+        old, new = (torch.load(p, map_location="cpu", weights_only=False) for p in (before, after))
+        why = difference(old, new)
+    except Exception as exc:  # whatever the pickle or its comparison raised: no verdict
+        return {"equal": None, "reason": _short(f"{type(exc).__name__}: {exc}")}
+    return {"equal": why is None, "reason": why or ""}
+
+
+def compare_saved() -> None:
+    """Compare the results named by the two variables; print the verdict as the last line."""
+    found = verdict(os.environ[BEFORE_VARIABLE], os.environ[AFTER_VARIABLE])
+    print(VERDICT_PREFIX + json.dumps(found), flush=True)
 
 
 if __name__ == "__main__":

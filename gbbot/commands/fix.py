@@ -12,9 +12,11 @@ from gbbot import api, report
 from gbbot.commands import common
 from gbbot.console import fix_summary
 from gbbot.errors import ExitCode, GbbotError
+from gbbot.fix import commit as committing
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
 from gbbot.fix.recipes import RECIPES
+from gbbot.fix.result import Counts
 from gbbot.model import Mode
 from gbbot.render import markdown
 
@@ -24,6 +26,12 @@ FINGERPRINT_RE = re.compile(r"[0-9a-f]{16}")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="write the verified patches into the working tree")
+    parser.add_argument(
+        "--commit",
+        action="store_true",
+        help="apply, then commit the patched files in one commit (nothing else in the tree is committed)",
+    )
+    parser.add_argument("--author", metavar="'NAME <EMAIL>'", help="the commit's author and committer (--commit)")
     parser.add_argument(
         "--only",
         action="append",
@@ -98,13 +106,27 @@ def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:
         args.markdown.write_text(markdown.render(run.report, options), encoding="utf-8")
 
 
+def _commit(run: FixRun, root: Path, author: committing.Author | None) -> None:
+    """One commit with the verified patches that were written; none when nothing was."""
+    fixes = committing.committed(run.results, run.written)
+    if not fixes:
+        print("gbbot fix: no verified patch was written; nothing committed", file=sys.stderr)
+        return
+    gb_ids = {b.fingerprint: b.gb_id or b.gb_type for b in run.report.breaks}
+    entrypoints = run.report.entrypoints
+    before = Counts(sum(e.break_count for e in entrypoints), sum(e.graph_count for e in entrypoints))
+    sha = committing.commit(root, run.written, committing.message(fixes, gb_ids, before), author)
+    print(f"gbbot fix: committed {sha[:12]} ({', '.join(run.written)})", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
+    author = committing.parse_author(args.author) if args.author else None
     root = common.repo_root(args)
     config = common.config_for(args, root)
     given = report.load(args.report) if args.report else None
     options = FixOptions(
-        apply=args.apply,
+        apply=args.apply or args.commit,
         only=tuple(args.only),
         fingerprints=tuple(args.fingerprints),
         entrypoints=tuple(args.entrypoint),
@@ -116,5 +138,9 @@ def run(args: argparse.Namespace) -> int:
     _missing_breaks(result, list(args.fingerprints))
     _write_outputs(result, args)
     _print_results(result, args.quiet)
+    if args.commit:
+        _commit(result, root, author)
+    if result.unwritten:
+        print(f"gbbot fix: verified but not written: {', '.join(result.unwritten)}", file=sys.stderr)
     failed_together = args.apply and any(not verdict.ok for verdict in result.joint)
-    return ExitCode.POLICY if failed_together else ExitCode.OK
+    return ExitCode.POLICY if failed_together or result.unwritten else ExitCode.OK

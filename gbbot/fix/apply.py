@@ -11,9 +11,9 @@ from pathlib import Path
 from gbbot.fix import plan as planning
 from gbbot.fix.batch import Attempt, Scope, Trial, run_set
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.plan import Candidate, Planned
+from gbbot.fix.plan import Candidate, FileReader, Planned
 from gbbot.fix.verify import Judgement
-from gbbot.fix.workspace import repo_reader, write_patch
+from gbbot.fix.workspace import write_patch
 from gbbot.model import Report
 
 
@@ -23,6 +23,7 @@ class Applied:
     joint: tuple[Judgement, ...] = ()  # patches that share a file or an entrypoint, verified together
     after: Report | None = None  # the runs behind `joint`
     notes: tuple[str, ...] = ()
+    unwritten: tuple[str, ...] = ()  # files with a verified patch that were not written
 
 
 Chosen = tuple[Planned, Candidate]
@@ -71,12 +72,19 @@ def _write(root: Path, patches: Sequence[FilePatch]) -> tuple[list[str], list[st
     return written, notes
 
 
+def _verified_text(chosen: Sequence[Chosen]) -> FileReader:
+    """Each file as its patches were verified on: combining re-applies the recipes to exactly that
+    text (never to what the file holds now), and writing checks the file still holds it."""
+    texts = {candidate.patch.path: candidate.patch.before for _, candidate in chosen}
+    return lambda path: texts[path]
+
+
 def apply_all(
     root: Path, scope: Scope, chosen: Sequence[Chosen], attempt: Attempt, progress: Callable[[str], None]
 ) -> Applied:
     """Combine the verified patches per file, verify those that share a file or an entrypoint
     together once, and write every patch whose group passed."""
-    patches, missed = planning.combine([c for _, c in chosen], repo_reader(root))
+    patches, missed = planning.combine([c for _, c in chosen], _verified_text(chosen))
     left_out = {fingerprint for fingerprint, _ in missed}
     trials = [_joint_trial(scope, g, patches, left_out) for g in joint_groups(scope, chosen) if len(g) > 1]
     if trials:
@@ -86,4 +94,5 @@ def apply_all(
     refused, refusals = _refused(trials, joint)
     written, write_notes = _write(root, [p for p in patches if p.path not in refused])
     notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed] + refusals + write_notes
-    return Applied(tuple(written), tuple(joint), after, tuple(notes))
+    unwritten = tuple(p.path for p in patches if p.path not in written)
+    return Applied(tuple(written), tuple(joint), after, tuple(notes), unwritten)

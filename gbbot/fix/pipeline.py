@@ -16,9 +16,10 @@ from gbbot.fix import plan as planning
 from gbbot.fix import result as fix_result
 from gbbot.fix.apply import Applied, Chosen, apply_all
 from gbbot.fix.batch import Scope, verify_all
+from gbbot.fix.compare import ChildComparer
 from gbbot.fix.rerun import Baseline, Rerun, attempt, observe_named
 from gbbot.fix.result import FixResult
-from gbbot.fix.verify import Judgement, ResultComparer, Scratch, compare_results, default_runner
+from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_runner
 from gbbot.fix.workspace import library_lookup, repo_reader
 from gbbot.model import GraphBreak, Mode, Report
 from gbbot.runner.contract import Runner
@@ -33,7 +34,7 @@ class FixOptions:
     mode: Mode | None = None
     jobs: int = 2
     runner: Runner | None = None
-    compare: ResultComparer = compare_results
+    compare: ResultComparer | None = None  # None: in a child of the runner (compare.ChildComparer)
     progress: Callable[[str], None] = field(default=lambda _message: None)
 
 
@@ -45,11 +46,13 @@ class FixRun:
     joint: tuple[Judgement, ...] = ()  # patches sharing a file or entrypoint, verified together (apply)
     notes: tuple[str, ...] = ()  # what the user should know: collisions, files left alone
     after: Report | None = None  # the runs behind `joint`
+    unwritten: tuple[str, ...] = ()  # files whose verified patch was not written (apply)
 
 
 def _rerun(scratch: Scratch, config: Config, options: FixOptions) -> Rerun:
     runner = options.runner or default_runner(config)
-    return Rerun(scratch, config, options.mode, options.jobs, runner, options.compare, options.progress)
+    compare = options.compare or ChildComparer(scratch.root, scratch.base / "compare", config, runner)
+    return Rerun(scratch, config, options.mode, options.jobs, runner, compare, options.progress)
 
 
 def _start(root: Path, rerun: Rerun, options: FixOptions, given: Report | None) -> tuple[Report, Baseline]:
@@ -95,4 +98,4 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
         ]
         applied = apply_all(root, scope, chosen, trials, options.progress) if options.apply and chosen else Applied()
     final = with_fixes(baseline_report, results)
-    return FixRun(final, results, applied.written, applied.joint, applied.notes, applied.after)
+    return FixRun(final, results, applied.written, applied.joint, applied.notes, applied.after, applied.unwritten)

@@ -9,7 +9,9 @@ compared through a function passed in).
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -92,12 +94,41 @@ class Scratch:
 
     def write(self, patches: Sequence[FilePatch], after: bool = True) -> None:
         for patch in patches:
-            path = self.root / patch.path
-            if path.is_symlink():
-                path.unlink()
+            path = own_file(self.root, patch.path)
             path.write_text(patch.after if after else patch.before, encoding="utf-8", newline="")
             for stale in path.parent.glob(f"__pycache__/{path.stem}.*.pyc"):
                 stale.unlink(missing_ok=True)  # same size and second as before: never trust it
+
+
+def _unfold(link: Path) -> None:
+    """Replace a link to a directory (an ignored one, linked into the copy) by a real directory
+    of links to its entries: one level deeper, the copy is its own."""
+    source = link.resolve()
+    link.unlink()
+    link.mkdir()
+    for entry in source.iterdir():
+        if entry.name not in NEVER_COPIED:
+            (link / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+
+
+def own_file(tree: Path, relative: str) -> Path:
+    """`tree / relative` as a file of the copy, never a link into the working tree: linked
+    directories along the path are unfolded, a linked file is replaced by a copy of itself."""
+    path = tree
+    for part in Path(relative).parts[:-1]:
+        path = path / part
+        if path.is_symlink():
+            _unfold(path)
+    path = path / Path(relative).name
+    if path.is_symlink():
+        text = path.read_bytes()
+        path.unlink()
+        path.write_bytes(text)
+    if not path.resolve().is_relative_to(tree.resolve()):
+        raise ValueError(f"{relative} leads outside the scratch copy")  # never write through a link
+    if path.exists() and not os.access(path, os.W_OK):
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)  # a read-only file in the repository
+    return path
 
 
 # --- running ---------------------------------------------------------------------------------------
@@ -137,25 +168,10 @@ def observe(
 
 # --- comparing ---------------------------------------------------------------------------------
 
-ResultComparer = Callable[[str, str], "str | None"]  # (before file, after file) → why they differ
+# (entrypoint, before file, after file) → why the saved results differ, or None when equal. The
+# files are pickles: the real one (compare.ChildComparer) never loads them in gbbot's process.
+ResultComparer = Callable[[Entrypoint, str, str], "str | None"]
 Goal = tuple[GraphBreak, Sequence[str]]  # a break a patch must remove, and the entrypoints it appeared in
-
-
-def compare_results(before: str, after: str) -> str | None:
-    """Two `call:` return values saved with torch.save: None when equal (torch.testing rules)."""
-    import torch  # only verification needs torch in gbbot's own process
-
-    def load(path: str) -> object:
-        return torch.load(path, map_location="cpu", weights_only=False)
-
-    old, new = load(before), load(after)
-    try:
-        torch.testing.assert_close(new, old, equal_nan=True)
-    except AssertionError as exc:
-        return " ".join(str(exc).split())[:DIFF_DETAIL_CHARS]
-    except (TypeError, ValueError, NotImplementedError):
-        return None if new == old else "the returned values differ"
-    return None
 
 
 @dataclass(frozen=True)
@@ -234,7 +250,11 @@ def changed_behaviour(before: Observation, after: Observation, compare: ResultCo
     if before.entrypoint.kind == "call":
         if (old.result_path is None) != (new.result_path is None):
             return f"{name} returned a result in only one of the runs"
-        difference = compare(old.result_path, new.result_path) if old.result_path and new.result_path else None
+        difference = (
+            compare(before.entrypoint, old.result_path, new.result_path)
+            if old.result_path and new.result_path
+            else None
+        )
         return f"the result of {name} changed: {difference}" if difference else None
     if before.entrypoint.verify_output and old.stdout_tail != new.stdout_tail:
         return f"the output of {name} changed (verify_output is on)"
@@ -269,7 +289,7 @@ def judge(
     goals: Sequence[Goal],
     before: Mapping[str, Observation],
     after: Mapping[str, Observation],
-    compare: ResultComparer = compare_results,
+    compare: ResultComparer,
 ) -> Judgement:
     """Did the patch do what it promised on every entrypoint re-run? Pure but for `compare`."""
     names = sorted(n for n in after if n in before)

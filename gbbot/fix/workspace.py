@@ -4,6 +4,7 @@ as patchable or written; nothing in site-packages ever is."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Callable
@@ -38,16 +39,22 @@ def repo_reader(root: Path) -> FileReader:
     return read
 
 
+def source_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
 def write_patch(root: Path, patch: FilePatch) -> str | None:
-    """Write one verified patch into the repository; a note instead when the file moved on."""
-    read = repo_reader(root)
+    """Write one verified patch into the repository, only onto the very text it was verified on;
+    a note instead when the file moved on or cannot be written."""
     try:
-        if read(patch.path) != patch.before:
-            return f"{patch.path} changed while gbbot was verifying; not written"
+        if source_hash(repo_reader(root)(patch.path)) != source_hash(patch.before):
+            return f"{patch.path} changed after its patch was verified; not written"
+        with _inside(root, patch.path).open("w", encoding="utf-8", newline="") as handle:
+            handle.write(patch.after)
     except Unpatchable as exc:
-        return str(exc)
-    with _inside(root, patch.path).open("w", encoding="utf-8", newline="") as handle:
-        handle.write(patch.after)
+        return f"{exc}; not written"
+    except OSError as exc:
+        return f"{patch.path}: cannot write it ({exc.strerror or exc}); not written"
     return None
 
 

@@ -52,7 +52,7 @@ def seen(*breaks: GraphBreak, graphs: int = 2, status: Status = Status.OK, resul
     return Observation(CALL, report, outcome)
 
 
-def same(_a: str, _b: str) -> None:
+def same(_entrypoint: Entrypoint, _a: str, _b: str) -> None:
     return None
 
 
@@ -95,7 +95,7 @@ def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not
 
 
 def test_different_results_drop_the_patch():
-    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen()}, lambda _a, _b: "values differ")
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen()}, lambda _e, _a, _b: "values differ")
     assert not verdict.ok and verdict.reason == "the result of fwd changed: values differ"
     assert verdict.summary.endswith("outputs differ")
 

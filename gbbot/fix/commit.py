@@ -1,0 +1,65 @@
+"""`gbbot fix --commit`: one commit holding exactly the verified patches that were written. Its
+message is pure (`message`); the commit itself names the patched paths to git, so whatever else
+is staged or modified in the tree stays as it was, uncommitted."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gbbot.errors import GbbotError
+from gbbot.fix.result import Counts, FixResult, FixStatus
+from gbbot.process import cmd_output
+
+AUTHOR_RE = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>\s]+)>\s*")
+
+
+@dataclass(frozen=True)
+class Author:
+    name: str
+    email: str
+
+
+def parse_author(text: str) -> Author:
+    match = AUTHOR_RE.fullmatch(text)
+    if not match or not match["name"]:
+        raise GbbotError(f"--author {text!r}: expected 'Name <email>'")
+    return Author(match["name"], match["email"])
+
+
+def committed(results: Sequence[FixResult], written: Sequence[str]) -> list[FixResult]:
+    """The verified fixes whose file was written."""
+    return [r for r in results if r.status is FixStatus.VERIFIED and r.file in written]
+
+
+def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Counts) -> str:
+    """Subject, each fix (GB id, file:line, recipe, what its verification showed), and the totals
+    the verification runs imply (each fix's change in breaks and graphs, added up)."""
+    lines = [f"- {gb_ids.get(r.fingerprint, '?')} {r.file}:{r.line} ({r.recipe}): {r.summary}" for r in fixes]
+    breaks = before.breaks - len(fixes) + len({f for r in fixes for f in r.revealed})
+    graphs = before.graphs + sum(r.after.graphs - r.before.graphs for r in fixes if r.before and r.after)
+    totals = f"Graph breaks {before.breaks} → {breaks}; graphs {before.graphs} → {graphs}."
+    subject = f"gbbot: fix {len(fixes)} graph break{'s' * (len(fixes) != 1)}"
+    return "\n".join([subject, "", *lines, "", totals]) + "\n"
+
+
+def commit(root: Path, paths: Sequence[str], text: str, author: Author | None) -> str:
+    """Commit exactly `paths` with `text`; the new commit's sha."""
+    env = dict(os.environ)
+    args = ["git", "commit", "-q", "-F", "-"]
+    if author:
+        args.append(f"--author={author.name} <{author.email}>")
+        env.update(GIT_COMMITTER_NAME=author.name, GIT_COMMITTER_EMAIL=author.email)
+    code, _, err = _commit(root, [*args, "--only", "--", *paths], text, env)
+    if code != 0:
+        raise GbbotError(f"git commit failed: {err.strip()[-500:]}")
+    return cmd_output("git", "rev-parse", "HEAD", cwd=root)[1].strip()
+
+
+def _commit(root: Path, args: list[str], text: str, env: dict[str, str]) -> tuple[int, str, str]:
+    proc = subprocess.run(args, cwd=root, env=env, input=text, capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
