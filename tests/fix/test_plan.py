@@ -74,9 +74,90 @@ def test_no_mechanical_fix_gives_the_documented_options(tmp_path):
 
 def test_unknown_break_kinds_fall_back_to_the_hints_from_torch(tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
-    odd = brk(gb_id="GB9999", gb_type="Something new", fix=None)
+    odd = brk(line=6, code="if x.sum() > 0:", gb_id="GB9999", gb_type="Something new", fix=None)
     _, (result,) = run_plan(tmp_path, odd)
     assert [a.text for a in result.advice] == ["Hint from torch."]
+
+
+def test_a_side_effect_statement_is_guarded_whatever_break_it_causes(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL.replace('print("hi")', 'print("hi", float(x.mean()))'))
+    item = brk(
+        code='print("hi", float(x.mean()))', gb_id="GB0124", gb_type="Unsupported Tensor.item() call", fix="item"
+    )
+    (planned,), others = run_plan(tmp_path, item)
+    assert others == []
+    assert [(c.recipe.id, c.recipe.variant) for c in planned.candidates] == [("side_effect", "guard")]
+    assert (
+        '+    if not torch.compiler.is_compiling():\n+        print("hi", float(x.mean()))'
+        in planned.candidates[0].patch.diff
+    )
+
+
+def test_the_print_recipe_keeps_its_order_and_the_same_guard_is_not_offered_twice(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    (planned,), _ = run_plan(tmp_path, brk())
+    assert [(c.recipe.id, c.recipe.variant) for c in planned.candidates] == [("print", "guard"), ("print", "hop")]
+
+
+JIT_MODEL = """import torch
+from torch import nn
+
+
+@torch.jit.script
+def first(x, n_channels):
+    return x[:, : n_channels[0]]
+
+
+class Net(nn.Module):
+    def forward(self, x, n):
+        return first(x, n)
+"""
+JIT_TRAIN = """import torch
+
+from model import Net
+
+
+def run(x, n):
+    net = Net()
+    return torch.compile(net)(x, n)
+
+
+def other(f):
+    return torch.compile(f)
+"""
+
+
+def test_capture_scalar_outputs_goes_where_the_repository_calls_torch_compile(tmp_path):
+    (tmp_path / "model.py").write_text(JIT_MODEL)
+    (tmp_path / "train.py").write_text(JIT_TRAIN)
+    stack = (Frame("train.py", 8, "run"), Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))
+    item = brk(
+        line=7, code="return x[:, : n_channels[0]]", function="first", gb_id="GB0124", fix="item", user_stack=stack[1:]
+    )
+    _, (advice,) = run_plan(tmp_path, item)  # the caller is not on the stack: nothing to patch
+    assert advice.status is FixStatus.ADVICE and "no `torch.compile` call of first found" in advice.reason
+    (planned,), _ = run_plan(tmp_path, replace(item, user_stack=stack))
+    (candidate,) = planned.candidates
+    assert (candidate.recipe.variant, candidate.patch.path, candidate.site.line) == (
+        "capture_scalar_outputs",
+        "train.py",
+        8,
+    )
+    assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(net))(x, n)" in candidate.patch.after
+    assert "torch.compile(f)" in candidate.patch.after  # the other compile is left alone
+
+
+def test_a_compiled_module_that_is_kept_gets_no_setting_wrapped_around_it(tmp_path):
+    (tmp_path / "model.py").write_text(JIT_MODEL)
+    (tmp_path / "train.py").write_text(
+        JIT_TRAIN.replace("return torch.compile(net)(x, n)", "net = torch.compile(net)\n    return net(x, n)")
+    )
+    stack = (Frame("train.py", 9, "run"), Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))
+    item = brk(
+        line=7, code="return x[:, : n_channels[0]]", function="first", gb_id="GB0124", fix="item", user_stack=stack
+    )
+    _, (advice,) = run_plan(tmp_path, item)
+    assert advice.status is FixStatus.ADVICE
 
 
 def test_code_that_does_not_match_the_recipe_gets_advice_not_a_patch(tmp_path):

@@ -45,7 +45,7 @@ class CompileSiteConfig(Recipe):
     at_compile_site: ClassVar[bool] = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.edits or not self.starts_on_site(node) or not self.is_name(node.func, COMPILE):
+        if self.edits or not self.on_site(node) or not self.is_name(node.func, COMPILE):
             return
         if _compiled(node) is None:  # the decorator form: see visit_FunctionDef
             return
