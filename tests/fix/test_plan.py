@@ -8,8 +8,9 @@ from pathlib import Path
 
 from gbbot.config import parse_config
 from gbbot.fix import plan
+from gbbot.fix.advice import options_for
 from gbbot.fix.result import FixStatus
-from gbbot.fix.scaffold import scaffold
+from gbbot.fix.scaffold import scaffold, unbound_names
 from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
 from gbbot.model import Category, Frame, GraphBreak, Origin
 
@@ -263,3 +264,80 @@ def test_a_third_party_break_without_readable_source_gets_words_not_code():
     result = scaffold(third, lambda _p: None)
     assert result.status is FixStatus.ADVICE
     assert "lib/x.py:3 in g" in result.reason and result.scaffold is None
+
+
+HELPERS = """import math
+
+import torch
+
+SCALE = 3
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+class Scaler(torch.nn.Module):
+    def forward(self, x):
+        y = _scaled(x) + math.pi
+        print("scaled", len(registry))
+        return y
+
+
+globals()["registry"] = []
+"""
+
+
+def _library_break(tmp_path, source: str, line: int):
+    site = tmp_path / "site-packages"
+    (site / "lib").mkdir(parents=True)
+    (site / "lib" / "__init__.py").write_text(source)
+    config = parse_config(f"version: 1\nentrypoints: [{{name: e, call: 'm:f', env: {{PYTHONPATH: {site}}}}}]\n")
+    third = brk(
+        code="return scaler(x)",
+        origin=Origin.THIRD_PARTY,
+        file="model.py",
+        line=5,
+        user_stack=(Frame("model.py", 5, "f", "return scaler(x)"), Frame("lib/__init__.py", line, "forward")),
+    )
+    return third, library_lookup(tmp_path, config)
+
+
+def test_a_scaffold_imports_every_library_name_its_copy_uses(tmp_path):
+    third, lookup = _library_break(tmp_path, HELPERS.replace(", len(registry)", ""), 15)
+    result = scaffold(third, lookup)
+    assert result.status is FixStatus.SCAFFOLD
+    assert "from lib import Scaler\nfrom lib import _scaled, math  # what the copied code uses\n" in result.scaffold
+    assert unbound_names(result.scaffold) == frozenset()
+
+
+def test_a_scaffold_that_would_use_names_it_cannot_import_is_not_offered(tmp_path):
+    third, lookup = _library_break(tmp_path, HELPERS, 15)
+    result = scaffold(third, lookup)
+    assert (result.status, result.scaffold) == (FixStatus.ADVICE, None)
+    assert "would use names gbbot cannot import: registry" in result.reason
+
+
+def test_a_library_break_with_a_patch_at_the_calling_line_gets_that_patch_not_a_scaffold(tmp_path):
+    (tmp_path / "model.py").write_text(
+        'import torch\nfrom loguru import logger\n\n\ndef f(x):\n    logger.info("x {}", x)\n    return x\n'
+    )
+    third, lookup = _library_break(tmp_path, HELPERS, 15)
+    third = replace(third, line=6, code='logger.info("x {}", x)', gb_id="GB0007", fix="skipped_call")
+    planned, others = plan.plan([(third, ("e",))], repo_reader(tmp_path), lookup)
+    assert others == []
+    assert [(c.recipe.id, c.recipe.variant) for c in planned[0].candidates] == [("side_effect", "guard")]
+
+
+def test_with_torch_device_gets_its_own_documented_options_and_no_patch(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL.replace('print("hi")', 'with torch.device("cpu"):\n        x = x + 1'))
+    device = brk(code='with torch.device("cpu"):', gb_id="GB0142", gb_type="Unsupported context manager", fix=None)
+    other = replace(device, code="with lock:")
+    _, (result,) = run_plan(tmp_path, device)
+    assert result.status is FixStatus.ADVICE
+    assert [a.url for a in result.advice][:2] == [
+        "https://docs.pytorch.org/docs/stable/tensor_attributes.html#torch-device",
+        "https://docs.pytorch.org/docs/stable/generated/torch.set_default_device.html",
+    ]
+    assert "device=x.device" in result.advice[0].text
+    assert "out of the compiled function" in options_for(other)[0].text
