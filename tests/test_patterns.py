@@ -46,7 +46,7 @@ EXPECTED = {
     "item_call": ("GB0124", Category.SUPPORTABLE, "item"),
     "tolist_float": ("GB0109", Category.SUPPORTABLE, "tolist"),
     "data_dependent_if": ("GB0170", Category.FUNDAMENTAL, None),
-    "nonzero_call": ("GB0036", Category.SUPPORTABLE, None),
+    "nonzero_call": ("GB0036", Category.SUPPORTABLE, "dynamic_shape"),
     "numpy_on_tensor": ("GB0033", Category.SUPPORTABLE, None),
     "deepcopy_tensor": ("GB4198", Category.SUPPORTABLE, "deepcopy"),
     "explicit_graph_break": ("GB0025", Category.SUPPORTABLE, "graph_break"),

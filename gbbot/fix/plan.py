@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+import libcst as cst
+
 from gbbot.classify import normalise_code
 from gbbot.fix import advice, engine, scaffold
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.recipes import variants
+from gbbot.fix.recipes import choices, variants
 from gbbot.fix.recipes.base import BreakSite, Recipe
+from gbbot.fix.recipes.compile_site import compile_sites
 from gbbot.fix.result import FixResult, FixStatus
-from gbbot.model import GraphBreak, Origin, Report
+from gbbot.model import Frame, GraphBreak, Origin, Report
 from gbbot.source import source_map
 
 
@@ -25,9 +28,16 @@ FileReader = Callable[[str], str]  # repo-relative path → text, or Unpatchable
 
 @dataclass(frozen=True)
 class Candidate:
+    """A patch for `brk`; `site` is where the recipe applies when that is not the break's own line
+    (a setting turned on where the repository calls `torch.compile`, in `patch.path`)."""
+
     brk: GraphBreak
     recipe: type[Recipe]
     patch: FilePatch
+    site: BreakSite | None = None
+
+    def request(self) -> engine.Request:
+        return engine.Request(self.brk.fingerprint, self.recipe, self.site or BreakSite(self.brk.line))
 
 
 @dataclass(frozen=True)
@@ -69,41 +79,114 @@ def _stale(brk: GraphBreak, text: str) -> str | None:
     return None
 
 
-def candidates(brk: GraphBreak, text: str) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
-    """Every variant of the break's recipe that rewrites the code at its line, and why the others
-    do not (SourceError when the file does not parse)."""
-    found, why_not = [], []
-    for recipe in variants(brk.fix):
+def candidates(
+    brk: GraphBreak, text: str, read: FileReader | None = None
+) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
+    """Every recipe that rewrites the code at the break's line (or, for a compile-site recipe, a
+    `torch.compile` call of the code that breaks), in preference order, and why the others do not
+    (SourceError when the break's file does not parse). Two recipes writing the same patch count once."""
+    found: list[Candidate] = []
+    why_not: list[str] = []
+    for recipe in choices(brk.fix):
+        if getattr(recipe, "at_compile_site", False):
+            at_compile = _at_compile_site(brk, recipe, read or (lambda _path: text))
+            if at_compile is None:
+                why_not.append(f"no `torch.compile` call of {brk.function} found to turn on {recipe.variant} at")
+            found += [at_compile] if at_compile else []
+            continue
         outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(brk.line))])
         if outcome.applied:
             found.append(Candidate(brk, recipe, FilePatch(brk.file, text, outcome.after)))
-        why_not += [why for _, why in outcome.missed]
-    return tuple(found), tuple(why_not)
+        if recipe in variants(brk.fix):  # a shape recipe that does not fit is no news
+            why_not += [why for _, why in outcome.missed]
+    unique = {(c.patch.path, c.patch.after): c for c in reversed(found)}
+    return tuple(c for c in found if unique[(c.patch.path, c.patch.after)] is c), tuple(why_not)
+
+
+def _repo_frames(brk: GraphBreak, read: FileReader) -> list[tuple[Frame, str]]:
+    """The frames of the break's stack in repository files, outermost first, with their text."""
+    found = []
+    for frame in brk.user_stack or (Frame(brk.file, brk.line, brk.function),):
+        if frame.file.startswith(("<", "torch/")):
+            continue
+        try:
+            found.append((frame, read(frame.file)))
+        except Unpatchable:
+            continue
+    return found
+
+
+def _compile_lines(frames: list[tuple[Frame, str]]) -> list[tuple[str, str, int]]:
+    """Where to look for the `torch.compile` that traced the break, best first: the line of a frame
+    that calls it (`torch.compile(net)(x)`), then compile calls in those files naming a function or
+    class on the stack (`fast = torch.compile(body)`)."""
+    names = frozenset(
+        part
+        for frame, text in frames
+        for part in source_map(text).qualname(frame.line, frame.function).split(".")
+        if not part.startswith("<")
+    )
+    lines = [(frame.file, text, frame.line) for frame, text in frames]
+    for path, text in dict((frame.file, text) for frame, text in frames).items():
+        try:
+            lines += [(path, text, line) for line in compile_sites(text, names)]
+        except cst.ParserSyntaxError:
+            continue
+    return lines
+
+
+def _at_compile_site(brk: GraphBreak, recipe: type[Recipe], read: FileReader) -> Candidate | None:
+    """The recipe applied at the `torch.compile` call that compiles the code that breaks."""
+    for path, text, line in dict.fromkeys(_compile_lines(_repo_frames(brk, read))):
+        try:
+            outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(line))])
+        except engine.SourceError:
+            continue
+        if outcome.applied:
+            return Candidate(brk, recipe, FilePatch(path, text, outcome.after), BreakSite(line))
+    return None
+
+
+class _NoPatch(Exception):
+    """The break's own file cannot be patched: why."""
+
+
+def _call_site(brk: GraphBreak, read: FileReader) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
+    """Candidates at the repository line of the break (for a break inside a library: the line that
+    calls into it)."""
+    try:
+        text = read(brk.file)
+    except Unpatchable as exc:
+        raise _NoPatch(str(exc)) from None
+    stale = _stale(brk, text)
+    if stale:
+        raise _NoPatch(stale)
+    try:
+        return candidates(brk, text, read)
+    except engine.SourceError as exc:
+        raise _NoPatch(f"{brk.file} does not parse ({exc}); nothing in it is patched") from None
 
 
 def plan_break(
     brk: GraphBreak, entrypoints: tuple[str, ...], read: FileReader, lookup: scaffold.SourceLookup
 ) -> Planned | FixResult:
-    if brk.origin is Origin.THIRD_PARTY:
-        return scaffold.scaffold(brk, lookup)
     if brk.origin is Origin.TORCH:
         return advice.advise(brk, "the break is inside torch itself; the options below are the documented ones")
+    try:
+        found, why_not = _call_site(brk, read)
+    except _NoPatch as exc:
+        found, why_not, unpatchable = (), (), str(exc)
+    else:
+        unpatchable = None
+    if found:
+        return Planned(brk, entrypoints, found)
+    if brk.origin is Origin.THIRD_PARTY:  # no patch at the call line: a scaffold, if a sound one exists
+        return scaffold.scaffold(brk, lookup)
     if not variants(brk.fix):
         return advice.advise(brk, "no mechanical fix for this kind of break")
-    try:
-        text = read(brk.file)
-    except Unpatchable as exc:
-        return _skip(brk, str(exc))
-    stale = _stale(brk, text)
-    if stale:
-        return _skip(brk, stale)
-    try:
-        found, why_not = candidates(brk, text)
-    except engine.SourceError as exc:
-        return _skip(brk, f"{brk.file} does not parse ({exc}); nothing in it is patched")
-    if not found:
-        return advice.advise(brk, "; ".join(dict.fromkeys(why_not)))
-    return Planned(brk, entrypoints, found)
+    if unpatchable:
+        return _skip(brk, unpatchable)
+    return advice.advise(brk, "; ".join(dict.fromkeys(why_not)))
 
 
 def plan(
@@ -124,12 +207,12 @@ def combine(chosen: Sequence[Candidate], read: FileReader) -> tuple[list[FilePat
     """One patch per file with every chosen fix in it; fixes that collide are left out, named."""
     by_file: dict[str, list[Candidate]] = {}
     for candidate in chosen:
-        by_file.setdefault(candidate.brk.file, []).append(candidate)
+        by_file.setdefault(candidate.patch.path, []).append(candidate)
     patches: list[FilePatch] = []
     missed: list[tuple[str, str]] = []
     for path, group in by_file.items():
         text = read(path)
-        requests = [engine.Request(c.brk.fingerprint, c.recipe, BreakSite(c.brk.line)) for c in group]
+        requests = [c.request() for c in group]
         outcome = engine.apply(text, requests)
         missed.extend(outcome.missed)
         if outcome.applied:

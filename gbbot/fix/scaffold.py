@@ -6,6 +6,8 @@ source comes in through a lookup function."""
 from __future__ import annotations
 
 import ast
+import builtins
+import symtable
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -95,6 +97,51 @@ def copied_definition(library: LibraryFrame, marker: str) -> str:
     return textwrap.dedent("\n".join(chunk))
 
 
+def _module_bindings(source: str) -> frozenset[str]:
+    """Names a module binds at its top level (imports, definitions, assignments)."""
+    table = symtable.symtable(source, "<module>", "exec")
+    return frozenset(s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported())
+
+
+def unbound_names(text: str) -> frozenset[str]:
+    """Names the functions of `text` read as globals that neither the module nor builtins bind
+    (SyntaxError when it does not compile)."""
+    compile(text, "<scaffold>", "exec")
+    module = symtable.symtable(text, "<scaffold>", "exec")
+    known = _module_bindings(text) | frozenset(dir(builtins))
+    free: set[str] = set()
+    pending = list(module.get_children())
+    while pending:
+        table = pending.pop()
+        pending.extend(table.get_children())
+        if table.get_type() != "function":
+            continue
+        free |= {s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced()}
+    return frozenset(free - known)
+
+
+def _imports_for(text: str, library: LibraryFrame) -> str:
+    """`text` with an import of every name the copied code uses from the library's module."""
+    missing = sorted(unbound_names(text) & _module_bindings(library.source))
+    if not missing:
+        return text
+    line = f"from {library.module} import {', '.join(missing)}  # what the copied code uses"
+    head, marker, rest = text.partition("\n\n\n")
+    return f"{head}\n{line}{marker}{rest}"
+
+
+def sound_text(brk: GraphBreak, library: LibraryFrame) -> tuple[str | None, str]:
+    """The scaffold, or None and why not: it must compile and name nothing it does not import."""
+    try:
+        text = _imports_for(_text(brk, library), library)
+        unbound = unbound_names(text)
+    except SyntaxError as exc:
+        return None, f"a copy of {library.qualname} does not compile on its own ({exc.msg})"
+    if unbound:
+        return None, f"a copy of {library.qualname} would use names gbbot cannot import: {', '.join(sorted(unbound))}"
+    return text, ""
+
+
 def _text(brk: GraphBreak, library: LibraryFrame) -> str:
     where = f"{library.frame.file}:{library.frame.line}"
     marker = f"TODO(gbbot): {brk.gb_id or 'graph break'} ({brk.gb_type}) breaks the graph on the next line"
@@ -150,6 +197,19 @@ def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
             "that owns that method in your code and override the method (never patch site-packages)",
         )
     where = f"{library.frame.file}:{library.frame.line}"
+    text, why_not = sound_text(brk, library)
+    if text is None:
+        return FixResult(
+            brk.fingerprint,
+            FixStatus.ADVICE,
+            brk.file,
+            brk.line,
+            recipe=brk.fix,
+            title="third-party code: override it in your code",
+            reason=f"the break is in third-party code ({where}); {why_not}, so no scaffold is offered: "
+            "subclass the class that owns that method in your code and override the method "
+            "(never patch site-packages)",
+        )
     return FixResult(
         brk.fingerprint,
         FixStatus.SCAFFOLD,
@@ -163,5 +223,5 @@ def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
             "point, not a verified fix: rewrite the marked line, use the subclass, re-run gbbot."
         ),
         reason=f"the break is in third-party code ({where}); gbbot never patches installed packages",
-        scaffold=_text(brk, library),
+        scaffold=text,
     )

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from gbbot.config import parse_config
 from gbbot.fix import plan
+from gbbot.fix.advice import options_for
 from gbbot.fix.result import FixStatus
-from gbbot.fix.scaffold import scaffold
+from gbbot.fix.scaffold import scaffold, unbound_names
 from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
 from gbbot.model import Category, Frame, GraphBreak, Origin
 
@@ -74,9 +75,90 @@ def test_no_mechanical_fix_gives_the_documented_options(tmp_path):
 
 def test_unknown_break_kinds_fall_back_to_the_hints_from_torch(tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
-    odd = brk(gb_id="GB9999", gb_type="Something new", fix=None)
+    odd = brk(line=6, code="if x.sum() > 0:", gb_id="GB9999", gb_type="Something new", fix=None)
     _, (result,) = run_plan(tmp_path, odd)
     assert [a.text for a in result.advice] == ["Hint from torch."]
+
+
+def test_a_side_effect_statement_is_guarded_whatever_break_it_causes(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL.replace('print("hi")', 'print("hi", float(x.mean()))'))
+    item = brk(
+        code='print("hi", float(x.mean()))', gb_id="GB0124", gb_type="Unsupported Tensor.item() call", fix="item"
+    )
+    (planned,), others = run_plan(tmp_path, item)
+    assert others == []
+    assert [(c.recipe.id, c.recipe.variant) for c in planned.candidates] == [("side_effect", "guard")]
+    assert (
+        '+    if not torch.compiler.is_compiling():\n+        print("hi", float(x.mean()))'
+        in planned.candidates[0].patch.diff
+    )
+
+
+def test_the_print_recipe_keeps_its_order_and_the_same_guard_is_not_offered_twice(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    (planned,), _ = run_plan(tmp_path, brk())
+    assert [(c.recipe.id, c.recipe.variant) for c in planned.candidates] == [("print", "guard"), ("print", "hop")]
+
+
+JIT_MODEL = """import torch
+from torch import nn
+
+
+@torch.jit.script
+def first(x, n_channels):
+    return x[:, : n_channels[0]]
+
+
+class Net(nn.Module):
+    def forward(self, x, n):
+        return first(x, n)
+"""
+JIT_TRAIN = """import torch
+
+from model import Net
+
+
+def run(x, n):
+    net = Net()
+    return torch.compile(net)(x, n)
+
+
+def other(f):
+    return torch.compile(f)
+"""
+
+
+def test_capture_scalar_outputs_goes_where_the_repository_calls_torch_compile(tmp_path):
+    (tmp_path / "model.py").write_text(JIT_MODEL)
+    (tmp_path / "train.py").write_text(JIT_TRAIN)
+    stack = (Frame("train.py", 8, "run"), Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))
+    item = brk(
+        line=7, code="return x[:, : n_channels[0]]", function="first", gb_id="GB0124", fix="item", user_stack=stack[1:]
+    )
+    _, (advice,) = run_plan(tmp_path, item)  # the caller is not on the stack: nothing to patch
+    assert advice.status is FixStatus.ADVICE and "no `torch.compile` call of first found" in advice.reason
+    (planned,), _ = run_plan(tmp_path, replace(item, user_stack=stack))
+    (candidate,) = planned.candidates
+    assert (candidate.recipe.variant, candidate.patch.path, candidate.site.line) == (
+        "capture_scalar_outputs",
+        "train.py",
+        8,
+    )
+    assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(net))(x, n)" in candidate.patch.after
+    assert "torch.compile(f)" in candidate.patch.after  # the other compile is left alone
+
+
+def test_a_compiled_module_that_is_kept_gets_no_setting_wrapped_around_it(tmp_path):
+    (tmp_path / "model.py").write_text(JIT_MODEL)
+    (tmp_path / "train.py").write_text(
+        JIT_TRAIN.replace("return torch.compile(net)(x, n)", "net = torch.compile(net)\n    return net(x, n)")
+    )
+    stack = (Frame("train.py", 9, "run"), Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))
+    item = brk(
+        line=7, code="return x[:, : n_channels[0]]", function="first", gb_id="GB0124", fix="item", user_stack=stack
+    )
+    _, (advice,) = run_plan(tmp_path, item)
+    assert advice.status is FixStatus.ADVICE
 
 
 def test_code_that_does_not_match_the_recipe_gets_advice_not_a_patch(tmp_path):
@@ -182,3 +264,80 @@ def test_a_third_party_break_without_readable_source_gets_words_not_code():
     result = scaffold(third, lambda _p: None)
     assert result.status is FixStatus.ADVICE
     assert "lib/x.py:3 in g" in result.reason and result.scaffold is None
+
+
+HELPERS = """import math
+
+import torch
+
+SCALE = 3
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+class Scaler(torch.nn.Module):
+    def forward(self, x):
+        y = _scaled(x) + math.pi
+        print("scaled", len(registry))
+        return y
+
+
+globals()["registry"] = []
+"""
+
+
+def _library_break(tmp_path, source: str, line: int):
+    site = tmp_path / "site-packages"
+    (site / "lib").mkdir(parents=True)
+    (site / "lib" / "__init__.py").write_text(source)
+    config = parse_config(f"version: 1\nentrypoints: [{{name: e, call: 'm:f', env: {{PYTHONPATH: {site}}}}}]\n")
+    third = brk(
+        code="return scaler(x)",
+        origin=Origin.THIRD_PARTY,
+        file="model.py",
+        line=5,
+        user_stack=(Frame("model.py", 5, "f", "return scaler(x)"), Frame("lib/__init__.py", line, "forward")),
+    )
+    return third, library_lookup(tmp_path, config)
+
+
+def test_a_scaffold_imports_every_library_name_its_copy_uses(tmp_path):
+    third, lookup = _library_break(tmp_path, HELPERS.replace(", len(registry)", ""), 15)
+    result = scaffold(third, lookup)
+    assert result.status is FixStatus.SCAFFOLD
+    assert "from lib import Scaler\nfrom lib import _scaled, math  # what the copied code uses\n" in result.scaffold
+    assert unbound_names(result.scaffold) == frozenset()
+
+
+def test_a_scaffold_that_would_use_names_it_cannot_import_is_not_offered(tmp_path):
+    third, lookup = _library_break(tmp_path, HELPERS, 15)
+    result = scaffold(third, lookup)
+    assert (result.status, result.scaffold) == (FixStatus.ADVICE, None)
+    assert "would use names gbbot cannot import: registry" in result.reason
+
+
+def test_a_library_break_with_a_patch_at_the_calling_line_gets_that_patch_not_a_scaffold(tmp_path):
+    (tmp_path / "model.py").write_text(
+        'import torch\nfrom loguru import logger\n\n\ndef f(x):\n    logger.info("x {}", x)\n    return x\n'
+    )
+    third, lookup = _library_break(tmp_path, HELPERS, 15)
+    third = replace(third, line=6, code='logger.info("x {}", x)', gb_id="GB0007", fix="skipped_call")
+    planned, others = plan.plan([(third, ("e",))], repo_reader(tmp_path), lookup)
+    assert others == []
+    assert [(c.recipe.id, c.recipe.variant) for c in planned[0].candidates] == [("side_effect", "guard")]
+
+
+def test_with_torch_device_gets_its_own_documented_options_and_no_patch(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL.replace('print("hi")', 'with torch.device("cpu"):\n        x = x + 1'))
+    device = brk(code='with torch.device("cpu"):', gb_id="GB0142", gb_type="Unsupported context manager", fix=None)
+    other = replace(device, code="with lock:")
+    _, (result,) = run_plan(tmp_path, device)
+    assert result.status is FixStatus.ADVICE
+    assert [a.url for a in result.advice][:2] == [
+        "https://docs.pytorch.org/docs/stable/tensor_attributes.html#torch-device",
+        "https://docs.pytorch.org/docs/stable/generated/torch.set_default_device.html",
+    ]
+    assert "device=x.device" in result.advice[0].text
+    assert "out of the compiled function" in options_for(other)[0].text

@@ -1,15 +1,24 @@
 """The recipes, by the `fix` id that gbbot/data/rules.yaml gives a break; variants in the order
-they are tried (the next one only when the one before did not match or was dropped)."""
+they are tried (the next one only when the one before did not match or was dropped).
+
+Some recipes are chosen by the statement's shape rather than the id: a side-effect-only statement
+is guarded whatever break its arguments cause, and a deprecated `sdp_kernel` is replaced whatever
+break it reports. They are tried for every break, before the id's own variants (they change the
+least: nothing at all when not compiling), except where the id's first variant is the same guard.
+"""
 
 from __future__ import annotations
 
 from gbbot.fix.recipes.base import Recipe
+from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.graph_break import GraphBreakRemove
-from gbbot.fix.recipes.item import ItemCaptureScalars, ItemConstant
+from gbbot.fix.recipes.item import ItemConstant
 from gbbot.fix.recipes.logger import LoggerGuard
 from gbbot.fix.recipes.print_call import PrintGuard, PrintHop
 from gbbot.fix.recipes.requires_grad import RequiresGradInit, RequiresGradSplit
+from gbbot.fix.recipes.sdp_kernel import SdpKernelReplace
+from gbbot.fix.recipes.side_effect import SideEffectGuard
 from gbbot.fix.recipes.skipped_call import SkippedCallGuard
 from gbbot.fix.recipes.tolist import TolistTensor
 
@@ -22,11 +31,25 @@ RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "deepcopy": (DeepcopyClone,),
     "requires_grad": (RequiresGradSplit, RequiresGradInit),
     "graph_break": (GraphBreakRemove,),
+    "dynamic_shape": (DynamicShapeCaptureOps,),
+    "side_effect": (SideEffectGuard,),
+    "sdp_kernel": (SdpKernelReplace,),
 }
+BY_SHAPE: tuple[type[Recipe], ...] = (SideEffectGuard, SdpKernelReplace)
+# ids whose own first variant already guards the statement: their variants keep the lead (the
+# print recipe's guard, then its in-graph print), the shape recipes follow as a fallback
+GUARDING = frozenset({"print", "logger", "skipped_call"})
 
 
 def variants(recipe_id: str | None) -> tuple[type[Recipe], ...]:
     return RECIPES.get(recipe_id or "", ())
+
+
+def choices(recipe_id: str | None) -> tuple[type[Recipe], ...]:
+    """Every recipe worth trying for a break with this `fix` id, in preference order."""
+    own = variants(recipe_id)
+    ordered = (*own, *BY_SHAPE) if recipe_id in GUARDING else (*BY_SHAPE, *own)
+    return tuple(dict.fromkeys(ordered))
 
 
 def all_variants() -> tuple[type[Recipe], ...]:

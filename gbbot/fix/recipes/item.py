@@ -2,7 +2,8 @@
 
 When the tensor is a Python int in disguise — `self.n = torch.IntTensor([hidden])` in the same
 class, never written again there — the fix keeps the int next to it and reads that instead.
-Otherwise it turns on `capture_scalar_outputs`, which lets Dynamo trace the scalar symbolically.
+Otherwise `capture_scalar_outputs` is turned on where the repository calls `torch.compile`
+(gbbot.fix.recipes.compile_site), which lets Dynamo trace the scalar symbolically.
 """
 
 from __future__ import annotations
@@ -218,84 +219,3 @@ class ItemConstant(Recipe):
         if index is not None:
             read = cst.Subscript(read, [cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
         self.record(replace, read)
-
-
-def leading_imports(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-    """The import statements at the top of a module (after its docstring)."""
-    found = []
-    for index, statement in enumerate(body):
-        if m.matches(statement, m.SimpleStatementLine(body=[m.Import() | m.ImportFrom()])):
-            found.append(statement)
-        elif not (index == 0 and m.matches(statement, m.SimpleStatementLine(body=[m.Expr(m.SimpleString())]))):
-            break
-    return found
-
-
-class ItemCaptureScalars(Recipe):
-    id = "item"
-    variant = "capture_scalar_outputs"
-    title = "turn on `capture_scalar_outputs` in the module"
-    description = (
-        "Adds `torch._dynamo.config.capture_scalar_outputs = True` after the module's imports, so "
-        "Dynamo traces `.item()` as a symbolic scalar instead of breaking the graph. The setting is "
-        "process-wide from the moment this module is imported, for every compiled function. "
-        "Results are unchanged, but code that branches on the scalar can then hit a "
-        "data-dependent error instead of a graph break."
-    )
-    examples = (
-        example(
-            '''
-            """Doc."""
-            import torch
-
-
-            def f(x):
-                n = x.sum().item()  # BREAK
-                return x * n
-            ''',
-            '''
-            """Doc."""
-            import torch
-            torch._dynamo.config.capture_scalar_outputs = True
-
-
-            def f(x):
-                n = x.sum().item()  # BREAK
-                return x * n
-            ''',
-        ),
-    )
-    untouched = (
-        code(
-            """
-            def f(x):
-                n = x.sum()  # BREAK
-                return x * n
-            """
-        ),
-    )
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._module = node
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self.edits or not self.on_site(node):
-            return
-        item = m.matches(node, m.Call(func=m.Attribute(attr=m.Name("item")), args=[]))
-        if not item and not (self.is_name(node.func, *TO_INT) and len(node.args) == 1):
-            return
-        if "capture_scalar_outputs" in self._module.code:
-            return  # already set somewhere here, and still breaking: not this recipe's case
-        self._record_setting()
-
-    def _record_setting(self) -> None:
-        body = list(self._module.body)
-        imports = leading_imports(body)
-        setting = cst.parse_statement(f"{self.names.torch}._dynamo.config.capture_scalar_outputs = True\n")
-        if imports:
-            self.record(imports[-1], cst.FlattenSentinel([imports[-1], setting]), ("torch",))
-            return
-        docstring = m.SimpleStatementLine(body=[m.Expr(m.SimpleString())])
-        first = next((s for s in body if not m.matches(s, docstring)), None)
-        if first is not None:
-            self.record(first, cst.FlattenSentinel([setting, first]), ("torch",))

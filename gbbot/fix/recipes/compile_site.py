@@ -1,0 +1,258 @@
+"""Dynamo settings that remove a break, turned on where the repository calls `torch.compile` and
+only for that compile — never as a process-wide assignment in the module that happens to hold the
+break (often a library module of the repository).
+
+`torch._dynamo.config.patch(flag=True)` is a decorator: the setting holds while the wrapped call
+runs, which is when Dynamo traces. So `torch.compile(net)(x)` becomes
+`torch._dynamo.config.patch(flag=True)(torch.compile(net))(x)`, and a function decorated with
+`@torch.compile` gets `@torch._dynamo.config.patch(flag=True)` above that decorator.
+
+For these recipes the site is the compile call, which `compile_sites` finds; in the examples the
+line marked `# BREAK` is that compile call.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+from gbbot.fix.recipes.base import Recipe, code, example
+
+COMPILE = "torch.compile"
+
+
+def _compiled(call: cst.Call) -> cst.BaseExpression | None:
+    """What `torch.compile(what, ...)` compiles; None for `torch.compile(fullgraph=True)`, the
+    decorator form."""
+    first = call.args[0] if call.args else None
+    return first.value if first is not None and first.keyword is None and not first.star else None
+
+
+def _is_compile(recipe: Recipe, node: cst.BaseExpression) -> bool:
+    """`torch.compile` or `torch.compile(...)` (as a decorator with options)."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    return recipe.is_name(node, COMPILE)
+
+
+class CompileSiteConfig(Recipe):
+    """Base: `flag` is the `torch._dynamo.config` setting the subclass turns on."""
+
+    flag: ClassVar[str]
+    at_compile_site: ClassVar[bool] = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.edits or not self.on_site(node) or not self.is_name(node.func, COMPILE):
+            return
+        if _compiled(node) is None:  # the decorator form: see visit_FunctionDef
+            return
+        if self._already_patched(node) or not self._result_is_only_called(node):
+            return
+        self.record(node, self._patch(node), ("torch",))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.edits:
+            return
+        decorators = list(node.decorators)
+        at = next((i for i, d in enumerate(decorators) if _is_compile(self, d.decorator)), None)
+        if at is None or not (self.on_site(decorators[at]) or self.starts_on_site(node.name)):
+            return
+        if any(self.flag in cst.Module([]).code_for_node(d.decorator) for d in decorators):
+            return
+        patch = cst.Decorator(self._patch_call(), leading_lines=decorators[at].leading_lines)
+        moved = decorators[at].with_changes(leading_lines=())
+        self.record(decorators[at], cst.FlattenSentinel([patch, moved]), ("torch",))
+
+    def _patch_call(self) -> cst.BaseExpression:
+        return self.torch_expr(f"_dynamo.config.patch({self.flag}=True)")
+
+    def _patch(self, compiled: cst.Call) -> cst.Call:
+        return cst.Call(self._patch_call(), [cst.Arg(compiled)])
+
+    def _already_patched(self, node: cst.Call) -> bool:
+        parent = self.parent(node)
+        wrapper = self.parent(parent) if isinstance(parent, cst.Arg) else None
+        return isinstance(wrapper, cst.Call) and self.flag in cst.Module([]).code_for_node(wrapper.func)
+
+    def _result_is_only_called(self, node: cst.Call) -> bool:
+        """Wrapping turns the compiled object into a plain function: fine when it is called right
+        away (`torch.compile(net)(x)`) or compiles a module-level function of this file, not when a
+        compiled module is kept (`model = torch.compile(model)`; `model.eval()` would fail)."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return True
+        if not isinstance(parent, cst.Assign):
+            return False
+        target = _compiled(node)
+        module = self.enclosing(node, cst.Module)
+        return isinstance(target, cst.Name) and module is not None and _defines_function(module, target.value)
+
+
+def _defines_function(module: cst.Module, name: str) -> bool:
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body)
+
+
+def _examples(flag: str, expr: str, before_line: str) -> tuple:
+    """The two shapes every compile-site recipe handles: an immediate call and a decorator."""
+    return (
+        example(
+            f"""
+            import torch
+
+
+            def normalise(x):
+                {expr}
+
+
+            def run(x):
+                return torch.compile(normalise)(x)  # BREAK
+            """,
+            f"""
+            import torch
+
+
+            def normalise(x):
+                {expr}
+
+
+            def run(x):
+                return torch._dynamo.config.patch({flag}=True)(torch.compile(normalise))(x)  # BREAK
+            """,
+        ),
+        example(
+            f"""
+            import torch as T
+
+
+            @T.compile(dynamic=False)  # BREAK
+            def normalise(x):
+                {before_line}
+                return x * 2
+            """,
+            f"""
+            import torch as T
+
+
+            @T._dynamo.config.patch({flag}=True)
+            @T.compile(dynamic=False)  # BREAK
+            def normalise(x):
+                {before_line}
+                return x * 2
+            """,
+        ),
+    )
+
+
+LOOK_ALIKES = (
+    # a compiled module that is kept: wrapping it would make `model.eval()` fail
+    code(
+        """
+        import torch
+
+
+        def build(model):
+            model = torch.compile(model)  # BREAK
+            model.eval()
+            return model
+        """
+    ),
+    # not torch.compile
+    code(
+        """
+        import re
+
+
+        def run(x):
+            return re.compile(x)  # BREAK
+        """
+    ),
+)
+
+
+class ItemCaptureScalars(CompileSiteConfig):
+    id = "item"
+    variant = "capture_scalar_outputs"
+    flag = "capture_scalar_outputs"
+    title = "turn on `capture_scalar_outputs` for the compile that traces it"
+    description = (
+        "Wraps the `torch.compile` call (or decorates the `@torch.compile` function) with "
+        "`torch._dynamo.config.patch(capture_scalar_outputs=True)`, so Dynamo traces `.item()` — "
+        "also the implicit one of `int(t)`, `float(t)` or a tensor used as a slice bound — as a "
+        "symbolic scalar instead of breaking the graph. The setting holds only while that compiled "
+        "function runs. Results are unchanged, but code that branches on the scalar can then hit a "
+        "data-dependent error instead of a graph break."
+    )
+    examples = _examples("capture_scalar_outputs", "return x / x.sum().item()", "n = x.sum().item()")
+    untouched = (
+        *LOOK_ALIKES,
+        # already on for this compile, and still breaking: not this recipe's case
+        code(
+            """
+            import torch
+
+
+            def run(f, x):
+                return torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(f))(x)  # BREAK
+            """
+        ),
+    )
+
+
+class DynamicShapeCaptureOps(CompileSiteConfig):
+    id = "dynamic_shape"
+    variant = "capture_dynamic_output_shape_ops"
+    flag = "capture_dynamic_output_shape_ops"
+    title = "turn on `capture_dynamic_output_shape_ops` for the compile that traces it"
+    description = (
+        "Wraps the `torch.compile` call (or decorates the `@torch.compile` function) with "
+        "`torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)`, so Dynamo traces "
+        "operators whose output size depends on the data (`nonzero`, `x[mask]`, `repeat_interleave`) "
+        "with a symbolic size instead of breaking the graph. The setting holds only while that "
+        "compiled function runs; results are unchanged."
+    )
+    examples = _examples("capture_dynamic_output_shape_ops", "return x[x > 0].sum()", "x = x[x > 0]")
+    untouched = LOOK_ALIKES
+
+
+# --- finding the compile site --------------------------------------------------------------------
+
+
+class _CompileSites(cst.CSTVisitor):
+    """Lines of `torch.compile(...)` calls and `@torch.compile` decorators, with the names they
+    compile (the names in the compiled expression, or the decorated function's name)."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sites: list[tuple[int, frozenset[str]]] = []
+
+    def _is_compile(self, node: cst.BaseExpression) -> bool:
+        node = node.func if isinstance(node, cst.Call) else node
+        found = {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+        return COMPILE in found
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._is_compile(node.func) and _compiled(node) is not None:
+            names = frozenset(n.value for n in m.findall(_compiled(node), m.Name()))
+            self.sites.append((self.get_metadata(PositionProvider, node).start.line, names))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            if self._is_compile(decorator.decorator):
+                line = self.get_metadata(PositionProvider, decorator).start.line
+                self.sites.append((line, frozenset({node.name.value})))
+
+
+def compile_sites(source: str, names: frozenset[str]) -> tuple[int, ...]:
+    """The compile sites of a module that compile one of `names`; if none does and the module has
+    exactly one compile site, that one (`torch.compile(model)` where model is built elsewhere)."""
+    finder = _CompileSites()
+    MetadataWrapper(cst.parse_module(source)).visit(finder)
+    named = tuple(line for line, compiled in finder.sites if compiled & names)
+    if named:
+        return named
+    return (finder.sites[0][0],) if len(finder.sites) == 1 else ()

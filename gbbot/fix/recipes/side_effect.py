@@ -1,0 +1,205 @@
+"""A statement that only has a side effect — a print, a log record, a warning, a debugger or
+profiler hook — guarded with `torch.compiler.is_compiling()`, whatever break its arguments cause.
+
+`print("step", float(v.mean()))` breaks as GB0124 (`float()` of a tensor), not as a print, yet
+the whole statement can stay out of the graph: it returns nothing anyone reads. The recipe is chosen
+by the statement's shape, so it is tried for every break on such a line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import QualifiedNameProvider
+
+from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+
+# Calls made only for what they print, record or stop at. Qualified names, imports resolved.
+SIDE_EFFECT_CALLS = frozenset(
+    {
+        "builtins.print",
+        "builtins.breakpoint",
+        "pdb.set_trace",
+        "ipdb.set_trace",
+        "pudb.set_trace",
+        "warnings.warn",
+        "warnings.warn_explicit",
+        "torch.cuda.nvtx.mark",
+        "torch.cuda.nvtx.range_push",
+        "torch.cuda.nvtx.range_pop",
+    }
+)
+LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log", "trace", "success", "msg"}
+)
+# Packages whose objects are loggers (stdlib logging, loguru, structlog, absl): any of the
+# methods above on something imported from them is a log record.
+LOGGING_PACKAGES = ("logging", "loguru", "structlog", "absl.logging")
+# A receiver spelled like a logger: `log`, `logger`, `_LOGGER`, `self.logger`, `train_log`.
+LOGGER_NAME = re.compile(r"(^|_)(log|logger)$", re.IGNORECASE)
+
+
+def _mutates(node: cst.CSTNode) -> bool:
+    """Does an argument change something (`x.add_(1)`, `n := …`)? Then skipping it when compiling
+    would change the results, and the statement is not side-effect-only."""
+    in_place = m.Call(func=m.Attribute(attr=m.Name(m.MatchIfTrue(lambda n: n.endswith("_") and not n.startswith("_")))))
+    return bool(m.findall(node, in_place | m.NamedExpr()))
+
+
+class SideEffectGuard(Recipe):
+    id = "side_effect"
+    variant = "guard"
+    title = "guard the side-effect-only statement with `torch.compiler.is_compiling()`"
+    description = (
+        "The statement only prints, logs, warns or calls a debugger/profiler hook, and nothing reads "
+        "its result, so it is wrapped in `if not torch.compiler.is_compiling():`. Dynamo reads the "
+        "condition as a constant and leaves the statement — and whatever in its arguments broke the "
+        "graph — out of the compiled region. Eager runs do exactly what they did; compiled runs no "
+        "longer print, log or stop at this line."
+    )
+    examples = (
+        example(
+            """
+            import torch
+
+
+            def train(v):
+                for _ in range(2):
+                    v = v + 1
+                    print("step", float(v.mean()))  # BREAK
+                return v
+            """,
+            """
+            import torch
+
+
+            def train(v):
+                for _ in range(2):
+                    v = v + 1
+                    if not torch.compiler.is_compiling():
+                        print("step", float(v.mean()))  # BREAK
+                return v
+            """,
+        ),
+        example(
+            """
+            from loguru import logger
+
+
+            def f(x):
+                logger.info("mean {}", x.mean().item())  # BREAK
+                return x * 2
+            """,
+            """
+            from loguru import logger
+            import torch
+
+
+            def f(x):
+                if not torch.compiler.is_compiling():
+                    logger.info("mean {}", x.mean().item())  # BREAK
+                return x * 2
+            """,
+        ),
+        example(
+            """
+            import pdb
+
+            import torch as T
+
+
+            def f(x):
+                pdb.set_trace()  # BREAK
+                return x * 2
+            """,
+            """
+            import pdb
+
+            import torch as T
+
+
+            def f(x):
+                if not T.compiler.is_compiling():
+                    pdb.set_trace()  # BREAK
+                return x * 2
+            """,
+        ),
+    )
+    untouched = (
+        # the print's result is used
+        code(
+            """
+            def f(x):
+                ok = print(float(x.sum()))  # BREAK
+                return x
+            """
+        ),
+        # the call is inside an expression
+        code(
+            """
+            def f(x):
+                return x * float(x.sum()) or print("never")  # BREAK
+            """
+        ),
+        # an argument changes the tensor: skipping it would change the results
+        code(
+            """
+            def f(x):
+                print(x.add_(1).sum().item())  # BREAK
+                return x
+            """
+        ),
+        # `.info` on something that is not a logger
+        code(
+            """
+            def f(x, model):
+                model.info(float(x.sum()))  # BREAK
+                return x
+            """
+        ),
+        # a print shadowed by the module's own function
+        code(
+            """
+            def print(*a):
+                return a
+
+
+            def f(x):
+                print(float(x.sum()))  # BREAK
+                return x
+            """
+        ),
+        # two statements on the line: guarding one would guard both
+        code(
+            """
+            def f(x):
+                print(float(x.sum())); x = x + 1  # BREAK
+                return x
+            """
+        ),
+    )
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = single_call_statement(node)
+        if call is None or not self.on_site(node) or _mutates(call):
+            return
+        if self.side_effect_only(call.func):
+            self.record(node, guarded(node, self), ("torch",))
+
+    def side_effect_only(self, func: cst.BaseExpression) -> bool:
+        if self.is_name(func, *SIDE_EFFECT_CALLS):
+            return True
+        if not isinstance(func, cst.Attribute) or func.attr.value not in LOG_METHODS:
+            return False
+        return self.is_logger(func.value)
+
+    def is_logger(self, receiver: cst.BaseExpression) -> bool:
+        if self.is_name(receiver, *LOGGING_PACKAGES):  # logging.info(...), absl.logging.info(...)
+            return True
+        qualified = {q.name for q in self.get_metadata(QualifiedNameProvider, receiver, set())}
+        if any(name.startswith(tuple(f"{p}." for p in LOGGING_PACKAGES)) for name in qualified):
+            return True  # from loguru import logger; structlog.get_logger().bind(...)
+        last = receiver.attr.value if isinstance(receiver, cst.Attribute) else getattr(receiver, "value", None)
+        return isinstance(last, str) and bool(LOGGER_NAME.search(last))
