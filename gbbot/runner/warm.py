@@ -343,17 +343,28 @@ def run_warm(
     return _outcome(request, child, timed_out=not ended, duration=time.monotonic() - started, base=base)
 
 
+def shell_says(code: int | None, through_shell: bool, killed: bool) -> str:
+    """What `sh -c` writes to stderr when the Python it ran died of a signal: "Segmentation fault"."""
+    if code is None or code >= 0 or not through_shell or killed:
+        return ""
+    return f"{signal.strsignal(-code) or f'Signal {-code}'}\n"
+
+
 def _outcome(
     request: RunRequest, child: _Child, timed_out: bool, duration: float, base: Mapping[str, str]
 ) -> RunOutcome:
     through_shell = request.entrypoint.run is not None
+    out, err = request.work_dir / "stdout.txt", request.work_dir / "stderr.txt"
+    said = shell_says(child.exit_code, through_shell, killed=timed_out)
+    if said:
+        with err.open("a", encoding="utf-8") as stderr:
+            stderr.write(said)
     code = exit_code(child.exit_code, through_shell, killed=timed_out)
     signal_no = signal_number(code, through_shell)
     status = status_of(code, timed_out, signal_no)
     reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
     if status is Status.CRASHED:
         reason = f"killed by signal {signal_no}" if signal_no else "the warm server stopped"
-    out, err = request.work_dir / "stdout.txt", request.work_dir / "stderr.txt"
     return RunOutcome(
         name=request.entrypoint.name,
         status=status,

@@ -153,7 +153,7 @@ def _report(exc):
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == HERE:
         tb = tb.tb_next
-    sys.excepthook(type(exc), exc, tb)
+    sys.excepthook(type(exc), exc.with_traceback(tb), tb)
 
 
 def _finish():
