@@ -109,7 +109,11 @@ def main() -> int:
         for way, run in ways.items():
             repo = Path(tmp) / way.replace(" ", "-").replace("(", "").replace(")", "")
             make_project(repo)
-            env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}")}
+            env = {
+                **os.environ,
+                "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
+                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+            }  # this checkout's gbbot, not an installed one
             results[way] = run(repo, env)
     print(f"3 transformers entrypoints, cold Inductor cache, gbbot --jobs {args.jobs}:")
     for way, (seconds, _) in results.items():
