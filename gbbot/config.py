@@ -61,6 +61,8 @@ class Runner:
     network: str = "none"
     memory: str | None = None
     cpus: float | None = None
+    warm: bool = True  # local: Python entrypoints forked from a server that imported torch once
+    preload: tuple[str, ...] = ()  # modules that server imports besides torch, e.g. transformers
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,16 @@ def _string_list(path: str, key: str, value: Any) -> tuple[str, ...]:
     return tuple(_string(path, f"{key}[{i}]", v) for i, v in enumerate(value))
 
 
+MODULE_RE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _modules(path: str, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _fail(path, key, "a list of module names, e.g. [transformers]", value)
+    check = _matching(MODULE_RE, "a module name, e.g. transformers")
+    return tuple(check(path, f"{key}[{i}]", v) for i, v in enumerate(value))
+
+
 def _gpus(path: str, key: str, value: Any) -> str:
     if value == "all" or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
         return str(value)
@@ -229,6 +241,8 @@ RUNNER_FIELDS: dict[str, Check] = {
     "network": _choice("none", "host"),
     "memory": _string,
     "cpus": _number,
+    "warm": _boolean,
+    "preload": _modules,
 }
 
 

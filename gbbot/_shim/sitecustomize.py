@@ -90,4 +90,6 @@ if _ACTIVE:
         _PATCHES.pop(_name)(sys.modules[_name])
     if _PATCHES:
         sys.meta_path.insert(0, _ImportHook())
-_chain_next_sitecustomize()
+# Loaded by the warm server's child under another name, after the real sitecustomize already ran.
+if __name__ == "sitecustomize":
+    _chain_next_sitecustomize()

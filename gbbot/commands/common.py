@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from gbbot import git, report
@@ -36,6 +37,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices of the entrypoints")
     parser.add_argument("--keep-traces", metavar="DIR", type=Path, help="keep each entrypoint's trace and output here")
+    parser.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="start every entrypoint as a fresh process (default: Python ones fork from a server that imported torch)",
+    )
 
 
 def repo_root(args: argparse.Namespace) -> Path:
@@ -54,7 +60,12 @@ def repo_root(args: argparse.Namespace) -> Path:
 
 
 def config_for(args: argparse.Namespace, root: Path) -> Config:
-    return load_config(args.config if args.config else root / CONFIG_NAME)
+    """The config file, with --no-warm applied (so fix verification and both sides of a diff
+    run the way the command line says)."""
+    config = load_config(args.config if args.config else root / CONFIG_NAME)
+    if getattr(args, "no_warm", False):
+        config = replace(config, runner=replace(config.runner, warm=False))
+    return config
 
 
 def render_markdown(result: Report) -> str:

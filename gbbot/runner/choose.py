@@ -10,10 +10,17 @@ from gbbot.runner.local import LocalRunner, run_local
 
 
 def runner_for(settings: RunnerConfig, pinned: Mapping[str, str] | None = None) -> Runner:
-    """The backend the config's `runner:` asks for: local subprocesses, or sibling containers.
-    `pinned` variables are set for every entrypoint on top of what it would get anyway."""
+    """The backend the config's `runner:` asks for: local subprocesses (Python entrypoints forked
+    from the shared warm server unless `warm: false`), or sibling containers (never warm: each
+    entrypoint is its own container). `pinned` variables are set for every entrypoint on top of
+    what it would get anyway."""
     if settings.backend == "container":
         from gbbot.runner.container import ContainerRunner  # the docker SDK is imported only when used
 
         return ContainerRunner.connect(settings, pinned)
-    return LocalRunner(pinned) if pinned else run_local
+    local = LocalRunner(pinned) if pinned else run_local
+    if not settings.warm:
+        return local
+    from gbbot.runner.warm import WarmRunner, shared_server
+
+    return WarmRunner(shared_server(settings.preload), local, pinned)

@@ -1,0 +1,133 @@
+"""The warm server vs fresh processes vs the manual way, side by side, on entrypoints that import a
+model library (transformers, models built from a config: nothing is downloaded).
+
+    python bench/bench_warm.py [--jobs N]
+
+On fresh copies of a small project (three entrypoints, each `python <script>` building a tiny
+transformers model and compiling it) with a cold Inductor cache:
+  manual      `TORCH_LOGS=graph_breaks python <script>` per entrypoint, one after the other (Inductor)
+  fast fresh  `gbbot check --no-warm` (fast mode, a fresh process per entrypoint)
+  fast warm   `gbbot check` (fast mode, forked from one server that imported torch and transformers)
+  diff        `gbbot diff --base HEAD~1` (warm, cold baseline: base and head both run)
+Prints wall times, ratios and whether every way found the same set of breaks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gbbot import classify, parse  # noqa: E402
+from gbbot.source import SourceTree  # noqa: E402
+
+MODEL = textwrap.dedent("""\
+    import torch
+    from transformers import {config}, {model}
+
+    torch.manual_seed(0)
+    model = {model}({config}({args})).eval()
+    ids = torch.randint(0, 100, (1, 16))
+
+    @torch.compile
+    def run(ids):
+        out = model(ids)
+        print("ran")  # a graph break, on purpose
+        return out
+
+    with torch.no_grad():
+        run(ids)
+""")
+SCRIPTS = {
+    "bert.py": ("BertConfig", "BertModel", "vocab_size=100, hidden_size=32, num_hidden_layers=2, "
+                "num_attention_heads=2, intermediate_size=64"),
+    "gpt2.py": ("GPT2Config", "GPT2Model", "vocab_size=100, n_embd=32, n_layer=2, n_head=2"),
+    "t5.py": ("T5Config", "T5EncoderModel", "vocab_size=100, d_model=32, d_kv=16, d_ff=64, num_layers=2, "
+              "num_heads=2"),
+}  # fmt: skip
+PRELOAD = "[transformers, transformers.models.bert.modeling_bert, transformers.models.gpt2.modeling_gpt2, "
+PRELOAD += "transformers.models.t5.modeling_t5]"
+
+
+def make_project(repo: Path) -> None:
+    repo.mkdir()
+    for name, (config, model, args) in SCRIPTS.items():
+        (repo / name).write_text(MODEL.format(config=config, model=model, args=args))
+    entrypoints = "".join(f"  - {{name: {n[:-3]}, run: python {n}, timeout: 900}}\n" for n in SCRIPTS)
+    (repo / ".gbbot.yml").write_text(f"version: 1\nrunner: {{preload: {PRELOAD}}}\nentrypoints:\n{entrypoints}")
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+    for message in ("base", "head"):
+        (repo / "bert.py").write_text((repo / "bert.py").read_text() + f"# {message}\n")
+        subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+        subprocess.run([*git, "commit", "-qm", message], cwd=repo, check=True)
+
+
+def manual(repo: Path, env: dict) -> tuple[float, set[str]]:
+    found: set[str] = set()
+    started = time.perf_counter()
+    for name in SCRIPTS:
+        proc = subprocess.run([sys.executable, name], cwd=repo, capture_output=True, text=True,
+                              env={**env, "TORCH_LOGS": "graph_breaks"})  # fmt: skip
+        log = parse.read_log_lines((proc.stdout + proc.stderr).splitlines())
+        found |= {b.fingerprint for b in classify.classify(log.breaks, str(repo), SourceTree(repo).get)}
+    return time.perf_counter() - started, found
+
+
+def gbbot(repo: Path, env: dict, *args: str) -> tuple[float, set[str]]:
+    out = repo.parent / "report.json"
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "gbbot", *args, "--json", str(out), "--quiet", "--fail-on", "none"],
+                   cwd=repo, env=env, check=True, capture_output=True)  # fmt: skip
+    elapsed = time.perf_counter() - started
+    data = json.loads(out.read_text())
+    return elapsed, {b["fingerprint"] for e in data["entrypoints"] for b in e["breaks"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args()
+    jobs = ("--jobs", str(args.jobs))
+    ways = {
+        "manual": lambda repo, env: manual(repo, env),
+        "fast fresh": lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs),
+        "fast warm": lambda repo, env: gbbot(repo, env, "check", *jobs),
+        "diff (warm)": lambda repo, env: gbbot(repo, env, "diff", "--base", "HEAD~1", *jobs),
+    }
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="gbbot-bench-") as tmp:
+        for way, run in ways.items():
+            repo = Path(tmp) / way.replace(" ", "-").replace("(", "").replace(")", "")
+            make_project(repo)
+            env = {
+                **os.environ,
+                "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
+                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+            }  # this checkout's gbbot, not an installed one
+            results[way] = run(repo, env)
+    print(f"3 transformers entrypoints, cold Inductor cache, gbbot --jobs {args.jobs}:")
+    for way, (seconds, _) in results.items():
+        print(f"  {way:12s} {seconds:6.1f} s")
+    t = {way: seconds for way, (seconds, _) in results.items()}
+    print(f"  manual / fast fresh   {t['manual'] / t['fast fresh']:.1f}x")
+    print(f"  manual / fast warm    {t['manual'] / t['fast warm']:.1f}x")
+    print(f"  fresh / warm          {t['fast fresh'] / t['fast warm']:.2f}x")
+    print(f"  diff / warm check     {t['diff (warm)'] / t['fast warm']:.2f}x")
+    sets = [found for _, found in results.values()]
+    same = all(s == sets[0] for s in sets)
+    print(f"  same breaks every way: {'yes' if same else 'NO'} ({len(sets[0])} distinct)")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,291 @@
+"""The warm server: imports torch (and `torch._dynamo`, and the config's `preload:` modules) once,
+then forks a fresh child per entrypoint that gbbot asks for over a socket.
+
+Run by path (`python warm_server.py FD [MODULE…]`), never as part of the gbbot package: each child
+is a copy of this process, so nothing but the standard library and what was preloaded may be in it.
+It never imports user code: a child's working directory, sys.path, environment and output are set
+after the fork, and whatever a child changes (Dynamo config, caches, monkeypatches) dies with it.
+
+Protocol, one JSON object a line. Server → gbbot once: {"ready": true} or {"ready": false,
+"reason": …}. gbbot → server: {"id": N, …spec…}. Server → gbbot: {"id": N, "pid": P} when the child
+runs in its own session, or {"id": N, "refused": reason}; then {"id": N, "exit": code} (a negative
+code: killed by that signal).
+"""
+
+import atexit
+import builtins
+import contextlib
+import importlib
+import io
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import traceback
+import types
+from importlib.machinery import SourceFileLoader
+
+HERE = os.path.abspath(__file__)
+
+
+def fork_unsafe():
+    """Why forking now could hang or corrupt a child, or None. A thread other than the main one
+    (a Python thread, or a native pool such as OpenBLAS's) would be missing in the child while
+    holding its locks; an initialised CUDA context cannot be used after a fork."""
+    if not hasattr(os, "pidfd_open") or not os.path.isdir("/proc/self/task"):
+        return "the warm server needs Linux (pidfd_open, /proc)"
+    if threading.active_count() > 1:
+        return f"{threading.active_count() - 1} Python thread(s) running in the server"
+    tasks = len(os.listdir("/proc/self/task"))
+    if tasks > 1:
+        return f"{tasks - 1} native thread(s) started while importing torch or a preloaded module"
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "CUDA was initialised while importing"
+    return None
+
+
+# --- in the child ----------------------------------------------------------------------------
+
+
+def _stream(fd, mode, unbuffered, errors):
+    """A std stream like the interpreter's own: `-u` (PYTHONUNBUFFERED) writes through."""
+    raw = io.FileIO(fd, mode, closefd=False)
+    if mode == "r":
+        return io.TextIOWrapper(io.BufferedReader(raw), encoding=_ENCODING)
+    buffer = raw if unbuffered else io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffer, encoding=_ENCODING, errors=errors, write_through=unbuffered)
+
+
+_ENCODING = (sys.__stdout__.encoding if sys.__stdout__ else None) or "utf-8"
+
+
+def _redirect(spec):
+    """stdin from /dev/null, stdout and stderr to the entrypoint's files, as the local runner."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    opened = [os.open(os.devnull, os.O_RDONLY), *(os.open(spec[name], flags, 0o666) for name in ("stdout", "stderr"))]
+    for target, fd in enumerate(opened):
+        os.dup2(fd, target)
+        os.close(fd)
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
+    sys.stdin = sys.__stdin__ = _stream(0, "r", unbuffered, "strict")
+    sys.stdout = sys.__stdout__ = _stream(1, "w", unbuffered, "strict")
+    sys.stderr = sys.__stderr__ = _stream(2, "w", unbuffered, "backslashreplace")
+
+
+def _retrace():
+    """Point torch's structured trace at this child's TORCH_TRACE. torch reads the variable once,
+    at import, into a lazily opened handler; the server imported torch without it, so its handler
+    has no directory and has written nothing. A new handler, from the child's environment, writes
+    every record of this run (the torch_version one included) to the child's own directory."""
+    internal = sys.modules.get("torch._logging._internal")
+    if internal is None:
+        return
+    internal.LOG_TRACE_HANDLER = None
+    internal._init_logs()
+
+
+def _fast_mode(shim):
+    """The fast-mode shim, as sitecustomize applies it in a fresh process (torch already imported,
+    so it patches now); loaded under another name, it does not chain to a sitecustomize again."""
+    if os.environ.get("GBBOT_MODE") != "fast":
+        return
+    loader = SourceFileLoader("_gbbot_fast_mode", shim)
+    module = types.ModuleType(loader.name)
+    module.__file__ = shim
+    loader.exec_module(module)
+
+
+def _python_path(site_tail):
+    """sys.path as a fresh interpreter builds it: PYTHONPATH (absolute), then the site paths."""
+    entries = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [*entries, *site_tail]
+
+
+def _fresh_main():
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    return main
+
+
+def _run_script(spec):
+    path = os.path.abspath(spec["target"])
+    if not os.path.isfile(path):
+        sys.stderr.write(f"{spec['program']}: can't open file {path!r}: [Errno 2] No such file or directory\n")
+        return 2
+    sys.path.insert(0, os.path.dirname(path))
+    sys.argv = [spec["target"], *spec["args"]]
+    main = _fresh_main()
+    main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None
+    main.__loader__ = SourceFileLoader("__main__", path)
+    with open(path, "rb") as handle:
+        code = compile(handle.read(), path, "exec", dont_inherit=True)
+    exec(code, main.__dict__)
+    return 0
+
+
+def _run_module(spec):
+    import runpy
+
+    sys.path.insert(0, os.getcwd())
+    sys.argv = ["-m", *spec["args"]]
+    _fresh_main()
+    runpy._run_module_as_main(spec["target"], alter_argv=True)
+    return 0
+
+
+def _exit_code(exc):
+    """What the interpreter makes of a SystemExit."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    sys.stderr.write(f"{exc.code}\n")
+    return 1
+
+
+def _report(exc):
+    """The traceback a fresh interpreter prints: without this file's frames."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == HERE:
+        tb = tb.tb_next
+    sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+
+
+def _finish():
+    """What interpreter shutdown does that a child must do by hand before os._exit: wait for
+    non-daemon threads, run atexit (logging flushes the trace there), flush the streams."""
+    for step in (threading._shutdown, atexit._run_exitfuncs):
+        try:
+            step()
+        except BaseException:
+            traceback.print_exc()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+
+
+def _child_main(spec, site_tail):
+    _redirect(spec)
+    os.chdir(spec["cwd"])
+    os.environ.clear()
+    os.environ.update(spec["env"])
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    sys.path[:] = _python_path(site_tail)
+    _retrace()
+    _fast_mode(spec["shim"])
+    interrupted = False
+    try:
+        code = (_run_module if spec["kind"] == "module" else _run_script)(spec)
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException as exc:
+        _report(exc)
+        interrupted, code = isinstance(exc, KeyboardInterrupt), 1
+    _finish()
+    if interrupted:  # the interpreter dies of SIGINT after an uncaught KeyboardInterrupt
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    return code
+
+
+def _child(spec, site_tail, inherited, started):
+    code = 1
+    try:
+        os.setsid()
+        for fd in inherited:
+            os.close(fd)
+        os.close(started)  # tells the server the child leads its own session
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = _child_main(spec, site_tail)
+    finally:
+        os._exit(code)
+
+
+# --- the server ------------------------------------------------------------------------------
+
+
+def _send(sock, message):
+    sock.sendall((json.dumps(message) + "\n").encode())
+
+
+def _fork(sock, request, children, site_tail):
+    reason = fork_unsafe()
+    if reason:
+        return {"id": request["id"], "refused": reason}
+    ready, started = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready)
+        _child(request, site_tail, [sock.fileno(), *children], started)
+    os.close(started)
+    os.read(ready, 1)  # EOF once the child called setsid (or died): its group can be killed now
+    os.close(ready)
+    children[os.pidfd_open(pid)] = (request["id"], pid)
+    return {"id": request["id"], "pid": pid}
+
+
+def _reap(sock, pidfd, children):
+    request_id, pid = children.pop(pidfd)
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    _send(sock, {"id": request_id, "exit": os.waitstatus_to_exitcode(status)})
+
+
+def _stop(children):
+    """gbbot went away: nothing it started may outlive it."""
+    for _, pid in children.values():
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def serve(sock, site_tail):
+    children = {}  # pidfd -> (request id, pid)
+    pending = b""
+    while True:
+        readable, _, _ = select.select([sock, *children], [], [])
+        for ready in readable:
+            if ready is not sock:
+                _reap(sock, ready, children)
+                continue
+            data = sock.recv(1 << 16)
+            if not data:
+                _stop(children)
+                return
+            pending += data
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                _send(sock, _fork(sock, json.loads(line), children, site_tail))
+
+
+def _site_tail():
+    """sys.path without this file's directory and PYTHONPATH's entries: what every interpreter
+    started with the same installation has after them."""
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return sys.path[1 + len(given) :]
+
+
+def main(argv):
+    sock = socket.socket(fileno=int(argv[0]))
+    site_tail = _site_tail()
+    del sys.path[0]  # this file's directory
+    for name in ("torch", "torch._dynamo", *argv[1:]):
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:
+            _send(sock, {"ready": False, "reason": f"`import {name}` failed: {type(exc).__name__}: {exc}"})
+            return 0
+    reason = fork_unsafe()
+    _send(sock, {"ready": reason is None, "reason": reason})
+    if reason is None:
+        serve(sock, site_tail)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
