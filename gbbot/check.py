@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot import classify, git, parse, report
+from gbbot import classify, git, parse, report, trace
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
-from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
+from gbbot.model import EntrypointReport, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
 from gbbot.runner.choose import runner_for
 from gbbot.runner.contract import Runner, RunRequest, entrypoint_dir, run_all
 from gbbot.source import SourceTree
@@ -60,11 +60,26 @@ def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
     return options.shard.select(chosen) if options.shard else chosen
 
 
+def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
+    """A break without any frame cannot be placed in the code; it is named here so that it is
+    counted as a trace problem instead of vanishing from the report."""
+    return tuple(
+        f"graph break {r.root.gb_id or r.root.gb_type!r} has no user frame, so it is not listed as a break"
+        for r in raws
+        if classify.attribute(r, root) is None
+    )
+
+
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
-    log = parse.read_path(trace_dir) if trace_dir and trace_dir.exists() else TraceLog((), ())
-    breaks = classify.classify(log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name)
-    return report.entrypoint_report(outcome, log, breaks), log
+    found = trace.trace_files(trace_dir) if trace_dir and trace_dir.exists() else []
+    log = parse.read_path(trace_dir) if found else TraceLog((), ())
+    where = str(root.resolve())
+    breaks = classify.classify(log.breaks, where, tree.get, config.ignore, entrypoint=outcome.name)
+    entry = report.entrypoint_report(
+        outcome, log, breaks, report.compiled_nothing(log, len(found)), unattributed(log.breaks, where)
+    )
+    return entry, log
 
 
 def check(
