@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
 
 from gbbot import classify, git, parse, report, trace
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
-from gbbot.model import EntrypointReport, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
+from gbbot.model import EntrypointReport, Frame, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
 from gbbot.runner.choose import runner_for
 from gbbot.runner.contract import Runner, RunRequest, entrypoint_dir, run_all
 from gbbot.source import SourceTree
@@ -70,14 +70,27 @@ def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
     )
 
 
+def _launcher(frame: Frame) -> bool:
+    """A frame of gbbot's own `call:` launcher (gbbot/launch.py), wherever gbbot is installed."""
+    path = PurePath(frame.file.replace("\\", "/"))
+    return path.name == "launch.py" and path.parent.name == "gbbot"
+
+
+def without_launcher(raws: Iterable[RawBreak]) -> tuple[RawBreak, ...]:
+    """gbbot's launcher calls a `call:` target, so it sits at the bottom of every traceback;
+    it is not the user's code and is left out of their stack."""
+    return tuple(replace(r, stack=tuple(f for f in r.stack if not _launcher(f))) for r in raws)
+
+
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
     found = trace.trace_files(trace_dir) if trace_dir and trace_dir.exists() else []
     log = parse.read_path(trace_dir) if found else TraceLog((), ())
     where = str(root.resolve())
-    breaks = classify.classify(log.breaks, where, tree.get, config.ignore, entrypoint=outcome.name)
+    raws = without_launcher(log.breaks)
+    breaks = classify.classify(raws, where, tree.get, config.ignore, entrypoint=outcome.name)
     entry = report.entrypoint_report(
-        outcome, log, breaks, report.compiled_nothing(log, len(found)), unattributed(log.breaks, where)
+        outcome, log, breaks, report.compiled_nothing(log, len(found)), unattributed(raws, where)
     )
     return entry, log
 

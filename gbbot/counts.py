@@ -63,9 +63,7 @@ def per_break(report: Report) -> dict[str, BreakCounts]:
             by_entry[entry.name] = by_entry.get(entry.name, 0) + brk.count
             if brk.frame_skipped:
                 eager.setdefault(brk.fingerprint, {})[entry.name] = None
-    return {
-        f: BreakCounts(f, tuple(by_entry.items()), tuple(eager.get(f, {}))) for f, by_entry in hits.items()
-    }
+    return {f: BreakCounts(f, tuple(by_entry.items()), tuple(eager.get(f, {}))) for f, by_entry in hits.items()}
 
 
 def distinct(breaks: Iterable[GraphBreak]) -> int:

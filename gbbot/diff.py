@@ -123,11 +123,7 @@ def _last_line(text: str) -> str:
 def _counted(breaks: Iterable[GraphBreak], ignore: Sequence[IgnoreRule], entrypoint: str) -> dict[str, GraphBreak]:
     """Fingerprint → break, without ignored ones; the head's ignore rules are applied again so
     that they hold for a baseline made with other rules too."""
-    return {
-        b.fingerprint: b
-        for b in breaks
-        if not b.ignored and not classify.is_ignored(b, ignore, entrypoint)
-    }
+    return {b.fingerprint: b for b in breaks if not b.ignored and not classify.is_ignored(b, ignore, entrypoint)}
 
 
 @dataclass(frozen=True)
