@@ -60,10 +60,12 @@ def resolve(root: Path, ref: str) -> str:
         return out.strip()
     if _names(root, ref):
         raise GitError(f"git ref {ref!r} names a commit this clone does not have (it is shallow): {FETCH_MORE}")
+    if is_shallow(root):
+        # actions/checkout's default: one commit of one branch, so the base is simply not here.
+        raise GitError(f"unknown git ref {ref!r} (this clone is shallow): {FETCH_MORE}")
     known = branches(root)
     listed = f"; branches here: {', '.join(known[:8])}{', …' if len(known) > 8 else ''}" if known else ""
-    fetch_hint = " (or fetch it: `git fetch origin <branch>`)"
-    raise GitError(f"unknown git ref {ref!r}: no branch, tag or commit has that name here{listed}{fetch_hint}")
+    raise GitError(f"unknown git ref {ref!r}: no branch, tag or commit has that name here{listed}")
 
 
 def merge_base(root: Path, ref: str, head: str = "HEAD") -> str:
