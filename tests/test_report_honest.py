@@ -191,3 +191,19 @@ def test_long_code_is_cut_at_a_token_with_an_ellipsis():
     assert short.endswith("…") and len(short) <= 60
     assert code.startswith(short[:-1]) and code[len(short) - 1] in " (,."
     assert terminal.shorten("x = 1") == "x = 1"
+
+
+@pytest.mark.parametrize(
+    ("gb_type", "gb_id", "advice"),
+    [
+        ("torch.* op returned non-Tensor", "GB0208", "sdpa_kernel"),  # torch.backends.cuda.sdp_kernel()
+        ("Unsupported context manager", "GB0142", "torch.device"),  # `with torch.device("cpu"):`
+    ],
+)
+def test_common_breaks_have_a_category_and_advice(gb_type, gb_id, advice):
+    from gbbot.classify import load_rules
+    from gbbot.model import BreakMessage, Category
+
+    rules = load_rules()
+    message = BreakMessage(gb_type, gb_id)
+    assert rules.category(message) is Category.SUPPORTABLE and advice in rules.rule(message).title
