@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gbbot import recompile
+from gbbot import counts, recompile
 from gbbot import report as report_
 from gbbot.check import CheckOptions, Shard, check, select
 from gbbot.comparison import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
 from gbbot.config import Config
 from gbbot.console import say
-from gbbot.model import Report, Status
+from gbbot.model import EntrypointReport, Report, Status
 
 if TYPE_CHECKING:  # the fix pipeline imports LibCST: only `fix` pays for it
     from gbbot.fix.pipeline import FixOptions, FixRun
@@ -51,17 +51,24 @@ def fix(root: Path, config: Config, options: FixOptions | None = None, report: R
 
 def policy_breach(result: Report, fail_on: str, recompiles: str | None = None) -> str | None:
     """Why `result` fails the `fail_on` policy (`recompiles`: the recompilation policy, None for
-    its default), or None when it passes. An entrypoint that did not run is a failure too (its
-    breaks are unknown), unless fail_on is none."""
-    not_ok = [e.name for e in result.entrypoints if e.status not in (Status.OK, Status.SKIPPED)]
-    if fail_on != "none" and not_ok:
-        return f"entrypoints did not run cleanly: {', '.join(not_ok)}"
+    its default), or None when it passes. An entrypoint that did not run cleanly, or compiled
+    nothing, is a failure too (its breaks are unknown), unless fail_on is none. Breaks are counted
+    as every view counts them: each distinct break once."""
+    not_clean = [e for e in result.entrypoints if e.status not in counts.CLEAN]
+    if fail_on != "none" and not_clean:
+        return f"entrypoints did not run cleanly: {', '.join(_not_clean(e) for e in not_clean)}"
     if not report_.policy_failed(result, fail_on, recompiles):
         return None
     recompile_policy = report_.recompile_policy(fail_on, recompiles)
-    if failing := recompile.failing(result, recompile_policy):
+    if failing_frames := recompile.failing(result, recompile_policy):
         what = "frame(s) newly at the recompile limit" if recompile_policy == "limit" else "recompilation problem(s)"
-        return f"policy fail_on.recompiles={recompile_policy}: {len(failing)} {what}"
-    failing = report_.new_breaks(result) if fail_on == "new" else report_.counted(result)
+        return f"policy fail_on.recompiles={recompile_policy}: {len(failing_frames)} {what}"
+    failing = counts.distinct(report_.new_breaks(result) if fail_on == "new" else report_.counted(result))
     what = "new graph break" if fail_on == "new" and result.diff else "graph break"
-    return f"policy fail_on={fail_on}: {len(failing)} {what}{'s' * (len(failing) != 1)}"
+    return f"policy fail_on={fail_on}: {failing} {what}{'s' * (failing != 1)}"
+
+
+def _not_clean(entry: EntrypointReport) -> str:
+    if entry.status is Status.NO_COMPILE:
+        return f"{entry.name} ({entry.error or 'compiled nothing'})"
+    return f"{entry.name} ({entry.status.value})"

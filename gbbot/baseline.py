@@ -58,7 +58,8 @@ def mismatches(baseline: Report, expected: Expected) -> list[str]:
     if torch:
         found.append(torch)
     if baseline.mode is not expected.mode:
-        found.append(f"it was made in {baseline.mode.value} mode, the head runs in {expected.mode.value} mode")
+        made = f"{baseline.mode.value} mode" if baseline.mode else "an unknown mode (parsed from logs)"
+        found.append(f"it was made in {made}, the head runs in {expected.mode.value} mode")
     if baseline.config_hash != expected.config_hash:
         found.append(
             f"it was made with another .gbbot.yml (config hash {baseline.config_hash or 'unknown'}, "

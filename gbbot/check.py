@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
 
-from gbbot import classify, git, parse, recompile, report
+from gbbot import classify, git, parse, recompile, report, trace
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
-from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
+from gbbot.model import EntrypointReport, Frame, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
 from gbbot.runner.choose import runner_for
 from gbbot.runner.contract import Runner, RunRequest, entrypoint_dir, run_all
 from gbbot.source import SourceTree
@@ -60,12 +60,39 @@ def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
     return options.shard.select(chosen) if options.shard else chosen
 
 
+def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
+    """A break without any frame cannot be placed in the code; it is named here so that it is
+    counted as a trace problem instead of vanishing from the report."""
+    return tuple(
+        f"graph break {r.root.gb_id or r.root.gb_type!r} has no user frame, so it is not listed as a break"
+        for r in raws
+        if classify.attribute(r, root) is None
+    )
+
+
+def _launcher(frame: Frame) -> bool:
+    """A frame of gbbot's own `call:` launcher (gbbot/launch.py), wherever gbbot is installed."""
+    path = PurePath(frame.file.replace("\\", "/"))
+    return path.name == "launch.py" and path.parent.name == "gbbot"
+
+
+def without_launcher(raws: Iterable[RawBreak]) -> tuple[RawBreak, ...]:
+    """gbbot's launcher calls a `call:` target, so it sits at the bottom of every traceback;
+    it is not the user's code and is left out of their stack."""
+    return tuple(replace(r, stack=tuple(f for f in r.stack if not _launcher(f))) for r in raws)
+
+
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
-    log = parse.read_path(trace_dir) if trace_dir and trace_dir.exists() else TraceLog((), ())
-    breaks = classify.classify(log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name)
-    recompiles = recompile.analyse(log, str(root.resolve()), tree.get)
-    return report.entrypoint_report(outcome, log, breaks, recompiles), log
+    found = trace.trace_files(trace_dir) if trace_dir and trace_dir.exists() else []
+    log = parse.read_path(trace_dir) if found else TraceLog((), ())
+    where = str(root.resolve())
+    raws = without_launcher(log.breaks)
+    breaks = classify.classify(raws, where, tree.get, config.ignore, entrypoint=outcome.name)
+    recompiles = recompile.analyse(log, where, tree.get)
+    no_compile = report.compiled_nothing(log, len(found))
+    entry = report.entrypoint_report(outcome, log, breaks, no_compile, unattributed(raws, where), recompiles)
+    return entry, log
 
 
 def check(

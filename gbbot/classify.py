@@ -419,4 +419,5 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         # recipes patch the repository's own line: never the call into a library that broke
         fix=rule.fix if rule and site.origin is Origin.USER else None,
         consequences=tuple(m.gb_type for m in consequences.values()),
+        fullgraph_failure=any(loc.raw.fullgraph_failure for loc in same),
     )

@@ -128,11 +128,30 @@ def _counted(breaks: Iterable[GraphBreak], ignore: Sequence[IgnoreRule], entrypo
 
 @dataclass(frozen=True)
 class _Side:
-    """One entrypoint compared: the sets, and the base's records of what was fixed."""
+    """One entrypoint compared: the sets, and the base's records of what was fixed or hidden."""
 
     result: EntrypointDiff
     base: dict[str, GraphBreak]  # empty without a baseline
     fixed: dict[str, GraphBreak]
+    hidden: dict[str, tuple[GraphBreak, str]]  # fingerprint → (base record, the head break hiding it)
+
+
+def eager_frames(breaks: Iterable[GraphBreak]) -> dict[tuple[str, str], str]:
+    """(file, function) → the break that makes that frame run eagerly, under both the qualname
+    and the bare name (a traceback names a function without its class)."""
+    found: dict[tuple[str, str], str] = {}
+    for brk in breaks:
+        if brk.frame_skipped:
+            found.setdefault((brk.file, brk.function), brk.fingerprint)
+            found.setdefault((brk.file, brk.function.rsplit(".", 1)[-1]), brk.fingerprint)
+    return found
+
+
+def hidden_by(brk: GraphBreak, eager: Mapping[tuple[str, str], str]) -> str | None:
+    """The head break whose eager frame is `brk`'s own or one enclosing it, or None. Dynamo does
+    not trace such a frame, so `brk` cannot show up there, fixed or not."""
+    frames = [(brk.file, brk.function), *((f.file, f.function) for f in reversed(brk.user_stack))]
+    return next((eager[f] for f in frames if f in eager), None)
 
 
 def _compare(
@@ -141,18 +160,22 @@ def _compare(
     now = _counted(head.breaks, ignore, head.name)
     if base is None or base.status is not Status.OK:
         reason = no_baseline_reason(head.name, base_sha, base)
-        return _Side(EntrypointDiff(head.name, new=tuple(now), no_baseline=reason), {}, {})
+        return _Side(EntrypointDiff(head.name, new=tuple(now), no_baseline=reason), {}, {}, {})
     before = _counted(base.breaks, ignore, head.name)
     # A head run that did not finish saw only some of its breaks: nothing can be called fixed.
-    fixed = {f: b for f, b in before.items() if f not in now} if head.status is Status.OK else {}
+    gone = {f: b for f, b in before.items() if f not in now} if head.status is Status.OK else {}
+    eager = eager_frames(head.breaks)
+    hidden = {f: (b, by) for f, b in gone.items() if (by := hidden_by(b, eager))}
+    fixed = {f: b for f, b in gone.items() if f not in hidden}
     result = EntrypointDiff(
         head.name,
         new=tuple(f for f in now if f not in before),
         fixed=tuple(fixed),
         persisting=tuple(f for f in now if f in before),
         graph_delta=head.graph_count - base.graph_count,
+        hidden=tuple(hidden),
     )
-    return _Side(result, before, fixed)
+    return _Side(result, before, fixed, hidden)
 
 
 def diff(
@@ -169,12 +192,14 @@ def diff(
     entrypoints (removed, or outside this shard) play no part.
 
     Overall, a fingerprint is new when the base had it in no entrypoint, persisting when it had,
-    fixed when the base had it and the head has it nowhere."""
+    hidden when the base had it, the head has it nowhere and in some entrypoint a head break makes
+    its frame run eagerly, and fixed when it is gone otherwise."""
     by_name = {e.name: e for e in rename_report(base, renames).entrypoints}
     sides = [_compare(e, by_name.get(e.name), base_sha, ignore) for e in head.entrypoints]
     now = {f: None for s in sides for f in (*s.result.new, *s.result.persisting)}
     before = {f for s in sides for f in s.base}
-    fixed = {f: b for s in sides for f, b in s.fixed.items() if f not in now}
+    hidden = {f: h for s in sides for f, h in s.hidden.items() if f not in now}
+    fixed = {f: b for s in sides for f, b in s.fixed.items() if f not in now and f not in hidden}
     return Diff(
         base_ref=base_ref,
         base_sha=base_sha,
@@ -186,6 +211,9 @@ def diff(
         baseline_source=source,
         notes=tuple(notes),
         recompiles=recompile_diff(head, base),
+        hidden=tuple(hidden),
+        hidden_breaks=tuple(b for b, _ in hidden.values()),
+        hidden_by=tuple((f, by) for f, (_, by) in hidden.items()),
     )
 
 
@@ -203,18 +231,25 @@ def union(diffs: Sequence[Diff]) -> Diff:
     first = diffs[0]
     new = {f: None for d in diffs for f in d.new}
     fixed = {f: None for d in diffs for f in d.fixed}
-    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in fixed}
+    hidden = {f: None for d in diffs for f in d.hidden}
+    gone = fixed | hidden
+    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in gone}
     fixed_breaks = {b.fingerprint: b for d in diffs for b in d.fixed_breaks}
+    hidden_breaks = {b.fingerprint: b for d in diffs for b in d.hidden_breaks}
+    by = {f: h for d in diffs for f, h in d.hidden_by}
     return Diff(
         base_ref=first.base_ref,
         base_sha=first.base_sha,
         new=tuple(f for f in new if f not in persisting),
-        fixed=tuple(f for f in fixed if f not in persisting),
+        fixed=tuple(f for f in fixed if f not in persisting and f not in hidden),
         persisting=tuple(persisting),
         entrypoints=tuple(e for d in diffs for e in d.entrypoints),
-        fixed_breaks=tuple(b for f, b in fixed_breaks.items() if f not in persisting),
+        fixed_breaks=tuple(b for f, b in fixed_breaks.items() if f not in persisting and f not in hidden),
         baseline_source=first.baseline_source,
         notes=tuple({n: None for d in diffs for n in d.notes}),
+        hidden=tuple(f for f in hidden if f not in persisting),
+        hidden_breaks=tuple(b for f, b in hidden_breaks.items() if f not in persisting),
+        hidden_by=tuple((f, h) for f, h in by.items() if f not in persisting),
         recompiles=_recompile_union([d.recompiles for d in diffs if d.recompiles is not None]),
     )
 

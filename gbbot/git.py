@@ -41,13 +41,33 @@ def is_shallow(root: Path) -> bool:
     return out.strip() == "true"
 
 
+def _names(root: Path, ref: str) -> bool:
+    """Does `ref` name anything here (a branch, tag, remote branch or object id)?"""
+    code, _, _ = cmd_output("git", "rev-parse", "--verify", "-q", ref, cwd=root, check=False)
+    return code == 0
+
+
+def branches(root: Path) -> tuple[str, ...]:
+    _, out, _ = cmd_output(
+        "git", "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", cwd=root, check=False
+    )
+    return tuple(line for line in out.splitlines() if line and not line.endswith("/HEAD"))
+
+
 def resolve(root: Path, ref: str) -> str:
-    """The commit `ref` names, or GitError saying how to get it."""
+    """The commit `ref` names, or GitError saying why not: a name that does not exist here is a
+    typo or a branch not fetched (e.g. `main` where the branch is `master`), not missing history."""
     code, out, _ = cmd_output("git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", cwd=root, check=False)
     if code == 0 and out.strip():
         return out.strip()
-    shallow = " (this clone is shallow)" if is_shallow(root) else ""
-    raise GitError(f"unknown git ref {ref!r}{shallow}: {FETCH_MORE}")
+    if _names(root, ref):
+        raise GitError(f"git ref {ref!r} names a commit this clone does not have (it is shallow): {FETCH_MORE}")
+    if is_shallow(root):
+        # actions/checkout's default: one commit of one branch, so the base is simply not here.
+        raise GitError(f"unknown git ref {ref!r} (this clone is shallow): {FETCH_MORE}")
+    known = branches(root)
+    listed = f"; branches here: {', '.join(known[:8])}{', …' if len(known) > 8 else ''}" if known else ""
+    raise GitError(f"unknown git ref {ref!r}: no branch, tag or commit has that name here{listed}")
 
 
 def merge_base(root: Path, ref: str, head: str = "HEAD") -> str:

@@ -1,7 +1,9 @@
 """Child-process entry for `call:` entrypoints: `python -m gbbot.launch module:function [RESULT]`.
 
 Imports the function with the repository root on sys.path, calls it with no arguments and, when a
-RESULT path is given, saves its return value with torch.save for fix verification.
+RESULT path is given, saves its return value with torch.save for fix verification. This module's
+own frames are kept out of what the user reads: a missing target is one line, and the traceback of
+a target that raises starts in the user's code.
 
 `compare_saved` is the child side of comparing two saved results: loading a pickle may run any
 code the pickle names, so it happens here, in a process started like an entrypoint (same runner,
@@ -16,6 +18,38 @@ import importlib
 import json
 import os
 import sys
+import traceback
+
+
+class MissingTarget(Exception):
+    """The `call:` target does not exist: its module cannot be found or lacks the attribute."""
+
+
+def load(target: str):
+    module_name, _, attr = target.partition(":")
+    try:
+        found = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Only the target's own module (or a package above it) missing means "no such target";
+        # a dependency it fails to import is an error in the user's code, shown in full.
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise MissingTarget(f"{type(exc).__name__}: {exc}") from None
+        raise
+    for part in attr.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise MissingTarget(f"AttributeError: module {module_name!r} has no attribute {attr!r}") from None
+    return found
+
+
+def _print_user_traceback(exc: BaseException) -> None:
+    """The traceback from the first frame outside this module."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
 
 VERDICT_PREFIX = "gbbot-verdict: "
 BEFORE_VARIABLE, AFTER_VARIABLE = "GBBOT_COMPARE_BEFORE", "GBBOT_COMPARE_AFTER"
@@ -24,12 +58,15 @@ REASON_CHARS = 300
 
 def main(argv: list[str]) -> int:
     target, result_path = argv[0], (argv[1] if len(argv) > 1 else None)
-    module_name, _, attr = target.partition(":")
     sys.path.insert(0, os.getcwd())
-    function = importlib.import_module(module_name)
-    for part in attr.split("."):
-        function = getattr(function, part)
-    value = function()
+    try:
+        value = load(target)()
+    except MissingTarget as exc:
+        print(f"gbbot: call target {target!r} not found: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        _print_user_traceback(exc)
+        return 1
     if result_path:
         import torch
 

@@ -15,6 +15,8 @@ class Status(str, enum.Enum):
     TIMEOUT = "timeout"
     CRASHED = "crashed"  # killed by a signal, or could not start
     SKIPPED = "skipped"
+    # Ran and exited 0 but compiled nothing: its "no graph breaks" would be a false green.
+    NO_COMPILE = "no_compile"
 
 
 class Category(str, enum.Enum):
@@ -73,6 +75,9 @@ class RawBreak:
     frame_skipped: bool  # Dynamo fell back to eager for the whole frame
     location: Frame | None = None  # "Graph break in user code at FILE:LINE"
     rank: int | None = None  # the distributed rank whose trace it came from, when there were several
+    # Under fullgraph=True the break raised instead of splitting the graph: only the frame's
+    # compilation_metrics record tells of it.
+    fullgraph_failure: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,8 @@ class FrameMetrics:
     compile_index: int | None = None
     co_firstlineno: int | None = None
     recompile_reason: str | None = None
+    fail_file: str | None = None  # the user frame the failure happened in
+    fail_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,7 @@ class GraphBreak:
     consequences: tuple[str, ...] = ()  # gb_types folded in, for display
     library_site: LibrarySite | None = None  # the frame that broke, when outside the repository
     ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
+    fullgraph_failure: bool = False  # this break made a fullgraph=True compile fail
 
     @property
     def key(self) -> str:
@@ -252,6 +260,7 @@ class EntrypointDiff:
     persisting: tuple[str, ...] = ()
     graph_delta: int | None = None
     no_baseline: str | None = None
+    hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
 
 
 @dataclass(frozen=True)
@@ -266,6 +275,11 @@ class Diff:
     baseline_source: str = "run"  # run | cache | file
     notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
     recompiles: RecompileDiff | None = None
+    # Base breaks the head no longer traces because a head break makes their frame run eagerly:
+    # not fixed, only out of sight. `hidden_by` pairs each with the head break that hides it.
+    hidden: tuple[str, ...] = ()
+    hidden_breaks: tuple[GraphBreak, ...] = ()
+    hidden_by: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,7 +292,7 @@ class Tool:
 class Report:
     tool: Tool
     torch_version: str | None
-    mode: Mode
+    mode: Mode | None  # None: not known (a report parsed from logs someone else made)
     commit: str | None
     entrypoints: tuple[EntrypointReport, ...]
     diff: Diff | None = None

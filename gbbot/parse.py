@@ -159,6 +159,8 @@ def _metrics(envelope: dict) -> FrameMetrics:
         compile_index=_int(envelope.get("frame_compile_id")),
         co_firstlineno=_int(data.get("co_firstlineno")),
         recompile_reason=data.get("recompile_reason") if isinstance(data.get("recompile_reason"), str) else None,
+        fail_file=data.get("fail_user_frame_filename") or None,
+        fail_line=data.get("fail_user_frame_lineno") if isinstance(data.get("fail_user_frame_lineno"), int) else None,
     )
 
 
@@ -200,6 +202,34 @@ def _string(envelope: dict) -> tuple[int, str] | None:
     return None
 
 
+def _site(raw: RawBreak) -> tuple[str, int] | None:
+    frame = raw.stack[-1] if raw.stack else raw.location
+    return (frame.file, frame.line) if frame else None
+
+
+def fullgraph_failures(breaks: Iterable[RawBreak], metrics: Iterable[FrameMetrics]) -> tuple[RawBreak, ...]:
+    """Pure: the breaks only a frame's failed compilation tells of. Under fullgraph=True Dynamo
+    raises at the first break instead of logging it, so no break record exists; the frame's
+    compilation_metrics still carry the break's message and the user frame it happened in. A
+    failure at a place a break record already names is that break (a frame that fell back to
+    eager), not a second one."""
+    logged = {site for site in map(_site, breaks) if site}
+    found: dict[tuple[str, int, str], RawBreak] = {}
+    for m in metrics:
+        if not (m.fail_type and m.fail_reason and m.fail_file and m.fail_line) or (m.fail_file, m.fail_line) in logged:
+            continue
+        raw = parse_break_message(m.fail_reason)
+        if raw is None:
+            continue
+        function = m.co_name if m.co_filename == m.fail_file else ""
+        frame = Frame(m.fail_file, m.fail_line, function)
+        found.setdefault(
+            (m.fail_file, m.fail_line, raw.root.gb_type),
+            RawBreak(raw.root, raw.consequences, (frame,), False, frame, fullgraph_failure=True),
+        )
+    return tuple(found.values())
+
+
 def read_trace_lines(lines: Iterable[str], source: str = "trace", rank: int | None = None) -> TraceLog:
     """Pure over lines: a TORCH_TRACE file's text → TraceLog. Damaged records are kept when
     their text still parses; every damaged or unusable record is named in `problems`, and so is
@@ -234,6 +264,7 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace", rank: int | No
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
                 breaks.append(raw)
+    breaks.extend(fullgraph_failures(breaks, metrics))
     note = messages.support_note(version)
     problems.extend([f"{source}: {note}"] if note else [])
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))

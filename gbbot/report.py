@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema
 
-from gbbot import __version__, limits, untrusted_json
+from gbbot import __version__, counts, limits, untrusted_json
 from gbbot.errors import ReportError
 from gbbot.model import (
     Category,
@@ -44,23 +44,49 @@ def graph_count(log: TraceLog) -> int:
 
 
 def frames_skipped(log: TraceLog, breaks: Iterable[GraphBreak]) -> int:
-    from_metrics = sum(1 for m in log.metrics if m.fail_type)
-    return max(from_metrics, sum(1 for b in breaks if b.frame_skipped))
+    """Distinct frames that fell back to eager: a frame Dynamo restarted is one frame, not two."""
+    from_metrics = len({(m.co_filename, m.co_name) for m in log.metrics if m.fail_type})
+    return max(from_metrics, len({(b.file, b.function) for b in breaks if b.frame_skipped}))
+
+
+NO_TRACE_FILES = "no trace files were written"
+NO_FRAME_COMPILED = "no frame was compiled"
+
+
+def compiled_nothing(log: TraceLog, trace_files: int) -> str | None:
+    """Why a run that exited cleanly says nothing about graph breaks, or None when it compiled.
+    (It never imported torch, its torch.compile sits behind a flag that is off, it compiled in a
+    child whose environment was wiped, or it swallowed the exception that stopped it.)"""
+    if trace_files == 0:
+        return NO_TRACE_FILES
+    if not log.metrics and not log.breaks:
+        return NO_FRAME_COMPILED
+    return None
+
+
+def _status(outcome: RunOutcome, no_compile: str | None) -> tuple[Status, str | None]:
+    if outcome.status is not Status.OK:
+        detail = outcome.stderr_tail.strip()[-ERROR_TAIL_CHARS:]
+        return outcome.status, "\n".join(part for part in (outcome.reason, detail) if part) or None
+    if no_compile:
+        return Status.NO_COMPILE, f"compiled nothing: {no_compile}"
+    return Status.OK, None
 
 
 def entrypoint_report(
     outcome: RunOutcome,
     log: TraceLog,
     breaks: tuple[GraphBreak, ...],
+    no_compile: str | None = None,
+    problems: tuple[str, ...] = (),
     recompiles: tuple[Recompilation, ...] = (),
 ) -> EntrypointReport:
-    error = None
-    if outcome.status is not Status.OK:
-        detail = outcome.stderr_tail.strip()[-ERROR_TAIL_CHARS:]
-        error = "\n".join(part for part in (outcome.reason, detail) if part) or None
+    """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
+    trace problems than the log's own (breaks that could not be attributed)."""
+    status, error = _status(outcome, no_compile)
     return EntrypointReport(
         name=outcome.name,
-        status=outcome.status,
+        status=status,
         exit_code=outcome.exit_code,
         duration_s=outcome.duration_s,
         graph_count=graph_count(log),
@@ -68,7 +94,7 @@ def entrypoint_report(
         frames_skipped=frames_skipped(log, breaks),
         breaks=breaks,
         error=error,
-        trace_problems=log.problems,
+        trace_problems=(*log.problems, *problems),
         env_withheld=outcome.env_withheld,
         recompiles=recompiles,
     )
@@ -76,7 +102,7 @@ def entrypoint_report(
 
 def new_report(
     entrypoints: Iterable[EntrypointReport],
-    mode: Mode,
+    mode: Mode | None,
     torch_version: str | None,
     commit: str | None,
     config_hash: str | None = None,
@@ -154,6 +180,9 @@ def _diff_json(diff: Diff) -> dict:
         "baseline_source": diff.baseline_source,
         "notes": list(diff.notes),
         **({"recompiles": _plain(diff.recompiles)} if diff.recompiles is not None else {}),
+        "hidden": list(diff.hidden),
+        "hidden_breaks": [_plain(b) for b in diff.hidden_breaks],
+        "hidden_by": dict(diff.hidden_by),
     }
 
 
@@ -162,7 +191,7 @@ def to_json(report: Report) -> dict:
         "schema_version": report.schema_version,
         "tool": _plain(report.tool),
         "torch_version": report.torch_version,
-        "mode": report.mode.value,
+        "mode": report.mode.value if report.mode else None,
         "commit": report.commit,
         "config_hash": report.config_hash,
         "shard": report.shard,
@@ -170,6 +199,7 @@ def to_json(report: Report) -> dict:
     }
     if report.diff is not None:
         data["diff"] = _diff_json(report.diff)
+    data["counts"] = counts.as_json(counts.counts(report))
     if report.extra:
         data["extra"] = report.extra
     return data
@@ -242,13 +272,16 @@ def _diff(data: dict) -> Diff:
         fixed=tuple(data["fixed"]),
         persisting=tuple(data["persisting"]),
         entrypoints=tuple(
-            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting")}})
+            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting", "hidden")}})
             for e in data.get("entrypoints", ())
         ),
         fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
         baseline_source=data.get("baseline_source", "run"),
         notes=tuple(data.get("notes", ())),
         recompiles=_recompile_diff(data["recompiles"]) if "recompiles" in data else None,
+        hidden=tuple(data.get("hidden", ())),
+        hidden_breaks=tuple(_break(b) for b in data.get("hidden_breaks", ())),
+        hidden_by=tuple(data.get("hidden_by", {}).items()),
     )
 
 
@@ -262,7 +295,7 @@ def from_json(data: Any) -> Report:
     return Report(
         tool=Tool(**data["tool"]),
         torch_version=data["torch_version"],
-        mode=Mode(data["mode"]),
+        mode=Mode(data["mode"]) if data["mode"] else None,
         commit=data["commit"],
         entrypoints=tuple(_entrypoint(e) for e in data["entrypoints"]),
         diff=_diff(data["diff"]) if data.get("diff") else None,

@@ -15,7 +15,7 @@ from gbbot.config import Entrypoint, Runner
 from gbbot.errors import GbbotError
 from gbbot.main import main
 from gbbot.model import Mode, Status
-from gbbot.runner import choose, local
+from gbbot.runner import choose, local, warm
 from gbbot.runner.container import (
     WORK,
     Mount,
@@ -161,7 +161,9 @@ def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_
 
 
 def test_the_local_backend_is_the_default():
-    assert choose.runner_for(Runner()) is local.run_local
+    # warm is on by default: a warm runner in front of the local backend, which it falls back to
+    assert choose.runner_for(Runner(warm=False)) is local.run_local
+    assert isinstance(choose.runner_for(Runner()), warm.WarmRunner)
 
 
 def test_the_container_backend_without_an_engine_is_a_clear_usage_error(tmp_path, monkeypatch, capsys):

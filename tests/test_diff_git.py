@@ -220,7 +220,19 @@ def test_a_config_below_the_top_level_uses_the_same_place_on_the_base(tmp_path):
     git(repo, "init", "-q", "-b", "main")
     commit(repo, {"README": "x\n"}, "base without the project directory")
     commit(repo, {"proj/.gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"}, "head")
-    run = gbbot(repo / "proj", "diff", "--base", "main~1", "--json", str(tmp_path / "r.json"))
+    # `true` compiles nothing (which fails the default policy): only the base's place is tested.
+    run = gbbot(repo / "proj", "diff", "--base", "main~1", "--json", str(tmp_path / "r.json"), "--fail-on", "none")
     assert run.returncode == 0, run.stderr
     entry = report.load(tmp_path / "r.json").diff.entrypoints[0]
     assert "the directory `proj` does not exist there" in entry.no_baseline
+
+
+def test_a_ref_that_does_not_exist_is_named_as_such_not_blamed_on_history(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "master")
+    commit(repo, {".gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"}, "one")
+    run = gbbot(repo, "diff", "--base", "main")
+    assert run.returncode == 2
+    assert "unknown git ref 'main': no branch, tag or commit has that name here; branches here: master" in run.stderr
+    assert "unshallow" not in run.stderr

@@ -39,7 +39,8 @@ def test_entrypoints_inherit_only_the_allow_list_and_the_report_names_what_was_w
         """)
     )
     report_path = tmp_path / "report.json"
-    assert main(["check", "--root", str(tmp_path), "--json", str(report_path), "-q"]) == 0
+    # The entrypoint compiles nothing (no_compile fails the default policy): only its environment is tested.
+    assert main(["check", "--root", str(tmp_path), "--json", str(report_path), "-q", "--fail-on", "none"]) == 0
 
     seen = json.loads((tmp_path / "seen.json").read_text())
     assert [name for name, value in seen.items() if "s3cr3t" in value] == ["WANDB_API_KEY"]  # listed exactly

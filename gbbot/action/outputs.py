@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gbbot import counts as counts_
 from gbbot import limits
 from gbbot import report as report_
 from gbbot.action.context import Context
@@ -29,10 +30,14 @@ def content(ctx: Context, report: Report, run_url: str | None) -> Content:
 
 
 def counts(report: Report) -> dict[str, str]:
+    c = counts_.counts(report)
     return {
-        "new-breaks": str(len({b.fingerprint for b in report_.new_breaks(report)})),
-        "fixed-breaks": str(len(report.diff.fixed) if report.diff else 0),
-        "total-breaks": str(len({b.fingerprint for b in report_.counted(report)})),
+        "new-breaks": str(counts_.distinct(report_.new_breaks(report))),
+        "fixed-breaks": str(c.fixed or 0),
+        "hidden-breaks": str(c.hidden or 0),
+        "total-breaks": str(c.distinct),
+        "occurrences": str(c.occurrences),
+        "not-clean-entrypoints": ",".join(c.not_clean),
     }
 
 

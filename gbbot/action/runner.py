@@ -19,7 +19,10 @@ SERVER = re.compile(r"^https?://[A-Za-z0-9.:-]+$")
 OUTPUTS: dict[str, str] = {
     "new-breaks": "distinct new graph breaks (all breaks when there was no baseline)",
     "fixed-breaks": "distinct graph breaks the change fixed",
+    "hidden-breaks": "distinct base graph breaks no longer traced because a new break makes their frame run eagerly",
     "total-breaks": "distinct graph breaks found, not counting ignored ones",
+    "occurrences": "how often those breaks were hit, all entrypoints together",
+    "not-clean-entrypoints": "entrypoints that failed, timed out, crashed or compiled nothing (breaks unknown)",
     "report-path": "path of report.json (schema v1)",
     "sarif-path": "path of the SARIF 2.1.0 file (empty when none was written)",
     "conclusion": "success | failure, from the fail-on policy",

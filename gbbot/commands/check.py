@@ -6,7 +6,6 @@ import argparse
 
 from gbbot import api
 from gbbot.commands import common
-from gbbot.console import progress_printer
 from gbbot.model import Mode
 
 
@@ -29,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
     opts = options(args)
-    on_done = progress_printer(len(api.select(config, opts)))
+    on_done = common.progress(args)(len(api.select(config, opts)))
     result = api.check(root, config, opts, on_done)
     common.write_outputs(result, args)
     return common.policy_exit_code(result, args.fail_on or config.fail_on, config.fail_on_recompiles)

@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from gbbot import git, report
 from gbbot.api import policy_breach
+from gbbot.comparison import no_progress
 from gbbot.config import CONFIG_NAME, Config, load_config
-from gbbot.console import report_console, say_styled
+from gbbot.console import progress_printer, report_console, say, say_styled
 from gbbot.errors import ExitCode
 from gbbot.fix import present
-from gbbot.model import Mode, Report
+from gbbot.model import Mode, Report, RunOutcome
 from gbbot.render import markdown, terminal
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the report (schema v1) here")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write the markdown report here")
-    parser.add_argument("--quiet", "-q", action="store_true", help="no terminal table")
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no terminal table and no progress lines (errors are still shown)"
+    )
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,6 +86,16 @@ def write_outputs(result: Report, args: argparse.Namespace) -> None:
         args.markdown.write_text(render_markdown(result), encoding="utf-8")
     if not args.quiet:
         terminal.render(result, report_console())
+
+
+def progress(args: argparse.Namespace) -> Callable[[int], Callable[[RunOutcome], None]]:
+    """Progress lines on stderr, or none with --quiet."""
+    return no_progress if getattr(args, "quiet", False) else progress_printer
+
+
+def messages(args: argparse.Namespace) -> Callable[[str], None]:
+    """Where informational one-liners go: stderr, or nowhere with --quiet."""
+    return (lambda _message: None) if getattr(args, "quiet", False) else say
 
 
 def policy_exit_code(result: Report, fail_on: str, recompiles: str | None = None) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 from gbbot import api
 from gbbot.commands import check as check_command
 from gbbot.commands import common
-from gbbot.console import progress_printer, say
+from gbbot.console import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def options(args: argparse.Namespace) -> api.DiffOptions:
 def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
-    done = api.diff(root, config, options(args), progress_printer, say)
+    done = api.diff(root, config, options(args), common.progress(args), common.messages(args))
     common.write_outputs(done.report, args)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()
     for line in (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline)):

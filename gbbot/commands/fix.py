@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", type=Path, help="default: .gbbot.yml at the repository root")
     parser.add_argument("--root", metavar="DIR", type=Path, help="repository root (default: found from here)")
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
-    parser.add_argument("--jobs", "-j", type=int, default=2, metavar="N", help="entrypoints run at once (default 2)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="entrypoints run at once (default 1)")
     parser.add_argument(
         "--entrypoint",
         "-e",

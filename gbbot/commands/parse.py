@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from gbbot import classify, parse, recompile, report
+from gbbot.check import unattributed
 from gbbot.commands import common
 from gbbot.errors import GbbotError
-from gbbot.model import Mode, RunOutcome, Status
+from gbbot.model import RunOutcome, Status
 from gbbot.source import SourceTree
 
 
@@ -35,9 +36,13 @@ def run(args: argparse.Namespace) -> int:
     tree = SourceTree(root)
     breaks = classify.classify(log.breaks, str(root), tree.get, entrypoint=args.name)
     outcome = RunOutcome(args.name, Status.OK, None, 0.0)
-    entry = report.entrypoint_report(outcome, log, breaks, recompile.analyse(log, str(root), tree.get))
-    result = report.new_report([entry], Mode.FAITHFUL, log.torch_version, None)
+    problems = unattributed(log.breaks, str(root))
+    entry = report.entrypoint_report(
+        outcome, log, breaks, problems=problems, recompiles=recompile.analyse(log, str(root), tree.get)
+    )
+    # Logs made elsewhere do not say whether torch.compile ran with its own backend or gbbot's.
+    result = report.new_report([entry], None, log.torch_version, None)
     common.write_outputs(result, args)
-    for problem in log.problems:
+    for problem in entry.trace_problems:
         print(f"gbbot: warning: {problem}", file=sys.stderr)
     return common.policy_exit_code(result, args.fail_on)

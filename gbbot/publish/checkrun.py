@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gbbot import limits
+from gbbot import counts, limits
 from gbbot import report as report_
-from gbbot.model import Report, Status
+from gbbot.model import Report
 from gbbot.publish import retry
 from gbbot.publish.content import Content, fitted
 from gbbot.render.findings import Finding, findings
@@ -29,20 +29,24 @@ class CheckRunPosted:
 
 
 def conclusion(report: Report, fail_on: str) -> str:
-    """`failure` when the policy fails or (unless fail_on is none) an entrypoint did not run."""
+    """`failure` when the policy fails or (unless fail_on is none) an entrypoint did not run
+    cleanly or compiled nothing."""
     if fail_on == "none":
         return "success"
-    broken = any(e.status not in (Status.OK, Status.SKIPPED) for e in report.entrypoints)
+    broken = bool(counts.counts(report).not_clean)
     return "failure" if broken or report_.policy_failed(report, fail_on) else "success"
 
 
 def title(report: Report) -> str:
-    counted = {b.fingerprint for b in report_.counted(report)}
+    c = counts.counts(report)
+    n = len(c.not_clean)
+    unknown = f"; {n} entrypoint{'s' * (n != 1)} did not run cleanly or compiled nothing" if n else ""
     if report.diff is None:
-        return f"{len(counted)} graph breaks" if counted else "No graph breaks"
-    new = len(report.diff.new)
-    fixed = f", {len(report.diff.fixed)} fixed" if report.diff.fixed else ""
-    return (f"{new} new graph breaks" if new else "No new graph breaks") + fixed
+        return (f"{c.distinct} graph break{'s' * (c.distinct != 1)}" if c.distinct else "No graph breaks") + unknown
+    fixed = f", {c.fixed} fixed" if c.fixed else ""
+    hidden = f", {c.hidden} hidden" if c.hidden else ""
+    new = f"{c.new} new graph break{'s' * (c.new != 1)}" if c.new else "No new graph breaks"
+    return new + fixed + hidden + unknown
 
 
 def annotation(finding: Finding) -> dict[str, Any]:

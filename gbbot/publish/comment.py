@@ -72,7 +72,7 @@ def has_news(report: Report) -> bool:
     """Something a PR author should hear about: new or fixed breaks, or an entrypoint that failed."""
     diff = report.diff
     failed = any(e.status not in (Status.OK, Status.SKIPPED) for e in report.entrypoints)
-    return bool(report_.new_breaks(report)) or bool(diff and diff.fixed) or failed
+    return bool(report_.new_breaks(report)) or bool(diff and (diff.fixed or diff.hidden)) or failed
 
 
 def body(report: Report, content: Content, header: str, previous: Marker | None) -> tuple[str, Marker]:

@@ -7,6 +7,7 @@ import enum
 import re
 from dataclasses import dataclass
 
+from gbbot import counts
 from gbbot import report as report_
 from gbbot.model import GraphBreak, Report
 
@@ -32,6 +33,8 @@ class Finding:
     entrypoints: tuple[str, ...]
     state: State
     level: Level
+    total: int = 1  # occurrences over every entrypoint
+    frame_eager: bool = False  # in any entrypoint
 
     @property
     def path(self) -> str | None:
@@ -75,18 +78,17 @@ def message(finding: Finding) -> str:
         lines.extend(library_lines(brk))
     elif brk.code:
         lines.append(f"Code: {brk.code}")
-    if brk.frame_skipped:
+    if brk.fullgraph_failure:
+        lines.append("This break made the fullgraph=True compile fail.")
+    if finding.frame_eager:
         lines.append("The whole frame runs eagerly (Dynamo skipped it).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
     if brk.explanation:
         lines.append(brk.explanation)
     lines.extend(f"Hint: {hint}" for hint in brk.hints)
-    lines.append(
-        f"Entrypoints: {', '.join(finding.entrypoints)}"
-        + (f" (×{brk.count})" if brk.count > 1 else "")
-        + ranks_text(brk)
-    )
+    times = f" (×{finding.total})" if finding.total > 1 else ""
+    lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}{times}{ranks_text(brk)}")
     if brk.doc_url:
         lines.append(brk.doc_url)
     return "\n".join(lines)
@@ -99,13 +101,12 @@ def _counted_by_policy(state: State, fail_on: str) -> bool:
 def findings(report: Report, fail_on: str, states: frozenset[State] = frozenset(State)) -> list[Finding]:
     """One finding per distinct break that is not ignored, in the report's (impact) order."""
     new = {b.fingerprint for b in report_.new_breaks(report)}
-    seen: dict[str, tuple[GraphBreak, list[str]]] = {}
-    for entrypoint in report.entrypoints:
-        for brk in entrypoint.breaks:
-            if not brk.ignored:
-                seen.setdefault(brk.fingerprint, (brk, []))[1].append(entrypoint.name)
+    seen: dict[str, GraphBreak] = {}
+    for brk in report_.counted(report):
+        seen.setdefault(brk.fingerprint, brk)
+    each = counts.per_break(report)
     out = []
-    for brk, names in seen.values():
+    for brk in seen.values():
         state = State.NEW if brk.fingerprint in new else State.PERSISTING
         if state not in states:
             continue
@@ -113,5 +114,6 @@ def findings(report: Report, fail_on: str, states: frozenset[State] = frozenset(
             level = Level.FAILURE
         else:
             level = Level.WARNING if state is State.NEW else Level.NOTICE
-        out.append(Finding(brk, tuple(dict.fromkeys(names)), state, level))
+        counted = each[brk.fingerprint]
+        out.append(Finding(brk, counted.entrypoints, state, level, counted.total, counted.frame_eager))
     return out

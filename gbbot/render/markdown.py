@@ -10,12 +10,13 @@ from pathlib import Path
 
 import jinja2
 
-from gbbot import recompile
+from gbbot import counts, recompile
+from gbbot.counts import BreakCounts
 from gbbot.model import GraphBreak, Report, Status
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 
 TEMPLATES = Path(__file__).parent / "templates"
-STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️"}
+STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,16 @@ class Item:
     brk: GraphBreak
     entrypoints: tuple[str, ...]
     extra: tuple[str, ...] = ()  # trusted markdown lines added by other steps (verified fixes)
+    counted: BreakCounts | None = None  # over every entrypoint (a fixed break: the base's record)
+    note: str = ""  # markdown: why it is in its section (what hides it)
+
+    @property
+    def total(self) -> int:
+        return self.counted.total if self.counted else self.brk.count
+
+    @property
+    def frame_eager(self) -> bool:
+        return self.counted.frame_eager if self.counted else self.brk.frame_skipped
 
 
 @dataclass(frozen=True)
@@ -62,11 +73,11 @@ ENV = _environment()
 
 def items(report: Report, options: Options) -> list[Item]:
     """One item per fingerprint, with every entrypoint it appeared in, in impact order."""
-    seen: dict[str, tuple[GraphBreak, list[str]]] = {}
-    for entrypoint in report.entrypoints:
-        for brk in entrypoint.breaks:
-            seen.setdefault(brk.fingerprint, (brk, []))[1].append(entrypoint.name)
-    return [Item(b, tuple(names), tuple(options.extra(b))) for b, names in seen.values()]
+    seen: dict[str, GraphBreak] = {}
+    for brk in report.breaks:
+        seen.setdefault(brk.fingerprint, brk)
+    each = counts.per_break(report)
+    return [Item(b, each[f].entrypoints, tuple(options.extra(b)), each[f]) for f, b in seen.items()]
 
 
 def _limit(found: list[Item], options: Options) -> tuple[Item, ...]:
@@ -89,10 +100,35 @@ def sections(report: Report, options: Options) -> list[Section]:
                 fixed_in.setdefault(fingerprint, []).append(entry.name)
         fixed = [Item(b, tuple(fixed_in.get(b.fingerprint, ()))) for b in report.diff.fixed_breaks]
         out.append(Section("Fixed", _limit(fixed, options), brief=True))
+        out.append(Section(HIDDEN_TITLE, _limit(hidden_items(report), options), brief=True))
         kept = [i for i in counted if i.brk.fingerprint in persisting]
         out.append(Section("Persisting", _limit(kept, options), collapsed=True, brief=True))
     out.append(Section("Ignored", _limit(ignored, options), collapsed=True, brief=True))
     return [s for s in out if s.items]
+
+
+HIDDEN_TITLE = "Hidden, not fixed"
+
+
+def hidden_items(report: Report) -> list[Item]:
+    """Base breaks the head no longer traces because a head break makes their frame run eagerly."""
+    d = report.diff
+    if d is None:
+        return []
+    by = dict(d.hidden_by)
+    where = {b.fingerprint: b for b in report.breaks}
+    hidden_in: dict[str, list[str]] = {}
+    for entry in d.entrypoints:
+        for fingerprint in entry.hidden:
+            hidden_in.setdefault(fingerprint, []).append(entry.name)
+
+    def note(fingerprint: str) -> str:
+        hider = where.get(by.get(fingerprint, ""))
+        place = f" at {md_code(f'{hider.file}:{hider.line}')}" if hider else ""
+        hider_id = md_code(by.get(fingerprint, "?"))
+        return f"its frame runs eagerly because of the break{place} ({hider_id}), so it is no longer traced"
+
+    return [Item(b, tuple(hidden_in.get(b.fingerprint, ())), note=note(b.fingerprint)) for b in d.hidden_breaks]
 
 
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:
@@ -100,27 +136,38 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
 
 
 def headline(report: Report) -> str:
-    counted = [b for b in report.breaks if not b.ignored]
-    graphs = sum(e.graph_count for e in report.entrypoints)
-    eager = sum(e.frames_skipped for e in report.entrypoints)
+    c = counts.counts(report)
     parts = [
-        f"**{plural(sum(b.count for b in counted), 'graph break')}** ({len({b.fingerprint for b in counted})} distinct)"
-        f" in {plural(len(report.entrypoints), 'entrypoint')}",
-        plural(graphs, "graph"),
-        f"{plural(eager, 'frame runs', 'frames run')} eagerly",
+        f"**{plural(c.distinct, 'graph break')}** ({plural(c.occurrences, 'occurrence')})"
+        f" in {plural(c.entrypoints, 'entrypoint')}",
+        plural(c.graphs, "graph"),
+        f"{plural(c.frames_eager, 'frame runs', 'frames run')} eagerly",
         f"torch {md_code(report.torch_version or 'unknown')}",
-        f"mode `{report.mode.value}`",
+        f"mode `{report.mode.value if report.mode else 'unknown'}`",
     ]
     if report.commit:
         parts.append(f"commit `{report.commit[:7]}`")
+    if c.trace_problems:
+        parts.append(plural(c.trace_problems, "trace problem"))
     line = " · ".join(parts)
     if report.diff is not None:
         d = report.diff
+        hidden = f" · **{c.hidden} hidden**" if c.hidden else ""
         line += (
-            f"\n\n**{len(d.new)} new** · **{len(d.fixed)} fixed** · {len(d.persisting)} persisting"
+            f"\n\n**{c.new} new** · **{c.fixed} fixed**{hidden} · {c.persisting} persisting"
             f" — compared with {md_code(d.base_ref)} at `{d.base_sha[:7]}`"
         )
     return line
+
+
+def verdict(report: Report) -> str:
+    """What to say when no break is listed: never a plain all-clear when some entrypoint did not
+    run cleanly or compiled nothing, since then its breaks are unknown."""
+    not_clean = counts.counts(report).not_clean
+    if not not_clean:
+        return "No graph breaks. 🎉"
+    names = ", ".join(md_code(n) for n in not_clean)
+    return f"No graph breaks seen, but {names} did not run cleanly or compiled nothing: its breaks are unknown."
 
 
 def render(report: Report, options: Options = Options()) -> str:
@@ -148,6 +195,7 @@ def render(report: Report, options: Options = Options()) -> str:
             recompiles=recompile.ordered(report),
             recompile_new=set(diff.recompiles.new) if diff and diff.recompiles else set(),
             recompile_doc=recompile.load_rules().doc_url,
+            verdict=verdict(report),
             footer=options.footer,
         ).strip()
         + "\n"

@@ -14,6 +14,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from gbbot import counts
 from gbbot.model import GraphBreak, Report
 from gbbot.render.findings import Finding, Level, findings
 
@@ -73,8 +74,9 @@ def result(finding: Finding, rule_index: int) -> dict[str, Any]:
             "state": finding.state.value,
             "category": brk.category.value,
             "entrypoints": list(finding.entrypoints),
-            "count": brk.count,
-            "frameSkipped": brk.frame_skipped,
+            "count": finding.total,
+            "frameSkipped": finding.frame_eager,
+            "fullgraphFailure": brk.fullgraph_failure,
         },
     }
 
@@ -116,9 +118,12 @@ def sarif(report: Report, fail_on: str = "new") -> dict[str, Any]:
         "results": [result(f, rules[rule_id(f.brk)]) for f in located],
         "properties": {
             "torchVersion": report.torch_version,
-            "mode": report.mode.value,
+            "mode": report.mode.value if report.mode else None,
             "commit": report.commit,
             "unlocatedBreaks": len(found) - len(located),
+            # An entrypoint that did not run cleanly or compiled nothing: its breaks are unknown,
+            # so an empty result list is no all-clear.
+            "entrypointsNotClean": list(counts.counts(report).not_clean),
         },
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gbbot import recompile
+from gbbot import counts, recompile
 from gbbot.model import GraphBreak, Report, Status
 
 STATUS_STYLE = {
@@ -16,7 +16,19 @@ STATUS_STYLE = {
     Status.TIMEOUT: "yellow",
     Status.CRASHED: "red",
     Status.SKIPPED: "dim",
+    Status.NO_COMPILE: "yellow",
 }
+CODE_CHARS = 80
+
+
+def shorten(code: str, limit: int = CODE_CHARS) -> str:
+    """At most `limit` characters, cut after a whole token (at a space or before punctuation),
+    with "…" saying that something was cut."""
+    if len(code) <= limit:
+        return code
+    head = code[: limit - 1]
+    cut = max(head.rfind(" "), *(head.rfind(c) for c in "([{,.=:"))
+    return (head[:cut] if cut > limit // 2 else head).rstrip() + "…"
 
 
 def entrypoint_table(report: Report) -> Table:
@@ -41,12 +53,16 @@ def break_table(report: Report) -> Table:
     for column in ("#", "id", "category", "where", "code", "n", "note"):
         table.add_column(column, overflow="fold")
     seen: set[str] = set()
+    each = counts.per_break(report)
     for brk in (b for b in report.breaks if b.fingerprint not in seen):
         seen.add(brk.fingerprint)
+        counted = each[brk.fingerprint]
         notes = []
         if new is not None and brk.fingerprint in new:
             notes.append("[bold]NEW[/]")
-        if brk.frame_skipped:
+        if brk.fullgraph_failure:
+            notes.append("[red]made the fullgraph compile fail[/]")
+        if counted.frame_eager:
             notes.append("[red]frame runs eagerly[/]")
         elif brk.in_loop:
             notes.append("in loop")
@@ -61,8 +77,8 @@ def break_table(report: Report) -> Table:
             escape(brk.gb_id or "-"),
             escape(brk.category.value),
             escape(f"{brk.file}:{brk.line} {brk.function}" + _inside(brk)),
-            escape(brk.code[:80] + _library_code(brk)),
-            str(brk.count),
+            escape(shorten(brk.code) + _library_code(brk)),
+            str(counted.total),
             " ".join(notes),
         )
     return table
@@ -101,6 +117,18 @@ def _library_code(brk: GraphBreak) -> str:
     return f"\n→ {site.code[:80]}" if site and site.code else ""
 
 
+def summary(c: counts.Counts) -> str:
+    line = (
+        f"{c.distinct} graph break{'s' * (c.distinct != 1)} ({c.occurrences} occurrences)"
+        f" in {c.entrypoints} entrypoint{'s' * (c.entrypoints != 1)}"
+    )
+    if c.trace_problems:
+        line += f", {c.trace_problems} trace problem{'s' * (c.trace_problems != 1)}"
+    if c.not_clean:
+        line += f"; did not run cleanly or compiled nothing: {', '.join(c.not_clean)}"
+    return line
+
+
 def render(report: Report, console: Console) -> None:
     parts: list = [entrypoint_table(report)]
     if report.breaks:
@@ -112,12 +140,12 @@ def render(report: Report, console: Console) -> None:
             parts.append(Text(f"{e.name}: {e.status.value}\n{e.error[-1500:]}", style="red"))
         for problem in e.trace_problems[:10]:
             parts.append(Text(f"{e.name}: trace: {problem}", style="yellow"))
+    c = counts.counts(report)
     if report.diff is not None:
         d = report.diff
+        hidden = f", {c.hidden} hidden (their frame now runs eagerly)" if c.hidden else ""
         parts.append(
-            Text(
-                f"{len(d.new)} new, {len(d.fixed)} fixed, {len(d.persisting)} persisting"
-                f" vs {d.base_ref} ({d.base_sha[:7]})"
-            )
+            Text(f"{c.new} new, {c.fixed} fixed{hidden}, {c.persisting} persisting vs {d.base_ref} ({d.base_sha[:7]})")
         )
+    parts.append(Text(summary(c)))
     console.print(Group(*parts))

@@ -200,7 +200,7 @@ def test_writing_refuses_a_file_that_moved_on(tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
     (item,), _ = run_plan(tmp_path, brk())
     (tmp_path / "model.py").write_text(MODEL + "# edited meanwhile\n")
-    assert "changed while gbbot was verifying" in write_patch(tmp_path, item.candidates[0].patch)
+    assert "changed after its patch was verified" in write_patch(tmp_path, item.candidates[0].patch)
     assert (tmp_path / "model.py").read_text().endswith("# edited meanwhile\n")
 
 
