@@ -40,6 +40,7 @@ class DiffOptions:
     baseline: Path | None = None  # a report already made for the merge-base: do not run it
     cache: Path | None = None  # keep base reports here and reuse them
     allow_mismatch: bool = False  # use a baseline made for another commit, torch, mode or config
+    baseline_from_branch: str | None = None  # the audit's data branch: its record of the merge-base
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def _labelled(on_done: OnDone, sha: str) -> OnDone:
 class Sides:
     head: Report
     base: Report
-    source: str  # run | cache | file
+    source: str  # run | cache | file | record
     notes: tuple[str, ...] = ()
 
 
@@ -139,12 +140,21 @@ class _Run:
 
 
 def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
-    """The base report without running it: from the baseline file, or a cache hit."""
+    """The base report without running it: from the baseline file, the audit's record, or a
+    cache hit."""
     p, options = r.plan, r.options
     expected = p.expected(baseline.installed_torch())
     if options.baseline:
         found, mismatched = baseline.from_file(options.baseline, expected, options.allow_mismatch)
         return found, "file", baseline.label(mismatched, options.baseline)
+    if options.baseline_from_branch:
+        from gbbot.audit import reuse  # reads records with jsonschema: only this option pays for it
+
+        choice = reuse.from_branch(p.top, options.baseline_from_branch, expected, r.log)
+        fallback = "trying the cache" if options.cache else "running the base"
+        r.log(f"baseline from {choice.why}" if choice.report else f"{choice.why}: {fallback}")
+        if choice.report is not None:
+            return choice.report, "record", []
     key = baseline.CacheKey.for_run(expected) if options.cache else None
     if key is None:
         if options.cache:
@@ -168,11 +178,18 @@ def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
     imported) is checked against the baseline."""
     p = r.plan
     head = check(p.root, p.config, p.options, r.runs(1))
-    late = baseline.torch_mismatch(base, head.torch_version)
+    if source == "record":
+        from gbbot.audit import reuse
+
+        late = reuse.head_unfit(base, head)
+        base = reuse.settle_flaky(base, head)
+    else:
+        late = baseline.torch_mismatch(base, head.torch_version)
     if late is None:
         return Sides(head, base, source, tuple(notes))
-    if source == "cache":
-        r.log(f"the cached baseline does not fit ({late}): running the base")
+    if source in ("cache", "record"):
+        what = "cached baseline" if source == "cache" else "audit record"
+        r.log(f"the {what} does not fit ({late}): running the base")
         return Sides(head, _run_base_only(p), "run")
     if not r.options.allow_mismatch:
         raise ReportError(baseline.refusal(r.options.baseline or "", [late]))

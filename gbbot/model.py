@@ -272,7 +272,7 @@ class Diff:
     persisting: tuple[str, ...]
     entrypoints: tuple[EntrypointDiff, ...]
     fixed_breaks: tuple[GraphBreak, ...] = ()  # the base's records of what was fixed, to render
-    baseline_source: str = "run"  # run | cache | file
+    baseline_source: str = "run"  # run | cache | file | record (an audit record)
     notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
     recompiles: RecompileDiff | None = None
     # Base breaks the head no longer traces because a head break makes their frame run eagerly:

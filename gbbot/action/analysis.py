@@ -48,7 +48,12 @@ def check(ctx: Context) -> Report:
 
 def diff(ctx: Context, base: str) -> Report:
     ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
-    options = api.DiffOptions(base=base, check=check_options(ctx), cache=ctx.inputs.cache_dir)
+    options = api.DiffOptions(
+        base=base,
+        check=check_options(ctx),
+        cache=ctx.inputs.cache_dir,
+        baseline_from_branch=ctx.inputs.baseline_from_branch or None,
+    )
     config = ctx.config()
     done = api.diff(ctx.root, config, options, progress_printer, say)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()

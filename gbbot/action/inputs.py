@@ -37,6 +37,11 @@ INPUTS: dict[str, tuple[str, str]] = {
         "baseline cache of merge-base reports; relative paths are under $RUNNER_TEMP (outside the workspace,"
         " where actions/cache keeps runner.temp + /gbbot-cache); empty: no cache",
     ),
+    "baseline-from-branch": (
+        "",
+        "the audit's data branch (e.g. gbbot-data): its record of the merge-base is the baseline when it fits;"
+        " empty: off",
+    ),
     "fix": ("false", "true: verify fix patches for the new breaks (re-runs entrypoints) and suggest them"),
 }
 FAIL_ON = ("new", "any", "none")
@@ -76,6 +81,7 @@ class Inputs:
     jobs: int
     fix: bool
     cache_dir: Path | None
+    baseline_from_branch: str = ""  # "" = off
 
     def __repr__(self) -> str:  # never print the token
         return f"Inputs(header={self.header!r}, comment_mode={self.comment_mode.value}, fail_on={self.fail_on!r})"
@@ -107,6 +113,7 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
         jobs=_jobs(get("jobs")),
         fix=_choice("fix", get("fix").lower(), ("true", "false")) == "true",
         cache_dir=cache_dir(environ.get(env_name("cache-dir"), None), environ),
+        baseline_from_branch=get("baseline-from-branch"),
     )
 
 

@@ -59,6 +59,31 @@ def read(root: Path, commit: str | None, log: Log) -> record_.Loaded:
     return record_.Loaded(loaded.records, (*too_big, *loaded.skipped))
 
 
+def branch_tip(root: Path, branch: str) -> tuple[str, str] | None:
+    """(the name it was found under, its tip) of the data branch: the local branch, else the
+    remote-tracking `origin/<branch>` a CI clone has after fetching it; None when neither exists."""
+    for name, ref in ((branch, f"refs/heads/{branch}"), (f"origin/{branch}", f"refs/remotes/origin/{branch}")):
+        tip = git.ref_sha(root, ref)
+        if tip is not None:
+            return name, tip
+    return None
+
+
+def read_for_commit(root: Path, tip: str, commit: str, log: Log) -> tuple[record_.Record, ...]:
+    """The valid records of `commit` on the data branch at `tip`. File names pick the candidates
+    (they carry the commit), then each one's content must say the same commit: names are as
+    untrusted as the rest."""
+    entries = [e for e in git.list_tree(root, tip, RECORDS_DIR) if f"-{commit[:12]}-" in e[0]]
+    small = [(p, sha) for p, sha, size in entries if size <= record_.MAX_RECORD_BYTES]
+    for p, _, size in entries:
+        if size > record_.MAX_RECORD_BYTES:
+            log(f"warning: skipped a record on the data branch: {p}: {size} bytes, over the limit")
+    loaded = record_.load_all(zip([p for p, _ in small], git.read_blobs(root, [sha for _, sha in small]), strict=True))
+    for why in loaded.skipped:
+        log(f"warning: skipped a record on the data branch: {why}")
+    return tuple(r for r in loaded.records if r.commit == commit)
+
+
 def message(rec: record_.Record) -> str:
     return f"gbbot audit of {rec.commit[:12]} ({rec.date})"
 

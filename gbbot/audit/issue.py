@@ -91,8 +91,10 @@ def totals(records: Sequence[Record], where: Where) -> list[str]:
     now = records[-1]
     ran = sum(1 for e in now.entrypoints if e.ran)
     eager = sum(e.frames_eager for e in now.entrypoints)
+    breaks, graphs = now.total_breaks(), now.total_graphs()
     lines = [
-        f"**{now.total_breaks()} graph breaks** ({len(now.breaks())} distinct) in {now.total_graphs()} graphs, "
+        f"**{breaks} graph break{'s' * (breaks != 1)}** ({len(now.breaks())} distinct) in "
+        f"{graphs} graph{'s' * (graphs != 1)}, "
         f"{eager} frame{'s' * (eager != 1)} running eagerly; {ran} of {len(now.entrypoints)} entrypoints ran. "
         f"Audited {_commit(now.commit, where)} on {now.date[:10]} with torch {md_code(now.torch or 'unknown')}, "
         f"{md_code(now.mode)} mode" + (f", {now.repeat} runs each" if now.repeat > 1 else "") + ".",

@@ -1,5 +1,5 @@
 """`gbbot diff --base REF`: run the entrypoints on the working tree and on the merge-base of REF
-and HEAD (or take the base's report from --baseline / --cache), and report what changed
+and HEAD (or take the base's report from --baseline, the audit's record or --cache), and report what changed
 (see gbbot/comparison.py for how the two sides are made)."""
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep base reports here and reuse them (keyed by base commit, config, torch version, mode)",
     )
     parser.add_argument(
+        "--baseline-from-branch",
+        metavar="BRANCH",
+        help="use the nightly audit's record of the merge-base on this data branch (e.g. gbbot-data) "
+        "when it was made with the same config, torch and mode; otherwise run the base",
+    )
+    parser.add_argument(
         "--allow-mismatch",
         action="store_true",
         help="use a --baseline made for another commit, torch, mode or config; the report says so",
@@ -42,6 +48,7 @@ def options(args: argparse.Namespace) -> api.DiffOptions:
         baseline=args.baseline,
         cache=args.cache,
         allow_mismatch=args.allow_mismatch,
+        baseline_from_branch=args.baseline_from_branch,
     )
 
 

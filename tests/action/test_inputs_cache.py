@@ -1,4 +1,5 @@
-"""The cache-dir input: where the baseline cache lives inside the action's container."""
+"""The baseline inputs: where the baseline cache lives inside the action's container, and the
+audit's data branch whose records may stand in for running the base."""
 
 from pathlib import Path
 
@@ -17,3 +18,8 @@ def test_absolute_cache_dir_and_off():
 
 def test_no_runner_temp_means_no_cache():
     assert inputs.read({}).cache_dir is None
+
+
+def test_the_audit_record_baseline_is_off_unless_a_branch_is_named():
+    assert inputs.read({}).baseline_from_branch == ""
+    assert inputs.read({"INPUT_BASELINE-FROM-BRANCH": " gbbot-data "}).baseline_from_branch == "gbbot-data"
