@@ -90,6 +90,7 @@ class FrameMetrics:
     compile_index: int | None = None
     co_firstlineno: int | None = None
     recompile_reason: str | None = None
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class FrameStart:
     frame_id: int
     compile_index: int
     stack: tuple[Frame, ...]
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class DynamicSymbol:
     frame_id: int
     compile_index: int
     source: str  # e.g. "L['x'].size()[0]", "L['n']"
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
 
 
 @dataclass(frozen=True)
