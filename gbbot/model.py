@@ -97,6 +97,7 @@ class FrameMetrics:
     recompile_reason: str | None = None
     fail_file: str | None = None  # the user frame the failure happened in
     fail_line: int | None = None
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class FrameStart:
     frame_id: int
     compile_index: int
     stack: tuple[Frame, ...]
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ class DynamicSymbol:
     frame_id: int
     compile_index: int
     source: str  # e.g. "L['x'].size()[0]", "L['n']"
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ def parse_break_message(text: str, fmt: MessageFormat = messages.DEFAULT, rank: 
     )
 
 
-def _metrics(envelope: dict) -> FrameMetrics:
+def _metrics(envelope: dict, log: str) -> FrameMetrics:
     data = envelope.get("compilation_metrics") or {}
     return FrameMetrics(
         co_name=str(data.get("co_name") or ""),
@@ -161,6 +161,7 @@ def _metrics(envelope: dict) -> FrameMetrics:
         recompile_reason=data.get("recompile_reason") if isinstance(data.get("recompile_reason"), str) else None,
         fail_file=data.get("fail_user_frame_filename") or None,
         fail_line=data.get("fail_user_frame_lineno") if isinstance(data.get("fail_user_frame_lineno"), int) else None,
+        log=log,
     )
 
 
@@ -168,7 +169,7 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _start(envelope: dict, strings: dict[int, str]) -> FrameStart | None:
+def _start(envelope: dict, strings: dict[int, str], log: str) -> FrameStart | None:
     """A dynamo_start record → FrameStart; its frames name files by `str` record ids."""
     frame_id, index = _int(envelope.get("frame_id")), _int(envelope.get("frame_compile_id"))
     stack = (envelope.get("dynamo_start") or {}).get("stack")
@@ -184,15 +185,15 @@ def _start(envelope: dict, strings: dict[int, str]) -> FrameStart | None:
         for f in stack
         if isinstance(f, dict)
     )
-    return FrameStart(frame_id, index, frames)
+    return FrameStart(frame_id, index, frames, log)
 
 
-def _symbol(envelope: dict) -> DynamicSymbol | None:
+def _symbol(envelope: dict, log: str) -> DynamicSymbol | None:
     frame_id, index = _int(envelope.get("frame_id")), _int(envelope.get("frame_compile_id"))
     source = (envelope.get("create_symbol") or {}).get("source")
     if frame_id is None or index is None or not isinstance(source, str):
         return None
-    return DynamicSymbol(frame_id, index, source)
+    return DynamicSymbol(frame_id, index, source, log)
 
 
 def _string(envelope: dict) -> tuple[int, str] | None:
@@ -246,14 +247,14 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace", rank: int | No
         if isinstance(item, trace.TraceProblem):
             problems.append(item.message)
         elif item.kind == "metrics":
-            metrics.append(_metrics(item.envelope))
+            metrics.append(_metrics(item.envelope, source))
         elif item.kind == "str":
             if entry := _string(item.envelope):
                 strings[entry[0]] = entry[1]
         elif item.kind == "start":
-            starts.extend(filter(None, [_start(item.envelope, strings)]))
+            starts.extend(filter(None, [_start(item.envelope, strings, source)]))
         elif item.kind == "symbol":
-            symbols.extend(filter(None, [_symbol(item.envelope)]))
+            symbols.extend(filter(None, [_symbol(item.envelope, source)]))
         elif item.kind == "torch_version":
             version = _torch_version(item.payload) or version
             fmt = messages.format_for(version)  # torch logs its version before compiling anything

@@ -130,11 +130,16 @@ def shorten(text: str, limit: int = GUARD_CHARS) -> str:
 # --- one frame ---------------------------------------------------------------------------------
 
 
+# A frame is its trace file and its frame id there: Dynamo numbers frames from 0 in each process,
+# so the files of one trace directory (one per rank or process) repeat frame ids.
+FrameKey = tuple[str, int]
+
+
 @dataclass(frozen=True)
 class FrameCompiles:
     """Everything the trace says about one frame's compiles, in compile order."""
 
-    frame_id: int
+    frame_id: FrameKey
     metrics: tuple[FrameMetrics, ...]
     start: FrameStart | None
     symbols: frozenset[tuple[int, str]]  # (compile index, unwrapped source)
@@ -155,23 +160,23 @@ class FrameCompiles:
 
 
 def group_frames(log: TraceLog) -> list[FrameCompiles]:
-    """Metrics, starts and symbols of each frame id, the frames in first-compile order."""
-    metrics: dict[int, list[FrameMetrics]] = {}
+    """Metrics, starts and symbols of each frame (trace file, frame id), in first-compile order."""
+    metrics: dict[FrameKey, list[FrameMetrics]] = {}
     for m in log.metrics:
         if m.frame_id is not None:
-            metrics.setdefault(m.frame_id, []).append(m)
-    starts = {(s.frame_id, s.compile_index): s for s in log.starts}
-    symbols: dict[int, set[tuple[int, str]]] = {}
+            metrics.setdefault((m.log, m.frame_id), []).append(m)
+    starts = {(s.log, s.frame_id, s.compile_index): s for s in log.starts}
+    symbols: dict[FrameKey, set[tuple[int, str]]] = {}
     for s in log.symbols:
-        symbols.setdefault(s.frame_id, set()).add((s.compile_index, unwrap(s.source)))
+        symbols.setdefault((s.log, s.frame_id), set()).add((s.compile_index, unwrap(s.source)))
     return [
         FrameCompiles(
-            frame_id,
+            key,
             tuple(sorted(ms, key=lambda m: m.compile_index or 0)),
-            starts.get((frame_id, min((m.compile_index or 0) for m in ms))),
-            frozenset(symbols.get(frame_id, ())),
+            starts.get((*key, min((m.compile_index or 0) for m in ms))),
+            frozenset(symbols.get(key, ())),
         )
-        for frame_id, ms in metrics.items()
+        for key, ms in metrics.items()
     ]
 
 
@@ -283,8 +288,13 @@ def analyse(
     log: TraceLog, root: str, lookup: classify.SourceLookup = lambda _path: None, rules: Rules | None = None
 ) -> tuple[Recompilation, ...]:
     rules = rules or load_rules()
-    found = (analyse_frame(f, root, lookup, rules) for f in group_frames(log))
-    return tuple(sorted((r for r in found if r is not None), key=impact_order))
+    frames: dict[str, Recompilation] = {}
+    for found in (analyse_frame(f, root, lookup, rules) for f in group_frames(log)):
+        # One frame in several files (one per rank): reported once, as the file that saw the worst.
+        seen = frames.get(found.fingerprint) if found else None
+        if found is not None and (seen is None or impact_order(found) < impact_order(seen)):
+            frames[found.fingerprint] = found
+    return tuple(sorted(frames.values(), key=impact_order))
 
 
 # --- comparing and policy ----------------------------------------------------------------------

@@ -52,3 +52,9 @@ class Context:
             return self.inputs.fail_on
         path = self.config_path()
         return load_config(path).fail_on if path.exists() else "new"
+
+    def fail_on_recompiles(self) -> str | None:
+        """The config's `fail_on.recompiles`, else None (the default that goes with fail_on). The
+        fail-on input sets the breaks' policy only, as `--fail-on` does on the command line."""
+        path = self.config_path()
+        return load_config(path).fail_on_recompiles if path.exists() else None

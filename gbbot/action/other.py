@@ -13,4 +13,4 @@ def handle(ctx: Context, event: OtherEvent) -> int:
     report = analysis.check(ctx)
     policy = ctx.fail_on()
     outputs.finish(ctx, report, policy, outputs.content(ctx, report, ctx.env.run_url), None)
-    return outputs.exit_code(report, policy, None)
+    return outputs.exit_code(report, policy, None, ctx.fail_on_recompiles())

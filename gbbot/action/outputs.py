@@ -41,24 +41,25 @@ def counts(report: Report) -> dict[str, str]:
     }
 
 
-def write_sarif(ctx: Context, report: Report, policy: str) -> Path | None:
+def write_sarif(ctx: Context, report: Report, policy: str, recompiles: str | None = None) -> Path | None:
     if ctx.inputs.sarif_path is None:
         return None
     path = ctx.path(ctx.inputs.sarif_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(sarif.render(report, policy), encoding="utf-8")
+    path.write_text(sarif.render(report, policy, recompiles), encoding="utf-8")
     return path
 
 
 def _step_outputs(ctx: Context, report: Report, policy: str, published: Published | None) -> dict[str, str]:
-    sarif_path = write_sarif(ctx, report, policy)
+    recompiles = ctx.fail_on_recompiles()
+    sarif_path = write_sarif(ctx, report, policy, recompiles)
     posted_comment = published.comment if published else None
     posted_check = published.check_run if published else None
     return {
         **counts(report),
         "report-path": str(ctx.report_path),
         "sarif-path": str(sarif_path or ""),
-        "conclusion": checkrun.conclusion(report, policy),
+        "conclusion": checkrun.conclusion(report, policy, recompiles),
         "comment-url": (posted_comment.url or "") if posted_comment else "",
         "check-run-url": posted_check.url if posted_check else "",
     }
@@ -74,7 +75,7 @@ def finish(ctx: Context, report: Report, policy: str, text: Content, published: 
         annotate(published.fallback)
 
 
-def exit_code(report: Report, policy: str, published: Published | None) -> int:
+def exit_code(report: Report, policy: str, published: Published | None, recompiles: str | None = None) -> int:
     if published and published.problems:
         return ExitCode.USAGE  # publishing failed for another reason than permission: say so
-    return ExitCode.POLICY if checkrun.conclusion(report, policy) == "failure" else ExitCode.OK
+    return ExitCode.POLICY if checkrun.conclusion(report, policy, recompiles) == "failure" else ExitCode.OK

@@ -25,11 +25,13 @@ def destination(ctx: Context, number: int, head_sha: str, policy: str, run_url: 
         comment_mode=ctx.inputs.comment_mode,
         fail_on=policy,
         bot_login=ctx.inputs.bot_login,
+        fail_on_recompiles=ctx.fail_on_recompiles(),
     )
 
 
 def publish_or_fallback(ctx: Context, report: Report, text: Content, where: Destination) -> Published:
     if not ctx.inputs.token:
         ctx.log("no token given: not publishing; the breaks are shown as annotations instead")
-        return Published(fallback=fallback(report, where.fail_on, "no token was given to the action"))
+        reason = "no token was given to the action"
+        return Published(fallback=fallback(report, where.fail_on, reason, where.fail_on_recompiles))
     return publish(ctx.connect(ctx.inputs.token, ctx.env.api_url), report, text, where, ctx.policy, ctx.log)

@@ -19,4 +19,4 @@ def handle(ctx: Context, event: PullRequestEvent) -> int:
     where = destination(ctx, event.number, event.head_sha, policy, ctx.env.run_url)
     published = publish_or_fallback(ctx, report, text, where)
     outputs.finish(ctx, report, policy, text, published)
-    return outputs.exit_code(report, policy, published)
+    return outputs.exit_code(report, policy, published, ctx.fail_on_recompiles())

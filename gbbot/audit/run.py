@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gbbot import api
 from gbbot.audit import compare, issue
 from gbbot.audit.record import Record, from_reports
+from gbbot.check import CheckOptions, check
 from gbbot.config import Config
 from gbbot.errors import ExitCode
 from gbbot.model import Report
@@ -27,8 +27,8 @@ def reports(config: Config, check: Check) -> list[Report]:
     return [check(i) for i in range(config.audit.repeat)]
 
 
-def check_with(root: Path, config: Config, options: api.CheckOptions) -> Check:
-    return lambda index: api.check(root, config, options)
+def check_with(root: Path, config: Config, options: CheckOptions) -> Check:
+    return lambda index: check(root, config, options)
 
 
 def record(runs: Sequence[Report], run_url: str | None = None, date: str | None = None) -> Record:

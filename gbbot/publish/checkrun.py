@@ -1,5 +1,5 @@
 """The check run on the PR's head commit: conclusion from the policy, the report as its summary,
-an annotation at each break's file and line.
+an annotation at each break's file and line, then one at each frame with a recompilation problem.
 
 GitHub takes at most 50 annotations per request and appends those of each update to the run, so
 the first 50 go with the create and the rest in follow-up updates of 50.
@@ -17,6 +17,7 @@ from gbbot.model import Report
 from gbbot.publish import retry
 from gbbot.publish.content import Content, fitted
 from gbbot.render.findings import Finding, findings
+from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
 
 
 @dataclass(frozen=True)
@@ -28,13 +29,12 @@ class CheckRunPosted:
     requests: int  # create + updates that carried annotations
 
 
-def conclusion(report: Report, fail_on: str) -> str:
-    """`failure` when the policy fails or (unless fail_on is none) an entrypoint did not run
+def conclusion(report: Report, fail_on: str, recompiles: str | None = None) -> str:
+    """`failure` when the policy fails (breaks by `fail_on`, recompilations by `recompiles`, None:
+    the default that goes with `fail_on`) or, unless fail_on is none, an entrypoint did not run
     cleanly or compiled nothing."""
-    if fail_on == "none":
-        return "success"
-    broken = bool(counts.counts(report).not_clean)
-    return "failure" if broken or report_.policy_failed(report, fail_on) else "success"
+    broken = fail_on != "none" and bool(counts.counts(report).not_clean)
+    return "failure" if broken or report_.policy_failed(report, fail_on, recompiles) else "success"
 
 
 def title(report: Report) -> str:
@@ -49,7 +49,7 @@ def title(report: Report) -> str:
     return new + fixed + hidden + unknown
 
 
-def annotation(finding: Finding) -> dict[str, Any]:
+def annotation(finding: Finding | RecompileFinding) -> dict[str, Any]:
     return {
         "path": finding.path,
         "start_line": finding.line,
@@ -60,8 +60,10 @@ def annotation(finding: Finding) -> dict[str, Any]:
     }
 
 
-def annotations(report: Report, fail_on: str) -> list[dict[str, Any]]:
-    return [annotation(f) for f in findings(report, fail_on) if f.path is not None]
+def annotations(report: Report, fail_on: str, recompiles: str | None = None) -> list[dict[str, Any]]:
+    """The breaks, then the recompilation problems, each in impact order."""
+    found = [*findings(report, fail_on), *recompile_findings(report, fail_on, recompiles)]
+    return [annotation(f) for f in found if f.path is not None]
 
 
 def batches(items: Sequence[dict[str, Any]], size: int = limits.ANNOTATIONS_PER_REQUEST) -> list[list[dict[str, Any]]]:
@@ -100,13 +102,14 @@ def request(
     head_sha: str,
     external_id: str,
     details_url: str | None = None,
+    recompiles: str | None = None,
 ) -> CheckRunRequest:
-    notes, content = capped(annotations(report, fail_on), content)
+    notes, content = capped(annotations(report, fail_on, recompiles), content)
     return CheckRunRequest(
         name=name,
         head_sha=head_sha,
         external_id=external_id,
-        conclusion=conclusion(report, fail_on),
+        conclusion=conclusion(report, fail_on, recompiles),
         title=title(report)[: limits.CHECK_RUN_TITLE_MAX],
         summary=fitted(report, content, limits.CHECK_RUN_TEXT_MAX),
         batches=batches(notes),

@@ -13,7 +13,8 @@ from gbbot.limits import WORKFLOW_ANNOTATIONS_SHOWN
 from gbbot.model import Report
 from gbbot.render import annotations
 from gbbot.render.escape import md_code, md_text
-from gbbot.render.findings import Finding, State, findings
+from gbbot.render.findings import Finding
+from gbbot.render.recompile_findings import RecompileFinding
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,10 @@ class Fallback:
     summary: str  # markdown for the job summary: why, and the breaks not shown as annotations
 
 
-def shown_and_rest(found: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+Pointed = Finding | RecompileFinding
+
+
+def shown_and_rest(found: list[Pointed]) -> tuple[list[Pointed], list[Pointed]]:
     """At most WORKFLOW_ANNOTATIONS_SHOWN of each command kind, in impact order."""
     per_kind: dict[str, int] = {}
     shown, rest = [], []
@@ -33,21 +37,25 @@ def shown_and_rest(found: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     return shown, rest
 
 
-def _row(finding: Finding) -> str:
+def _row(finding: Pointed) -> str:
+    if isinstance(finding, RecompileFinding):
+        rc = finding.rc
+        kinds = ", ".join(f"recompile/{p.kind}" for p in finding.problems)
+        return f"| {md_text(kinds)} | {md_text(finding.title)} | {md_code(f'{rc.file}:{rc.line}')} | |"
     brk = finding.brk
     where, code = md_code(f"{brk.file}:{brk.line}"), md_code(brk.code) if brk.code else ""
     return f"| {md_text(brk.gb_id or '—')} | {md_text(brk.gb_type)} | {where} | {code} |"
 
 
-def summary(reason: str, rest: list[Finding], shown: int) -> str:
+def summary(reason: str, rest: list[Pointed], shown: int, what: str = "new graph breaks") -> str:
     lines = [
         f"> [!WARNING]\n> gbbot could not publish to the pull request: {md_text(reason)}",
-        f"> The {shown} first new graph breaks are shown as annotations on this run instead.",
+        f"> The {shown} first {what} are shown as annotations on this run instead.",
     ]
     if rest:
         lines += [
             "",
-            f"#### {len(rest)} more new graph breaks (GitHub shows at most "
+            f"#### {len(rest)} more {what} (GitHub shows at most "
             f"{WORKFLOW_ANNOTATIONS_SHOWN} annotations of each kind per step)",
             "",
             "| Id | Break | Where | Code |",
@@ -57,9 +65,13 @@ def summary(reason: str, rest: list[Finding], shown: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fallback(report: Report, fail_on: str, reason: str) -> Fallback:
-    shown, rest = shown_and_rest(findings(report, fail_on, frozenset({State.NEW})))
-    return Fallback(tuple(annotations.commands(shown)), summary(reason, rest, len(shown)))
+def fallback(report: Report, fail_on: str, reason: str, recompiles: str | None = None) -> Fallback:
+    """The new breaks, then the new recompilation problems, as annotations up to the runner's cap."""
+    found = annotations.new_findings(report, fail_on, recompiles)
+    shown, rest = shown_and_rest(found)
+    recompiled = any(isinstance(f, RecompileFinding) for f in found)
+    what = "new graph breaks and recompilations" if recompiled else "new graph breaks"
+    return Fallback(tuple(annotations.commands(shown)), summary(reason, rest, len(shown), what))
 
 
 def annotate(found: Fallback) -> None:

@@ -57,7 +57,14 @@ class CheckRunSink:
     def publish(self, report: Report, content: Content, where: Destination) -> checkrun.CheckRunPosted:
         s = self.session
         wanted = checkrun.request(
-            report, where.fail_on, content, where.check_name, where.head_sha, where.external_id, where.details_url
+            report,
+            where.fail_on,
+            content,
+            where.check_name,
+            where.head_sha,
+            where.external_id,
+            where.details_url,
+            where.fail_on_recompiles,
         )
         posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.policy, s.log)
         requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"

@@ -37,6 +37,7 @@ class Destination:
     comment_mode: CommentMode
     fail_on: str
     bot_login: str = ""
+    fail_on_recompiles: str | None = None  # the recompilation policy; None: the default for fail_on
 
 
 SinkResult = Posted | checkrun.CheckRunPosted | ReviewPosted | None
@@ -81,7 +82,9 @@ class Sinks:
         what = name.replace("_", " ")
         self.log(f"cannot publish the {what}: {reason}. Falling back to annotations and the job summary")
         problems = () if is_forbidden(exc) else (reason,)
-        return Published(**posted, fallback=fallback(report, where.fail_on, reason), problems=problems)
+        return Published(
+            **posted, fallback=fallback(report, where.fail_on, reason, where.fail_on_recompiles), problems=problems
+        )
 
 
 def _reason(step: str, exc: Exception) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from gbbot.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
 from gbbot.model import Report
 from gbbot.render.findings import Finding, Level, State, findings
+from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
 
 COMMAND = {Level.NOTICE: "notice", Level.WARNING: "warning", Level.FAILURE: "error"}
 
@@ -27,7 +28,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(finding: Finding) -> str:
+def command(finding: Finding | RecompileFinding) -> str:
     """One workflow command for one finding (file and line only when the path is safe)."""
     properties = {"title": finding.title[:ANNOTATION_TITLE_MAX]}
     if finding.path is not None:
@@ -36,10 +37,17 @@ def command(finding: Finding) -> str:
     return f"::{COMMAND[finding.level]} {listed}::{escape_data(finding.message[:ANNOTATION_MESSAGE_MAX])}"
 
 
-def commands(found: Iterable[Finding]) -> list[str]:
+def commands(found: Iterable[Finding | RecompileFinding]) -> list[str]:
     return [command(f) for f in found]
 
 
-def render(report: Report, fail_on: str = "new") -> str:
-    """Every new break (every break, without a baseline) as a workflow command, one per line."""
-    return "".join(line + "\n" for line in commands(findings(report, fail_on, frozenset({State.NEW}))))
+def new_findings(report: Report, fail_on: str, recompiles: str | None = None) -> list[Finding | RecompileFinding]:
+    """The new breaks, then the frames with a new recompilation problem (everything, without a
+    baseline), each in impact order."""
+    new = frozenset({State.NEW})
+    return [*findings(report, fail_on, new), *recompile_findings(report, fail_on, recompiles, new)]
+
+
+def render(report: Report, fail_on: str = "new", recompiles: str | None = None) -> str:
+    """Every new break and recompilation problem as a workflow command, one per line."""
+    return "".join(line + "\n" for line in commands(new_findings(report, fail_on, recompiles)))

@@ -5,6 +5,11 @@ documentation as the help link. Code scanning tracks an alert across commits by
 `partialFingerprints`: gbbot's own fingerprint is stable across unrelated edits (no line numbers),
 so it is the one given. Code scanning needs a location on every result, so a break without a safe
 repo-relative path is counted in the run's properties instead.
+
+Recompilations come after the breaks: one rule per guard kind (`recompile/int_argument`) and one
+for the recompile limit (`recompile/limit`), one result per problem — what `gbbot diff` compares —
+at the frame's line, fingerprinted by the problem's own fingerprint. Automatic dynamic shapes at
+work has nothing to fix and gives no result (see render/recompile_findings.py).
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from gbbot import counts
+from gbbot import counts, recompile
 from gbbot.model import GraphBreak, Report
 from gbbot.render.findings import Finding, Level, findings
+from gbbot.render.recompile_findings import Problem, RecompileFinding, kind_words, message, recompile_findings
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/gbbot/gbbot"
@@ -101,7 +107,74 @@ def _related(brk: GraphBreak) -> dict[str, Any]:
     return {"relatedLocations": [location]}
 
 
-def sarif(report: Report, fail_on: str = "new") -> dict[str, Any]:
+def recompile_rule_id(problem: Problem) -> str:
+    return f"recompile/{problem.kind}"
+
+
+def recompile_rule(problem: Problem, doc_url: str) -> dict[str, Any]:
+    if problem.reason is None:
+        rules = recompile.load_rules()
+        what, cause, advice = "hit the recompile limit", rules.limit_cause, rules.limit_advice
+    else:
+        what, cause, advice = f"{kind_words(problem.kind)} guard", problem.reason.cause, problem.reason.advice
+    described: dict[str, Any] = {
+        "id": recompile_rule_id(problem),
+        "name": recompile_rule_id(problem).replace("/", "-"),
+        "shortDescription": {"text": f"torch.compile recompilation: {what}"},
+        "fullDescription": {"text": cause},
+        "help": {"text": f"{cause}\nHint: {advice}"},
+        "defaultConfiguration": {"level": "warning"},
+        "properties": {"tags": ["torch.compile", "recompilation"]},
+    }
+    if doc_url.startswith("https://"):
+        described["helpUri"] = doc_url
+    return described
+
+
+def recompile_result(finding: RecompileFinding, problem: Problem, rule_index: int) -> dict[str, Any]:
+    rc = finding.rc
+    return {
+        "ruleId": recompile_rule_id(problem),
+        "ruleIndex": rule_index,
+        "level": SARIF_LEVEL[problem.level],
+        "message": {"text": message(finding, (problem,))},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(finding.path or "", safe="/")},
+                    "region": {"startLine": finding.line},
+                }
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT_KEY: problem.fingerprint},
+        "properties": {
+            "state": problem.state.value,
+            "entrypoints": list(finding.entrypoints),
+            "compilations": rc.compilations,
+            "count": problem.reason.count if problem.reason else rc.compilations,
+            "limitHit": rc.limit_hit,
+        },
+    }
+
+
+def _recompile_results(
+    report: Report, fail_on: str, recompiles: str | None, described: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], int]:
+    """Results after the breaks' (their rules appended to `described`), and how many frames had
+    no safe path to put them at."""
+    found = recompile_findings(report, fail_on, recompiles)
+    rules: dict[str, int] = {}
+    results = []
+    for finding in (f for f in found if f.path is not None):
+        for problem in finding.problems:
+            if recompile_rule_id(problem) not in rules:
+                rules[recompile_rule_id(problem)] = len(described)
+                described.append(recompile_rule(problem, finding.rc.doc_url))
+            results.append(recompile_result(finding, problem, rules[recompile_rule_id(problem)]))
+    return results, sum(1 for f in found if f.path is None)
+
+
+def sarif(report: Report, fail_on: str = "new", recompiles: str | None = None) -> dict[str, Any]:
     found = findings(report, fail_on)
     located = [f for f in found if f.path is not None]
     rules: dict[str, int] = {}
@@ -110,12 +183,13 @@ def sarif(report: Report, fail_on: str = "new") -> dict[str, Any]:
         if rule_id(finding.brk) not in rules:
             rules[rule_id(finding.brk)] = len(described)
             described.append(rule(finding.brk))
+    recompiled, unlocated_recompiles = _recompile_results(report, fail_on, recompiles, described)
     driver = {"name": "gbbot", "informationUri": INFORMATION_URI, "rules": described}
     if report.tool.version:
         driver["version"] = report.tool.version
     run: dict[str, Any] = {
         "tool": {"driver": driver},
-        "results": [result(f, rules[rule_id(f.brk)]) for f in located],
+        "results": [*(result(f, rules[rule_id(f.brk)]) for f in located), *recompiled],
         "properties": {
             "torchVersion": report.torch_version,
             "mode": report.mode.value if report.mode else None,
@@ -124,10 +198,11 @@ def sarif(report: Report, fail_on: str = "new") -> dict[str, Any]:
             # An entrypoint that did not run cleanly or compiled nothing: its breaks are unknown,
             # so an empty result list is no all-clear.
             "entrypointsNotClean": list(counts.counts(report).not_clean),
+            **({"unlocatedRecompiles": unlocated_recompiles} if unlocated_recompiles else {}),
         },
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(report: Report, fail_on: str = "new") -> str:
-    return json.dumps(sarif(report, fail_on), indent=2, ensure_ascii=False) + "\n"
+def render(report: Report, fail_on: str = "new", recompiles: str | None = None) -> str:
+    return json.dumps(sarif(report, fail_on, recompiles), indent=2, ensure_ascii=False) + "\n"
