@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gbbot import classify, git, parse, report
+from gbbot import attribution, classify, git, parse, report
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
 from gbbot.model import EntrypointReport, Mode, Report, RunOutcome, Status, TraceLog
@@ -62,7 +62,11 @@ def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
 
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
-    log = parse.read_path(trace_dir) if trace_dir and trace_dir.exists() else TraceLog((), ())
+    tests = attribution.read(trace_dir) if trace_dir else None  # a pytest: entrypoint's tests
+    exists = trace_dir and trace_dir.exists()
+    log = parse.read_path(trace_dir, attribution.owners(trace_dir, tests)) if exists else TraceLog((), ())
+    failing = attribution.failure_reason(tests) if outcome.status is Status.FAILED else ""
+    outcome = replace(outcome, reason="\n".join(r for r in (outcome.reason, failing) if r))
     breaks = classify.classify(log.breaks, str(root.resolve()), tree.get, config.ignore, entrypoint=outcome.name)
     return report.entrypoint_report(outcome, log, breaks), log
 

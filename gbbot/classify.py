@@ -271,4 +271,5 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         user_stack=tuple(Frame(display_path(f.file, root_dir), f.line, f.function, f.code) for f in first.raw.stack),
         fix=rule.fix if rule else None,
         consequences=tuple(m.gb_type for m in consequences.values()),
+        tests=tuple(sorted({loc.raw.test for loc in same if loc.raw.test})),
     )

@@ -72,6 +72,7 @@ class RawBreak:
     stack: tuple[Frame, ...]  # user code traceback, outermost first
     frame_skipped: bool  # Dynamo fell back to eager for the whole frame
     location: Frame | None = None  # "Graph break in user code at FILE:LINE"
+    test: str | None = None  # the pytest node id that was running when it was traced
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ class GraphBreak:
     fix: str | None = None
     ignored: bool = False
     consequences: tuple[str, ...] = ()  # gb_types folded in, for display
+    tests: tuple[str, ...] = ()  # pytest node ids during which it was traced (pytest: entrypoints)
 
     @property
     def key(self) -> str:

@@ -17,7 +17,8 @@ Message format (torch 2.13):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from gbbot import trace
@@ -25,6 +26,7 @@ from gbbot.model import BreakMessage, Frame, FrameMetrics, RawBreak, TraceLog
 
 CHAIN_SEPARATOR = "*** While handling this graph break, another graph break occurred: ***"
 EAGER_FALLBACK_MARKER = "Skipping the function and falling back to eager"
+TestAt = Callable[[int], str | None]  # a trace file's line number → the test that wrote it
 GB_URL_RE = re.compile(r"https?://\S+/gb/(gb\d+)\.html", re.IGNORECASE)
 URL_RE = re.compile(r"https?://\S+")
 LOCATION_RE = re.compile(r"^Graph break.* at (?P<file>.+):(?P<line>\d+)\s*$")
@@ -158,9 +160,10 @@ def _metrics(envelope: dict) -> FrameMetrics:
     )
 
 
-def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
+def read_trace_lines(lines: Iterable[str], source: str = "trace", test_at: TestAt | None = None) -> TraceLog:
     """Pure over lines: a TORCH_TRACE file's text → TraceLog. Damaged records are kept when
-    their text still parses; every damaged or unusable record is named in `problems`."""
+    their text still parses; every damaged or unusable record is named in `problems`. `test_at`
+    names the test that wrote the record starting at a line number (gbbot/attribution.py)."""
     breaks: list[RawBreak] = []
     metrics: list[FrameMetrics] = []
     problems: list[str] = []
@@ -177,7 +180,7 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace") -> TraceLog:
             if raw is None:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
-                breaks.append(raw)
+                breaks.append(replace(raw, test=test_at(item.lineno)) if test_at else raw)
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems))
 
 
@@ -209,15 +212,16 @@ def merge_logs(logs: Iterable[TraceLog]) -> TraceLog:
     )
 
 
-def read_path(path: Path) -> TraceLog:
-    """A TORCH_TRACE directory or file, or a saved TORCH_LOGS text file → TraceLog."""
+def read_path(path: Path, tests: Callable[[Path], TestAt | None] = lambda _file: None) -> TraceLog:
+    """A TORCH_TRACE directory or file, or a saved TORCH_LOGS text file → TraceLog. `tests` gives
+    a trace file's line → test mapping, when a pytest run recorded one."""
     files = trace.trace_files(path)
     if not files and path.is_dir():
         return TraceLog((), (), None, (f"{path}: no trace files (*.log) found",))
     logs = []
     for file in files:
         if trace.looks_like_trace(file):
-            logs.append(read_trace_lines(trace.open_lines(file), file.name))
+            logs.append(read_trace_lines(trace.open_lines(file), file.name, tests(file)))
         else:
             logs.append(read_log_lines(trace.open_lines(file)))
     return merge_logs(logs)
