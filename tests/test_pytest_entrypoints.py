@@ -100,7 +100,10 @@ def test_no_tests_selected_fails_the_entrypoint_saying_why(tmp_path):
 
 
 def pytest_in(repo, *args: str) -> subprocess.CompletedProcess:
+    """A plain pytest run in `repo`; the trace directory the plugin makes lands in repo/tmp."""
+    (repo / "tmp").mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("TORCH_TRACE", "GBBOT_MODE", "PYTEST_ADDOPTS")}
+    env["TMPDIR"] = str(repo / "tmp")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=repo, env=env, capture_output=True, text=True, timeout=300,
@@ -115,6 +118,7 @@ def test_pytest_gbbot_alone_prints_the_breaks_per_test_and_without_the_flag_does
     assert "tests/test_model.py::test_breaks: 1 graph break\n" in summary
     assert 'pkg/model.py:11 in noisy: print("noisy")' in summary
     assert "test_clean" not in summary and "1 test without graph breaks" in summary
+    assert f"trace: {tmp_path / 'tmp'}/gbbot-pytest-" in summary  # set before the tests imported torch
 
     plain = pytest_in(tmp_path, "-p", "gbbot.pytest_plugin", "tests/test_model.py")
     assert plain.returncode == 0 and "graph breaks per test" not in plain.stdout
