@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
-from gbbot import classify, git, parse, recompile, report, trace
+from gbbot import attribution, classify, git, parse, recompile, report, trace
 from gbbot.config import Config, Entrypoint
 from gbbot.errors import GbbotError
 from gbbot.model import EntrypointReport, Frame, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
@@ -84,8 +84,11 @@ def without_launcher(raws: Iterable[RawBreak]) -> tuple[RawBreak, ...]:
 
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
     trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
+    tests = attribution.read(trace_dir) if trace_dir else None  # a pytest: entrypoint's tests
     found = trace.trace_files(trace_dir) if trace_dir and trace_dir.exists() else []
-    log = parse.read_path(trace_dir) if found else TraceLog((), ())
+    log = parse.read_path(trace_dir, attribution.owners(trace_dir, tests)) if found else TraceLog((), ())
+    failing = attribution.failure_reason(tests) if outcome.status is Status.FAILED else ""
+    outcome = replace(outcome, reason="\n".join(r for r in (outcome.reason, failing) if r))
     where = str(root.resolve())
     raws = without_launcher(log.breaks)
     breaks = classify.classify(raws, where, tree.get, config.ignore, entrypoint=outcome.name)

@@ -420,4 +420,5 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         fix=rule.fix if rule and site.origin is Origin.USER else None,
         consequences=tuple(m.gb_type for m in consequences.values()),
         fullgraph_failure=any(loc.raw.fullgraph_failure for loc in same),
+        tests=tuple(sorted({loc.raw.test for loc in same if loc.raw.test})),
     )

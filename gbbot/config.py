@@ -8,6 +8,7 @@ import json
 import math
 import re
 import reprlib
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from gbbot import call_args
 from gbbot.errors import ConfigError
 from gbbot.model import Mode
 
@@ -32,14 +34,17 @@ IGNORE_KEYS = ("gb_id", "gb_type", "path", "fingerprint", "entrypoint")
 class Entrypoint:
     name: str
     run: str | None = None  # a shell command, cwd = repo root
-    call: str | None = None  # "module:function", zero arguments
+    call: str | None = None  # "module:function", called with `args` and `kwargs`
+    pytest: tuple[str, ...] | None = None  # pytest arguments: node ids, files, -k/-m expressions
     timeout: float = DEFAULT_TIMEOUT_S
     env: tuple[tuple[str, str], ...] = ()
     verify_output: bool = False  # fix verification also compares a run: entrypoint's stdout
+    args: tuple[Any, ...] = ()  # call: positional arguments, checked literals and tensor specs
+    kwargs: tuple[tuple[str, Any], ...] = ()  # call: keyword arguments, in the file's order
 
     @property
     def kind(self) -> str:
-        return "run" if self.run is not None else "call"
+        return "run" if self.run is not None else "call" if self.call is not None else "pytest"
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,21 @@ def _modules(path: str, key: str, value: Any) -> tuple[str, ...]:
     return tuple(check(path, f"{key}[{i}]", v) for i, v in enumerate(value))
 
 
+def _pytest_args(path: str, key: str, value: Any) -> tuple[str, ...]:
+    """A string is split like a shell would (`tests/test_x.py -k forward`); a list is taken as is."""
+    if isinstance(value, list):
+        return _string_list(path, key, value) or _fail_empty(path, key, value)
+    text = _string(path, key, value)
+    try:
+        return tuple(shlex.split(text)) or _fail_empty(path, key, value)
+    except ValueError as exc:
+        raise ConfigError(path, key, f"cannot split into pytest arguments: {exc}") from None
+
+
+def _fail_empty(path: str, key: str, value: Any) -> tuple[str, ...]:
+    raise _fail(path, key, "test ids, files or pytest arguments, e.g. tests/test_model.py::test_forward", value)
+
+
 def _gpus(path: str, key: str, value: Any) -> str:
     if value == "all" or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
         return str(value)
@@ -232,6 +252,9 @@ ENTRYPOINT_FIELDS: dict[str, Check] = {
     "timeout": _number,
     "env": _env,
     "verify_output": _boolean,
+    "pytest": _pytest_args,
+    "args": call_args.check_args,
+    "kwargs": call_args.check_kwargs,
 }
 IGNORE_FIELDS: dict[str, Check] = {name: _string for name in IGNORE_KEYS}
 RUNNER_FIELDS: dict[str, Check] = {
@@ -248,8 +271,13 @@ RUNNER_FIELDS: dict[str, Check] = {
 
 def _entrypoint(path: str, key: str, value: Any) -> Entrypoint:
     fields = _mapping(path, key, value, ENTRYPOINT_FIELDS, required=("name",))
-    if ("run" in fields) == ("call" in fields):
-        raise ConfigError(path, key, "needs exactly one of 'run' (a command) or 'call' (module:function)")
+    if sum(kind in fields for kind in ("run", "call", "pytest")) != 1:
+        raise ConfigError(
+            path, key, "needs exactly one of 'run' (a command), 'call' (module:function) or 'pytest' (tests to run)"
+        )
+    for name in ("args", "kwargs"):
+        if name in fields and "call" not in fields:
+            raise ConfigError(path, f"{key}.{name}", "arguments are for 'call' entrypoints only")
     return Entrypoint(**fields)
 
 
@@ -473,7 +501,10 @@ def load_config(path: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(
-            str(path), None, "no such file (add a .gbbot.yml at the repository root or pass --config PATH)"
+            str(path),
+            None,
+            "no such file: run `gbbot init` to write a starter one from the repository's "
+            "torch.compile call sites, add a .gbbot.yml at the repository root by hand, or pass --config PATH",
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), None, f"cannot read: {exc}") from None

@@ -1,15 +1,15 @@
-"""Child-process entry for `call:` entrypoints: `python -m gbbot.launch module:function [RESULT]`.
+"""Child-process entry for `call:` entrypoints:
+`python -m gbbot.launch [--arguments JSON] module:function [RESULT]`.
 
-Imports the function with the repository root on sys.path, calls it with no arguments and, when a
-RESULT path is given, saves its return value with torch.save for fix verification. This module's
-own frames are kept out of what the user reads: a missing target is one line, and the traceback of
-a target that raises starts in the user's code.
+Imports the function with the repository root on sys.path, calls it with the entrypoint's
+arguments (gbbot/call_args.py builds them here, tensors included; none without --arguments) and,
+when a RESULT path is given, saves its return value with torch.save for fix verification. This
+module's own frames are kept out of what the user reads: a missing target is one line, and the
+traceback of a target that raises starts in the user's code.
 
 `compare_saved` is the child side of comparing two saved results: loading a pickle may run any
 code the pickle names, so it happens here, in a process started like an entrypoint (same runner,
 same environment allow-list), never in gbbot's own process. It prints one verdict line.
-
-This file is copied alone into containers: it imports nothing from gbbot.
 """
 
 from __future__ import annotations
@@ -57,13 +57,22 @@ REASON_CHARS = 300
 
 
 def main(argv: list[str]) -> int:
+    args: list = []
+    kwargs: dict = {}
+    if argv[:1] == ["--arguments"]:
+        from gbbot import call_args
+
+        args, kwargs = call_args.decode(argv[1])
+        argv = argv[2:]
     target, result_path = argv[0], (argv[1] if len(argv) > 1 else None)
     sys.path.insert(0, os.getcwd())
     try:
-        value = load(target)()
+        function = load(target)
     except MissingTarget as exc:
         print(f"gbbot: call target {target!r} not found: {exc}", file=sys.stderr)
         return 1
+    try:
+        value = function(*args, **kwargs)
     except Exception as exc:
         _print_user_traceback(exc)
         return 1

@@ -13,6 +13,7 @@ from gbbot.errors import ExitCode, GbbotError
 
 # name → (module in gbbot.commands, one-line help)
 COMMANDS = {
+    "init": ("init", "write a starter .gbbot.yml from the repository's torch.compile call sites"),
     "check": ("check", "run the entrypoints on the working tree and report every graph break"),
     "diff": ("diff", "also run the merge-base and report new, fixed and persisting breaks"),
     "parse": ("parse", "build a report from existing logs (TORCH_TRACE dir or TORCH_LOGS text)"),

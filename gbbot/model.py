@@ -78,6 +78,7 @@ class RawBreak:
     # Under fullgraph=True the break raised instead of splitting the graph: only the frame's
     # compilation_metrics record tells of it.
     fullgraph_failure: bool = False
+    test: str | None = None  # the pytest node id that was running when it was traced
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ class GraphBreak:
     library_site: LibrarySite | None = None  # the frame that broke, when outside the repository
     ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
     fullgraph_failure: bool = False  # this break made a fullgraph=True compile fail
+    tests: tuple[str, ...] = ()  # pytest node ids during which it was traced (pytest: entrypoints)
 
     @property
     def key(self) -> str:

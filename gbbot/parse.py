@@ -17,13 +17,15 @@ Message format (torch 2.13; the markers come from gbbot/messages.py, per torch r
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from gbbot import messages, trace
 from gbbot.messages import MessageFormat
 from gbbot.model import BreakMessage, DynamicSymbol, Frame, FrameMetrics, FrameStart, RawBreak, TraceLog
 
+TestAt = Callable[[int], str | None]  # a trace file's line number → the test that wrote it
 URL_RE = re.compile(r"https?://\S+")
 LOCATION_RE = re.compile(r"^Graph break.* at (?P<file>.+):(?P<line>\d+)\s*$")
 FRAME_RE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
@@ -231,10 +233,13 @@ def fullgraph_failures(breaks: Iterable[RawBreak], metrics: Iterable[FrameMetric
     return tuple(found.values())
 
 
-def read_trace_lines(lines: Iterable[str], source: str = "trace", rank: int | None = None) -> TraceLog:
+def read_trace_lines(
+    lines: Iterable[str], source: str = "trace", rank: int | None = None, test_at: TestAt | None = None
+) -> TraceLog:
     """Pure over lines: a TORCH_TRACE file's text → TraceLog. Damaged records are kept when
     their text still parses; every damaged or unusable record is named in `problems`, and so is
-    a torch release whose message format gbbot was not checked against."""
+    a torch release whose message format gbbot was not checked against. `test_at` names the test
+    that wrote the record starting at a line number (gbbot/attribution.py)."""
     breaks: list[RawBreak] = []
     metrics: list[FrameMetrics] = []
     problems: list[str] = []
@@ -264,7 +269,7 @@ def read_trace_lines(lines: Iterable[str], source: str = "trace", rank: int | No
             if raw is None:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
-                breaks.append(raw)
+                breaks.append(replace(raw, test=test_at(item.lineno)) if test_at else raw)
     breaks.extend(fullgraph_failures(breaks, metrics))
     note = messages.support_note(version)
     problems.extend([f"{source}: {note}"] if note else [])
@@ -311,15 +316,16 @@ def merge_logs(logs: Iterable[TraceLog]) -> TraceLog:
     )
 
 
-def read_path(path: Path) -> TraceLog:
-    """A TORCH_TRACE directory or file, or a saved TORCH_LOGS text file → TraceLog."""
+def read_path(path: Path, tests: Callable[[Path], TestAt | None] = lambda _file: None) -> TraceLog:
+    """A TORCH_TRACE directory or file, or a saved TORCH_LOGS text file → TraceLog. `tests` gives
+    a trace file's line → test mapping, when a pytest run recorded one."""
     files = trace.trace_files(path)
     if not files and path.is_dir():
         return TraceLog((), (), None, (f"{path}: no trace files (*.log) found",))
     logs = []
     for file in files:
         if trace.looks_like_trace(file):
-            logs.append(read_trace_lines(trace.open_lines(file), file.name, rank_of(file.name)))
+            logs.append(read_trace_lines(trace.open_lines(file), file.name, rank_of(file.name), tests(file)))
         else:
             logs.append(read_log_lines(trace.open_lines(file)))
     return merge_logs(logs)

@@ -35,6 +35,8 @@ from gbbot.model import (
 )
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "report.schema.json"
+# Fields written only when non-empty: reports without pytest entrypoints look as they always did.
+OMITTED_WHEN_EMPTY = frozenset({"tests"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -161,7 +163,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
     if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY
+        }
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -236,6 +242,7 @@ def _break(data: dict) -> GraphBreak:
         hints=tuple(data["hints"]),
         caused=tuple(data["caused"]),
         consequences=tuple(data.get("consequences", ())),
+        tests=tuple(data.get("tests", ())),
         user_stack=tuple(_frame(f) for f in data["user_stack"]),
         library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
     )

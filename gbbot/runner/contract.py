@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 import gbbot
+from gbbot import call_args
 from gbbot.config import Entrypoint
 from gbbot.errors import GbbotError
 from gbbot.interrupt import sigterm_as_interrupt
@@ -99,7 +100,12 @@ def command(request: RunRequest, python: str = sys.executable) -> list[str] | st
     entrypoint = request.entrypoint
     if entrypoint.run is not None:
         return entrypoint.run
-    args = [python, "-m", "gbbot.launch", str(entrypoint.call)]
+    if entrypoint.pytest is not None:
+        # --gbbot: the plugin notes which trace records each test wrote (gbbot/pytest_plugin.py)
+        return [python, "-m", "pytest", "-p", "gbbot.pytest_plugin", "--gbbot", *entrypoint.pytest]
+    given = entrypoint.args or entrypoint.kwargs
+    arguments = ["--arguments", call_args.encode(entrypoint.args, entrypoint.kwargs)] if given else []
+    args = [python, "-m", "gbbot.launch", *arguments, str(entrypoint.call)]
     return [*args, str(request.result_path)] if request.save_result else args
 
 
@@ -116,7 +122,7 @@ def environment(
     own = dict(request.entrypoint.env)
     paths = [str(shim_dir)] if request.mode is Mode.FAST else []
     paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
-    if request.entrypoint.call:
+    if request.entrypoint.call or request.entrypoint.pytest:
         paths.append(str(package_parent))
     env.update(own)
     env.update(

@@ -1,0 +1,42 @@
+"""`gbbot init`: write a starter .gbbot.yml from the repository's torch.compile call sites."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from gbbot import discover, init
+from gbbot.config import CONFIG_NAME
+from gbbot.console import say
+from gbbot.errors import ExitCode, GbbotError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", metavar="DIR", type=Path, help="the repository to look at (default: here)")
+    parser.add_argument(
+        "--print", dest="to_stdout", action="store_true", help=f"print the config instead of writing {CONFIG_NAME}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    root = (args.root or Path.cwd()).resolve()
+    if not root.is_dir():
+        raise GbbotError(f"--root {root}: not a directory")
+    existing = root / CONFIG_NAME
+    if existing.exists() and not args.to_stdout:
+        raise GbbotError(
+            f"{existing} already exists; gbbot init never overwrites it "
+            "(`gbbot init --print` shows the suggestion without writing)"
+        )
+    text, chosen = init.starter(discover.scan(root))
+    if args.to_stdout:
+        sys.stdout.write(text)
+        return ExitCode.OK
+    target = init.write(root, text)
+    kinds = Counter(c.kind for c in chosen)
+    counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    say(f"wrote {target}: {len(chosen)} entrypoint{'s' * (len(chosen) != 1)} ({counted})")
+    say(f"review it, then run: {init.NEXT_COMMAND}")
+    return ExitCode.OK
