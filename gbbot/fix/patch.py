@@ -109,3 +109,11 @@ def rebased(patch: FilePatch, original: str) -> FilePatch | None:
         out += [*old[taken : span[0]], *new[j1:j2]]
         taken = span[1]
     return FilePatch(patch.path, original, "".join([*out, *old[taken:]]))
+
+
+def original_line(original: str, current: str, line: int) -> int | None:
+    """Line `line` (1-based) of `current` as a line of `original`, which earlier edits turned into
+    `current`; None for a line the edits wrote."""
+    where = _kept_lines(original.splitlines(keepends=True), current.splitlines(keepends=True))
+    index = where.get(line - 1)
+    return None if index is None else index + 1

@@ -164,7 +164,9 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
         seen = {b.fingerprint for b, _ in found}
         for number in range(1, options.rounds + 1):
             if number > 1:
-                options.progress(f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(found)})…")
+                options.progress(
+                    f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(revealed)})…"
+                )
             round_results, settled = _round(ctx, number, found, current_report, baseline, originals)
             results += round_results
             fixed = len(settled.kept) if settled else 0
@@ -181,7 +183,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
             current_report, baseline = rounding.merged(current_report, settled.standing), settled.standing
             found = [f for f in _selected(shown, options) if f[0].fingerprint not in seen]
             seen.update(b.fingerprint for b, _ in found)
-            revealed = found
+            revealed = [(rounding.in_original(b, originals, current), names) for b, names in found]
             if not found:
                 break
         overall = _overall(ctx, first, baseline, rounds)
@@ -193,7 +195,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
     elif options.apply and overall is not None and not overall.ok:
         notes.append(f"every round's patches together, against the unpatched runs: {overall.reason}; nothing written")
     unwritten = tuple(p.path for p in patches if p.path not in written) if options.apply else ()
-    left = tuple(b for b, _ in found)
+    left = tuple(rounding.in_original(b, originals, current) for b, _ in found)
     final = with_fixes(first_report, results)
     after = current_report if current_report is not first_report else None
     return FixRun(

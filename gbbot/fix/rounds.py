@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from gbbot.fix.patch import FilePatch, rebased
+from gbbot.fix.patch import FilePatch, original_line, rebased
 from gbbot.fix.plan import Candidate
 from gbbot.fix.result import Counts, FixResult
 from gbbot.fix.verify import Observation, appeared_breaks
@@ -69,10 +69,20 @@ def on_original(result: FixResult, candidate: Candidate | None, originals: Mappi
     suggestion: it would not apply to the unpatched file)."""
     if candidate is None or candidate.patch.path not in originals:
         return result
-    patch = rebased(candidate.patch, originals[candidate.patch.path])
+    original = originals[candidate.patch.path]
+    line = original_line(original, candidate.patch.before, result.line) if result.file == candidate.patch.path else None
+    result = replace(result, line=line or result.line)
+    patch = rebased(candidate.patch, original)
     if patch is None:
         return replace(result, hunks=())
     return replace(result, diff=patch.diff, hunks=patch.hunks)
+
+
+def in_original(brk: GraphBreak, originals: Mapping[str, str], current: Mapping[str, str]) -> GraphBreak:
+    """A break a run of the patched copy showed, at its line in the file as the user has it."""
+    if brk.file not in originals:
+        return brk
+    return replace(brk, line=original_line(originals[brk.file], current[brk.file], brk.line) or brk.line)
 
 
 def numbered(results: Iterable[FixResult], number: int) -> list[FixResult]:
