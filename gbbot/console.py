@@ -52,10 +52,19 @@ def internal_error(exc: BaseException) -> None:
 
 def fix_summary(run: FixRun) -> None:
     """What `fix` found, noted and wrote, on stderr."""
+    from gbbot.fix import present  # (only after a fix run, which loaded the fix package already)
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     counts = Counter(r.status.value for r in run.results)
     found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
     err.print(f"gbbot fix: {len(run.results)} breaks: {found}")
+    if len(run.rounds) > 1 or run.left:
+        for line in present.round_lines(run.rounds, run.left):
+            err.print(f"gbbot fix: {line}", markup=False)
+    if run.after is not None:
+        err.print(f"gbbot fix: {present.totals_line(*run.totals)} (a final run of the patched copy)", markup=False)
+    if run.overall is not None:
+        err.print(f"gbbot fix: every round's patches together: {run.overall.summary}", markup=False)
     for note in run.notes:
         err.print(f"gbbot fix: {note}", markup=False)
     for verdict in run.joint:

@@ -16,7 +16,7 @@ from gbbot.fix import commit as committing
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
 from gbbot.fix.recipes import RECIPES
-from gbbot.fix.result import Counts
+from gbbot.fix.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
 from gbbot.model import Mode
 from gbbot.render import markdown
 
@@ -65,6 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="run only this entrypoint (repeatable; without --report)",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=DEFAULT_ROUNDS,
+        metavar="N",
+        help=f"fix what the verified patches reveal, up to N rounds in all (default {DEFAULT_ROUNDS}; 1: only the "
+        "breaks the first run shows)",
+    )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the report with the fix results here")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write the markdown report with the fixes here")
     parser.add_argument("--quiet", "-q", action="store_true", help="no diffs on stdout, only the summary")
@@ -80,6 +88,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise GbbotError(f"--break {value!r}: expected a 16-character fingerprint from the report")
     if args.jobs < 1:
         raise GbbotError("--jobs must be at least 1")
+    if not 1 <= args.rounds <= MAX_ROUNDS:
+        raise GbbotError(f"--rounds must be between 1 and {MAX_ROUNDS}")
 
 
 def _missing_breaks(run: FixRun, wanted: list[str]) -> None:
@@ -112,10 +122,8 @@ def _commit(run: FixRun, root: Path, author: committing.Author | None) -> None:
     if not fixes:
         print("gbbot fix: no verified patch was written; nothing committed", file=sys.stderr)
         return
-    gb_ids = {b.fingerprint: b.gb_id or b.gb_type for b in run.report.breaks}
-    entrypoints = run.report.entrypoints
-    before = Counts(sum(e.break_count for e in entrypoints), sum(e.graph_count for e in entrypoints))
-    sha = committing.commit(root, run.written, committing.message(fixes, gb_ids, before), author)
+    gb_ids = {b.fingerprint: b.gb_id or b.gb_type for b in run.breaks}
+    sha = committing.commit(root, run.written, committing.message(fixes, gb_ids, *run.totals), author)
     print(f"gbbot fix: committed {sha[:12]} ({', '.join(run.written)})", file=sys.stderr)
 
 
@@ -132,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         entrypoints=tuple(args.entrypoint),
         mode=Mode(args.mode) if args.mode else None,
         jobs=args.jobs,
+        rounds=args.rounds,
         progress=lambda message: print(message, file=sys.stderr),
     )
     result = api.fix(root, config, options, given)

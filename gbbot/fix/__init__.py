@@ -2,7 +2,8 @@
 fix results, and how those results are shown. It holds the planning (`plan`: which break gets a
 candidate patch, a scaffold for third-party code, advice in words, or nothing), the one engine
 that applies recipes to source text (`engine`, `patch`), verification by re-running entrypoints in
-a scratch copy (`verify`, `rerun`, `batch`), the repository edge (`workspace`, `apply`), the
+a scratch copy (`verify`, `rerun`, `batch`)
+in rounds that fix what earlier fixes revealed (`rounds`), the repository edge (`workspace`, `apply`), the
 composed command (`pipeline`), the result records and their JSON (`result`) and their markdown,
 review suggestions and terminal text (`present`). The subpackage `recipes/` holds only the
 recipes: LibCST visitors that record edits for one kind of break (never transform), each with

@@ -1,6 +1,7 @@
-"""`gbbot fix --apply`: combine the verified patches per file, verify once more together those
-that share a file or an entrypoint (each was verified alone), and write what passed into the
-repository."""
+"""The verified patches of one round put together: combined per file, put in place for good in
+the scratch copy (the next round starts there), those that share a file or an entrypoint verified
+together once more (each was verified alone); and, on `--apply`, the final patches written into
+the repository."""
 
 from __future__ import annotations
 
@@ -9,24 +10,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.fix import plan as planning
-from gbbot.fix.batch import Attempt, Scope, Trial, run_set
+from gbbot.fix.batch import Scope, Trial, run_set
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, FileReader, Planned
-from gbbot.fix.verify import Judgement
+from gbbot.fix.verify import Judgement, Observation
 from gbbot.fix.workspace import write_patch
 from gbbot.model import Report
 
 
 @dataclass(frozen=True)
-class Applied:
-    written: tuple[str, ...] = ()  # repository files written
-    joint: tuple[Judgement, ...] = ()  # patches that share a file or an entrypoint, verified together
-    after: Report | None = None  # the runs behind `joint`
+class Settled:
+    """A round's verified patches once in place: what stands in the scratch copy now."""
+
+    patches: tuple[FilePatch, ...]  # in place, one per file (`before`: the round's text)
+    kept: frozenset[str]  # fingerprints of the fixes in those patches
+    joint: tuple[Judgement, ...]  # patches that share a file or an entrypoint, verified together
+    standing: dict[str, Observation]  # each entrypoint's latest run
+    report: Report  # the runs after the patches were put in place
     notes: tuple[str, ...] = ()
-    unwritten: tuple[str, ...] = ()  # files with a verified patch that were not written
 
 
 Chosen = tuple[Planned, Candidate]
+# Put trials' patches in place for good, judge those marked: (judgements, standing runs, report).
+Keep = Callable[[Sequence[Trial], Sequence[bool]], "tuple[list[Judgement | None], dict[str, Observation], Report]"]
 
 
 def joint_groups(scope: Scope, chosen: Sequence[Chosen]) -> list[list[Chosen]]:
@@ -61,8 +67,9 @@ def _refused(trials: Sequence[Trial], joint: Sequence[Judgement]) -> tuple[set[s
     return refused, notes
 
 
-def _write(root: Path, patches: Sequence[FilePatch]) -> tuple[list[str], list[str]]:
-    """Write each patch: the files written, and a note for each one left alone."""
+def write_all(root: Path, patches: Sequence[FilePatch]) -> tuple[list[str], list[str]]:
+    """Write each final patch into the repository: the files written, and a note for each one left
+    alone (changed since the first round read it, or not writable)."""
     written: list[str] = []
     notes: list[str] = []
     for patch in patches:
@@ -79,20 +86,25 @@ def _verified_text(chosen: Sequence[Chosen]) -> FileReader:
     return lambda path: texts[path]
 
 
-def apply_all(
-    root: Path, scope: Scope, chosen: Sequence[Chosen], attempt: Attempt, progress: Callable[[str], None]
-) -> Applied:
-    """Combine the verified patches per file, verify those that share a file or an entrypoint
-    together once, and write every patch whose group passed."""
+def settle(scope: Scope, chosen: Sequence[Chosen], keep: Keep, progress: Callable[[str], None]) -> Settled:
+    """Combine the round's verified patches per file and put them in place; groups that share a
+    file or an entrypoint are verified together, and a group that fails together is taken out."""
     patches, missed = planning.combine([c for _, c in chosen], _verified_text(chosen))
     left_out = {fingerprint for fingerprint, _ in missed}
-    trials = [_joint_trial(scope, g, patches, left_out) for g in joint_groups(scope, chosen) if len(g) > 1]
-    if trials:
-        count = sum(len(t.goals) for t in trials)
+    groups = joint_groups(scope, chosen)
+    trials = [_joint_trial(scope, g, patches, left_out) for g in groups]
+    judged = [len(g) > 1 for g in groups]
+    if any(judged):
+        count = sum(len(t.goals) for t, j in zip(trials, judged, strict=True) if j)
         progress(f"verifying the {count} patches that share files or entrypoints together…")
-    joint, after = attempt(trials) if trials else ([], None)
-    refused, refusals = _refused(trials, joint)
-    written, write_notes = _write(root, [p for p in patches if p.path not in refused])
-    notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed] + refusals + write_notes
-    unwritten = tuple(p.path for p in patches if p.path not in written)
-    return Applied(tuple(written), tuple(joint), after, tuple(notes), unwritten)
+    verdicts, standing, report = keep(trials, judged)
+    pairs = [(t, v) for t, v in zip(trials, verdicts, strict=True) if v is not None]
+    refused, refusals = _refused([t for t, _ in pairs], [v for _, v in pairs])
+    kept = frozenset(
+        planned.brk.fingerprint
+        for planned, candidate in chosen
+        if candidate.patch.path not in refused and planned.brk.fingerprint not in left_out
+    )
+    notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed] + refusals
+    in_place = tuple(p for p in patches if p.path not in refused)
+    return Settled(in_place, kept, tuple(v for _, v in pairs), standing, report, tuple(notes))

@@ -36,13 +36,13 @@ def committed(results: Sequence[FixResult], written: Sequence[str]) -> list[FixR
     return [r for r in results if r.status is FixStatus.VERIFIED and r.file in written]
 
 
-def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Counts) -> str:
+def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Counts, after: Counts) -> str:
     """Subject, each fix (GB id, file:line, recipe, what its verification showed), and the totals
-    the verification runs imply (each fix's change in breaks and graphs, added up)."""
+    before any patch and after all of them, as the runs measured them."""
     lines = [f"- {gb_ids.get(r.fingerprint, '?')} {r.file}:{r.line} ({r.recipe}): {r.summary}" for r in fixes]
-    breaks = before.breaks - len(fixes) + len({f for r in fixes for f in r.revealed})
-    graphs = before.graphs + sum(r.after.graphs - r.before.graphs for r in fixes if r.before and r.after)
-    totals = f"Graph breaks {before.breaks} → {breaks}; graphs {before.graphs} → {graphs}."
+    totals = f"Graph breaks {before.breaks} → {after.breaks}; graphs {before.graphs} → {after.graphs}."
+    if before.frames_skipped != after.frames_skipped:
+        totals += f" Frames running eagerly {before.frames_skipped} → {after.frames_skipped}."
     subject = f"gbbot: fix {len(fixes)} graph break{'s' * (len(fixes) != 1)}"
     return "\n".join([subject, "", *lines, "", totals]) + "\n"
 

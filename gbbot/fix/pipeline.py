@@ -1,6 +1,8 @@
-"""`gbbot fix` end to end: baseline run → plan → verify each candidate → (apply). It composes
-the package's steps: `workspace` (the repository), `rerun` (runs in a scratch copy), `batch`
-(verification rounds) and `apply` (writing verified patches into the repository)."""
+"""`gbbot fix` end to end: baseline run → rounds of (plan → verify each candidate → put the
+verified patches in place in the scratch copy → re-run, and plan for what that revealed) → (apply).
+It composes the package's steps: `workspace` (the repository), `rerun` (runs in a scratch copy),
+`batch` (verification runs), `apply` (patches put together, and written into the repository) and
+`rounds` (what carries from one round to the next)."""
 
 from __future__ import annotations
 
@@ -14,15 +16,19 @@ from gbbot.check import CheckOptions, select
 from gbbot.config import Config
 from gbbot.fix import plan as planning
 from gbbot.fix import result as fix_result
-from gbbot.fix.apply import Applied, Chosen, apply_all
+from gbbot.fix import rounds as rounding
+from gbbot.fix.apply import Chosen, Settled, settle, write_all
 from gbbot.fix.batch import Scope, verify_all
 from gbbot.fix.compare import ChildComparer
-from gbbot.fix.rerun import Baseline, Rerun, attempt, observe_named
-from gbbot.fix.result import FixResult
-from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_runner
-from gbbot.fix.workspace import library_lookup, repo_reader
+from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
+from gbbot.fix.result import Counts, FixResult
+from gbbot.fix.rounds import Round
+from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_runner, judge
+from gbbot.fix.workspace import copy_reader, library_lookup
 from gbbot.model import GraphBreak, Mode, Report
 from gbbot.runner.contract import Runner
+
+Found = list[tuple[GraphBreak, tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -36,17 +42,32 @@ class FixOptions:
     runner: Runner | None = None
     compare: ResultComparer | None = None  # None: in a child of the runner (compare.ChildComparer)
     progress: Callable[[str], None] = field(default=lambda _message: None)
+    rounds: int = rounding.DEFAULT_ROUNDS  # 1: fix only the breaks the first run shows
 
 
 @dataclass(frozen=True)
 class FixRun:
     report: Report  # the baseline, with extra["fixes"]
-    results: tuple[FixResult, ...]
+    results: tuple[FixResult, ...]  # round by round, each in report order
     written: tuple[str, ...] = ()  # repository files written (apply)
-    joint: tuple[Judgement, ...] = ()  # patches sharing a file or entrypoint, verified together (apply)
+    joint: tuple[Judgement, ...] = ()  # patches sharing a file or entrypoint, verified together
     notes: tuple[str, ...] = ()  # what the user should know: collisions, files left alone
-    after: Report | None = None  # the runs behind `joint`
+    after: Report | None = None  # each entrypoint's last run: the patched scratch copy at the end
     unwritten: tuple[str, ...] = ()  # files whose verified patch was not written (apply)
+    rounds: tuple[Round, ...] = ()
+    left: tuple[GraphBreak, ...] = ()  # revealed by the last round, with no round left to fix them
+    overall: Judgement | None = None  # the patches of every round against the unpatched runs
+
+    @property
+    def totals(self) -> tuple[Counts, Counts]:
+        """Breaks, graphs and eager frames before any patch → after the last round's, as runs measured them."""
+        return rounding.counts(self.report), rounding.counts(self.after or self.report)
+
+    @property
+    def breaks(self) -> tuple[GraphBreak, ...]:
+        """Every break a run showed: the baseline's, then those revealed round by round."""
+        later = [b for r in self.rounds for b in r.revealed]
+        return tuple({b.fingerprint: b for b in [*self.report.breaks, *later, *self.left]}.values())
 
 
 def _rerun(scratch: Scratch, config: Config, options: FixOptions) -> Rerun:
@@ -66,8 +87,7 @@ def _start(root: Path, rerun: Rerun, options: FixOptions, given: Report | None) 
     return replace(report, commit=git.head_sha(root)), baseline
 
 
-def _selected(report: Report, options: FixOptions) -> list[tuple[GraphBreak, tuple[str, ...]]]:
-    found = planning.found_breaks(report)
+def _selected(found: Found, options: FixOptions) -> Found:
     return [f for f in found if planning.selected(f[0], options.only, options.fingerprints)]
 
 
@@ -82,20 +102,111 @@ def with_fixes(report: Report, results: Iterable[FixResult]) -> Report:
     return replace(report, extra={**report.extra, **fix_result.extra_json(results)})
 
 
+@dataclass(frozen=True)
+class Context:
+    """What every round of one `gbbot fix` shares."""
+
+    root: Path
+    config: Config
+    options: FixOptions
+    rerun: Rerun
+    read: planning.FileReader
+
+
+def _round(
+    ctx: Context, number: int, found: Found, report: Report, baseline: Baseline, originals: dict[str, str]
+) -> tuple[list[FixResult], Settled | None]:
+    """Plan and verify fixes for `found` on the scratch copy as it stands, then put the verified
+    ones in place and re-run what they touch. `originals`: each file's text before any round."""
+    scope = Scope(report, ctx.config)
+    lookup = library_lookup(ctx.root, ctx.config)
+    planned, others = planning.plan(found, ctx.read, lookup)
+    verified = verify_all(planned, scope, functools.partial(attempt, ctx.rerun, baseline), ctx.options.progress)
+    chosen: list[Chosen] = [
+        (item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate
+    ]
+    fixes = [rounding.on_original(result, candidate, originals) for result, candidate in verified]
+    results = rounding.numbered(_in_report_order(found, [*others, *fixes]), number)
+    if not chosen:
+        return results, None
+    return results, settle(scope, chosen, functools.partial(keep, ctx.rerun, baseline), ctx.options.progress)
+
+
+def _revealed_line(found: Found) -> str:
+    return ", ".join(f"{b.gb_id or b.gb_type} {b.fix or ''} at {b.file}:{b.line}".replace("  ", " ") for b, _ in found)
+
+
+def _overall(ctx: Context, first: Baseline, last: Baseline, rounds: list[Round]) -> Judgement | None:
+    """Every round's patches at once against the unpatched runs: when later rounds built on
+    earlier ones, what the user gets is one change, and it is checked as one."""
+    if sum(1 for r in rounds if r.fixed) < 2:
+        return None  # one round's patches: each verified, together where they meet
+    names = [n for n in last if n in first and last[n] is not first[n]]
+    return judge((), first, {n: last[n] for n in names}, ctx.rerun.compare)
+
+
 def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: Report | None = None) -> FixRun:
-    """Find (or take) the breaks, verify a patch for each fixable one, and apply on request."""
+    """Find (or take) the breaks, verify a patch for each fixable one, and fix what those patches
+    reveal in further rounds (at most `options.rounds`); apply on request."""
     with Scratch(root) as scratch:
         rerun = _rerun(scratch, config, options)
-        baseline_report, baseline = _start(root, rerun, options, report)
-        scope = Scope(baseline_report, config)
-        trials = functools.partial(attempt, rerun, baseline)
-        found = _selected(baseline_report, options)
-        planned, others = planning.plan(found, repo_reader(root), library_lookup(root, config))
-        verified = verify_all(planned, scope, trials, options.progress)
-        results = _in_report_order(found, [*others, *(result for result, _ in verified)])
-        chosen: list[Chosen] = [
-            (item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate
-        ]
-        applied = apply_all(root, scope, chosen, trials, options.progress) if options.apply and chosen else Applied()
-    final = with_fixes(baseline_report, results)
-    return FixRun(final, results, applied.written, applied.joint, applied.notes, applied.after, applied.unwritten)
+        first_report, first = _start(root, rerun, options, report)
+        ctx = Context(root, config, options, rerun, copy_reader(root, scratch.root))
+        found = _selected(planning.found_breaks(first_report), options)
+        current_report, baseline = first_report, first
+        originals: dict[str, str] = {}
+        current: dict[str, str] = {}
+        results: list[FixResult] = []
+        rounds: list[Round] = []
+        joint: list[Judgement] = []
+        notes: list[str] = []
+        revealed: Found = []
+        seen = {b.fingerprint for b, _ in found}
+        for number in range(1, options.rounds + 1):
+            if number > 1:
+                options.progress(
+                    f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(revealed)})…"
+                )
+            round_results, settled = _round(ctx, number, found, current_report, baseline, originals)
+            results += round_results
+            fixed = len(settled.kept) if settled else 0
+            rounds.append(Round(number, len(found), tuple(b for b, _ in revealed), fixed))
+            if settled is None:
+                found = []
+                break
+            for patch in settled.patches:
+                originals.setdefault(patch.path, patch.before)
+                current[patch.path] = patch.after
+            joint += settled.joint
+            notes += settled.notes
+            shown = rounding.revealed_breaks(baseline, settled.standing)
+            current_report, baseline = rounding.merged(current_report, settled.standing), settled.standing
+            found = [f for f in _selected(shown, options) if f[0].fingerprint not in seen]
+            seen.update(b.fingerprint for b, _ in found)
+            revealed = [(rounding.in_original(b, originals, current), names) for b, names in found]
+            if not found:
+                break
+        overall = _overall(ctx, first, baseline, rounds)
+    patches = rounding.final_patches(originals, current)
+    written: list[str] = []
+    if options.apply and patches and (overall is None or overall.ok):
+        written, write_notes = write_all(root, patches)
+        notes += write_notes
+    elif options.apply and overall is not None and not overall.ok:
+        notes.append(f"every round's patches together, against the unpatched runs: {overall.reason}; nothing written")
+    unwritten = tuple(p.path for p in patches if p.path not in written) if options.apply else ()
+    left = tuple(rounding.in_original(b, originals, current) for b, _ in found)
+    final = with_fixes(first_report, results)
+    after = current_report if current_report is not first_report else None
+    return FixRun(
+        final,
+        tuple(results),
+        tuple(written),
+        tuple(joint),
+        tuple(notes),
+        after,
+        unwritten,
+        tuple(rounds),
+        left,
+        overall,
+    )

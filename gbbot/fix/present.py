@@ -10,12 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING
 
-from gbbot.fix.result import FixResult, FixStatus, from_extra
+from gbbot.fix.result import Counts, FixResult, FixStatus, from_extra
 from gbbot.limits import REVIEW_COMMENTS_MAX
 from gbbot.model import GraphBreak, Report
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 from gbbot.suggestion import Suggestion
+
+if TYPE_CHECKING:
+    from gbbot.fix.rounds import Round
 
 HEADINGS = {
     FixStatus.VERIFIED: "✅ **Verified fix**",
@@ -110,7 +114,8 @@ def terminal_text(result: FixResult, doc_url: str | None = None) -> str:
     """Plain text for `gbbot fix`: a result line, then the diff, scaffold or options."""
     recipe = " ".join(filter(None, [result.recipe, f"({result.variant})" if result.variant else None]))
     detail = result.summary if result.status is FixStatus.VERIFIED else result.reason
-    lines = [f"# {result.file}:{result.line} {recipe} — {result.status.value}: {detail}".replace("  ", " ")]
+    status = result.status.value + (f" in round {result.round}" if result.round > 1 else "")
+    lines = [f"# {result.file}:{result.line} {recipe} — {status}: {detail}".replace("  ", " ")]
     lines += [f"#   earlier variant dropped: {t}" for t in result.tried]
     if result.status is FixStatus.VERIFIED:
         lines += [f"#   {result.description}", (result.diff or "").rstrip("\n")]
@@ -120,3 +125,28 @@ def terminal_text(result: FixResult, doc_url: str | None = None) -> str:
         lines += [f"#   - {a.text}" + (f" <{a.url}>" if a.url else "") for a in result.advice]
     lines += [f"#   documentation: {doc_url}"] if doc_url and result.status is not FixStatus.VERIFIED else []
     return "\n".join(lines)
+
+
+def _breaks(breaks: Sequence[GraphBreak]) -> str:
+    named = ", ".join(f"{b.gb_id or b.gb_type} {b.fix or ''} at {b.file}:{b.line}".replace("  ", " ") for b in breaks)
+    return f"{len(breaks)} break{'s' * (len(breaks) != 1)} ({named})"
+
+
+def round_lines(rounds: Sequence[Round], left: Sequence[GraphBreak]) -> list[str]:
+    """A line per round: what it worked on (what earlier rounds revealed) and how many it fixed;
+    then what the last round revealed with no round left to fix it."""
+    lines = []
+    for r in rounds:
+        worked_on = f"revealed {_breaks(r.revealed)}" if r.revealed else f"{r.breaks} break{'s' * (r.breaks != 1)}"
+        lines.append(f"round {r.number}: {worked_on}, fixed {r.fixed}")
+    if left:
+        lines.append(f"round {len(rounds)} revealed {_breaks(left)}, not fixed: no round left (--rounds)")
+    return lines
+
+
+def totals_line(before: Counts, after: Counts) -> str:
+    """Before any patch → after all of them, as a final run of the patched copy measured them."""
+    return (
+        f"breaks {before.breaks} → {after.breaks}, graphs {before.graphs} → {after.graphs}, "
+        f"frames running eagerly {before.frames_skipped} → {after.frames_skipped}"
+    )

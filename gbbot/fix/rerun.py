@@ -63,6 +63,31 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     return [judge_trial(trial, baseline, after, rerun.compare) for trial in trials], after_report
 
 
+def keep(
+    rerun: Rerun, baseline: Baseline, trials: Sequence[Trial], judged: Sequence[bool]
+) -> tuple[list[Judgement | None], Baseline, Report]:
+    """Put every trial's patches in place for good and run the union of their entrypoints: the
+    next round starts from this. Trials marked in `judged` are judged against `baseline`; one
+    that fails is taken back out, and its entrypoints keep their baseline runs. Returns the
+    judgements (None where not judged), the runs now standing for each entrypoint, and the report
+    of the runs."""
+    names = tuple(dict.fromkeys(n for trial in trials for n in trial.names))
+    fill_baseline(rerun, baseline, names)
+    rerun.scratch.write([p for trial in trials for p in trial.patches])
+    report, after = observe_named(rerun, names)
+    judgements = [
+        judge_trial(trial, baseline, after, rerun.compare) if wanted else None
+        for trial, wanted in zip(trials, judged, strict=True)
+    ]
+    standing = dict(baseline)
+    for trial, judgement in zip(trials, judgements, strict=True):
+        if judgement is not None and not judgement.ok:
+            rerun.scratch.write(trial.patches, after=False)
+            continue
+        standing.update((n, after[n]) for n in trial.names if n in after)
+    return judgements, standing, report
+
+
 def judge_trial(
     trial: Trial, baseline: Mapping[str, Observation], after: Mapping[str, Observation], compare: ResultComparer
 ) -> Judgement:

@@ -54,6 +54,7 @@ class FixResult:
     after: Counts | None = None
     revealed: tuple[str, ...] = ()  # fingerprints of breaks that were hidden in an eager frame
     tried: tuple[str, ...] = ()  # earlier variants that were dropped, and why
+    round: int = 1  # the round that planned it: 2 and on, the break was revealed by earlier fixes
 
 
 # The schema's bounds (the report is untrusted input for the workflow_run publisher).
@@ -98,6 +99,7 @@ def to_json(result: FixResult) -> dict[str, Any]:
         "after": vars(result.after) if result.after else None,
         "revealed": list(result.revealed),
         "tried": [_cut(t, LIMITS["reason"]) for t in result.tried[:TRIED_MAX]],
+        "round": result.round,
     }
 
 
@@ -125,6 +127,7 @@ def from_json(data: Mapping[str, Any]) -> FixResult:
         after=_counts(data.get("after")),
         revealed=tuple(data.get("revealed", ())),
         tried=tuple(data.get("tried", ())),
+        round=data.get("round", 1),
     )
 
 

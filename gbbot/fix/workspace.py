@@ -39,6 +39,21 @@ def repo_reader(root: Path) -> FileReader:
     return read
 
 
+def copy_reader(root: Path, copy: Path) -> FileReader:
+    """Files as the scratch copy `copy` of `root` holds them (with the patches of earlier rounds),
+    under the repository's rules of what may be patched."""
+    check, read = repo_reader(root), repo_reader(copy)
+
+    def read_copy(relative: str) -> str:
+        check(relative)
+        try:
+            return read(relative)
+        except Unpatchable:  # an ignored directory, linked into the copy: the same file
+            return check(relative)
+
+    return read_copy
+
+
 def source_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 

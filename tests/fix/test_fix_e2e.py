@@ -1,8 +1,9 @@
 """End to end, with real torch: one entrypoint per recipe in a scratch project (plus a patch that
-must be dropped and a break inside an installed package). `gbbot fix --apply` runs once for the
-module: a baseline run, then the candidates verified (independent ones share a run, a failure is
-re-checked alone): each result carries the before/after counts of those real runs. A last
-`gbbot check` on the written files shows them as verified."""
+must be dropped, a break inside an installed package, and breaks that only a fix reveals).
+`gbbot fix --apply` runs once for the module: a baseline run, then rounds of candidates verified
+(independent ones share a run, a failure is re-checked alone) and put in place, until nothing new
+is revealed: each result carries the before/after counts of those real runs. A last `gbbot check`
+on the written files shows them as verified."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def write_config(repo: Path, site: Path) -> None:
         "  - {name: show, run: python show.py, verify_output: true, timeout: 120}",
     ]
     lines += [f"  - {{name: {name}, call: 'fixdemo.{name}:run', timeout: 120}}" for name in CALLS]
+    lines.append("  - {name: steps, call: 'fixdemo.steps:run', timeout: 120}")
     lines.append(f"  - {{name: uses_lib, call: 'fixdemo.uses_lib:run', timeout: 120, env: {{PYTHONPATH: '{site}'}}}}")
     (repo / ".gbbot.yml").write_text("\n".join(lines) + "\n")
 
@@ -106,7 +108,7 @@ def session(tmp_path_factory) -> Session:
     shutil.copytree(repo, pristine, symlinks=True)
     config = load_config(repo / ".gbbot.yml")
     run = fix(repo, config, FixOptions(apply=True, jobs=2))
-    after = check(repo, config, CheckOptions(only=("loop", "snapshot"), jobs=2))
+    after = check(repo, config, CheckOptions(only=("loop", "snapshot", "steps"), jobs=2))
     return Session(repo, pristine, site, config, run, after)
 
 
@@ -137,12 +139,64 @@ def test_a_print_whose_output_matters_is_kept_in_the_graph_not_guarded(session):
     assert (result.before.breaks, result.after.breaks) == (1, 0)
 
 
-def test_removing_a_loop_break_reports_the_breaks_it_revealed(session):
-    result = session.result("loop")
-    assert "reveals 1 that an eager frame hid" in result.summary
-    assert "frames run eagerly 1 → 0" in result.summary
-    (revealed,) = session.breaks(session.after, "loop")
-    assert revealed.fingerprint in result.revealed and revealed.gb_id == "GB0059"
+def test_removing_a_loop_break_fixes_the_break_it_revealed_in_a_second_round(session):
+    removed = session.result("loop")
+    assert removed.round == 1 and "reveals 1 that an eager frame hid" in removed.summary
+    assert "frames run eagerly 1 → 0" in removed.summary
+    (revealed,) = [r for r in session.run.results if r.fingerprint in removed.revealed]
+    assert (revealed.status, revealed.recipe, revealed.round, revealed.line) == (FixStatus.VERIFIED, "print", 2, 8)
+    text = (session.repo / "fixdemo/loop.py").read_text()
+    assert "torch._dynamo.graph_break()" not in text
+    assert '    if not torch.compiler.is_compiling():\n        print("after the loop")' in text
+    assert session.breaks(session.after, "loop") == ()
+
+
+def test_a_logger_break_that_sends_a_loop_frame_to_eager_and_the_print_it_hid_are_fixed_in_two_rounds(session):
+    logger = session.result("steps")
+    (printed,) = [r for r in session.run.results if r.fingerprint in logger.revealed]
+    assert [(r.recipe, r.round, r.status) for r in (logger, printed)] == [
+        ("logger", 1, FixStatus.VERIFIED),
+        ("print", 2, FixStatus.VERIFIED),
+    ]
+    assert logger.summary.endswith("frames run eagerly 1 → 0; outputs equal")
+    assert printed.summary.endswith("outputs equal")
+    # the later fix's diff and suggestion name the lines of the file as the user has it
+    assert printed.diff.startswith("--- a/fixdemo/steps.py")
+    assert '\n         log.debug("step %d", i)' in printed.diff  # context: the unguarded original line
+    assert [(h.start_line, h.end_line) for h in printed.hunks] == [(12, 12)]
+    (after,) = [e for e in session.after.entrypoints if e.name == "steps"]
+    assert (after.breaks, after.frames_skipped) == ((), 0)
+    assert session.run.overall.ok and session.run.overall.summary.endswith("outputs equal")
+
+
+def test_the_totals_are_those_of_a_final_run_of_the_patched_copy(session):
+    before, after = session.run.totals
+    final = {e.name: e for e in session.run.after.entrypoints}
+    for checked in session.after.entrypoints:  # a later, independent check of the written files
+        assert (final[checked.name].break_count, final[checked.name].graph_count) == (
+            checked.break_count,
+            checked.graph_count,
+        )
+    assert before.frames_skipped == 2 and after.frames_skipped == 0  # loop and steps now compile
+    first = [r for r in session.run.results if r.round == 1 and r.status is FixStatus.VERIFIED]
+    assert [(r.number, r.fixed) for r in session.run.rounds] == [(1, len(first)), (2, 2)]
+    assert not session.run.left
+
+
+def test_one_round_fixes_only_what_the_first_run_shows_and_names_what_it_revealed(session, tmp_path, capsys):
+    repo = tmp_path / "repo"
+    shutil.copytree(session.pristine, repo, symlinks=True)
+    assert main(["fix", "--root", str(repo), "-e", "steps", "--rounds", "1", "--apply"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("# fixdemo/steps.py:11 logger (guard) — verified")
+    assert captured.out.count("— verified") == 1
+    assert (
+        "round 1 revealed 1 break (GB0059 print at fixdemo/steps.py:12), not fixed: no round left (--rounds)"
+        in captured.err
+    )
+    assert "breaks 1 → 1, graphs 0 → 2, frames running eagerly 1 → 0" in captured.err
+    text = (repo / "fixdemo/steps.py").read_text()
+    assert text.count("if not torch.compiler.is_compiling():") == 1 and '    print("steps done")' in text
 
 
 def test_a_patch_that_changes_the_result_is_dropped_with_its_reason(session):
@@ -173,9 +227,9 @@ def test_patches_sharing_a_file_are_verified_together_before_writing(session):
 
 
 def test_the_verified_patches_are_written_and_check_agrees(session):
-    assert set(session.run.written) == {path for name, (path, _) in CALLS.items() if name != "weights64"} | {"show.py"}
+    written = {path for name, (path, _) in CALLS.items() if name != "weights64"} | {"show.py", "fixdemo/steps.py"}
+    assert set(session.run.written) == written
     assert session.breaks(session.after, "snapshot") == ()
-    assert [b.gb_id for b in session.breaks(session.after, "loop")] == ["GB0059"]  # the revealed print
 
 
 def test_the_report_carries_the_results_and_renders_them(session, tmp_path):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gbbot.fix.patch import FilePatch, Hunk, replaced_ranges
+from gbbot.fix.patch import FilePatch, Hunk, original_line, rebased, replaced_ranges
 
 BEFORE = "a\nb\nc\nd\n"
 
@@ -35,3 +35,19 @@ def test_unified_diff_names_the_file_and_handles_a_missing_final_newline():
     assert patch.diff.splitlines()[:2] == ["--- a/pkg/m.py", "+++ b/pkg/m.py"]
     assert "\\ No newline at end of file" in patch.diff
     assert patch.changed and not FilePatch("p", "x", "x").changed
+
+
+def test_a_later_patch_is_moved_onto_the_original_lines():
+    original = "a\nb\nc\nd\n"
+    guarded = "a\nif x:\n    b\nc\nd\n"  # an earlier round's patch
+    later = FilePatch("m.py", guarded, "a\nif x:\n    b\nc\nC\nd\n")
+    moved = rebased(later, original)
+    assert moved.after == "a\nb\nc\nC\nd\n"
+    assert [(h.start_line, h.end_line, h.replacement) for h in moved.hunks] == [(3, 3, ("c", "C"))]
+    assert original_line(original, guarded, 4) == 3 and original_line(original, guarded, 2) is None
+
+
+def test_a_later_patch_of_lines_an_earlier_one_wrote_is_not_moved():
+    original = "a\nb\n"
+    guarded = "a\nif x:\n    b\n"
+    assert rebased(FilePatch("m.py", guarded, "a\nif y:\n    b\n"), original) is None

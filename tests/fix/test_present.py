@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -11,6 +12,7 @@ from gbbot.errors import ReportError
 from gbbot.fix import present
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.result import Advice, Counts, FixResult, FixStatus, extra_json, from_extra
+from gbbot.fix.rounds import Round
 from gbbot.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status, Tool
 from gbbot.render import markdown
 
@@ -192,3 +194,18 @@ def test_at_most_thirty_suggestions_per_review():
 def test_only_verified_patches_become_suggestions():
     dropped = FixResult("0123456789abcdef", FixStatus.DROPPED, "pkg/model.py", 2, hunks=PATCH.hunks)
     assert present.review_suggestions([dropped], {"pkg/model.py": {2}}) == ()
+
+
+def test_rounds_say_what_each_fixed_and_what_was_revealed():
+    printed = replace(brk(), file="model.py", line=12)
+    rounds = [Round(1, 3, (), 2), Round(2, 1, (printed,), 1)]
+    assert present.round_lines(rounds, ()) == [
+        "round 1: 3 breaks, fixed 2",
+        "round 2: revealed 1 break (GB0059 print at model.py:12), fixed 1",
+    ]
+    assert present.round_lines(rounds[:1], (printed,))[-1] == (
+        "round 1 revealed 1 break (GB0059 print at model.py:12), not fixed: no round left (--rounds)"
+    )
+    assert present.totals_line(Counts(3, 1, 1), Counts(0, 2, 0)) == (
+        "breaks 3 → 0, graphs 1 → 2, frames running eagerly 1 → 0"
+    )
