@@ -69,8 +69,9 @@ def mismatches(baseline: Report, expected: Expected) -> list[str]:
 
 
 def torch_mismatch(baseline: Report, torch_version: str | None) -> str | None:
-    """GB ids move between torch versions, and so do fingerprints: such baselines do not compare.
-    Unknown on either side (nothing imported torch) is no evidence of a difference."""
+    """A baseline from another torch release is not compared: which breaks happen, and where,
+    changes between releases, so the difference would be torch's, not the PR's. Unknown on either
+    side (nothing imported torch) is no evidence of a difference."""
     if torch_version and baseline.torch_version and baseline.torch_version != torch_version:
         return f"it was made with torch {baseline.torch_version}, the head runs torch {torch_version}"
     return None
