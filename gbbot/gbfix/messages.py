@@ -3,6 +3,7 @@ report (break messages, reasons) is the fix job's word and is escaped like any u
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from gbbot import limits
@@ -10,7 +11,7 @@ from gbbot.fix import present
 from gbbot.fix.result import FixResult, FixStatus
 from gbbot.gbfix.command import USAGE, Command
 from gbbot.model import GraphBreak, Report
-from gbbot.render.escape import md_code, md_code_block, md_text
+from gbbot.render.escape import md_code, md_text
 
 MARKER = "<!-- gbbot:gb-fix -->"
 LISTED_MAX = 20
@@ -95,13 +96,22 @@ def nothing_to_fix(remaining: list[str]) -> str:
     return limits.fit(_line(f"{head}\n\n{_sections([], remaining)}"), limits.COMMENT_BODY_MAX)
 
 
+def diff_block(patch: str) -> str:
+    """The patch fenced verbatim: a fence longer than any backtick run in it, and no stripping (a
+    diff's last context line can be a single space, and `git apply` needs it)."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", patch)), default=2)
+    fence = "`" * (longest + 1)
+    text = patch if patch.endswith("\n") else patch + "\n"
+    return f"{fence}diff\n{text}{fence}"
+
+
 def patch_comment(why: str, patch: str, fixed: list[str], remaining: list[str]) -> str:
     """The verified patch to apply by hand, collapsed, sized under GitHub's comment limit (a patch
     that cannot fit whole is not shown cut: a cut patch would not apply)."""
     head = f"`/gb-fix`: {md_text(why)}"
     save = md_code(PATCH_NAME)
     how = f"To apply it: save the diff as {save} at the repository root and run `git apply {PATCH_NAME}`."
-    body = md_code_block(patch, "diff")
+    body = diff_block(patch)
     tail = _sections(fixed, remaining)
     text = _line(f"{head}\n\n<details><summary>The verified patch</summary>\n\n{body}\n\n</details>\n\n{how}\n\n{tail}")
     if len(text) <= limits.COMMENT_BODY_MAX:
