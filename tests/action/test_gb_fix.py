@@ -178,3 +178,50 @@ def assert_applicable_patch(world: World, reply: str) -> None:
     git(tree, "apply", "gbbot-fix.patch")
     assert "if not torch.compiler.is_compiling():" in (tree / "model.py").read_text()
     assert "git apply gbbot-fix.patch" in reply
+
+
+GITHUB_FILE = (
+    "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\n--- a/.github/workflows/ci.yml\n"
+    "+++ b/.github/workflows/ci.yml\n@@ -1 +1 @@\n-on: push\n+on: [push, pull_request_target]\n"
+)
+SYMLINK = "diff --git a/evil.py b/evil.py\nnew file mode 120000\n--- /dev/null\n+++ b/evil.py\n@@ -0,0 +1 @@\n+/etc/passwd\n"
+
+
+@pytest.mark.parametrize(
+    ("tamper", "why"),
+    [
+        (lambda p: p.replace("+        print(", "+        __import__('os').system('id'); print("),
+         "the patch differs from what gbbot's recipes make of the pinned source"),
+        (lambda p: p + GITHUB_FILE, ".github/workflows/ci.yml: gbbot never changes files under .github/"),
+        (lambda p: p + SYMLINK, "the patch creates a file (evil.py)"),
+        (lambda p: p.replace("model.py", "envdump.py"), "envdump.py: no verified fix names this file"),
+    ],
+    ids=["hunk-edited", "github-file", "symlink", "other-file"],
+)
+def test_a_tampered_patch_artifact_is_refused_and_nothing_is_pushed(world: World, artifact: Path, tamper, why) -> None:
+    patch = artifact / "fix.patch"
+    genuine = patch.read_text()
+    assert "+        print(" in genuine
+    patch.write_text(tamper(genuine))
+    payload = world.comment("/gb-fix")
+    world.authorize(payload)
+    world.push(payload, world.head, artifact)
+    assert world.remote.pushes == 0 and world.branch_tip() == world.head
+    (reply,) = world.replies()
+    assert "refused" in reply and "<details>" not in reply
+    assert why in world.runs[-1].stderr
+    assert world.reactions(payload)[-1] == "confused"
+
+
+def test_a_tampered_report_whose_hunks_match_the_tampered_patch_is_still_refused(world: World, artifact: Path) -> None:
+    """Both files of the artifact agree on an edited hunk: the recipe, re-run on the pinned
+    source in the push job, does not make it."""
+    evil = "__import__('os').system('id'); print("
+    for name in ("fix.patch", "report.json"):
+        path = artifact / name
+        path.write_text(path.read_text().replace("        print(", f"        {evil}"))
+    payload = world.comment("/gb-fix")
+    world.authorize(payload)
+    world.push(payload, world.head, artifact)
+    assert world.remote.pushes == 0 and world.branch_tip() == world.head
+    assert "its hunks are not what the recipe makes" in world.runs[-1].stderr
