@@ -100,8 +100,16 @@ class World:
         return payload
 
     def stage(self, name: str, workspace: Path, payload: dict, token: str, **inputs: str) -> ActionRun:
-        done = run_action(workspace, self.tmp / f"run-{name}-{len(self.runs)}", self.gh, "issue_comment", payload,
-                          token, gb_fix=name, **inputs)
+        done = run_action(
+            workspace,
+            self.tmp / f"run-{name}-{len(self.runs)}",
+            self.gh,
+            "issue_comment",
+            payload,
+            token,
+            gb_fix=name,
+            **inputs,
+        )
         self.runs.append(done)
         assert done.code == 0, done.stderr
         return done
@@ -130,8 +138,11 @@ class World:
         return [r.content for r in comment.reactions]
 
     def replies(self) -> list[str]:
-        return [c.body for c in self.gh.comments(PR) if c.login != ADMIN and c.login != READER and "gb-fix" in c.body
-                and not c.body.startswith("/gb-fix")]
+        return [
+            c.body
+            for c in self.gh.comments(PR)
+            if c.login != ADMIN and c.login != READER and "gb-fix" in c.body and not c.body.startswith("/gb-fix")
+        ]
 
     def logs(self) -> str:
         return "".join(r.stdout + r.stderr for r in self.runs)

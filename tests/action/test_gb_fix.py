@@ -36,8 +36,13 @@ def world(tmp_path: Path) -> Iterator[World]:
 def breaks_at(world: World, sha: str) -> list[dict]:
     """`gbbot check` on a checkout of `sha`: the breaks it finds."""
     tree = world.checkout(sha, f"recheck-{sha[:7]}")
-    subprocess.run([sys.executable, "-m", "gbbot", "check", "--json", "r.json"], cwd=tree, capture_output=True,
-                   check=False, timeout=600)
+    subprocess.run(
+        [sys.executable, "-m", "gbbot", "check", "--json", "r.json"],
+        cwd=tree,
+        capture_output=True,
+        check=False,
+        timeout=600,
+    )
     report = json.loads((tree / "r.json").read_text())
     return [b for e in report["entrypoints"] for b in e["breaks"]]
 
@@ -184,14 +189,18 @@ GITHUB_FILE = (
     "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\n--- a/.github/workflows/ci.yml\n"
     "+++ b/.github/workflows/ci.yml\n@@ -1 +1 @@\n-on: push\n+on: [push, pull_request_target]\n"
 )
-SYMLINK = "diff --git a/evil.py b/evil.py\nnew file mode 120000\n--- /dev/null\n+++ b/evil.py\n@@ -0,0 +1 @@\n+/etc/passwd\n"
+SYMLINK = (
+    "diff --git a/evil.py b/evil.py\nnew file mode 120000\n--- /dev/null\n+++ b/evil.py\n@@ -0,0 +1 @@\n+/etc/passwd\n"
+)
 
 
 @pytest.mark.parametrize(
     ("tamper", "why"),
     [
-        (lambda p: p.replace("+        print(", "+        __import__('os').system('id'); print("),
-         "the patch differs from what gbbot's recipes make of the pinned source"),
+        (
+            lambda p: p.replace("+        print(", "+        __import__('os').system('id'); print("),
+            "the patch differs from what gbbot's recipes make of the pinned source",
+        ),
         (lambda p: p + GITHUB_FILE, ".github/workflows/ci.yml: gbbot never changes files under .github/"),
         (lambda p: p + SYMLINK, "the patch creates a file (evil.py)"),
         (lambda p: p.replace("model.py", "envdump.py"), "envdump.py: no verified fix names this file"),

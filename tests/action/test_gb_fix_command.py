@@ -44,9 +44,17 @@ def test_args_are_the_normalised_words() -> None:
 
 @pytest.mark.parametrize(
     ("role", "required", "allowed"),
-    [("admin", "write", True), ("maintain", "write", True), ("write", "write", True), ("triage", "write", False),
-     ("read", "write", False), ("write", "maintain", False), ("maintain", "admin", False), (None, "write", False),
-     ("custom-role", "write", False)],
+    [
+        ("admin", "write", True),
+        ("maintain", "write", True),
+        ("write", "write", True),
+        ("triage", "write", False),
+        ("read", "write", False),
+        ("write", "maintain", False),
+        ("maintain", "admin", False),
+        (None, "write", False),
+        ("custom-role", "write", False),
+    ],
 )
 def test_roles_are_ordered_admin_maintain_write(role, required, allowed) -> None:
     assert permission.allows(role, required) is allowed
@@ -64,8 +72,12 @@ GENUINE = patchcheck.render([FilePatch("m.py", "a\nprint(x)\nb\n", "a\nif c:\n  
 @pytest.mark.parametrize(
     ("patch", "why"),
     [
-        (GENUINE.replace("diff --git a/m.py b/m.py\n", "diff --git a/m.py b/m.py\nold mode 100644\nnew mode 100755\n"),
-         "changes a file's mode"),
+        (
+            GENUINE.replace(
+                "diff --git a/m.py b/m.py\n", "diff --git a/m.py b/m.py\nold mode 100644\nnew mode 100755\n"
+            ),
+            "changes a file's mode",
+        ),
         ("diff --git a/x.bin b/x.bin\nBinary files a/x.bin and b/x.bin differ\n", "changes a binary file"),
         ("diff --git a/a.py b/b.py\n--- a/a.py\n+++ b/b.py\n", "renames a file"),
         (GENUINE.replace("+++ b/m.py", "+++ b/other.py"), "new file is not m.py"),
@@ -103,6 +115,5 @@ def test_two_gbbot_fix_commits_in_a_row_stop_the_next_one() -> None:
 def test_issue_comment_without_a_stage_runs_nothing_and_says_how_to_set_it_up(tmp_path, github_standin) -> None:
     from tests.action.helpers import webhook
 
-    done = run_action(tmp_path, tmp_path / "run", github_standin, "issue_comment", webhook("issue_comment.created"),
-                      "")
+    done = run_action(tmp_path, tmp_path / "run", github_standin, "issue_comment", webhook("issue_comment.created"), "")
     assert done.code == 0 and "gbbot-fix.yml" in done.stderr and github_standin.requests == []

@@ -14,7 +14,9 @@ def test_the_jobs_split_pr_code_from_write_tokens():
     assert list(jobs) == ["authorize", "fix", "push"]
     stages = {name: [s for s in job["steps"] if uses(s, ACTION)] for name, job in jobs.items()}
     assert {name: [s["with"]["gb-fix"] for s in found] for name, found in stages.items()} == {
-        "authorize": ["authorize"], "fix": ["fix"], "push": ["push"],
+        "authorize": ["authorize"],
+        "fix": ["fix"],
+        "push": ["push"],
     }
     assert granted(jobs["fix"]["permissions"]) == {"contents": "read"}
     assert stages["fix"][0]["with"]["token"] == ""
