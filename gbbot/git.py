@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from gbbot.errors import GitError
 from gbbot.interrupt import sigterm_as_interrupt
@@ -183,11 +186,25 @@ def ref_sha(root: Path, ref: str) -> str | None:
 def commit_with_file(root: Path, parent: str | None, path: str, content: bytes, message: str) -> str:
     """A new commit: `parent`'s tree (none: empty) plus one file, made without touching the
     working tree, the index or HEAD (a temporary index); returns its sha."""
+    return commit_files(root, parent, {path: ("100644", content)}, message)
+
+
+def commit_files(
+    root: Path,
+    parent: str | None,
+    files: Mapping[str, tuple[str, bytes]],
+    message: str,
+    identity: Mapping[str, str] | None = None,
+) -> str:
+    """A new commit: `parent`'s tree (none: empty) with `files` ({path: (mode, content)}) written
+    over it, made without touching the working tree, the index or HEAD (a temporary index), and
+    without hooks or content filters (the blobs are hashed as given); returns its sha."""
     with tempfile.TemporaryDirectory(prefix="gbbot-index-") as scratch:
-        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), **COMMITTER}
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), **COMMITTER, **(identity or {})}
         plumbing(root, "read-tree", *([parent] if parent else ["--empty"]), env=env)
-        blob = plumbing(root, "hash-object", "-w", "--stdin", stdin=content)[1].decode().strip()
-        plumbing(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        for path, (mode, content) in files.items():
+            blob = plumbing(root, "hash-object", "-w", "--stdin", stdin=content)[1].decode().strip()
+            plumbing(root, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
         tree = plumbing(root, "write-tree", env=env)[1].decode().strip()
         parents = ["-p", parent] if parent else []
         return plumbing(root, "commit-tree", tree, *parents, "-m", message, env=env)[1].decode().strip()
@@ -228,3 +245,71 @@ COMMITTER = {
     "GIT_COMMITTER_NAME": "gbbot",
     "GIT_COMMITTER_EMAIL": "gbbot@users.noreply.github.com",
 }
+
+
+# --- pushing with a token -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A repository's clone URL and a token that may push to it. The credential travels only in
+    the child git's environment (as an `http.<origin>/.extraheader` that first resets any header a
+    checkout left for the same origin), never in argv, a URL, the repository's config or a log."""
+
+    url: str
+    token: str
+
+    def __repr__(self) -> str:  # never print the token
+        return f"Remote(url={self.url!r})"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The credential as configuration in the environment: the first entry empties the list
+        of headers for this origin (a header a checkout persisted), the second adds ours."""
+        parts = urlsplit(self.url)
+        key = f"http.{parts.scheme}://{parts.netloc}/.extraheader"
+        basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
+        return {
+            "GIT_CONFIG_COUNT": "2",
+            "GIT_CONFIG_KEY_0": key,
+            "GIT_CONFIG_VALUE_0": "",
+            "GIT_CONFIG_KEY_1": key,
+            "GIT_CONFIG_VALUE_1": f"AUTHORIZATION: basic {basic}",
+        }
+
+
+def push(root: Path, remote: Remote, commit: str, branch: str) -> str | None:
+    """Push `commit` to `branch` without force (git refuses anything but a fast-forward); None
+    when it went through, else git's last line saying why not."""
+    ref = f"refs/heads/{branch}"
+    code, _, err = plumbing(root, "push", "--quiet", "--", remote.url, f"{commit}:{ref}", env=remote.env, check=False)
+    if code == 0:
+        return None
+    lines = err.strip().splitlines()
+    return lines[-1] if lines else f"exit {code}"
+
+
+def tree_entries(root: Path, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, str, int]]:
+    """{path: (mode, blob sha, size)} for those of `paths` that are in `commit` (a directory or a
+    submodule is listed with its own mode, never as a blob)."""
+    if not paths:
+        return {}
+    _, out, _ = plumbing(root, "ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths)
+    found: dict[str, tuple[str, str, int]] = {}
+    for line in out.decode("utf-8", "replace").split("\0"):
+        if not line:
+            continue
+        meta, _, path = line.partition("\t")
+        mode, _kind, sha, size = meta.split()[:4]
+        found[path] = (mode, sha, int(size) if size.isdigit() else -1)
+    return found
+
+
+def recent_commits(root: Path, commit: str, count: int) -> tuple[tuple[str, str], ...]:
+    """(author email, subject) of `commit` and its first parents, newest first, as far as the
+    clone has them (a shallow clone may have fewer than `count`)."""
+    code, out, _ = plumbing(root, "log", f"-{count}", "--first-parent", "--format=%ae%x00%s", commit, check=False)
+    if code != 0:
+        return ()
+    rows = [line.split("\0", 1) for line in out.decode("utf-8", "replace").splitlines() if "\0" in line]
+    return tuple((email, subject) for email, subject in rows)

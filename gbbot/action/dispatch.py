@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gbbot.action import event, other, pull_request, schedule, workflow_run
+from gbbot.action import event, issue_comment, other, pull_request, schedule, workflow_run
 from gbbot.action.context import Context
 
 # Each handler takes the event its name parses into (see `event.load`) and returns the exit code.
@@ -15,6 +15,7 @@ HANDLERS: dict[str, Handler] = {
     "workflow_run": workflow_run.handle,
     "schedule": schedule.handle,
     "workflow_dispatch": schedule.handle,
+    "issue_comment": issue_comment.handle,
 }
 FOR_OTHER_EVENTS: Handler = other.handle  # push, schedule, workflow_dispatch, …
 

@@ -45,13 +45,29 @@ class WorkflowRunEvent:
 
 
 @dataclass(frozen=True)
+class IssueCommentEvent:
+    """`issue_comment`: a comment on an issue or a pull request (`/gb-fix`)."""
+
+    action: str  # created, edited, deleted
+    number: int
+    is_pull: bool  # GitHub marks a PR's conversation with issue.pull_request
+    comment_id: int
+    body: str  # at most COMMENT_READ_MAX characters: only the first line is ever read
+    login: str
+    user_type: str  # User, Bot, Organization
+
+
+COMMENT_READ_MAX = 4096
+
+
+@dataclass(frozen=True)
 class OtherEvent:
     """push, workflow_dispatch, schedule, …: a check of the workspace, nothing to publish on."""
 
     name: str
 
 
-Event = PullRequestEvent | WorkflowRunEvent | OtherEvent
+Event = PullRequestEvent | WorkflowRunEvent | IssueCommentEvent | OtherEvent
 
 
 def _get(payload: Any, *keys: str) -> Any:
@@ -108,6 +124,27 @@ def workflow_run(payload: dict) -> WorkflowRunEvent:
     )
 
 
+def issue_comment(payload: dict) -> IssueCommentEvent:
+    issue, comment = _get(payload, "issue"), _get(payload, "comment")
+    number, comment_id = _get(issue, "number"), _get(comment, "id")
+    if not isinstance(number, int) or number < 1 or not isinstance(comment_id, int):
+        raise EventError("event payload: issue.number or comment.id is not a number")
+    user = comment.get("user") or {}
+    body = comment.get("body")
+    return IssueCommentEvent(
+        action=str(payload.get("action") or ""),
+        number=number,
+        is_pull=isinstance(issue.get("pull_request"), dict),
+        comment_id=comment_id,
+        body=body[:COMMENT_READ_MAX] if isinstance(body, str) else "",
+        login=str(user.get("login") or ""),
+        user_type=str(user.get("type") or ""),
+    )
+
+
+PARSERS = {"pull_request": pull_request, "workflow_run": workflow_run, "issue_comment": issue_comment}
+
+
 def load(name: str, path: Path | None) -> Event:
     if name == "pull_request_target":
         # It runs with a write token next to whatever is checked out: never run PR code there.
@@ -115,7 +152,7 @@ def load(name: str, path: Path | None) -> Event:
             "gbbot action does not run under pull_request_target; use pull_request to run the check "
             "and workflow_run to publish (the fork-safe pattern)"
         )
-    if name not in ("pull_request", "workflow_run"):
+    if name not in PARSERS:
         return OtherEvent(name or "unknown")
     if path is None:
         raise EventError(f"{name}: GITHUB_EVENT_PATH is not set")
@@ -123,4 +160,4 @@ def load(name: str, path: Path | None) -> Event:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise EventError(f"{path}: cannot read the event payload ({exc})") from None
-    return workflow_run(payload) if name == "workflow_run" else pull_request(payload)
+    return PARSERS[name](payload)

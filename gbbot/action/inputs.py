@@ -43,7 +43,12 @@ INPUTS: dict[str, tuple[str, str]] = {
         " empty: off",
     ),
     "fix": ("false", "true: verify fix patches for the new breaks (re-runs entrypoints) and suggest them"),
+    "gb-fix": ("", "issue_comment: the /gb-fix stage this step runs: authorize | fix | push"),
+    "head-sha": ("", "/gb-fix fix and push stages: the PR head commit the authorize stage pinned"),
+    "fix-permission": ("write", "/gb-fix: the least role a commenter needs: write | maintain | admin"),
 }
+GB_FIX_STAGES = ("authorize", "fix", "push")
+FIX_PERMISSIONS = ("write", "maintain", "admin")
 FAIL_ON = ("new", "any", "none")
 MODES = ("fast", "faithful")
 
@@ -82,6 +87,9 @@ class Inputs:
     fix: bool
     cache_dir: Path | None
     baseline_from_branch: str = ""  # "" = off
+    gb_fix: str = ""  # "" = not a /gb-fix step
+    head_sha: str = ""
+    fix_permission: str = "write"
 
     def __repr__(self) -> str:  # never print the token
         return f"Inputs(header={self.header!r}, comment_mode={self.comment_mode.value}, fail_on={self.fail_on!r})"
@@ -114,7 +122,16 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
         fix=_choice("fix", get("fix").lower(), ("true", "false")) == "true",
         cache_dir=cache_dir(environ.get(env_name("cache-dir"), None), environ),
         baseline_from_branch=get("baseline-from-branch"),
+        gb_fix=_choice("gb-fix", get("gb-fix"), GB_FIX_STAGES),
+        head_sha=_sha("head-sha", get("head-sha")),
+        fix_permission=_choice("fix-permission", get("fix-permission"), FIX_PERMISSIONS),
     )
+
+
+def _sha(name: str, value: str) -> str:
+    if value and not (len(value) == 40 and all(c in "0123456789abcdef" for c in value)):
+        raise GbbotError(f"input {name}: {value!r} is not a full commit SHA")
+    return value
 
 
 def cache_dir(value: str | None, environ: Mapping[str, str]) -> Path | None:

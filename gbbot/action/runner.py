@@ -30,6 +30,12 @@ OUTPUTS: dict[str, str] = {
     "check-run-url": "the check run (empty when none was made)",
     "regressions": "scheduled audit: new breaks plus entrypoints that stopped running since the previous audit",
     "issue-url": "scheduled audit: the tracking issue (empty when none was written)",
+    "allowed": "/gb-fix authorize: true when the command may run (a permitted commenter, a fix to make)",
+    "head-sha": "/gb-fix authorize: the PR head commit pinned when the command came",
+    "head-ref": "/gb-fix authorize: the PR's head branch",
+    "pr-number": "/gb-fix authorize: the pull request the command is on",
+    "args": "/gb-fix authorize: the command's words, normalised",
+    "fix-commit": "/gb-fix push: the commit pushed to the PR's branch (empty when none was)",
 }
 
 

@@ -6,24 +6,22 @@ file: when a push is refused because another audit pushed first, the record is s
 again on top of the new tip and pushed again (a bounded number of times), so no record is lost
 and no merge is ever needed.
 
-The push goes over HTTPS to the repository's `clone_url` with the token as the basic-auth
-password of `x-access-token`. The credential travels only in the child git's environment (as an
-`http.<origin>/.extraheader` that first resets any header a checkout left for the same origin),
-never in argv, a URL, the repository's config or a log line.
+The push goes over HTTPS to the repository's `clone_url` with the token (`git.Remote`: the
+credential travels only in the child git's environment, never in argv, a URL, the repository's
+config or a log line).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from gbbot import git
 from gbbot.audit import record as record_
 from gbbot.errors import GitError
+from gbbot.git import Remote
 
 RECORDS_DIR = "records"
 PUSH_TRIES = 5
@@ -106,32 +104,6 @@ def append_local(root: Path, branch: str, rec: record_.Record, tries: int = PUSH
 
 
 # --- the remote branch -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Remote:
-    """Where the data branch lives: the repository's clone URL and a token that may push."""
-
-    url: str
-    token: str
-
-    def __repr__(self) -> str:  # never print the token
-        return f"Remote(url={self.url!r})"
-
-    @property
-    def env(self) -> dict[str, str]:
-        """The credential as configuration in the environment: the first entry empties the list
-        of headers for this origin (a header a checkout persisted), the second adds ours."""
-        parts = urlsplit(self.url)
-        key = f"http.{parts.scheme}://{parts.netloc}/.extraheader"
-        basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
-        return {
-            "GIT_CONFIG_COUNT": "2",
-            "GIT_CONFIG_KEY_0": key,
-            "GIT_CONFIG_VALUE_0": "",
-            "GIT_CONFIG_KEY_1": key,
-            "GIT_CONFIG_VALUE_1": f"AUTHORIZATION: basic {basic}",
-        }
 
 
 def fetch(root: Path, remote: Remote, branch: str) -> str | None:

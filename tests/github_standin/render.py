@@ -113,6 +113,8 @@ class Renderer:
     def repository(self, full_name: str, fork: bool) -> Json:
         repo = self.template("pull-request", full_name)["base"]["repo"]
         repo.update(self._repository_identity(full_name, fork))
+        if self.state.clone_url and full_name == self.state.full_name:
+            repo["clone_url"] = self.state.clone_url  # a PR's head and base repository, as in full_repository
         return repo
 
     def _repository_identity(self, full_name: str, fork: bool) -> Json:
