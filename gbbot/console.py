@@ -8,17 +8,12 @@ import tempfile
 import threading
 import time
 import traceback
-from collections import Counter
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
 
 from rich.console import Console
 
 from gbbot import __version__
 from gbbot.model import RunOutcome, Status
-
-if TYPE_CHECKING:  # the fix pipeline imports LibCST
-    from gbbot.fix.pipeline import FixRun
 
 HEARTBEAT_S = 30.0
 REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
@@ -50,29 +45,11 @@ def internal_error(exc: BaseException) -> None:
     )
 
 
-def fix_summary(run: FixRun) -> None:
-    """What `fix` found, noted and wrote, on stderr."""
-    from gbbot.fix import present  # (only after a fix run, which loaded the fix package already)
-
+def say_lines(lines: Iterable[str]) -> None:
+    """Lines that may hold brackets and paths (e.g. `gbbot fix`'s summary), on stderr, as they are."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    counts = Counter(r.status.value for r in run.results)
-    found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
-    err.print(f"gbbot fix: {len(run.results)} breaks: {found}")
-    if len(run.rounds) > 1 or run.left:
-        for line in present.round_lines(run.rounds, run.left):
-            err.print(f"gbbot fix: {line}", markup=False)
-    if run.after is not None:
-        err.print(f"gbbot fix: {present.totals_line(*run.totals)} (a final run of the patched copy)", markup=False)
-    if run.overall is not None:
-        err.print(f"gbbot fix: every round's patches together: {run.overall.summary}", markup=False)
-    for note in run.notes:
-        err.print(f"gbbot fix: {note}", markup=False)
-    for verdict in run.joint:
-        err.print(f"gbbot fix: patches sharing files or entrypoints, together: {verdict.summary}", markup=False)
-    if run.written:
-        err.print(f"gbbot fix: wrote {', '.join(run.written)}", markup=False)
-    elif counts.get("verified") and not run.notes:
-        err.print("gbbot fix: run `gbbot fix --apply` to write the verified patches")
+    for line in lines:
+        err.print(line, markup=False)
 
 
 def progress_printer(total: int, heartbeat_s: float = HEARTBEAT_S) -> Callable[[RunOutcome], None]:

@@ -10,7 +10,7 @@ from gbbot import api
 from gbbot import report as report_
 from gbbot.action.context import Context
 from gbbot.config import Config
-from gbbot.console import fix_summary, internal_error, progress_printer, report_console, say, say_styled
+from gbbot.console import internal_error, progress_printer, report_console, say, say_lines, say_styled
 from gbbot.errors import GbbotError
 from gbbot.model import Mode, Report
 from gbbot.render import terminal
@@ -64,6 +64,7 @@ def diff(ctx: Context, base: str) -> Report:
 def with_fixes(ctx: Context, report: Report) -> Report:
     """Fixes for the new breaks: verified patches go into the report (extra.fixes), to be shown
     under each break and suggested in a review. A failure here costs the fixes, not the run."""
+    from gbbot.fix import present
     from gbbot.fix.pipeline import FixOptions  # LibCST: only when fixes are asked for
 
     new = tuple(sorted({b.fingerprint for b in report_.new_breaks(report)}))
@@ -80,7 +81,7 @@ def with_fixes(ctx: Context, report: Report) -> Report:
         internal_error(exc)
         ctx.log("no fix suggestions: the fix pipeline failed; see the lines above")
         return report
-    fix_summary(done)
+    say_lines(present.summary_lines(done))
     return saved(ctx, done.report)
 
 

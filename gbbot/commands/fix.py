@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gbbot import api, report
 from gbbot.commands import common
-from gbbot.console import fix_summary
+from gbbot.console import say_lines
 from gbbot.errors import ExitCode, GbbotError
 from gbbot.fix import commit as committing
 from gbbot.fix import present
@@ -104,7 +104,7 @@ def _print_results(run: FixRun, quiet: bool) -> None:
     if not quiet:
         for result in run.results:
             print(present.terminal_text(result, docs.get(result.fingerprint)) + "\n")
-    fix_summary(run)
+    say_lines(present.summary_lines(run))
 
 
 def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:

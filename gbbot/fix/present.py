@@ -8,6 +8,7 @@ constant text goes through the escaping helpers or into a fenced block.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 from gbbot.suggestion import Suggestion
 
 if TYPE_CHECKING:
+    from gbbot.fix.pipeline import FixRun
     from gbbot.fix.rounds import Round
 
 HEADINGS = {
@@ -150,3 +152,23 @@ def totals_line(before: Counts, after: Counts) -> str:
         f"breaks {before.breaks} → {after.breaks}, graphs {before.graphs} → {after.graphs}, "
         f"frames running eagerly {before.frames_skipped} → {after.frames_skipped}"
     )
+
+
+def summary_lines(run: FixRun) -> list[str]:
+    """What `fix` found, noted and wrote: the lines the CLI and the action print after a run."""
+    counts = Counter(r.status.value for r in run.results)
+    found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
+    lines = [f"{len(run.results)} breaks: {found}"]
+    if len(run.rounds) > 1 or run.left:
+        lines += round_lines(run.rounds, run.left)
+    if run.after is not None:
+        lines.append(f"{totals_line(*run.totals)} (a final run of the patched copy)")
+    if run.overall is not None:
+        lines.append(f"every round's patches together: {run.overall.summary}")
+    lines += run.notes
+    lines += [f"patches sharing files or entrypoints, together: {v.summary}" for v in run.joint]
+    if run.written:
+        lines.append(f"wrote {', '.join(run.written)}")
+    elif counts.get("verified") and not run.notes:
+        lines.append("run `gbbot fix --apply` to write the verified patches")
+    return [f"gbbot fix: {line}" for line in lines]

@@ -5,14 +5,16 @@ partial fingerprints code scanning tracks alerts by."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from gbbot.classify import classify
 from gbbot.main import main
+from gbbot.model import BreakMessage, Frame, RawBreak
 from gbbot.render import sarif
+from gbbot.source import source_map
 from tests.publish.reports import graph_break, report
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
@@ -55,11 +57,24 @@ def test_valid_sarif_with_rules_help_links_and_fingerprints() -> None:
     assert location["region"]["startLine"] == no_id.line
 
 
+def _classified(source: str, line: int) -> list:
+    """A print break at `line` of `source`, fingerprinted by the real classifier (not by hand)."""
+    message = BreakMessage("Failed to trace builtin operator", "GB0059", "print")
+    frame = Frame("/repo/pkg/model.py", line, "forward", source.splitlines()[line - 1].strip())
+    return list(classify([RawBreak(message, (), (frame,), False)], "/repo", lambda _path: source_map(source)))
+
+
 def test_fingerprints_do_not_move_with_line_numbers() -> None:
-    before = sarif.sarif(report([graph_break(1)]))
-    after = sarif.sarif(report([replace(graph_break(1), line=500)]))
-    assert before["runs"][0]["results"][0]["partialFingerprints"] == after["runs"][0]["results"][0]["partialFingerprints"]
-    assert after["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 500
+    source = "class Net:\n    def forward(self, x):\n        print('x')\n        return x\n"
+    shifted = "import os\n\n\n" + source  # three lines inserted above: the same break, 3 lines down
+    before = sarif.sarif(report(_classified(source, 3)))["runs"][0]["results"][0]
+    after = sarif.sarif(report(_classified(shifted, 6)))["runs"][0]["results"][0]
+    assert before["partialFingerprints"] == after["partialFingerprints"]
+    assert (before["locations"][0]["physicalLocation"]["region"]["startLine"],
+            after["locations"][0]["physicalLocation"]["region"]["startLine"]) == (3, 6)
+    edited = source.replace("print('x')", "print('y')")  # another line of code is another break
+    other = sarif.sarif(report(_classified(edited, 3)))["runs"][0]["results"][0]
+    assert other["partialFingerprints"] != before["partialFingerprints"]
 
 
 def test_unlocated_breaks_are_counted_not_uploaded() -> None:
