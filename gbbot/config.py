@@ -93,6 +93,7 @@ class Config:
     pass_env: tuple[str, ...] = ()  # more names (fnmatch globs) entrypoints inherit from gbbot
     runner: Runner = field(default_factory=Runner)
     audit: Audit = field(default_factory=Audit)
+    autofix: bool = False  # the PR check pushes verified fixes of new breaks (same-repository PRs)
     digest: str = ""  # hash of the parsed config, for baseline cache keys
 
     def entrypoint(self, name: str) -> Entrypoint | None:
@@ -367,6 +368,7 @@ TOP_FIELDS: dict[str, Check] = {
     "pass_env": _string_list,
     "runner": _runner,
     "audit": _audit,
+    "autofix": _boolean,
 }
 
 

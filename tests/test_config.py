@@ -44,6 +44,11 @@ def test_good_config_becomes_typed_values():
 def test_defaults():
     config = parse_config("version: 1\nentrypoints: [{name: a, run: 'true'}]\n")
     assert config.mode is Mode.FAST and config.fail_on == "new" and config.ignore == ()
+    assert config.autofix is False
+
+
+def test_autofix_is_a_top_level_switch():
+    assert parse_config("version: 1\nentrypoints: [{name: a, run: 'true'}]\nautofix: true\n").autofix is True
 
 
 def test_digest_changes_with_content():
@@ -82,6 +87,8 @@ BROKEN = [
     ("version: 1\nentrypoints: [{name: a, run: x}]\nignore: [{}]\n", "cfg.yml: ignore[0]: an empty rule would ignore everything; use one of gb_id, gb_type, path, fingerprint, entrypoint"),
     ("version: 1\nentrypoints: [{name: a, run: x}]\nignore: [{gbid: GB0059}]\n", "cfg.yml: ignore[0].gbid: unknown key; did you mean 'gb_id'?"),
     ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: container}\n", "cfg.yml: runner.image: the container backend needs an image"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nautofix: 'yes'\n", "cfg.yml: autofix: expected true or false, got 'yes'"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nauto_fix: true\n", "cfg.yml: auto_fix: unknown key; did you mean 'autofix'?"),
 ]
 # fmt: on
 

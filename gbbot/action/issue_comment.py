@@ -263,7 +263,7 @@ def believe(ctx: Context, artifact: Artifact, pinned: Pinned) -> Expected | str:
 def commit_message(found: Expected, report: Report) -> str:
     ids = {b.fingerprint: b.gb_id or b.gb_type for b in report.breaks}
     before = Counts(sum(e.break_count for e in report.entrypoints), sum(e.graph_count for e in report.entrypoints))
-    return committing.message(list(found.fixes), ids, before)
+    return committing.message(list(found.fixes), ids, before, None)
 
 
 def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:

@@ -35,7 +35,7 @@ OUTPUTS: dict[str, str] = {
     "head-ref": "/gb-fix authorize: the PR's head branch",
     "pr-number": "/gb-fix authorize: the pull request the command is on",
     "args": "/gb-fix authorize: the command's words, normalised",
-    "fix-commit": "/gb-fix push: the commit pushed to the PR's branch (empty when none was)",
+    "fix-commit": "/gb-fix push or autofix: the commit pushed to the PR's branch (empty when none was)",
 }
 
 

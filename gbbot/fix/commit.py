@@ -36,12 +36,16 @@ def committed(results: Sequence[FixResult], written: Sequence[str]) -> list[FixR
     return [r for r in results if r.status is FixStatus.VERIFIED and r.file in written]
 
 
-def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Counts, after: Counts) -> str:
+def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Counts, after: Counts | None) -> str:
     """Subject, each fix (GB id, file:line, recipe, what its verification showed), and the totals
-    before any patch and after all of them, as the runs measured them."""
+    before any patch and after all of them, as the runs measured them. `after` is None where no run
+    measured the combined patch (a commit re-derived from recipes): then only `before` is stated."""
     lines = [f"- {gb_ids.get(r.fingerprint, '?')} {r.file}:{r.line} ({r.recipe}): {r.summary}" for r in fixes]
-    totals = f"Graph breaks {before.breaks} → {after.breaks}; graphs {before.graphs} → {after.graphs}."
-    if before.frames_skipped != after.frames_skipped:
+    if after is None:
+        totals = f"Graph breaks before these fixes: {before.breaks}; graphs: {before.graphs}."
+    else:
+        totals = f"Graph breaks {before.breaks} → {after.breaks}; graphs {before.graphs} → {after.graphs}."
+    if after is not None and before.frames_skipped != after.frames_skipped:
         totals += f" Frames running eagerly {before.frames_skipped} → {after.frames_skipped}."
     subject = f"gbbot: fix {len(fixes)} graph break{'s' * (len(fixes) != 1)}"
     return "\n".join([subject, "", *lines, "", totals]) + "\n"
