@@ -175,7 +175,8 @@ def test_diff_runs_base_and_head_on_one_server(in_git_dir):
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
     (repo / "who.py").write_text((repo / "who.py").read_text() + "print('head')\n")
-    assert main(["diff", "--base", "HEAD", "--root", str(repo), "--quiet"]) == 0
+    # who.py compiles nothing (a failure of the default policy): only where it ran matters here
+    assert main(["diff", "--base", "HEAD", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
     base, head = parents.read_text().split()
     assert base == head  # one parent for both sides: the warm server
     assert "warm_server.py" in Path(f"/proc/{head}/cmdline").read_text()
@@ -191,7 +192,7 @@ def test_a_server_that_cannot_fork_safely_says_why_once_and_runs_fresh(tmp_path,
     (tmp_path / "ok.py").write_text("import sys\nopen(sys.argv[1], 'w').write('ran')\n")
     body = "runner: {preload: [spins]}\nentrypoints: [{name: a, run: python ok.py a}, {name: b, run: python ok.py b}]\n"
     found = entries(tmp_path, body, warm=True)
-    assert all(e.status.value == "ok" for e in found.values())
+    assert all(e.status.value == "no_compile" for e in found.values())  # ran cleanly, compiled nothing
     assert (tmp_path / "a").read_text() == (tmp_path / "b").read_text() == "ran"
     err = capsys.readouterr().err
     assert err.count("warm server off") == 1 and "1 Python thread(s) running in the server" in err

@@ -93,7 +93,7 @@ def test_a_record_made_with_another_config_is_not_used_and_the_base_runs(audited
     repo, marker, base = audited
     config = CONFIG.replace('"pkg.bench:run"}', '"pkg.bench:run", timeout: 300}')
     commit(repo, {".gbbot.yml": config, "pkg/bench.py": bench(marker, "B")}, "B changes the config")
-    run = gbbot(repo, "diff", "--base", base, "--baseline-from-branch", "gbbot-data", "-q")
+    run = gbbot(repo, "diff", "--base", base, "--baseline-from-branch", "gbbot-data")  # not -q: it silences the note
     assert run.returncode == 0, run.stderr
     says = [line for line in run.stderr.splitlines() if "does not fit" in line]
     assert len(says) == 1 and "another .gbbot.yml" in says[0] and says[0].endswith("running the base")
