@@ -113,6 +113,8 @@ def main() -> int:
                 **os.environ,
                 "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
                 "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+                # `run: python x.py` must find this interpreter (and its torch), activated or not
+                "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
             }  # this checkout's gbbot, not an installed one
             results[way] = run(repo, env)
     print(f"3 transformers entrypoints, cold Inductor cache, gbbot --jobs {args.jobs}:")

@@ -70,7 +70,8 @@ def run_pr(pr_repo: tuple[Path, str, str], scratch: Path, token: str, fork: bool
     with checked_standin() as standin:
         standin.add_pull(PR, head, head_repo_fork=fork)
         event = pull_request_event(PR, head, base, fork)
-        seen = {"ENV_SEEN": str(scratch / "env_seen.jsonl")}
+        # GITHUB_TOKEN is set too, so that "it never reached an entrypoint" is a finding, not a given
+        seen = {"ENV_SEEN": str(scratch / "env_seen.jsonl"), "GITHUB_TOKEN": "ghs_canary_never_handed_on"}
         yield run_action(repo, scratch, standin, "pull_request", event, token, seen, header="cpu", jobs="2"), standin
 
 
@@ -111,8 +112,13 @@ def test_same_repo_pr_runs_the_diff_and_publishes(same_repo_run, pr_repo) -> Non
 
 
 @pytest.mark.slow
-def test_entrypoints_never_see_a_token(same_repo_run) -> None:
-    _, _, scratch = same_repo_run
+def test_entrypoints_never_see_a_token(same_repo_run, pr_repo) -> None:
+    done, _, scratch = same_repo_run
+    repo, _, _ = pr_repo
+    report = json.loads((repo / "gbbot-report" / "report.json").read_text())
+    for entry in report["entrypoints"]:  # both tokens were in gbbot's environment, and withheld
+        assert {"GITHUB_TOKEN", "INPUT_TOKEN"} <= set(entry["env_withheld"])
+    assert "ghs_canary_never_handed_on" not in done.stdout + done.stderr + json.dumps(report)
     seen = [json.loads(line) for line in (scratch / "env_seen.jsonl").read_text().splitlines()]
     assert len(seen) == 2  # head and base
     for names in seen:
