@@ -172,6 +172,35 @@ def status_of(returncode: int | None, timed_out: bool, signal_no: int | None) ->
     return Status.CRASHED if returncode is None or signal_no else Status.FAILED
 
 
+def ended(
+    request: RunRequest,
+    code: int | None,
+    signal_no: int | None,
+    timed_out: bool,
+    duration: float,
+    base: Mapping[str, str],
+    unexplained_crash: str = "",
+) -> RunOutcome:
+    """How a run of `request` ended, whichever backend ran it: status, reason, output tails, and
+    where its trace and result are. `unexplained_crash` words a crash with no signal to name."""
+    status = status_of(code, timed_out, signal_no)
+    reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
+    if status is Status.CRASHED:
+        reason = f"killed by signal {signal_no}" if signal_no or not unexplained_crash else unexplained_crash
+    return RunOutcome(
+        name=request.entrypoint.name,
+        status=status,
+        exit_code=code,
+        duration_s=round(duration, 3),
+        stderr_tail=tail(request.work_dir / "stderr.txt"),
+        stdout_tail=tail(request.work_dir / "stdout.txt"),
+        trace_dir=str(request.trace_dir),
+        result_path=str(request.result_path) if request.result_path.exists() else None,
+        reason=reason,
+        env_withheld=withheld(request, base),
+    )
+
+
 def run_all(
     requests: Sequence[RunRequest],
     runner: Runner,

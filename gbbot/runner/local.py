@@ -18,11 +18,9 @@ from gbbot.runner.contract import (
     KILL_GRACE_S,
     RunRequest,
     command,
+    ended,
     environment,
     signal_number,
-    status_of,
-    tail,
-    withheld,
 )
 
 
@@ -117,24 +115,8 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
             _kill_group(process)  # also reaps what the entrypoint left running in the background
             LIVE.discard(process)
             _reap_orphans(request)
-    duration = time.monotonic() - started
     signal_no = signal_number(process.returncode, isinstance(cmd, str))
-    status = status_of(process.returncode, timed_out, signal_no)
-    reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
-    if status is Status.CRASHED:
-        reason = f"killed by signal {signal_no}"
-    return RunOutcome(
-        name=request.entrypoint.name,
-        status=status,
-        exit_code=process.returncode,
-        duration_s=round(duration, 3),
-        stderr_tail=tail(err_path),
-        stdout_tail=tail(out_path),
-        trace_dir=str(request.trace_dir),
-        result_path=str(request.result_path) if request.result_path.exists() else None,
-        reason=reason,
-        env_withheld=withheld(request, base),
-    )
+    return ended(request, process.returncode, signal_no, timed_out, time.monotonic() - started, base)
 
 
 class LocalRunner:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.console import say
-from gbbot.model import RunOutcome, Status
+from gbbot.model import RunOutcome
 from gbbot.runner import orphans
 from gbbot.runner.contract import (
     KILL_GRACE_S,
@@ -36,12 +36,10 @@ from gbbot.runner.contract import (
     Runner,
     RunRequest,
     command,
+    ended,
     environment,
     inherits,
     signal_number,
-    status_of,
-    tail,
-    withheld,
 )
 from gbbot.runner.local import LIVE, SPAWNING
 
@@ -354,29 +352,14 @@ def _outcome(
     request: RunRequest, child: _Child, timed_out: bool, duration: float, base: Mapping[str, str]
 ) -> RunOutcome:
     through_shell = request.entrypoint.run is not None
-    out, err = request.work_dir / "stdout.txt", request.work_dir / "stderr.txt"
+    err = request.work_dir / "stderr.txt"
     said = shell_says(child.exit_code, through_shell, killed=timed_out)
     if said:
         with err.open("a", encoding="utf-8") as stderr:
             stderr.write(said)
     code = exit_code(child.exit_code, through_shell, killed=timed_out)
     signal_no = signal_number(code, through_shell)
-    status = status_of(code, timed_out, signal_no)
-    reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
-    if status is Status.CRASHED:
-        reason = f"killed by signal {signal_no}" if signal_no else "the warm server stopped"
-    return RunOutcome(
-        name=request.entrypoint.name,
-        status=status,
-        exit_code=code,
-        duration_s=round(duration, 3),
-        stderr_tail=tail(err),
-        stdout_tail=tail(out),
-        trace_dir=str(request.trace_dir),
-        result_path=str(request.result_path) if request.result_path.exists() else None,
-        reason=reason,
-        env_withheld=withheld(request, base),
-    )
+    return ended(request, code, signal_no, timed_out, duration, base, unexplained_crash="the warm server stopped")
 
 
 class WarmRunner:
