@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gbbot.config import Config
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, Planned
+from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.result import FixResult, FixStatus
 from gbbot.fix.verify import Goal, Judgement
-from gbbot.model import Report
+from gbbot.model import GraphBreak, Report
 
 
 @dataclass(frozen=True)
@@ -44,11 +46,19 @@ def run_set(scope: Scope, planned: Planned, paths: Iterable[str] = ()) -> tuple[
     return tuple(n for n in dict.fromkeys([*planned.entrypoints, *touching]) if n in known)
 
 
-def _verified(candidate: Candidate, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
-    recipe, patch, brk = candidate.recipe, candidate.patch, candidate.brk
+def _judged(
+    brk: GraphBreak,
+    recipe: Recipe,
+    status: FixStatus,
+    judgement: Judgement,
+    names: Sequence[str],
+    tried: Sequence[str],
+    **details: Any,
+) -> FixResult:
+    """What re-running said about one recipe's patch for `brk`."""
     return FixResult(
         brk.fingerprint,
-        FixStatus.VERIFIED,
+        status,
         brk.file,
         brk.line,
         recipe=recipe.id,
@@ -56,34 +66,23 @@ def _verified(candidate: Candidate, judgement: Judgement, names: Sequence[str], 
         title=recipe.title,
         description=recipe.description,
         summary=judgement.summary,
-        diff=patch.diff,
-        hunks=patch.hunks,
         entrypoints=tuple(names),
         before=judgement.before,
         after=judgement.after,
-        revealed=judgement.revealed,
         tried=tuple(tried),
+        **details,
     )
+
+
+def _verified(candidate: Candidate, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
+    patch = candidate.patch
+    details = {"diff": patch.diff, "hunks": patch.hunks, "revealed": judgement.revealed}
+    return _judged(candidate.brk, candidate.recipe, FixStatus.VERIFIED, judgement, names, tried, **details)
 
 
 def _dropped(planned: Planned, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
-    recipe, brk = planned.candidates[-1].recipe, planned.brk
-    return FixResult(
-        brk.fingerprint,
-        FixStatus.DROPPED,
-        brk.file,
-        brk.line,
-        recipe=recipe.id,
-        variant=recipe.variant,
-        title=recipe.title,
-        description=recipe.description,
-        reason=judgement.reason,
-        summary=judgement.summary,
-        entrypoints=tuple(names),
-        before=judgement.before,
-        after=judgement.after,
-        tried=tuple(tried[:-1]),
-    )
+    recipe = planned.candidates[-1].recipe
+    return _judged(planned.brk, recipe, FixStatus.DROPPED, judgement, names, tried[:-1], reason=judgement.reason)
 
 
 @dataclass
