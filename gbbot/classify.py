@@ -354,6 +354,29 @@ def impact_order(brk: GraphBreak) -> tuple:
     return (not brk.frame_skipped, not brk.in_loop, -brk.count, brk.file, brk.line, brk.gb_type)
 
 
+def _only_its_location(raw: RawBreak) -> bool:
+    return raw.location is not None and raw.stack in ((), (raw.location,))
+
+
+def with_suppressed_stacks(raws: Iterable[RawBreak]) -> list[RawBreak]:
+    """Dynamo prints a break's user stack once; a repeat at the same place says "user stack
+    suppressed due to duplicate graph break" and names only the line it happened at (inside a
+    library, for a third-party break). Such a repeat takes the stack of the break first reported
+    at that line with that type, so it folds into that break instead of standing apart as a
+    second break at a library line."""
+    raws = list(raws)
+    known: dict[tuple[str, str, int], tuple[Frame, ...]] = {}
+    for r in raws:
+        if r.location is not None and not _only_its_location(r):
+            known.setdefault((r.root.gb_id or r.root.gb_type, r.location.file, r.location.line), r.stack)
+    return [
+        replace(r, stack=known.get((r.root.gb_id or r.root.gb_type, r.location.file, r.location.line), r.stack))
+        if _only_its_location(r)
+        else r
+        for r in raws
+    ]
+
+
 def classify(
     raws: Iterable[RawBreak],
     root: str,
@@ -369,7 +392,8 @@ def classify(
     rules = rules or load_rules()
     rules = replace(rules, loop=rules.loop.resolved(ids))
     ignore = tuple(ignore)
-    located = [loc for loc in (_locate(identified(r, ids), root, lookup) for r in raws) if loc is not None]
+    raws = with_suppressed_stacks(identified(r, ids) for r in raws)
+    located = [loc for loc in (_locate(r, root, lookup) for r in raws) if loc is not None]
     groups: dict[tuple[str, ...], dict[int, list[_Located]]] = {}
     for loc in located:
         groups.setdefault(loc.key(loc.raw.root), {}).setdefault(loc.site.frame.line, []).append(loc)
