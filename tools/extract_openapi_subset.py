@@ -89,6 +89,9 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("post", "/repos/{owner}/{repo}/issues"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}"),
     ("patch", "/repos/{owner}/{repo}/issues/{issue_number}"),
+    # The audit's fix PR (open_fix_pr): opened once from gbbot's branch, then edited.
+    ("post", "/repos/{owner}/{repo}/pulls"),
+    ("patch", "/repos/{owner}/{repo}/pulls/{pull_number}"),
 )
 
 # Error bodies for statuses an operation does not declare (GitHub answers 401,

@@ -111,6 +111,55 @@ class RestApi:
     def get_pull(self, call: Call) -> Reply:
         return Reply(200, self.render.pull(self._pull(call)))
 
+    @operation("POST", "/repos/{owner}/{repo}/pulls")
+    def create_pull(self, call: Call) -> Reply:
+        """From a branch of this repository (``head`` as ``branch`` or ``owner:branch``) that
+        exists on the remote, and only one open pull per head and base, as GitHub allows."""
+        body = call.body
+        head = str(body["head"]).split(":")[-1]
+        owner = str(body["head"]).split(":")[0] if ":" in str(body["head"]) else self.state.owner
+        sha = self.state.branch_sha(head) if owner.lower() == self.state.owner.lower() else None
+        if sha is None:
+            raise pull_error(call, "head", "invalid", None)
+        base = str(body["base"])
+        if any(
+            p.state == "open" and (p.head_ref, p.base_ref) == (head, base) and not p.head_repo_fork
+            for p in self.state.pulls.values()
+        ):
+            raise pull_error(call, None, "custom", f"A pull request already exists for {owner}:{head}.")
+        check_issue_body(call)
+        now = self.state.clock.now()
+        pull = Pull(
+            number=self.state.next_issue_number(),
+            head_sha=sha,
+            base_ref=base,
+            head_ref=head,
+            head_repo_fork=False,
+            maintainer_can_modify=False,
+            author=call.identity.login,
+            title=str(body.get("title") or ""),
+            base_sha=self.state.branch_sha(base) or "0" * 40,
+            created_at=now,
+            body=body.get("body"),
+            updated_at=now,
+        )
+        self.state.pulls[pull.number] = pull
+        return Reply(201, self.render.pull(pull))
+
+    @operation("PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}")
+    def update_pull(self, call: Call) -> Reply:
+        """Title, body and state; the head follows its branch, as on GitHub after a push."""
+        pull = self._pull(call)
+        check_issue_body(call)
+        for key in ("title", "body"):
+            if key in call.body:
+                setattr(pull, key, call.body[key])
+        if call.body.get("state") in ("open", "closed"):
+            pull.state = call.body["state"]
+        pull.head_sha = self.state.branch_sha(pull.head_ref) or pull.head_sha
+        pull.updated_at = self.state.clock.now()
+        return Reply(200, self.render.pull(pull))
+
     @operation("GET", "/repos/{owner}/{repo}/commits/{commit_sha}/pulls")
     def pulls_for_commit(self, call: Call) -> Reply:
         sha = call.path_params["commit_sha"]
@@ -446,6 +495,17 @@ def check_issue_body(call: Call) -> None:
         raise ApiError(
             422, "Validation Failed", errors=[error], documentation_url=call.documentation_url, details=[message]
         )
+
+
+def pull_error(call: Call, field: str | None, code: str, message: str | None) -> ApiError:
+    """pulls/create's 422: a head that is not a branch here, or a second open pull for one head."""
+    error: dict[str, Any] = {"resource": "PullRequest", "code": code}
+    if field:
+        error["field"] = field
+    if message:
+        error["message"] = message
+    details = [message or f"{field} {code}"]
+    return ApiError(422, "Validation Failed", errors=[error], documentation_url=call.documentation_url, details=details)
 
 
 def check_annotations(call: Call) -> None:

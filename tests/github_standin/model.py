@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Literal
@@ -114,6 +114,8 @@ class Pull:
     base_sha: str = "0" * 40
     created_at: str = ""
     files: list[PullFile] = field(default_factory=list)
+    body: str | None = None
+    updated_at: str = ""
 
 
 @dataclass
@@ -200,6 +202,9 @@ class RepoState:
     roles: dict[str, str] = field(default_factory=dict)
     files: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (commit sha, path) -> bytes
     user_ids: dict[str, int] = field(default_factory=lambda: dict(KNOWN_USER_IDS))
+    # A branch's tip as the repository's git remote has it (None: no such branch); a test that
+    # serves a real remote reads it from there, so that a pull opens on what was pushed.
+    branch_sha: Callable[[str], str | None] = field(default=lambda _branch: None)
     clock: Clock = field(default_factory=Clock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1_000_001))
 

@@ -308,6 +308,15 @@ class GitHubStandin:
         with self._lock:
             return sorted(self.state.issue_records.values(), key=lambda i: i.number)
 
+    def set_branch_resolver(self, resolve: Callable[[str], str | None]) -> None:
+        """How a pull finds its branch's tip: from the real git remote a test serves."""
+        with self._lock:
+            self.state.branch_sha = resolve
+
+    def pulls(self) -> list[Pull]:
+        with self._lock:
+            return sorted(self.state.pulls.values(), key=lambda p: p.number)
+
     def set_clone_url(self, url: str) -> None:
         """Where the repository's git remote is served (a local smart-HTTP server in tests)."""
         with self._lock:

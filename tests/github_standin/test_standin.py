@@ -217,6 +217,26 @@ def test_comments_on_unknown_issue_or_repo_are_404(github_standin: GitHubStandin
     assert raw(github_standin, "GET", "/nothing/here").status_code == 404
 
 
+# -- pull requests opened through the API ---------------------------------------------------------
+def test_a_pull_opens_once_per_branch_and_is_edited(github_standin: GitHubStandin) -> None:
+    github_standin.set_branch_resolver({"fixes": HEAD_SHA, "main": "1" * 40}.get)
+    repo = github_standin.github_client().get_repo(REPO)
+    with pytest.raises(GithubException) as missing:
+        repo.create_pull(base="main", head="nope", title="t", body="b")
+    assert missing.value.status == 422
+    pull = repo.create_pull(base="main", head="fixes", title="Fixes", body="<!-- m -->\nfirst")
+    assert (pull.user.login, pull.head.ref, pull.head.sha) == (ACTIONS_BOT, "fixes", HEAD_SHA)
+    assert pull.body == "<!-- m -->\nfirst"
+    with pytest.raises(GithubException) as twice:
+        repo.create_pull(base="main", head="octo-org:fixes", title="again", body="b")
+    assert twice.value.status == 422 and "already exists" in str(twice.value.data)
+    listed = list(repo.get_pulls(state="open", head="octo-org:fixes", base="main"))
+    assert [p.number for p in listed] == [pull.number]
+    listed[0].edit(body="second", title="Fixes 2")
+    assert github_standin.pulls()[0].body == "second" and repo.get_pull(pull.number).title == "Fixes 2"
+    assert len(github_standin.take_violations()) == 2  # the two refused creations, nothing else
+
+
 # -- reactions ------------------------------------------------------------------------------------
 def test_reactions_are_created_once_per_user_and_content(github_standin: GitHubStandin) -> None:
     github_standin.add_pull(7, HEAD_SHA)
