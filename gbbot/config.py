@@ -78,6 +78,9 @@ class Audit:
     branch: str = "gbbot-data"
     repeat: int = 1
     history: int = 30
+    # Fix what the audit found on a branch of gbbot's own and open (or update) one PR from it.
+    # Off by default: it pushes a branch and needs `pull-requests: write` in the workflow.
+    open_fix_pr: bool = False
 
 
 @dataclass(frozen=True)
@@ -334,6 +337,7 @@ AUDIT_FIELDS: dict[str, Check] = {
     "branch": _matching(BRANCH_RE, "a branch name such as gbbot-data (letters, digits, '_', '.', '-', '/')"),
     "repeat": _bounded_count(1, MAX_REPEAT),
     "history": _bounded_count(2, MAX_HISTORY),
+    "open_fix_pr": _boolean,
 }
 
 

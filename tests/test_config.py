@@ -44,7 +44,12 @@ def test_good_config_becomes_typed_values():
 def test_defaults():
     config = parse_config("version: 1\nentrypoints: [{name: a, run: 'true'}]\n")
     assert config.mode is Mode.FAST and config.fail_on == "new" and config.ignore == ()
-    assert config.autofix is False
+    assert config.autofix is False and config.audit.open_fix_pr is False
+
+
+def test_open_fix_pr_is_an_audit_switch():
+    text = "version: 1\nentrypoints: [{name: a, run: 'true'}]\naudit: {open_fix_pr: true}\n"
+    assert parse_config(text).audit.open_fix_pr is True
 
 
 def test_autofix_is_a_top_level_switch():
@@ -89,6 +94,7 @@ BROKEN = [
     ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: container}\n", "cfg.yml: runner.image: the container backend needs an image"),
     ("version: 1\nentrypoints: [{name: a, run: x}]\nautofix: 'yes'\n", "cfg.yml: autofix: expected true or false, got 'yes'"),
     ("version: 1\nentrypoints: [{name: a, run: x}]\nauto_fix: true\n", "cfg.yml: auto_fix: unknown key; did you mean 'autofix'?"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\naudit: {open_fix_pr: 1}\n", "cfg.yml: audit.open_fix_pr: expected true or false, got 1"),
 ]
 # fmt: on
 
