@@ -278,15 +278,43 @@ class Remote:
         }
 
 
-def push(root: Path, remote: Remote, commit: str, branch: str) -> str | None:
+def push(root: Path, remote: Remote, commit: str, branch: str, replacing: str | None = None) -> str | None:
     """Push `commit` to `branch` without force (git refuses anything but a fast-forward); None
-    when it went through, else git's last line saying why not."""
+    when it went through, else git's last line saying why not. `replacing`: the tip the caller
+    read and judged to be gbbot's own; the branch is then moved even where that is no
+    fast-forward, but only while the remote still has exactly that tip (a lease), so a commit
+    pushed by someone else in between is never overwritten."""
     ref = f"refs/heads/{branch}"
-    code, _, err = plumbing(root, "push", "--quiet", "--", remote.url, f"{commit}:{ref}", env=remote.env, check=False)
+    lease = [f"--force-with-lease={ref}:{replacing}"] if replacing else []
+    args = ["push", "--quiet", *lease, "--", remote.url, f"{commit}:{ref}"]
+    code, _, err = plumbing(root, *args, env=remote.env, check=False)
     if code == 0:
         return None
     lines = err.strip().splitlines()
     return lines[-1] if lines else f"exit {code}"
+
+
+def fetch_branch(root: Path, remote: Remote, branch: str, into: str) -> str | None:
+    """The remote branch's tip, fetched into the local ref `into` (never a branch of the clone);
+    None when the remote has no such branch."""
+    ref = f"refs/heads/{branch}"
+    _, out, _ = plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
+    if not out.strip():
+        return None
+    plumbing(root, "fetch", "--no-tags", "--quiet", "--", remote.url, f"+{ref}:{into}", env=remote.env)
+    return ref_sha(root, into)
+
+
+def tree_and_parents(root: Path, commit: str) -> tuple[str, tuple[str, ...]]:
+    """`commit`'s tree and its parents."""
+    _, out, _ = plumbing(root, "show", "-s", "--format=%T %P", commit)
+    tree, *parents = out.decode().split()
+    return tree, tuple(parents)
+
+
+def is_ancestor(root: Path, ancestor: str, commit: str) -> bool:
+    code, _, _ = plumbing(root, "merge-base", "--is-ancestor", ancestor, commit, check=False)
+    return code == 0
 
 
 def tree_entries(root: Path, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, str, int]]:

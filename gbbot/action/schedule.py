@@ -1,6 +1,7 @@
 """schedule and workflow_dispatch: audit the checked-out default branch. Run every entrypoint,
 append one record to the history on the data branch (pushed over HTTPS with the token to the
-repository's clone URL), and keep the one tracking issue up to date; a regression is called out
+repository's clone URL), and keep the one tracking issue up to date; with `audit: {open_fix_pr:
+true}`, open or update one PR of the verified fixes (`fix_pr`), which the issue links; a regression is called out
 at the top of the issue, in the job summary and the step outputs, and fails the step per fail-on.
 Without a token there is nowhere to write: the audit is shown in the job summary only."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from github import Github
 
-from gbbot.action import analysis, outputs
+from gbbot.action import analysis, fix_pr, outputs
 from gbbot.action.context import Context
 from gbbot.action.event import OtherEvent
 from gbbot.action.runner import REPOSITORY, SERVER, write_outputs, write_step_summary
@@ -55,8 +56,9 @@ def handle(ctx: Context, event: OtherEvent) -> int:
     if ctx.inputs.token and REPOSITORY.match(ctx.env.repository):
         client = ctx.connect(ctx.inputs.token, ctx.env.api_url)
         records, _ = _history(ctx, client, mine)
-        result = audit.outcome(records, mine, config.audit.history, where(ctx))
         login = bot_login(client, ctx.inputs.bot_login, ctx.policy, ctx.log)
+        fixes = fix_pr.run(ctx, client, login, runs[0]).issue_lines() if config.audit.open_fix_pr else []
+        result = audit.outcome(records, mine, config.audit.history, where(ctx), fixes)
         repo = client.get_repo(ctx.env.repository)
         posted = tracking.publish(repo, result.body, login, ctx.policy, ctx.log)
         ctx.log(f"tracking issue #{posted.number} {posted.action.value}: {posted.url}")

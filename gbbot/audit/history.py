@@ -108,12 +108,7 @@ def append_local(root: Path, branch: str, rec: record_.Record, tries: int = PUSH
 
 def fetch(root: Path, remote: Remote, branch: str) -> str | None:
     """The remote branch's tip, fetched into the clone; None when the branch does not exist."""
-    ref = f"refs/heads/{branch}"
-    _, out, _ = git.plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
-    if not out.strip():
-        return None
-    git.plumbing(root, "fetch", "--no-tags", "--quiet", "--", remote.url, f"+{ref}:{FETCHED_REF}", env=remote.env)
-    return git.ref_sha(root, FETCHED_REF)
+    return git.fetch_branch(root, remote, branch, FETCHED_REF)
 
 
 @dataclass(frozen=True)

@@ -227,14 +227,16 @@ def not_running(changes: Changes) -> list[str]:
     return out
 
 
-def render(records: Sequence[Record], changes: Changes, where: Where) -> str:
-    """The whole body, the marker first, under GitHub's limit for an issue body."""
+def render(records: Sequence[Record], changes: Changes, where: Where, fixes: Sequence[str] = ()) -> str:
+    """The whole body, the marker first, under GitHub's limit for an issue body. `fixes`: what the
+    audit's fix PR section says (trusted markdown), if anything."""
     lines = [MARKER, *callout(changes, where), *totals(records, where)]
     lines += ["### Breaks and graphs per entrypoint", ""]
     lines += chart(records, "breaks", "Graph breaks per entrypoint")
     lines += chart(records, "graphs", "Graphs per entrypoint")
     lines += table(records, where)
     lines += changed(changes, where) + top_breaks(changes.current) + flaky(changes.current) + not_running(changes)
+    lines += fixes
     run = f" — [this run]({where.run_url})" if where.run_url else ""
     lines.append(f"<sub>Updated by gbbot's nightly audit{run}. History: the data branch's `records/`.</sub>")
     return limits.fit("\n".join(lines) + "\n", limits.COMMENT_BODY_MAX)

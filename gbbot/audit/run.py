@@ -42,7 +42,9 @@ class Outcome:
     body: str
 
 
-def outcome(history: Sequence[Record], mine: Record, keep: int, where: issue.Where) -> Outcome:
+def outcome(
+    history: Sequence[Record], mine: Record, keep: int, where: issue.Where, fixes: Sequence[str] = ()
+) -> Outcome:
     """`history` as read back from the data branch (this audit's record in it, unless it was
     not written there) → the records to show, what changed since the one before ours, the body."""
     ordered = list(history) if mine in history else sorted([*history, mine], key=lambda r: r.date)
@@ -50,7 +52,7 @@ def outcome(history: Sequence[Record], mine: Record, keep: int, where: issue.Whe
     previous = upto[-2] if len(upto) > 1 else None
     changes = compare.compare(previous, mine)
     shown = tuple(upto[-keep:])
-    return Outcome(shown, changes, issue.render(shown, changes, where))
+    return Outcome(shown, changes, issue.render(shown, changes, where, fixes))
 
 
 def exit_code(result: Outcome, fail_on: str) -> int:

@@ -1,0 +1,97 @@
+"""`audit: {open_fix_pr: true}`: the audit's fix pull request, as GitHub shows it. The branch is
+gbbot's own (`gbbot/fixes`), one commit on the audited commit; the one PR from it is found by head
+branch, a hidden marker in its body and its author (the token's user), opened once, then edited.
+What the PR and the tracking issue say is pure and lives here; the action composes the rest."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gbbot.fix.result import Counts, FixResult
+from gbbot.gbfix import loop
+from gbbot.gbfix.messages import fixed_lines
+from gbbot.model import Report
+from gbbot.render.escape import md_code, md_text
+
+BRANCH = "gbbot/fixes"
+MARKER = "<!-- gbbot:audit-fix-pr -->"
+TITLE = "gbbot: verified fixes for graph breaks"
+FETCHED_REF = "refs/gbbot/fixes-tip"  # where the remote fix branch is fetched to, in the clone
+DEFAULT_REF = "refs/gbbot/default-tip"  # and the default branch, to see the audited commit is on it
+
+
+def made_by_gbbot(email: str, subject: str) -> bool:
+    """A tip gbbot may replace: a fix commit of gbbot's own (its author and subject), so that a
+    commit anyone else put on the branch is never force-pushed away."""
+    return loop.is_fix_commit(email, subject)
+
+
+def body(fixes: Sequence[FixResult], report: Report, audited: str, before: Counts, after: Counts) -> str:
+    """The PR's body: marker first, each fix (GB id, file:line, recipe), the counts before → after
+    as the fix runs measured them."""
+    n = len(fixes)
+    lines = [
+        MARKER,
+        f"gbbot's nightly audit of {md_code(audited[:12])} found {n} graph break{'s' * (n != 1)} "
+        "with a verified fix. This branch is gbbot's own: each night's audit replaces its one commit "
+        "with the fixes for the commit it audited, so push nothing to it.",
+        "",
+        *fixed_lines(fixes, report),
+        "",
+        f"Graph breaks {before.breaks} → {after.breaks}; graphs {before.graphs} → {after.graphs}.",
+    ]
+    if before.frames_skipped != after.frames_skipped:
+        lines.append(f"Frames running eagerly {before.frames_skipped} → {after.frames_skipped}.")
+    return "\n".join(lines) + "\n"
+
+
+def is_ours(pull: Any, login: str) -> bool:
+    return MARKER in (pull.body or "") and pull.user is not None and pull.user.login == login
+
+
+def find_open(repo: Any, owner: str, base: str, login: str) -> Any | None:
+    """The open fix PR from gbbot's branch (the oldest, should a past failure have left two)."""
+    pulls = repo.get_pulls(state="open", head=f"{owner}:{BRANCH}", base=base)
+    ours = sorted((p for p in pulls if p.head.ref == BRANCH and is_ours(p, login)), key=lambda p: p.number)
+    return ours[0] if ours else None
+
+
+class Action(str, enum.Enum):
+    OPENED = "opened"
+    UPDATED = "updated"  # the open one edited (and its branch moved)
+    STALE = "stale"  # no fix verified tonight; an earlier night's PR is left open
+    NONE = "none"  # nothing to say: no fix, no PR
+    NOT_DONE = "not done"  # fixes exist but no PR could be opened or updated; `reason` says why
+
+
+@dataclass(frozen=True)
+class Outcome:
+    action: Action
+    fixed: int = 0
+    number: int | None = None
+    url: str = ""
+    reason: str = ""  # plain text (escaped when shown)
+
+    def _breaks(self) -> str:
+        return f"{self.fixed} break{'s have' if self.fixed != 1 else ' has'}"
+
+    def issue_lines(self) -> list[str]:
+        """What the tracking issue says about the fix PR (nothing when there is none)."""
+        if self.action is Action.NONE:
+            return []
+        link = f"[#{self.number}]({self.url})" if self.number else ""
+        if self.action is Action.STALE:
+            said = (
+                f"This audit verified no fix. {link} is from an earlier audit and may be stale: "
+                "review it against the default branch, or close it."
+            )
+        elif self.action is Action.NOT_DONE and not self.fixed:
+            said = f"gbbot did not open or update its fix PR: {md_text(self.reason)}"
+        elif self.action is Action.NOT_DONE:
+            said = f"{self._breaks()} a verified fix, but gbbot did not open its fix PR: {md_text(self.reason)}"
+        else:
+            said = f"{self._breaks()} a verified fix: {link}"
+        return ["### Verified fixes", "", said, ""]
