@@ -68,7 +68,10 @@ def test_the_audit_opens_one_fix_pr_updates_it_and_never_pushes_over_someone_els
         fixed = tip(bare, BRANCH)
         assert fixed is not None, first.stderr
         assert git(bare, "rev-list", "--parents", "-n1", fixed).split() == [fixed, audited]
-        assert git(bare, "log", "-1", "--format=%ae %s", fixed) == "gbbot@users.noreply.github.com gbbot: fix 1 graph break"
+        assert (
+            git(bare, "log", "-1", "--format=%ae %s", fixed)
+            == "gbbot@users.noreply.github.com gbbot: fix 1 graph break"
+        )
         assert git(bare, "diff", "--name-only", audited, fixed) == "model.py"
         assert breaks_at(bare, fixed, tmp_path) == 0
         [pull] = gh.pulls()
@@ -77,7 +80,10 @@ def test_the_audit_opens_one_fix_pr_updates_it_and_never_pushes_over_someone_els
         assert "Graph breaks 1 → 0" in pull.body
         [issue] = gh.issues()
         assert f"1 break has a verified fix: [#{pull.number}](" in issue.body
-        assert git(repo, "status", "--porcelain", "--untracked-files=no") == "" and (repo / "model.py").read_text() == WITH_BREAK
+        assert (
+            git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+            and (repo / "model.py").read_text() == WITH_BREAK
+        )
 
         audit(2)  # the same commit again: the same fix, the same branch tip, the same PR edited
         assert tip(bare, BRANCH) == fixed
