@@ -22,32 +22,13 @@ from tests.audit.git_http import BACKEND, GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.github_standin.fixtures import checked_standin
+from tests.step_project import CONFIG, MODEL, with_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
 
 PR = 9
 BRANCH = "feature-9"
-CONFIG = """\
-version: 1
-entrypoints:
-  - name: step
-    call: model:step
-mode: fast
-fail_on: new
-"""
-MODEL = """\
-import torch
-
-
-def f(x):
-    x = x + 1
-    return x * 2
-
-
-def step():
-    return torch.compile(f)(torch.ones(3))
-"""
-WITH_PRINT = MODEL.replace("    x = x + 1\n", '    x = x + 1\n    print("step", x)\n')
+WITH_PRINT = with_line('print("step", x)')
 GBBOT = {"GIT_AUTHOR_NAME": "gbbot", "GIT_AUTHOR_EMAIL": loop.AUTHOR_EMAIL}
 
 

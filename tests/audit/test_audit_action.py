@@ -14,30 +14,11 @@ from tests.audit.git_http import BACKEND, GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
+from tests.step_project import CONFIG, MODEL, with_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
 
-CONFIG = """\
-version: 1
-entrypoints:
-  - name: step
-    call: model:step
-mode: fast
-fail_on: new
-"""
-MODEL = """\
-import torch
-
-
-def f(x):
-    x = x + 1
-    return x * 2
-
-
-def step():
-    return torch.compile(f)(torch.ones(3))
-"""
-WITH_BREAK = MODEL.replace("    x = x + 1\n", "    x = x + 1\n    print('a break')\n")
+WITH_BREAK = with_line("print('a break')")
 
 
 def records_on(bare: Path) -> list[str]:
