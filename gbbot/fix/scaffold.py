@@ -181,35 +181,31 @@ def _text(brk: GraphBreak, library: LibraryFrame) -> str:
     )
 
 
+def _override_advice(brk: GraphBreak, why: str) -> FixResult:
+    """Advice in words where no scaffold can be offered: `why`, then what to do instead."""
+    return FixResult(
+        brk.fingerprint,
+        FixStatus.ADVICE,
+        brk.file,
+        brk.line,
+        recipe=brk.fix,
+        title="third-party code: override it in your code",
+        reason=f"{why}; subclass the class that owns that method in your code and override the method "
+        "(never patch site-packages)",
+    )
+
+
 def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
     library = locate(brk, lookup)
     if library is None:
         frames = library_frames(brk)
         where = f"{frames[-1].file}:{frames[-1].line} in {frames[-1].function}" if frames else "a library"
-        return FixResult(
-            brk.fingerprint,
-            FixStatus.ADVICE,
-            brk.file,
-            brk.line,
-            recipe=brk.fix,
-            title="third-party code: override it in your code",
-            reason=f"the break is inside {where}, whose source gbbot could not read; subclass the class "
-            "that owns that method in your code and override the method (never patch site-packages)",
-        )
+        return _override_advice(brk, f"the break is inside {where}, whose source gbbot could not read")
     where = f"{library.frame.file}:{library.frame.line}"
     text, why_not = sound_text(brk, library)
     if text is None:
-        return FixResult(
-            brk.fingerprint,
-            FixStatus.ADVICE,
-            brk.file,
-            brk.line,
-            recipe=brk.fix,
-            title="third-party code: override it in your code",
-            reason=f"the break is in third-party code ({where}); {why_not}, so no scaffold is offered: "
-            "subclass the class that owns that method in your code and override the method "
-            "(never patch site-packages)",
-        )
+        why = f"the break is in third-party code ({where}); {why_not}, so no scaffold is offered"
+        return _override_advice(brk, why)
     return FixResult(
         brk.fingerprint,
         FixStatus.SCAFFOLD,
