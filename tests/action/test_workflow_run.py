@@ -20,14 +20,6 @@ PR = 7
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """The publisher's checkout: the default branch, no entrypoint of the PR's (here: none at all)."""
-    path = tmp_path / "workspace"
-    (path / "gbbot-report").mkdir(parents=True)
-    return path
-
-
-@pytest.fixture
 def standin(github_standin: GitHubStandin) -> GitHubStandin:
     github_standin.add_pull(PR, HEAD_SHA, head_repo_fork=True)
     return github_standin

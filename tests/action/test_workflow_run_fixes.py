@@ -44,13 +44,6 @@ def genuine_fix(brk: GraphBreak) -> FixResult:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    (path / "gbbot-report").mkdir(parents=True)
-    return path
-
-
-@pytest.fixture
 def standin(github_standin: GitHubStandin) -> GitHubStandin:
     github_standin.add_pull(PR, HEAD_SHA, head_repo_fork=True)
     github_standin.set_pull_files(PR, {"model.py": PATCH, "setup.py": "@@ -1,1 +1,3 @@\n import setuptools\n+x\n+y\n"})

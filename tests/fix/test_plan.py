@@ -230,22 +230,24 @@ class Scaler(torch.nn.Module):
 """
 
 
-def test_a_third_party_break_gets_a_subclass_scaffold_pointing_at_the_library(tmp_path):
+def _library_break(tmp_path, source: str, line: int):
     site = tmp_path / "site-packages"
     (site / "lib").mkdir(parents=True)
-    (site / "lib" / "__init__.py").write_text(LIBRARY)
+    (site / "lib" / "__init__.py").write_text(source)
     config = parse_config(f"version: 1\nentrypoints: [{{name: e, call: 'm:f', env: {{PYTHONPATH: {site}}}}}]\n")
     third = brk(
         code="return scaler(x)",
         origin=Origin.THIRD_PARTY,
         file="model.py",
         line=5,
-        user_stack=(
-            Frame("model.py", 5, "f", "return scaler(x)"),
-            Frame("lib/__init__.py", 7, "forward", 'print("scaled")'),
-        ),
+        user_stack=(Frame("model.py", 5, "f", "return scaler(x)"), Frame("lib/__init__.py", line, "forward")),
     )
-    result = scaffold(third, library_lookup(tmp_path, config))
+    return third, library_lookup(tmp_path, config)
+
+
+def test_a_third_party_break_gets_a_subclass_scaffold_pointing_at_the_library(tmp_path):
+    third, lookup = _library_break(tmp_path, LIBRARY, 7)
+    result = scaffold(third, lookup)
     assert result.status is FixStatus.SCAFFOLD
     text = result.scaffold
     assert "NOT a verified fix" in text
@@ -286,21 +288,6 @@ class Scaler(torch.nn.Module):
 
 globals()["registry"] = []
 """
-
-
-def _library_break(tmp_path, source: str, line: int):
-    site = tmp_path / "site-packages"
-    (site / "lib").mkdir(parents=True)
-    (site / "lib" / "__init__.py").write_text(source)
-    config = parse_config(f"version: 1\nentrypoints: [{{name: e, call: 'm:f', env: {{PYTHONPATH: {site}}}}}]\n")
-    third = brk(
-        code="return scaler(x)",
-        origin=Origin.THIRD_PARTY,
-        file="model.py",
-        line=5,
-        user_stack=(Frame("model.py", 5, "f", "return scaler(x)"), Frame("lib/__init__.py", line, "forward")),
-    )
-    return third, library_lookup(tmp_path, config)
 
 
 def test_a_scaffold_imports_every_library_name_its_copy_uses(tmp_path):
