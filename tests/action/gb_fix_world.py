@@ -16,6 +16,7 @@ from tests.action.helpers import ActionRun, run_action, webhook
 from tests.audit.git_http import GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
+from tests.step_project import author_repository
 
 PR = 7
 BRANCH = "feature-7"
@@ -150,18 +151,8 @@ class World:
 
 def make_repo(tmp: Path) -> tuple[Path, str, str]:
     """A bare repository with main and the PR branch; (bare, base sha, head sha)."""
-    served = tmp / "served"
-    bare = served / "octo-repo.git"
-    git(tmp, "init", "-q", "--bare", str(bare))
-    work = tmp / "author"
-    work.mkdir()
-    git(work, "init", "-q", "-b", "main")
-    (work / ".gbbot.yml").write_text(CONFIG)
-    (work / "model.py").write_text(MODEL.replace('    print("step", x)\n', ""))
-    (work / "envdump.py").write_text(ENVDUMP)
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "base")
-    base = git(work, "rev-parse", "HEAD")
+    files = {".gbbot.yml": CONFIG, "model.py": MODEL.replace('    print("step", x)\n', ""), "envdump.py": ENVDUMP}
+    bare, work, base = author_repository(tmp, files)
     git(work, "checkout", "-qb", BRANCH)
     (work / "model.py").write_text(MODEL)
     git(work, "commit", "-qam", "print the step")

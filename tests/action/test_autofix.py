@@ -22,7 +22,7 @@ from tests.audit.git_http import BACKEND, GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.github_standin.fixtures import checked_standin
-from tests.step_project import CONFIG, MODEL, with_line
+from tests.step_project import CONFIG, MODEL, author_repository, with_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
 
@@ -70,16 +70,7 @@ class Pr:
 def make_pr(tmp: Path, config: str, gbbot_commits: bool = False) -> tuple[Path, str, str]:
     """A bare repository: main, and the PR's branch adding a print to the compiled function (in
     two gbbot fix commits when `gbbot_commits`). (bare, base sha, head sha)."""
-    bare = tmp / "served" / "octo-repo.git"
-    git(tmp, "init", "-q", "--bare", str(bare))
-    work = tmp / "author"
-    work.mkdir()
-    git(work, "init", "-q", "-b", "main")
-    (work / ".gbbot.yml").write_text(config)
-    (work / "model.py").write_text(MODEL)
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "base")
-    base = git(work, "rev-parse", "HEAD")
+    bare, work, base = author_repository(tmp, {".gbbot.yml": config, "model.py": MODEL})
     git(work, "checkout", "-qb", BRANCH)
     if gbbot_commits:
         (work / "notes.txt").write_text("an earlier fix\n")

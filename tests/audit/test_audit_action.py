@@ -14,7 +14,7 @@ from tests.audit.git_http import BACKEND, GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
-from tests.step_project import CONFIG, MODEL, with_line
+from tests.step_project import CONFIG, MODEL, author_repository, with_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
 
@@ -29,17 +29,8 @@ def records_on(bare: Path) -> list[str]:
 
 
 def test_audits_keep_one_issue_and_call_out_a_regression_with_its_commit_range(tmp_path):
-    served = tmp_path / "served"
-    bare = served / "octo-repo.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / ".gbbot.yml").write_text(CONFIG)
-    (repo / "model.py").write_text(MODEL)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    first_sha = git(repo, "rev-parse", "HEAD").strip()
+    bare, repo, first_sha = author_repository(tmp_path, {".gbbot.yml": CONFIG, "model.py": MODEL}, name="repo")
+    served = bare.parent
     # A credential a checkout might have left must not be what the push relies on.
     with GitHttpRemote(served, ACTIONS_TOKEN) as remote, checked_standin() as gh:
         url = remote.repo_url("octo-repo.git")

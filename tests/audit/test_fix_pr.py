@@ -17,6 +17,7 @@ from tests.audit.test_audit_action import CONFIG, WITH_BREAK
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
+from tests.step_project import author_repository
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
 
@@ -31,18 +32,10 @@ def tip(bare: Path, branch: str) -> str | None:
 
 def setup(tmp_path: Path, config: str) -> tuple[Path, Path, str]:
     """A repository whose default branch has a `print` break, pushed to a bare remote."""
-    served = tmp_path / "served"
-    bare = served / "octo-repo.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / ".gbbot.yml").write_text(config)
-    (repo / "model.py").write_text(WITH_BREAK)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "a print in the compiled function")
+    files = {".gbbot.yml": config, "model.py": WITH_BREAK}
+    bare, repo, sha = author_repository(tmp_path, files, "a print in the compiled function", name="repo")
     git(repo, "push", "-q", str(bare), "main")
-    return repo, bare, git(repo, "rev-parse", "HEAD")
+    return repo, bare, sha
 
 
 def breaks_at(bare: Path, commit: str, scratch: Path) -> int:
