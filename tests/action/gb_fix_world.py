@@ -84,11 +84,7 @@ class World:
         return self.remote.repo_url("octo-repo.git")
 
     def checkout(self, sha: str, name: str) -> Path:
-        """actions/checkout of `sha` with persist-credentials: false: no credential stays behind."""
-        dest = self.tmp / name
-        git(self.tmp, "-c", f"http.extraheader={basic(ACTIONS_TOKEN)}", "clone", "-q", self.url, str(dest))
-        git(dest, "checkout", "-q", "--detach", sha)
-        return dest
+        return checkout(self.url, self.tmp / name, sha)
 
     def comment(self, body: str, login: str = ADMIN, user_type: str = "User", action: str = "created") -> dict:
         """A real issue_comment payload for a comment the stand-in holds (reactions land on it)."""
@@ -147,6 +143,13 @@ class World:
 
     def logs(self) -> str:
         return "".join(r.stdout + r.stderr for r in self.runs)
+
+
+def checkout(url: str, dest: Path, sha: str) -> Path:
+    """actions/checkout of `sha` with persist-credentials: false: no credential stays behind."""
+    git(dest.parent, "-c", f"http.extraheader={basic(ACTIONS_TOKEN)}", "clone", "-q", url, str(dest))
+    git(dest, "checkout", "-q", "--detach", sha)
+    return dest
 
 
 def make_repo(tmp: Path) -> tuple[Path, str, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gbbot.gbfix import loop
-from tests.action.gb_fix_world import basic
+from tests.action.gb_fix_world import basic, checkout
 from tests.action.helpers import ActionRun, pull_request_event, run_action
 from tests.audit.git_http import BACKEND, GitHttpRemote
 from tests.conftest import git
@@ -46,11 +46,7 @@ class Pr:
         return self.remote.repo_url("octo-repo.git")
 
     def checkout(self, sha: str, name: str) -> Path:
-        """actions/checkout of `sha` with fetch-depth: 0 and persist-credentials: false."""
-        dest = self.tmp / name
-        git(self.tmp, "-c", f"http.extraheader={basic(ACTIONS_TOKEN)}", "clone", "-q", self.url, str(dest))
-        git(dest, "checkout", "-q", "--detach", sha)
-        return dest
+        return checkout(self.url, self.tmp / name, sha)
 
     def check(self, fork: bool = False) -> ActionRun:
         """The PR check on the head the PR event names, with the token the workflow gives it."""
