@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
-
-pytest.importorskip("torch")
 
 BASE = """\
 import torch

@@ -18,8 +18,6 @@ from gbbot.render import findings, markdown, terminal
 from gbbot.render.terminal import shorten
 from tests.cli_helpers import gbbot, write
 
-pytest.importorskip("torch")
-
 NEVER_COMPILES = {
     "plain.py": "print('no torch here')\n",
     "flagged.py": """\

@@ -18,13 +18,13 @@ import pytest
 from gbbot.gbfix import loop
 from tests.action.gb_fix_world import basic, checkout
 from tests.action.helpers import ActionRun, pull_request_event, run_action
-from tests.audit.git_http import BACKEND, GitHttpRemote
+from tests.audit.git_http import GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import CONFIG, MODEL, author_repository, with_line
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
+pytestmark = pytest.mark.slow
 
 PR = 9
 BRANCH = "feature-9"

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.action.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo
-from tests.audit.git_http import BACKEND, GitHttpRemote
+from tests.audit.git_http import GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture

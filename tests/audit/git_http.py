@@ -26,6 +26,10 @@ BACKEND = next(
 
 class GitHttpRemote:
     def __init__(self, project_root: Path, token: str) -> None:
+        if BACKEND is None:  # it ships with git: its absence is a broken machine, not a reason to skip
+            raise RuntimeError(
+                "git-http-backend not found next to git (looked in /usr/lib/git-core, /usr/libexec/git-core)"
+            )
         self.project_root = project_root
         self.token = token
         self.authorizations: list[str] = []  # the Authorization header of every request

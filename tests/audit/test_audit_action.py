@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.action.helpers import run_action
-from tests.audit.git_http import BACKEND, GitHttpRemote
+from tests.audit.git_http import GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import CONFIG, MODEL, author_repository, with_line
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
+pytestmark = pytest.mark.slow
 
 WITH_BREAK = with_line("print('a break')")
 

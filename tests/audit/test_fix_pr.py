@@ -12,14 +12,14 @@ import pytest
 from gbbot import api
 from gbbot.config import load_config
 from tests.action.helpers import run_action
-from tests.audit.git_http import BACKEND, GitHttpRemote
+from tests.audit.git_http import GitHttpRemote
 from tests.audit.test_audit_action import CONFIG, WITH_BREAK
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import author_repository
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")]
+pytestmark = pytest.mark.slow
 
 BRANCH = "gbbot/fixes"
 MARKER = "<!-- gbbot:audit-fix-pr -->"

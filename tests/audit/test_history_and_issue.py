@@ -17,7 +17,7 @@ from gbbot import git as git_
 from gbbot.audit import compare, history, issue, tracking
 from gbbot.audit.record import BreakEntry, EntrypointEntry, Record, dumps
 from gbbot.errors import GitError
-from tests.audit.git_http import BACKEND, GitHttpRemote
+from tests.audit.git_http import GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 
@@ -120,9 +120,6 @@ def test_mermaid_blocks_parse():
 
 # --- the data branch against a real remote --------------------------------------------------------
 
-needs_backend = pytest.mark.skipif(BACKEND is None, reason="git-http-backend is not installed")
-
-
 def remote_and_clone(tmp_path: Path, name: str = "clone") -> tuple[Path, Path]:
     bare = tmp_path / "served" / "r.git"
     if not bare.exists():
@@ -132,7 +129,6 @@ def remote_and_clone(tmp_path: Path, name: str = "clone") -> tuple[Path, Path]:
     return bare, clone
 
 
-@needs_backend
 def test_two_audits_racing_for_the_data_branch_both_land(tmp_path):
     _, mine = remote_and_clone(tmp_path)
     _, theirs = remote_and_clone(tmp_path, "theirs")
@@ -149,7 +145,6 @@ def test_two_audits_racing_for_the_data_branch_both_land(tmp_path):
         assert dates == [r.date for r in HISTORY]
 
 
-@needs_backend
 def test_a_corrupted_record_is_skipped_with_a_warning(tmp_path):
     bare, clone = remote_and_clone(tmp_path)
     with GitHttpRemote(tmp_path / "served", "tok") as server:
@@ -170,8 +165,6 @@ def test_a_corrupted_record_is_skipped_with_a_warning(tmp_path):
 
 
 def test_a_wrong_token_is_refused_without_showing_it(tmp_path):
-    if BACKEND is None:
-        pytest.skip("git-http-backend is not installed")
     _, clone = remote_and_clone(tmp_path)
     with GitHttpRemote(tmp_path / "served", "right") as server, pytest.raises(GitError) as caught:
         history.append_remote(
