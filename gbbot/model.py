@@ -213,6 +213,19 @@ class Recompilation:
 
 
 @dataclass(frozen=True)
+class Reads:
+    """What one entrypoint's process read, as recorded while it ran: absolute paths of the files it
+    opened for reading and of the directories it listed (the interpreter's installation left out),
+    and the first way it started another program, whose reads nobody saw."""
+
+    files: frozenset[str]
+    directories: frozenset[str]
+    spawned: str | None = None  # e.g. "subprocess.Popen"
+    absent: frozenset[str] = frozenset()  # files it tried to open that were not there after it ran
+    overflow: bool = False  # more paths than a record holds: the lists are not the whole story
+
+
+@dataclass(frozen=True)
 class RunOutcome:
     """How one entrypoint's process ended."""
 
@@ -226,6 +239,7 @@ class RunOutcome:
     result_path: str | None = None
     reason: str = ""  # why skipped / crashed, in words
     env_withheld: tuple[str, ...] = ()  # names of gbbot's variables the entrypoint did not get
+    reads: Reads | None = None  # None: the backend does not record what a run reads
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,12 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gbbot import reads
 from gbbot.console import say
-from gbbot.model import RunOutcome
+from gbbot.model import Reads, RunOutcome
 from gbbot.runner import orphans
 from gbbot.runner.contract import (
     KILL_GRACE_S,
@@ -42,8 +43,10 @@ from gbbot.runner.contract import (
     signal_number,
 )
 from gbbot.runner.local import LIVE, SPAWNING
+from gbbot.untrusted_json import Refused
 
 SERVER_FILE = Path(__file__).with_name("warm_server.py")
+READS_FILE = "reads.json"  # a child's record of what it read, in its work dir
 # Shell syntax the warm path does not interpret: a command using any of it runs through the shell.
 SHELL_SYNTAX = set("|&;<>()$`\\*?[]{}~#!\n\r")
 # Variables the server's imports may have read once: a child whose value differs would not see
@@ -309,7 +312,27 @@ def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str]) -> dict
         "stdout": str(request.work_dir / "stdout.txt"),
         "stderr": str(request.work_dir / "stderr.txt"),
         "shim": str(SHIM_DIR / "sitecustomize.py"),
+        "reads": str(request.work_dir / READS_FILE),
+        # gbbot's own files (the `call:` launcher, the shim), and where the run's trace is written
+        "unrecorded": [str(SHIM_DIR.parent), str(request.work_dir)],
     }
+
+
+def recorded_reads(request: RunRequest) -> Reads | None:
+    """What the child says it read, or None when it left no usable record (it was killed, exited
+    through os._exit, or wrote something else there: it ran PR code). A file that is not there now
+    was a probe that failed (the import system tries names) or one the run made and removed; each
+    file that is there is also named by its resolved path, so a symlink in the tree stands for the
+    file it points to."""
+    path = request.work_dir / READS_FILE
+    try:
+        if path.stat().st_size > reads.MAX_RECORD_BYTES:
+            return None
+        found = reads.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, Refused):
+        return None
+    there = {f for f in found.files if os.path.lexists(f)}
+    return replace(found, files=frozenset(there | {os.path.realpath(f) for f in there}), absent=found.files - there)
 
 
 def exit_code(code: int | None, through_shell: bool, killed: bool) -> int | None:
@@ -359,7 +382,8 @@ def _outcome(
             stderr.write(said)
     code = exit_code(child.exit_code, through_shell, killed=timed_out)
     signal_no = signal_number(code, through_shell)
-    return ended(request, code, signal_no, timed_out, duration, base, unexplained_crash="the warm server stopped")
+    outcome = ended(request, code, signal_no, timed_out, duration, base, unexplained_crash="the warm server stopped")
+    return replace(outcome, reads=recorded_reads(request))
 
 
 class WarmRunner:

@@ -48,6 +48,80 @@ def fork_unsafe():
     return None
 
 
+# --- what a child reads ----------------------------------------------------------------------
+
+# Ways to start another program: what that program reads, this process's hook does not see.
+SPAWNS = frozenset({"os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "pty.spawn",
+                    "subprocess.Popen"})  # fmt: skip
+MAX_PATHS = 20000  # per list; past it the record says it overflowed
+
+
+class Reads:
+    """An audit hook that records the files a child opens for reading and the directories it
+    lists (the import system's included: sources, bytecode, the directories it searches), so that
+    gbbot can tell whether another checkout of the same code would have read the same bytes.
+    Paths under `skip` (the interpreter's installation, gbbot's own files) are the same for every
+    checkout and are not recorded. A hook must never raise into the program: whatever goes wrong
+    inside it marks the record as overflowed, which gbbot reads as "not the whole story"."""
+
+    def __init__(self, skip):
+        self.skip = tuple(p.rstrip(os.sep) + os.sep for p in skip)
+        self.files, self.directories = set(), set()
+        self.spawned = None
+        self.overflow = False
+
+    def __call__(self, event, args):
+        try:
+            if event == "open":
+                if _reading(args[1], args[2]):
+                    self._add(self.files, args[0])
+            elif event in ("os.listdir", "os.scandir"):
+                self._add(self.directories, "." if args[0] is None else args[0])
+            elif event == "ctypes.dlopen" and args[0] and os.sep in str(args[0]):
+                self._add(self.files, args[0])
+            elif event in SPAWNS and self.spawned is None:
+                self.spawned = event
+        except Exception:
+            self.overflow = True
+
+    def _add(self, found, path):
+        if isinstance(path, int):  # a file descriptor: opened (and recorded) before
+            return
+        path = os.path.abspath(os.fsdecode(path))
+        if path.startswith(self.skip) or path in found:
+            return
+        if len(found) >= MAX_PATHS:
+            self.overflow = True
+        else:
+            found.add(path)
+
+    def write(self, path):
+        record = {"files": sorted(self.files), "directories": sorted(self.directories),
+                  "spawned": self.spawned, "overflow": self.overflow}  # fmt: skip
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(record, handle)
+
+
+def _reading(mode, flags):
+    """`open`'s audit arguments: a mode string (builtins.open, io.open_code) or None and the
+    os.open flags."""
+    if mode is not None:
+        return "r" in mode or "+" in mode
+    return flags & os.O_ACCMODE != os.O_WRONLY
+
+
+def _installation(cwd):
+    """Where the interpreter and its packages live: the same files for every checkout. A prefix
+    holding the tree being run (a Python installed in `/`) is not skipped: its files are the tree's."""
+    import site
+
+    places = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *site.getsitepackages()}
+    with contextlib.suppress(AttributeError):
+        places.add(site.getusersitepackages())
+    inside = os.path.join(os.path.abspath(cwd), "")
+    return [p for p in places if p and not inside.startswith(os.path.join(os.path.abspath(p), ""))]
+
+
 # --- in the child ----------------------------------------------------------------------------
 
 
@@ -156,10 +230,11 @@ def _report(exc):
     sys.excepthook(type(exc), exc.with_traceback(tb), tb)
 
 
-def _finish():
+def _finish(reads, spec):
     """What interpreter shutdown does that a child must do by hand before os._exit: wait for
-    non-daemon threads, run atexit (logging flushes the trace there), flush the streams."""
-    for step in (threading._shutdown, atexit._run_exitfuncs):
+    non-daemon threads, run atexit (logging flushes the trace there), flush the streams; then
+    leave the record of what it read."""
+    for step in (threading._shutdown, atexit._run_exitfuncs, lambda: reads.write(spec["reads"])):
         try:
             step()
         except BaseException:
@@ -178,6 +253,8 @@ def _child_main(spec, site_tail):
     sys.path[:] = _python_path(site_tail)
     _retrace()
     _fast_mode(spec["shim"])
+    reads = Reads([*_installation(spec["cwd"]), *spec["unrecorded"]])
+    sys.addaudithook(reads)  # from here on, what the program reads (audit hooks cannot be removed)
     interrupted = False
     try:
         code = (_run_module if spec["kind"] == "module" else _run_script)(spec)
@@ -186,7 +263,7 @@ def _child_main(spec, site_tail):
     except BaseException as exc:
         _report(exc)
         interrupted, code = isinstance(exc, KeyboardInterrupt), 1
-    _finish()
+    _finish(reads, spec)
     if interrupted:  # the interpreter dies of SIGINT after an uncaught KeyboardInterrupt
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)

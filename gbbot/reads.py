@@ -1,0 +1,159 @@
+"""Whether the merge-base would read what the head read: when it would, its run would do what the
+head's did, so `diff` takes the head's result for the base instead of running it again.
+
+A warm child records every file it opens for reading and every directory it lists (see
+runner/warm_server.py). An entrypoint's base run is skipped only when that record is whole (it
+started no other program, it did not overflow) and nothing the change touches is in it: no file it
+read was modified, added or removed, no directory it listed gained or lost an entry, and no file
+it read is missing from the base commit (an ignored or untracked file: the base's checkout would
+not have it). What is outside the repository (the interpreter, site-packages, /tmp) is the same
+for both runs, since both run with the same interpreter and environment.
+
+What such a record cannot see: a file read by C code that opens it itself (not through Python's
+`open`), and a file whose mere existence (`os.path.exists`) changes what the program does without
+it being opened or its directory listed. `--no-warm` runs the base every time.
+
+Pure: paths and sets in, a reason or None out.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from gbbot import untrusted_json
+from gbbot.model import Reads
+
+MAX_PATHS = 20_000  # per list, as the child caps it
+MAX_PATH_CHARS = 4096
+MAX_RECORD_BYTES = 8 << 20
+BOUNDS = untrusted_json.Bounds(depth=3, values=2 * MAX_PATHS + 16, number_chars=8)
+EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def parse(text: str) -> Reads:
+    """A child's record (JSON written by a process that ran PR code): bounded and checked field by
+    field; `untrusted_json.Refused` when it is not what a child writes."""
+    data = untrusted_json.loads(text, BOUNDS)
+    if not isinstance(data, dict):
+        raise untrusted_json.Refused("not an object")
+    spawned, overflow = data.get("spawned"), data.get("overflow")
+    if spawned is not None and not (isinstance(spawned, str) and len(spawned) <= 100):
+        raise untrusted_json.Refused("`spawned` is not a short string")
+    if not isinstance(overflow, bool):
+        raise untrusted_json.Refused("`overflow` is not true or false")
+    return Reads(_paths(data, "files"), _paths(data, "directories"), spawned=spawned, overflow=overflow)
+
+
+def _paths(data: dict, key: str) -> frozenset[str]:
+    paths = data.get(key)
+    if not isinstance(paths, list) or len(paths) > MAX_PATHS:
+        raise untrusted_json.Refused(f"`{key}` is not a list of at most {MAX_PATHS} paths")
+    if not all(isinstance(p, str) and p.startswith("/") and len(p) <= MAX_PATH_CHARS for p in paths):
+        raise untrusted_json.Refused(f"`{key}` holds something other than absolute paths")
+    return frozenset(paths)
+
+
+# --- how the working tree differs from the base ------------------------------------------------
+
+
+def _parents(path: str) -> Iterable[str]:
+    """"a/b/c.py" → "a", "a/b", "a/b/c.py": each entry on the way down, top first."""
+    parts = path.split("/")
+    return ("/".join(parts[: i + 1]) for i in range(len(parts)))
+
+
+def _entries(files: Iterable[str]) -> set[str]:
+    return {entry for f in files for entry in _parents(f)}
+
+
+def _directory(entry: str) -> str:
+    return entry.rpartition("/")[0]
+
+
+def _relisted(moved: Iterable[str], there: set[str]) -> set[str]:
+    """Directories whose listing gains or loses an entry when each of `moved` appears (or goes):
+    the directory holding its first path entry that `there` (the other side) lacks."""
+    found = set()
+    for path in moved:
+        first = next((entry for entry in _parents(path) if entry not in there), None)
+        if first is not None:
+            found.add(_directory(first))
+    return found
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The working tree against the base commit, paths relative to the repository's top level."""
+
+    base_files: frozenset[str]  # every file of the base commit
+    touched: frozenset[str]  # modified, added, removed or retyped, and untracked files
+    relisted: frozenset[str]  # directories ("" for the top level) whose entries differ
+
+    @classmethod
+    def of(cls, base_files: Iterable[str], name_status: Sequence[tuple[str, str]], untracked: Iterable[str]) -> Changes:
+        """From the base commit's files, `git diff --no-renames --name-status BASE` (status, path)
+        and the untracked files that are not ignored."""
+        base = frozenset(base_files)
+        added = {p for status, p in name_status if status.startswith("A")} | set(untracked)
+        removed = {p for status, p in name_status if status.startswith("D")}
+        head = _entries((base - removed) | added)
+        relisted = _relisted(added, _entries(base)) | _relisted(removed, head)
+        touched = {p for _, p in name_status} | added
+        return cls(base, frozenset(touched), frozenset(relisted))
+
+
+# --- the decision ------------------------------------------------------------------------------
+
+
+def relative(path: str, tops: Sequence[str]) -> str | None:
+    """`path` below one of `tops` (the top level as given and as resolved), or None outside."""
+    for top in tops:
+        if path == top:
+            return ""
+        if path.startswith(top.rstrip("/") + "/"):
+            return path[len(top.rstrip("/")) + 1 :]
+    return None
+
+
+def source_of(path: str) -> str:
+    """A module's bytecode cache stands for its source: `pkg/__pycache__/m.cpython-311.pyc` is
+    what the import system reads instead of `pkg/m.py`, and is never committed."""
+    pure = PurePosixPath(path)
+    if pure.suffix != ".pyc" or pure.parent.name != "__pycache__":
+        return path
+    return str(pure.parent.parent / (pure.name.split(".", 1)[0] + ".py")).removeprefix("./")
+
+
+def why_rerun(reads: Reads | None, changes: Changes, tops: Sequence[str]) -> str | None:
+    """Why the base must run this entrypoint itself, in words; None when the head's result is the
+    base's: everything it read is in the base commit, unchanged."""
+    if reads is None:
+        return "what it read was not recorded (it did not run in the warm server)"
+    if reads.spawned:
+        return f"it started another program ({reads.spawned}), whose reads are not recorded"
+    if reads.overflow:
+        return f"it read more than {MAX_PATHS} files or directories"
+    for path in sorted(reads.files):
+        rel = relative(path, tops)
+        if not rel:
+            continue
+        rel = source_of(rel)
+        if rel in changes.touched:
+            return f"it read `{rel}`, which the change touches"
+        if rel not in changes.base_files:
+            return f"it read `{rel}`, which is not in the base commit"
+    for path in sorted(reads.absent):  # not in the head: only the base could have opened it
+        rel = relative(path, tops)
+        if rel and (rel in changes.base_files or rel in changes.touched):
+            return f"it tried to read `{rel}`, which the change removes"
+    listed = {rel for d in reads.directories if (rel := relative(d, tops)) is not None}
+    relisted = sorted(listed & changes.relisted)
+    if relisted:
+        return f"it listed `{relisted[0] or '.'}/`, where the change adds or removes files"
+    for path in sorted(changes.touched):  # an extension module is loaded without an `open`
+        if path.endswith(EXTENSION_SUFFIXES) and _directory(path) in listed:
+            return f"it may load `{path}`, which the change touches"
+    return None
