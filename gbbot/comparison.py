@@ -4,21 +4,24 @@ the base's report from a baseline file or the cache), and report what changed.
 The head side is the working tree as it is, uncommitted edits included (what the user is
 working on); a note says so when the tree is dirty. The base side is the merge-base, checked out
 in a temporary worktree and always removed. The head's .gbbot.yml defines both sides' entrypoints.
+When the head's runs recorded what they read (the warm server), the head runs first and the base
+runs only the entrypoints whose reads the change touches (gbbot/reads.py); the others' base
+results are the head's, and a note says which.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gbbot import baseline, diff, git
+from gbbot import baseline, diff, git, reads, report
 from gbbot.check import CheckOptions, check, select
 from gbbot.config import Config
 from gbbot.console import say
 from gbbot.errors import GitError, ReportError
-from gbbot.model import Diff, Report, RunOutcome
+from gbbot.model import Diff, Reads, Report, RunOutcome, Status
 
 MAX_LISTED_PATHS = 5
 MAX_PATH_CHARS = 200
@@ -96,13 +99,10 @@ def split_jobs(jobs: int) -> tuple[int, int]:
 
 
 def run_both(p: Plan, on_done: OnDone) -> tuple[Report, Report]:
-    """Head and base; at the same time when --jobs allows. The worktree is opened here, in the
-    calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
+    """Head and base at the same time, --jobs shared between them. The worktree is opened here, in
+    the calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
     on_base = _labelled(on_done, p.base_sha)
     with git.worktree(p.top, p.base_sha) as tree:
-        if p.options.jobs < 2:
-            base = baseline.run_base(tree, p.prefix, p.config, p.options, on_base)
-            return check(p.root, p.config, p.options, on_done), base
         head_jobs, base_jobs = split_jobs(p.options.jobs)
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gbbot-side")
         try:
@@ -199,11 +199,88 @@ def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
 
 def _run_both_and_cache(r: _Run) -> Sides:
     p, cache = r.plan, r.options.cache
-    head, base = run_both(p, r.runs(2))
+    if head_first(p):
+        head, base, notes = head_then_base(r)
+    else:
+        (head, base), notes = run_both(p, r.runs(2)), ()
     key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if cache else None
     if key is not None and baseline.cacheable(base):
         baseline.Cache(cache).store(key, base)
-    return Sides(head, base, "run")
+    return Sides(head, base, "run", notes)
+
+
+def head_first(p: Plan) -> bool:
+    """Whether the head runs before the base, so that the base runs only what the change can
+    affect. Worth it when the runs record what they read (the warm server), and never slower one
+    at a time; otherwise, with --jobs to spare, both sides run at once."""
+    warm = p.options.runner is None and p.config.runner.backend == "local" and p.config.runner.warm
+    return warm or p.options.jobs < 2
+
+
+# Statuses the same inputs give again: a timeout or a crash may not.
+REPEATABLE = (Status.OK, Status.NO_COMPILE)
+
+
+def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
+    """The head, then the base for only the entrypoints whose runs read something the change
+    touches (gbbot/reads.py); the others' base results are the head's."""
+    p = r.plan
+    seen: dict[str, Reads | None] = {}
+    on_head = r.progress(len(select(p.config, p.options)))
+
+    def collect(outcome: RunOutcome) -> None:
+        seen[outcome.name] = outcome.reads
+        on_head(outcome)
+
+    head = check(p.root, p.config, p.options, collect)
+    why = rerun_reasons(p, head, seen)
+    same = [e.name for e in head.entrypoints if e.name not in why]
+    ran = _run_base_for(p, list(why), r.progress(len(why))) if why else None
+    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints))
+
+
+def rerun_reasons(p: Plan, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
+    """Entrypoint name → why its base must run; those missing may take the head's result."""
+    why = {e.name: f"it ended {e.status.value}" for e in head.entrypoints if e.status not in REPEATABLE}
+    rest = [e.name for e in head.entrypoints if e.name not in why]
+    if not any(seen.get(name) for name in rest):
+        return {**why, **{name: "what it read was not recorded" for name in rest}}
+    changes = reads.Changes.of(git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha), git.untracked(p.top))
+    tops = tuple(dict.fromkeys((str(p.top), str(p.top.resolve()))))
+    for name in rest:
+        reason = reads.why_rerun(seen.get(name), changes, tops)
+        if reason:
+            why[name] = reason
+    return why
+
+
+def _run_base_for(p: Plan, names: Sequence[str], on_done: OnDone) -> Report:
+    only = replace(p.options, only=tuple(names), shard=None)  # already this shard's
+    with git.worktree(p.top, p.base_sha) as tree:
+        return baseline.run_base(tree, p.prefix, p.config, only, _labelled(on_done, p.base_sha))
+
+
+def _base_report(p: Plan, head: Report, ran: Report | None, why: Mapping[str, str]) -> Report:
+    by_name = {e.name: e for e in ran.entrypoints} if ran else {}
+    entries = [by_name[e.name] if e.name in why else e for e in head.entrypoints]
+    version = (ran.torch_version if ran else None) or head.torch_version
+    mode = p.options.mode or p.config.mode
+    shard = str(p.options.shard) if p.options.shard else None
+    return report.new_report(entries, mode, version, p.base_sha, p.config.digest, shard)
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(f"`{n}`" for n in names[:MAX_LISTED_PATHS])
+    return shown + (", …" if len(names) > MAX_LISTED_PATHS else "")
+
+
+def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
+    if not same:
+        return ()
+    return (
+        f"The base was not run again for {len(same)} of {total} entrypoints ({_names(same)}): they read "
+        "no file this change touches, so their base results are the head's.",
+    )
 
 
 def _run_base_only(p: Plan) -> Report:

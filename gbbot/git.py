@@ -119,6 +119,30 @@ def renames(root: Path, base: str, head: str | None = None) -> dict[str, str]:
     return found
 
 
+def _zero_separated(out: str) -> list[str]:
+    return [p for p in out.split("\0") if p]
+
+
+def tree_files(root: Path, commit: str) -> tuple[str, ...]:
+    """Every file of `commit`, relative to the repository's top level."""
+    _, out, _ = cmd_output("git", "ls-tree", "-r", "--name-only", "--full-tree", "-z", commit, cwd=root)
+    return tuple(_zero_separated(out))
+
+
+def name_status(root: Path, commit: str) -> tuple[tuple[str, str], ...]:
+    """(status, path) of each tracked file that differs between `commit` and the working tree,
+    a rename as the removal and the addition it is made of; paths relative to the top level."""
+    _, out, _ = cmd_output("git", "diff", "--no-renames", "--name-status", "-z", commit, "--", cwd=root)
+    fields = _zero_separated(out)
+    return tuple(zip(fields[0::2], fields[1::2]))
+
+
+def untracked(root: Path) -> tuple[str, ...]:
+    """Files git would track but does not yet (not ignored), relative to the top level."""
+    _, out, _ = cmd_output("git", "ls-files", "-z", "--others", "--exclude-standard", "--full-name", ":/", cwd=root)
+    return tuple(_zero_separated(out))
+
+
 def _remove_worktree(root: Path, path: Path) -> None:
     cmd_output("git", "worktree", "remove", "--force", "--force", str(path), cwd=root, check=False)
     shutil.rmtree(path, ignore_errors=True)
