@@ -8,7 +8,9 @@ transformers model and compiling it) with a cold Inductor cache:
   manual      `TORCH_LOGS=graph_breaks python <script>` per entrypoint, one after the other (Inductor)
   fast fresh  `gbbot check --no-warm` (fast mode, a fresh process per entrypoint)
   fast warm   `gbbot check` (fast mode, forked from one server that imported torch and transformers)
-  diff        `gbbot diff --base HEAD~1` (warm, cold baseline: base and head both run)
+  diff, 1 touched   `gbbot diff --base HEAD~1` (warm, cold baseline) on a change to one model's
+                    script: the base runs that entrypoint only, the others read nothing it touches
+  diff, all touched the same on a change to every script: the base runs all three
 Prints wall times, ratios and whether every way found the same set of breaks.
 """
 
@@ -58,7 +60,7 @@ PRELOAD = "[transformers, transformers.models.bert.modeling_bert, transformers.m
 PRELOAD += "transformers.models.t5.modeling_t5]"
 
 
-def make_project(repo: Path) -> None:
+def make_project(repo: Path, touched: tuple[str, ...] = ("bert.py",)) -> None:
     repo.mkdir()
     for name, (config, model, args) in SCRIPTS.items():
         (repo / name).write_text(MODEL.format(config=config, model=model, args=args))
@@ -67,7 +69,8 @@ def make_project(repo: Path) -> None:
     git = ["git", "-c", "user.name=b", "-c", "user.email=b@example.invalid"]
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
     for message in ("base", "head"):
-        (repo / "bert.py").write_text((repo / "bert.py").read_text() + f"# {message}\n")
+        for name in touched:
+            (repo / name).write_text((repo / name).read_text() + f"# {message}\n")
         subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
         subprocess.run([*git, "commit", "-qm", message], cwd=repo, check=True)
 
@@ -98,17 +101,19 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     jobs = ("--jobs", str(args.jobs))
-    ways = {
-        "manual": lambda repo, env: manual(repo, env),
-        "fast fresh": lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs),
-        "fast warm": lambda repo, env: gbbot(repo, env, "check", *jobs),
-        "diff (warm)": lambda repo, env: gbbot(repo, env, "diff", "--base", "HEAD~1", *jobs),
+    diff = ("diff", "--base", "HEAD~1", *jobs)
+    ways = {  # way → (how it runs, the scripts the head commit changes)
+        "manual": (manual, ("bert.py",)),
+        "fast fresh": (lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs), ("bert.py",)),
+        "fast warm": (lambda repo, env: gbbot(repo, env, "check", *jobs), ("bert.py",)),
+        "diff, 1 touched": (lambda repo, env: gbbot(repo, env, *diff), ("bert.py",)),
+        "diff, all touched": (lambda repo, env: gbbot(repo, env, *diff), tuple(SCRIPTS)),
     }
     results = {}
     with tempfile.TemporaryDirectory(prefix="gbbot-bench-") as tmp:
-        for way, run in ways.items():
-            repo = Path(tmp) / way.replace(" ", "-").replace("(", "").replace(")", "")
-            make_project(repo)
+        for way, (run, touched) in ways.items():
+            repo = Path(tmp) / way.replace(" ", "-").replace(",", "")
+            make_project(repo, touched)
             env = {
                 **os.environ,
                 "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
@@ -119,12 +124,13 @@ def main() -> int:
             results[way] = run(repo, env)
     print(f"3 transformers entrypoints, cold Inductor cache, gbbot --jobs {args.jobs}:")
     for way, (seconds, _) in results.items():
-        print(f"  {way:12s} {seconds:6.1f} s")
+        print(f"  {way:17s} {seconds:6.1f} s")
     t = {way: seconds for way, (seconds, _) in results.items()}
-    print(f"  manual / fast fresh   {t['manual'] / t['fast fresh']:.1f}x")
-    print(f"  manual / fast warm    {t['manual'] / t['fast warm']:.1f}x")
-    print(f"  fresh / warm          {t['fast fresh'] / t['fast warm']:.2f}x")
-    print(f"  diff / warm check     {t['diff (warm)'] / t['fast warm']:.2f}x")
+    print(f"  manual / fast fresh            {t['manual'] / t['fast fresh']:.1f}x")
+    print(f"  manual / fast warm             {t['manual'] / t['fast warm']:.1f}x")
+    print(f"  fresh / warm                   {t['fast fresh'] / t['fast warm']:.2f}x")
+    print(f"  diff, 1 touched / warm check   {t['diff, 1 touched'] / t['fast warm']:.2f}x")
+    print(f"  diff, all touched / warm check {t['diff, all touched'] / t['fast warm']:.2f}x")
     sets = [found for _, found in results.values()]
     same = all(s == sets[0] for s in sets)
     print(f"  same breaks every way: {'yes' if same else 'NO'} ({len(sets[0])} distinct)")
