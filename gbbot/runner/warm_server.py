@@ -5,6 +5,9 @@ Run by path (`python warm_server.py FD [MODULE…]`), never as part of the gbbot
 is a copy of this process, so nothing but the standard library and what was preloaded may be in it.
 It never imports user code: a child's working directory, sys.path, environment and output are set
 after the fork, and whatever a child changes (Dynamo config, caches, monkeypatches) dies with it.
+Before it says ready, it compiles one tiny module of its own (warm_up) so that Dynamo's one-time
+work on a process's first compile is done once, then resets Dynamo to a never-compiled state: a
+child numbers its frames, compile ids and trace records from zero, as a fresh process does.
 
 Protocol, one JSON object a line. Server → gbbot once: {"ready": true} or {"ready": false,
 "reason": …}. gbbot → server: {"id": N, …spec…}. Server → gbbot: {"id": N, "pid": P} when the child
