@@ -224,3 +224,54 @@ def test_config_keys_and_no_warm(tmp_path):
     assert config.runner.warm is False and config.runner.preload == ("transformers",)
     with pytest.raises(ConfigError, match=r"\.gbbot\.yml.*runner\.preload\[0\].*module name"):
         parse_config("version: 1\nentrypoints: [{name: e, run: 'true'}]\nrunner: {preload: ['no good']}\n")
+
+
+BREAKS = """\
+import sys, torch
+from torch._dynamo import trace_rules
+open(sys.argv[1], "w").write(str(trace_rules.get_tensor_method.cache_info().currsize))
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 3)
+    def forward(self, x):
+        y = self.linear(x)
+        print("break")
+        return y.sum() * x.sum().item()
+torch.compile(Net())(torch.ones(2, 3))
+torch.compile(Net())(torch.ones(4, 3))  # a second module: a recompilation of the same frames
+"""
+
+
+def trace_ids(kept: Path) -> tuple[list, set, int]:
+    """What a kept trace says about numbering: each record's compile id, in order, the strings it
+    interned and the first string id. A child's stacks also pass through warm_server.py, which
+    interns one more string (as before the warm-up): that string is left out."""
+    ids, strings = [], {}
+    for line in (line for log in sorted(kept.rglob("*.log")) for line in log.read_text().splitlines()):
+        if line.startswith("\t") or "] " not in line:
+            continue
+        record = json.loads(line.split("] ", 1)[1])
+        name = next(iter(record))
+        if name == "str":
+            strings.update([record["str"]])
+        else:
+            ids.append((name, record.get("frame_id"), record.get("frame_compile_id"), record.get("attempt")))
+    return ids, {s for s in strings if not s.endswith("warm_server.py")}, min(strings.values())
+
+
+def test_a_child_numbers_its_compiles_as_a_fresh_process_though_the_server_compiled_first(tmp_path):
+    (tmp_path / "breaks.py").write_text(BREAKS)
+    body = "entrypoints: [{name: breaks, run: python breaks.py built}]\n"
+    runs = {}
+    for warm in (True, False):
+        found = entries(tmp_path, body, warm, keep_traces=tmp_path / f"kept-{warm}")["breaks"]
+        runs[warm] = observable(found), trace_ids(tmp_path / f"kept-{warm}"), (tmp_path / "built").read_text()
+    assert runs[True][:2] == runs[False][:2]
+    (status, _, _, graphs, _, breaks, *_), (ids, _, first_string), _ = runs[True]
+    assert status.value == "ok" and graphs > 1 and breaks > 0
+    assert ids[0][1:3] == (0, 0)  # the child's first compile is [0/0], as in a fresh process
+    assert {(frame, compile_) for _, frame, compile_, _ in ids if frame is not None} >= {(0, 0), (0, 1), (1, 0)}
+    assert first_string == 0  # interned strings are numbered from 0 again
+    # the server's warm-up compile built trace_rules' map of tensor methods; a fresh process does it on its first
+    assert (runs[True][2], runs[False][2]) == ("1", "0")

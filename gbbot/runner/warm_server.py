@@ -5,6 +5,9 @@ Run by path (`python warm_server.py FD [MODULE…]`), never as part of the gbbot
 is a copy of this process, so nothing but the standard library and what was preloaded may be in it.
 It never imports user code: a child's working directory, sys.path, environment and output are set
 after the fork, and whatever a child changes (Dynamo config, caches, monkeypatches) dies with it.
+Before it says ready, it compiles one tiny module of its own (warm_up) so that Dynamo's one-time
+work on a process's first compile is done once, then resets Dynamo to a never-compiled state: a
+child numbers its frames, compile ids and trace records from zero, as a fresh process does.
 
 Protocol, one JSON object a line. Server → gbbot once: {"ready": true} or {"ready": false,
 "reason": …}. gbbot → server: {"id": N, …spec…}. Server → gbbot: {"id": N, "pid": P} when the child
@@ -17,6 +20,7 @@ import builtins
 import contextlib
 import importlib
 import io
+import itertools
 import json
 import os
 import select
@@ -48,6 +52,87 @@ def fork_unsafe():
     return None
 
 
+# --- the warm-up compile -------------------------------------------------------------------
+
+# The releases whose source the list in _forget_compiling was read from. Another release may number
+# or remember things elsewhere, and a child must report what a fresh process reports: there the
+# server skips the warm-up and its children pay the first compile's one-time cost themselves.
+WARMED_RELEASES = ("2.13.",)
+
+
+def _warm_up_compile():
+    """Compile and run a tiny module with a graph break, once, before any fork: Dynamo's first
+    compile in a process does ~0.3 s of one-time work (lazy imports of sympy, fake tensors and the
+    guard builders, trace_rules' maps, polyfills) that every child would otherwise repeat. The
+    "eager" backend generates no code and starts no compile workers; the module is built without
+    torch's RNG, and warnings are captured so that none is marked as already shown."""
+    import warnings
+
+    import torch
+
+    class WarmUp(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(4, 4))
+
+        def forward(self, x):
+            y = torch.relu(x @ self.weight)
+            torch._dynamo.graph_break()
+            return (y + 1).sum()
+
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        torch.compile(WarmUp(), backend="eager")(torch.ones(2, 4))
+
+
+def _forget_compiling():
+    """Put Dynamo back as a process that never compiled finds it, so that a child numbers its
+    frames, compile ids, graphs and interned strings from zero, exactly as a fresh process does.
+    `torch._dynamo.reset()` clears the code caches and the frame / frame-compile counters, but
+    not the counters and records kept elsewhere; each of those is named here with what it shows."""
+    import torch
+    import torch._dynamo
+    from torch._dynamo import bytecode_transformation, eval_frame, output_graph, pgo, utils
+    from torch._dynamo import logging as dynamo_logging
+    from torch._logging import _internal, structured
+    from torch._subclasses import meta_utils
+    from torch.fx import graph_module
+
+    torch._dynamo.reset()  # code caches, FRAME_COUNTER, FRAME_COMPILE_COUNTER, compiled autograd, …
+    utils.counters.clear()  # graph breaks, unique graphs, stats: what a report could count
+    utils.clear_compilation_metrics()  # the compilation_metrics records
+    utils.graph_break_dup_warning_checker.reset()  # a child's first break of a kind is logged
+    utils.CHROMIUM_EVENT_LOG = None  # its id is a uuid: each child makes its own, as a process does
+    output_graph._compile_id_counter = itertools.count()  # __compiled_fn_N graph names
+    bytecode_transformation._unique_id_counter = itertools.count()  # generated names (resume fns)
+    dynamo_logging._step_counter = itertools.count(1)  # "Step 1: torchdynamo start tracing"
+    eval_frame._next_isolate_recompiles_id = itertools.count()
+    meta_utils.DESCRIBER_NEXT_ID = 0  # describer_id of the describe_tensor records
+    graph_module._loader.next_id = 0  # <eval_with_key>.N, the file name of generated FX code
+    structured.INTERN_TABLE.clear()  # string ids: a trace's "str" records start again at 0
+    structured.DUMPED_FILES.clear()  # dump_file records of generated code
+    _internal.structured_logging_overhead.clear()  # keyed by frame/compile id
+    _internal.warning_once.cache_clear()  # a child's once-only warnings are shown
+    pgo._KNOWN_DYNAMIC_SOURCES.clear()
+
+
+def warm_up():
+    """Why the server could not pay the first compile's cost for its children, or None. Best
+    effort: a release not in WARMED_RELEASES skips it and the server serves as it did without
+    it. A warm-up that raises is not retried or patched over: it stopped part way through a
+    compile, which may leave state that _forget_compiling does not know, so the server reports
+    not ready and entrypoints run in fresh processes, whose reports cannot be changed by it. A
+    thread it started is caught by fork_unsafe() like one started while importing."""
+    import torch
+
+    if not torch.__version__.startswith(WARMED_RELEASES):
+        return None
+    try:
+        _warm_up_compile()
+        _forget_compiling()
+    except BaseException as exc:
+        return f"the warm-up compile failed: {type(exc).__name__}: {exc}"
+    return None
 # --- what a child reads ----------------------------------------------------------------------
 
 # Ways to start another program: what that program reads, this process's hook does not see.
@@ -357,7 +442,7 @@ def main(argv):
         except BaseException as exc:
             _send(sock, {"ready": False, "reason": f"`import {name}` failed: {type(exc).__name__}: {exc}"})
             return 0
-    reason = fork_unsafe()
+    reason = warm_up() or fork_unsafe()
     _send(sock, {"ready": reason is None, "reason": reason})
     if reason is None:
         serve(sock, site_tail)
