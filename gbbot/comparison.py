@@ -245,7 +245,8 @@ def rerun_reasons(p: Plan, head: Report, seen: Mapping[str, Reads | None]) -> di
     rest = [e.name for e in head.entrypoints if e.name not in why]
     if not any(seen.get(name) for name in rest):
         return {**why, **{name: "what it read was not recorded" for name in rest}}
-    changes = reads.Changes.of(git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha), git.untracked(p.top))
+    base_files, name_status = git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha)
+    changes = reads.Changes.of(base_files, name_status, git.untracked(p.top))
     tops = tuple(dict.fromkeys((str(p.top), str(p.top.resolve()))))
     for name in rest:
         reason = reads.why_rerun(seen.get(name), changes, tops)

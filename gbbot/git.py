@@ -134,7 +134,7 @@ def name_status(root: Path, commit: str) -> tuple[tuple[str, str], ...]:
     a rename as the removal and the addition it is made of; paths relative to the top level."""
     _, out, _ = cmd_output("git", "diff", "--no-renames", "--name-status", "-z", commit, "--", cwd=root)
     fields = _zero_separated(out)
-    return tuple(zip(fields[0::2], fields[1::2]))
+    return tuple(zip(fields[0::2], fields[1::2], strict=False))  # a torn last pair is dropped
 
 
 def untracked(root: Path) -> tuple[str, ...]:

@@ -198,6 +198,23 @@ def test_a_server_that_cannot_fork_safely_says_why_once_and_runs_fresh(tmp_path,
     assert err.count("warm server off") == 1 and "1 Python thread(s) running in the server" in err
 
 
+def test_a_warm_up_that_fails_sends_later_entrypoints_to_fresh_processes_and_says_why(tmp_path, monkeypatch, capsys):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "nocompile.py").write_text(
+        "import torch\ndef refuse(*args, **kwargs):\n    raise RuntimeError('no compiling in the server')\n"
+        "torch.compile = refuse\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    (tmp_path / "where.py").write_text("import sys, torch\nopen(sys.argv[1], 'w').write(torch.compile.__name__)\n")
+    body = "runner: {preload: [nocompile]}\nentrypoints: [{name: a, run: python where.py a}, {name: b, run: python where.py b}]\n"
+    entries(tmp_path, body, warm=True)
+    # a was forked before the warm-up (it sees the preloaded module's torch.compile); b ran fresh
+    assert ((tmp_path / "a").read_text(), (tmp_path / "b").read_text()) == ("refuse", "compile")
+    err = capsys.readouterr().err
+    assert err.count("warm server off") == 1 and "the warm-up compile failed: RuntimeError: no compiling" in err
+
+
 @pytest.mark.parametrize(
     ("run", "expected"),
     [
@@ -262,11 +279,13 @@ def trace_ids(kept: Path) -> tuple[list, set, int]:
 
 def test_a_child_numbers_its_compiles_as_a_fresh_process_though_the_server_compiled_first(tmp_path):
     (tmp_path / "breaks.py").write_text(BREAKS)
-    body = "entrypoints: [{name: breaks, run: python breaks.py built}]\n"
+    # the server warms up while its first child runs: the second is forked from the warmed server
+    body = "entrypoints: [{name: first, run: python breaks.py first}, {name: breaks, run: python breaks.py built}]\n"
     runs = {}
     for warm in (True, False):
         found = entries(tmp_path, body, warm, keep_traces=tmp_path / f"kept-{warm}")["breaks"]
-        runs[warm] = observable(found), trace_ids(tmp_path / f"kept-{warm}"), (tmp_path / "built").read_text()
+        kept = tmp_path / f"kept-{warm}" / "breaks"
+        runs[warm] = observable(found), trace_ids(kept), (tmp_path / "built").read_text()
     assert runs[True][:2] == runs[False][:2]
     (status, _, _, graphs, _, breaks, *_), (ids, _, first_string), _ = runs[True]
     assert status.value == "ok" and graphs > 1 and breaks > 0

@@ -145,6 +145,12 @@ class Server:
                 self._reason = self._start()
             return self._reason
 
+    def give_up(self, reason: str) -> None:
+        """Run everything fresh from now on, and say why once."""
+        with self._lock:
+            self._reason = self._reason or reason
+        self.tell_once()
+
     def tell_once(self) -> None:
         with self._lock:
             told, self._told = self._told, True
@@ -405,7 +411,10 @@ class WarmRunner:
         shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
         request.work_dir.mkdir(parents=True, exist_ok=True)
         outcome = run_warm(self.server, request, launch, env, base)
-        return self.fallback(request) if isinstance(outcome, str) else outcome
+        if isinstance(outcome, str):  # the server refused to fork: it will not again
+            self.server.give_up(outcome)
+            return self.fallback(request)
+        return outcome
 
     def stop_all(self) -> None:
         for group in RUNNING():

@@ -5,9 +5,10 @@ Run by path (`python warm_server.py FD [MODULE…]`), never as part of the gbbot
 is a copy of this process, so nothing but the standard library and what was preloaded may be in it.
 It never imports user code: a child's working directory, sys.path, environment and output are set
 after the fork, and whatever a child changes (Dynamo config, caches, monkeypatches) dies with it.
-Before it says ready, it compiles one tiny module of its own (warm_up) so that Dynamo's one-time
-work on a process's first compile is done once, then resets Dynamo to a never-compiled state: a
-child numbers its frames, compile ids and trace records from zero, as a fresh process does.
+Once it has forked its first child, it compiles one tiny module of its own (warm_up) while that
+child runs, so that Dynamo's one-time work on a process's first compile is done once for every later
+child, then resets Dynamo to a never-compiled state: a child numbers its frames, compile ids and
+trace records from zero, as a fresh process does.
 
 Protocol, one JSON object a line. Server → gbbot once: {"ready": true} or {"ready": false,
 "reason": …}. gbbot → server: {"id": N, …spec…}. Server → gbbot: {"id": N, "pid": P} when the child
@@ -120,9 +121,9 @@ def warm_up():
     """Why the server could not pay the first compile's cost for its children, or None. Best
     effort: a release not in WARMED_RELEASES skips it and the server serves as it did without
     it. A warm-up that raises is not retried or patched over: it stopped part way through a
-    compile, which may leave state that _forget_compiling does not know, so the server reports
-    not ready and entrypoints run in fresh processes, whose reports cannot be changed by it. A
-    thread it started is caught by fork_unsafe() like one started while importing."""
+    compile, which may leave state that _forget_compiling does not know, so the server refuses
+    every later fork and those entrypoints run in fresh processes, whose reports cannot be changed
+    by it. A thread it started is caught by fork_unsafe() like one started while importing."""
     import torch
 
     if not torch.__version__.startswith(WARMED_RELEASES):
@@ -376,8 +377,8 @@ def _send(sock, message):
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
-def _fork(sock, request, children, site_tail):
-    reason = fork_unsafe()
+def _fork(sock, request, children, site_tail, broken):
+    reason = broken or fork_unsafe()
     if reason:
         return {"id": request["id"], "refused": reason}
     ready, started = os.pipe()
@@ -407,8 +408,11 @@ def _stop(children):
 
 
 def serve(sock, site_tail):
+    """Fork a child per request and report each one's exit. The warm-up runs right after the first
+    fork, beside that child (on another core), instead of before it: gbbot waits for no one."""
     children = {}  # pidfd -> (request id, pid)
     pending = b""
+    warmed, broken = False, None  # broken: why no child may be forked any more
     while True:
         readable, _, _ = select.select([sock, *children], [], [])
         for ready in readable:
@@ -422,7 +426,9 @@ def serve(sock, site_tail):
             pending += data
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                _send(sock, _fork(sock, json.loads(line), children, site_tail))
+                _send(sock, _fork(sock, json.loads(line), children, site_tail, broken))
+                if not warmed:
+                    warmed, broken = True, warm_up()
 
 
 def _site_tail():
@@ -442,7 +448,7 @@ def main(argv):
         except BaseException as exc:
             _send(sock, {"ready": False, "reason": f"`import {name}` failed: {type(exc).__name__}: {exc}"})
             return 0
-    reason = warm_up() or fork_unsafe()
+    reason = fork_unsafe()
     _send(sock, {"ready": reason is None, "reason": reason})
     if reason is None:
         serve(sock, site_tail)
