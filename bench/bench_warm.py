@@ -1,10 +1,11 @@
 """The warm server vs fresh processes vs the manual way, side by side, on entrypoints that import a
 model library (transformers, models built from a config: nothing is downloaded).
 
-    python bench/bench_warm.py [--jobs N]
+    python bench/bench_warm.py [--jobs N] [--suite text|vision|all]
 
 On fresh copies of a small project (three entrypoints, each `python <script>` building a tiny
-transformers model and compiling it) with a cold Inductor cache:
+transformers model and compiling it: BERT, GPT-2 and T5 in the text suite, ResNet, ConvNeXt and
+ViT in the vision suite) with a cold Inductor cache:
   manual      `TORCH_LOGS=graph_breaks python <script>` per entrypoint, one after the other (Inductor)
   fast fresh  `gbbot check --no-warm` (fast mode, a fresh process per entrypoint)
   fast warm   `gbbot check` (fast mode, forked from one server that imported torch and transformers)
@@ -38,34 +39,49 @@ MODEL = textwrap.dedent("""\
 
     torch.manual_seed(0)
     model = {model}({config}({args})).eval()
-    ids = torch.randint(0, 100, (1, 16))
+    inputs = {inputs}
 
     @torch.compile
-    def run(ids):
-        out = model(ids)
+    def run(inputs):
+        out = model(inputs)
         print("ran")  # a graph break, on purpose
         return out
 
     with torch.no_grad():
-        run(ids)
+        run(inputs)
 """)
-SCRIPTS = {
-    "bert.py": ("BertConfig", "BertModel", "vocab_size=100, hidden_size=32, num_hidden_layers=2, "
-                "num_attention_heads=2, intermediate_size=64"),
-    "gpt2.py": ("GPT2Config", "GPT2Model", "vocab_size=100, n_embd=32, n_layer=2, n_head=2"),
-    "t5.py": ("T5Config", "T5EncoderModel", "vocab_size=100, d_model=32, d_kv=16, d_ff=64, num_layers=2, "
-              "num_heads=2"),
+TOKENS, IMAGES = "torch.randint(0, 100, (1, 16))", "torch.randn(1, 3, 64, 64)"
+# suite → script → (config class, model class, config arguments, input); every model is tiny and
+# built from its config (random weights), so nothing is downloaded
+SUITES = {
+    "text": {
+        "bert.py": ("BertConfig", "BertModel", "vocab_size=100, hidden_size=32, num_hidden_layers=2, "
+                    "num_attention_heads=2, intermediate_size=64", TOKENS),
+        "gpt2.py": ("GPT2Config", "GPT2Model", "vocab_size=100, n_embd=32, n_layer=2, n_head=2", TOKENS),
+        "t5.py": ("T5Config", "T5EncoderModel", "vocab_size=100, d_model=32, d_kv=16, d_ff=64, num_layers=2, "
+                  "num_heads=2", TOKENS),
+    },
+    "vision": {
+        "resnet.py": ("ResNetConfig", "ResNetModel", "embedding_size=16, hidden_sizes=[16, 32, 64, 128], "
+                      "depths=[1, 1, 2, 1]", IMAGES),
+        "convnext.py": ("ConvNextConfig", "ConvNextModel", "hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 2, 1]",
+                        IMAGES),
+        "vit.py": ("ViTConfig", "ViTModel", "hidden_size=32, num_hidden_layers=2, num_attention_heads=2, "
+                   "intermediate_size=64, image_size=64, patch_size=16", IMAGES),
+    },
 }  # fmt: skip
-PRELOAD = "[transformers, transformers.models.bert.modeling_bert, transformers.models.gpt2.modeling_gpt2, "
-PRELOAD += "transformers.models.t5.modeling_t5]"
+def preload(scripts: dict) -> str:
+    names = [f"transformers.models.{n[:-3]}.modeling_{n[:-3]}" for n in scripts]
+    return "[" + ", ".join(["transformers", *names]) + "]"
 
 
-def make_project(repo: Path, touched: tuple[str, ...] = ("bert.py",)) -> None:
+def make_project(repo: Path, scripts: dict, touched: tuple[str, ...]) -> None:
     repo.mkdir()
-    for name, (config, model, args) in SCRIPTS.items():
-        (repo / name).write_text(MODEL.format(config=config, model=model, args=args))
-    entrypoints = "".join(f"  - {{name: {n[:-3]}, run: python {n}, timeout: 900}}\n" for n in SCRIPTS)
-    (repo / ".gbbot.yml").write_text(f"version: 1\nrunner: {{preload: {PRELOAD}}}\nentrypoints:\n{entrypoints}")
+    for name, (config, model, args, inputs) in scripts.items():
+        (repo / name).write_text(MODEL.format(config=config, model=model, args=args, inputs=inputs))
+    entrypoints = "".join(f"  - {{name: {n[:-3]}, run: python {n}, timeout: 900}}\n" for n in scripts)
+    runner = f"runner: {{preload: {preload(scripts)}}}"
+    (repo / ".gbbot.yml").write_text(f"version: 1\n{runner}\nentrypoints:\n{entrypoints}")
     git = ["git", "-c", "user.name=b", "-c", "user.email=b@example.invalid"]
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
     for message in ("base", "head"):
@@ -75,10 +91,10 @@ def make_project(repo: Path, touched: tuple[str, ...] = ("bert.py",)) -> None:
         subprocess.run([*git, "commit", "-qm", message], cwd=repo, check=True)
 
 
-def manual(repo: Path, env: dict) -> tuple[float, set[str]]:
+def manual(repo: Path, env: dict, scripts: dict) -> tuple[float, set[str]]:
     found: set[str] = set()
     started = time.perf_counter()
-    for name in SCRIPTS:
+    for name in scripts:
         proc = subprocess.run([sys.executable, name], cwd=repo, capture_output=True, text=True,
                               env={**env, "TORCH_LOGS": "graph_breaks"})  # fmt: skip
         log = parse.read_log_lines((proc.stdout + proc.stderr).splitlines())
@@ -96,33 +112,31 @@ def gbbot(repo: Path, env: dict, *args: str) -> tuple[float, set[str]]:
     return elapsed, {b["fingerprint"] for e in data["entrypoints"] for b in e["breaks"]}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", type=int, default=1)
-    args = parser.parse_args()
-    jobs = ("--jobs", str(args.jobs))
+def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
+    scripts, first = SUITES[suite], next(iter(SUITES[suite]))
     diff = ("diff", "--base", "HEAD~1", *jobs)
     ways = {  # way → (how it runs, the scripts the head commit changes)
-        "manual": (manual, ("bert.py",)),
-        "fast fresh": (lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs), ("bert.py",)),
-        "fast warm": (lambda repo, env: gbbot(repo, env, "check", *jobs), ("bert.py",)),
-        "diff, 1 touched": (lambda repo, env: gbbot(repo, env, *diff), ("bert.py",)),
-        "diff, all touched": (lambda repo, env: gbbot(repo, env, *diff), tuple(SCRIPTS)),
+        "manual": (lambda repo, env: manual(repo, env, scripts), (first,)),
+        "fast fresh": (lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs), (first,)),
+        "fast warm": (lambda repo, env: gbbot(repo, env, "check", *jobs), (first,)),
+        "diff, 1 touched": (lambda repo, env: gbbot(repo, env, *diff), (first,)),
+        "diff, all touched": (lambda repo, env: gbbot(repo, env, *diff), tuple(scripts)),
     }
     results = {}
-    with tempfile.TemporaryDirectory(prefix="gbbot-bench-") as tmp:
-        for way, (run, touched) in ways.items():
-            repo = Path(tmp) / way.replace(" ", "-").replace(",", "")
-            make_project(repo, touched)
-            env = {
-                **os.environ,
-                "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
-                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
-                # `run: python x.py` must find this interpreter (and its torch), activated or not
-                "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-            }  # this checkout's gbbot, not an installed one
-            results[way] = run(repo, env)
-    print(f"3 transformers entrypoints, cold Inductor cache, gbbot --jobs {args.jobs}:")
+    for way, (run, touched) in ways.items():
+        repo = tmp / suite / way.replace(" ", "-").replace(",", "")
+        repo.parent.mkdir(exist_ok=True)
+        make_project(repo, scripts, touched)
+        env = {
+            **os.environ,
+            "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+            # `run: python x.py` must find this interpreter (and its torch), activated or not
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        }  # this checkout's gbbot, not an installed one
+        results[way] = run(repo, env)
+    names = ", ".join(n[:-3] for n in scripts)
+    print(f"{suite} suite ({names}), cold Inductor cache, gbbot {' '.join(jobs)}:")
     for way, (seconds, _) in results.items():
         print(f"  {way:17s} {seconds:6.1f} s")
     t = {way: seconds for way, (seconds, _) in results.items()}
@@ -134,7 +148,18 @@ def main() -> int:
     sets = [found for _, found in results.values()]
     same = all(s == sets[0] for s in sets)
     print(f"  same breaks every way: {'yes' if same else 'NO'} ({len(sets[0])} distinct)")
-    return 0 if same else 1
+    return same
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--suite", choices=[*SUITES, "all"], default="all")
+    args = parser.parse_args()
+    suites = list(SUITES) if args.suite == "all" else [args.suite]
+    with tempfile.TemporaryDirectory(prefix="gbbot-bench-") as tmp:
+        same = [measure(suite, ("--jobs", str(args.jobs)), Path(tmp)) for suite in suites]
+    return 0 if all(same) else 1
 
 
 if __name__ == "__main__":
