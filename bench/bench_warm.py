@@ -62,12 +62,12 @@ SUITES = {
                   "num_heads=2", TOKENS),
     },
     "vision": {
-        "resnet.py": ("ResNetConfig", "ResNetModel", "embedding_size=16, hidden_sizes=[16, 32, 64, 128], "
-                      "depths=[1, 1, 2, 1]", IMAGES),
-        "convnext.py": ("ConvNextConfig", "ConvNextModel", "hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 2, 1]",
+        "resnet.py": ("ResNetConfig", "ResNetModel", "embedding_size=32, hidden_sizes=[32, 64, 128, 256], "
+                      "depths=[2, 2, 2, 2]", IMAGES),
+        "convnext.py": ("ConvNextConfig", "ConvNextModel", "hidden_sizes=[32, 64, 128, 256], depths=[2, 2, 4, 2]",
                         IMAGES),
-        "vit.py": ("ViTConfig", "ViTModel", "hidden_size=32, num_hidden_layers=2, num_attention_heads=2, "
-                   "intermediate_size=64, image_size=64, patch_size=16", IMAGES),
+        "vit.py": ("ViTConfig", "ViTModel", "hidden_size=64, num_hidden_layers=6, num_attention_heads=4, "
+                   "intermediate_size=128, image_size=64, patch_size=16", IMAGES),
     },
 }  # fmt: skip
 def preload(scripts: dict) -> str:
