@@ -215,6 +215,24 @@ def test_a_warm_up_that_fails_sends_later_entrypoints_to_fresh_processes_and_say
     assert err.count("warm server off") == 1 and "the warm-up compile failed: RuntimeError: no compiling" in err
 
 
+def test_a_child_records_what_it_read_and_one_that_dies_early_leaves_no_record(tmp_path):
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "data.txt").write_text("x\n")
+    (tmp_path / "reads.py").write_text(
+        "import os, sys, helper\nopen('data.txt').read()\nopen('out.txt', 'w').write('written, not read')\n"
+        "if sys.argv[1] == 'die':\n    os._exit(0)\n"
+    )
+    body = "entrypoints: [{name: e, run: python reads.py {how}}]\n"
+    kept, seen = tmp_path / "kept", {}
+    for how in ("live", "die"):  # the same kept directory: the first run's record is still there
+        config = configured(tmp_path, body.replace("{how}", how), warm=True)
+        check(tmp_path, config, CheckOptions(keep_traces=kept), on_done=lambda o, how=how: seen.update({how: o.reads}))
+    files = {Path(f).name for f in seen["live"].files if f.startswith(str(tmp_path))}
+    assert files == {"reads.py", "helper.py", "data.txt"}  # not out.txt, nothing of gbbot's or the trace's
+    assert str(tmp_path) in seen["live"].directories and seen["live"].spawned is None
+    assert seen["die"] is None
+
+
 @pytest.mark.parametrize(
     ("run", "expected"),
     [

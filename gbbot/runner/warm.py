@@ -410,6 +410,7 @@ class WarmRunner:
             return self.fallback(request)
         shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
         request.work_dir.mkdir(parents=True, exist_ok=True)
+        (request.work_dir / READS_FILE).unlink(missing_ok=True)  # an earlier run's record is not this one's
         outcome = run_warm(self.server, request, launch, env, base)
         if isinstance(outcome, str):  # the server refused to fork: it will not again
             self.server.give_up(outcome)
