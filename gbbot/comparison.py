@@ -235,6 +235,9 @@ def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
     head = check(p.root, p.config, p.options, collect)
     why = rerun_reasons(p, head, seen)
     same = [e.name for e in head.entrypoints if e.name not in why]
+    if same:  # the skipping is at work: say why each of the others runs on the base
+        for name, reason in why.items():
+            r.log(f"the base runs `{name}` again: {reason}")
     ran = _run_base_for(p, list(why), r.progress(len(why))) if why else None
     return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints))
 

@@ -76,6 +76,9 @@ def test_the_base_runs_only_where_the_change_reaches_and_the_diff_is_the_same(pr
     # started another program; b read nothing the change touches
     assert ran_on_base == {"a", "c", "d", "e"}
     assert any("not run again for 1 of 5 entrypoints (`b`)" in note for note in reused["notes"])
+    assert "the base runs `a` again: it read `lib_a.py`, which the change touches" in err
+    assert "the base runs `d` again: it listed `plugins/`, where the change adds or removes files" in err
+    assert "the base runs `e` again: it started another program (subprocess.Popen)" in err
 
     every, err = diff(project, capsys, "--no-warm")
     assert err.count("(base ") == 5
