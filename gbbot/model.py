@@ -6,6 +6,7 @@ parse → RawBreak, classify → GraphBreak, run → RunOutcome, report → Repo
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -219,10 +220,13 @@ class Reads:
     and the first way it started another program, whose reads nobody saw."""
 
     files: frozenset[str]
-    directories: frozenset[str]
+    directories: frozenset[str]  # listed by the program: every entry could matter
     spawned: str | None = None  # e.g. "subprocess.Popen"
     absent: frozenset[str] = frozenset()  # files it tried to open that were not there after it ran
     overflow: bool = False  # more paths than a record holds: the lists are not the whole story
+    # directory → the module names the import system looked for there
+    searched: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    metadata: frozenset[str] = frozenset()  # searched for installed packages (*.dist-info, *.egg-info)
 
 
 @dataclass(frozen=True)

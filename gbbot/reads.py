@@ -2,12 +2,15 @@
 head's did, so `diff` takes the head's result for the base instead of running it again.
 
 A warm child records every file it opens for reading and every directory it lists (see
-runner/warm_server.py). An entrypoint's base run is skipped only when that record is whole (it
-started no other program, it did not overflow) and nothing the change touches is in it: no file it
-read was modified, added or removed, no directory it listed gained or lost an entry, and no file
-it read is missing from the base commit (an ignored or untracked file: the base's checkout would
-not have it). What is outside the repository (the interpreter, site-packages, /tmp) is the same
-for both runs, since both run with the same interpreter and environment.
+runner/warm_server.py), and for the import system's searches, the module names it looked for in
+each directory. An entrypoint's base run is skipped only when that record is whole (it started no
+other program, it did not overflow) and nothing the change touches is in it: no file it read was
+modified, added or removed; no directory it listed gained or lost an entry (for a directory the
+import system searched, an entry named like a module it looked for there; for one searched for
+installed packages, a `*.dist-info` or `*.egg-info`); and no file it read is missing from the base
+commit (an ignored or untracked file: the base's checkout would not have it). What is outside
+the repository (the interpreter, site-packages, /tmp) is the same for both runs, since both run
+with the same interpreter and environment.
 
 What such a record cannot see: a file read by C code that opens it itself (not through Python's
 `open`), and a file whose mere existence (`os.path.exists`) changes what the program does without
@@ -19,7 +22,7 @@ Pure: paths and sets in, a reason or None out.
 from __future__ import annotations
 
 import importlib.machinery
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -31,6 +34,7 @@ MAX_PATH_CHARS = 4096
 MAX_RECORD_BYTES = 8 << 20
 BOUNDS = untrusted_json.Bounds(depth=3, values=2 * MAX_PATHS + 16, number_chars=8)
 EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+DISTRIBUTIONS = (".dist-info", ".egg-info")  # what a reader of installed packages' metadata looks for
 
 
 def parse(text: str) -> Reads:
@@ -44,7 +48,29 @@ def parse(text: str) -> Reads:
         raise untrusted_json.Refused("`spawned` is not a short string")
     if not isinstance(overflow, bool):
         raise untrusted_json.Refused("`overflow` is not true or false")
-    return Reads(_paths(data, "files"), _paths(data, "directories"), spawned=spawned, overflow=overflow)
+    return Reads(
+        _paths(data, "files"),
+        _paths(data, "directories"),
+        spawned=spawned,
+        overflow=overflow,
+        searched=_searched(data.get("searched")),
+        metadata=_paths(data, "metadata"),
+    )
+
+
+def _searched(found: object) -> dict[str, frozenset[str]]:
+    if not isinstance(found, dict) or len(found) > MAX_PATHS:
+        raise untrusted_json.Refused(f"`searched` is not an object of at most {MAX_PATHS} directories")
+    for directory, names in found.items():
+        if not (directory.startswith("/") and len(directory) <= MAX_PATH_CHARS):
+            raise untrusted_json.Refused("`searched` holds something other than absolute paths")
+        if not isinstance(names, list) or not all(_module_name(n) for n in names):
+            raise untrusted_json.Refused("`searched` holds something other than lists of module names")
+    return {directory: frozenset(names) for directory, names in found.items()}
+
+
+def _module_name(name: object) -> bool:
+    return isinstance(name, str) and 0 < len(name) <= 255 and "/" not in name and "." not in name
 
 
 def _paths(data: dict, key: str) -> frozenset[str]:
@@ -60,7 +86,7 @@ def _paths(data: dict, key: str) -> frozenset[str]:
 
 
 def _parents(path: str) -> Iterable[str]:
-    """"a/b/c.py" → "a", "a/b", "a/b/c.py": each entry on the way down, top first."""
+    """Each entry on the way down to a path, top first: `a/b/c.py` → `a`, `a/b`, `a/b/c.py`."""
     parts = path.split("/")
     return ("/".join(parts[: i + 1]) for i in range(len(parts)))
 
@@ -69,18 +95,15 @@ def _entries(files: Iterable[str]) -> set[str]:
     return {entry for f in files for entry in _parents(f)}
 
 
-def _directory(entry: str) -> str:
-    return entry.rpartition("/")[0]
-
-
-def _relisted(moved: Iterable[str], there: set[str]) -> set[str]:
-    """Directories whose listing gains or loses an entry when each of `moved` appears (or goes):
-    the directory holding its first path entry that `there` (the other side) lacks."""
-    found = set()
-    for path in moved:
+def _moved(paths: Iterable[str], there: set[str]) -> dict[str, set[str]]:
+    """Directory → the entries it gains or loses when each of `paths` appears (or goes): the
+    first entry on the way down that `there` (the other side) lacks."""
+    found: dict[str, set[str]] = {}
+    for path in paths:
         first = next((entry for entry in _parents(path) if entry not in there), None)
         if first is not None:
-            found.add(_directory(first))
+            directory, _, name = first.rpartition("/")
+            found.setdefault(directory, set()).add(name)
     return found
 
 
@@ -90,7 +113,7 @@ class Changes:
 
     base_files: frozenset[str]  # every file of the base commit
     touched: frozenset[str]  # modified, added, removed or retyped, and untracked files
-    relisted: frozenset[str]  # directories ("" for the top level) whose entries differ
+    moved: Mapping[str, frozenset[str]]  # directory ("" for the top level) → entries it gains or loses
 
     @classmethod
     def of(cls, base_files: Iterable[str], name_status: Sequence[tuple[str, str]], untracked: Iterable[str]) -> Changes:
@@ -99,10 +122,12 @@ class Changes:
         base = frozenset(base_files)
         added = {p for status, p in name_status if status.startswith("A")} | set(untracked)
         removed = {p for status, p in name_status if status.startswith("D")}
-        head = _entries((base - removed) | added)
-        relisted = _relisted(added, _entries(base)) | _relisted(removed, head)
+        moved: dict[str, set[str]] = {}
+        for side in (_moved(added, _entries(base)), _moved(removed, _entries((base - removed) | added))):
+            for directory, names in side.items():
+                moved.setdefault(directory, set()).update(names)
         touched = {p for _, p in name_status} | added
-        return cls(base, frozenset(touched), frozenset(relisted))
+        return cls(base, frozenset(touched), {d: frozenset(n) for d, n in moved.items()})
 
 
 # --- the decision ------------------------------------------------------------------------------
@@ -149,11 +174,41 @@ def why_rerun(reads: Reads | None, changes: Changes, tops: Sequence[str]) -> str
         rel = relative(path, tops)
         if rel and (rel in changes.base_files or rel in changes.touched):
             return f"it tried to read `{rel}`, which the change removes"
-    listed = {rel for d in reads.directories if (rel := relative(d, tops)) is not None}
-    relisted = sorted(listed & changes.relisted)
+    return _why_listing(reads, changes, tops)
+
+
+def _stem(name: str) -> str:
+    """The module name an entry would be imported as: `m.py`, `m.cpython-311-x86_64-linux-gnu.so`,
+    the package directory `m` → `m` (anything else with that stem counts too: cautious)."""
+    return name.split(".", 1)[0]
+
+
+def _under(paths: Iterable[str], tops: Sequence[str]) -> set[str]:
+    return {rel for path in paths if (rel := relative(path, tops)) is not None}
+
+
+def _why_listing(reads: Reads, changes: Changes, tops: Sequence[str]) -> str | None:
+    """An entry the change adds or removes where the run looked, that its search could find."""
+    relisted = sorted(_under(reads.directories, tops) & changes.moved.keys())
     if relisted:
-        return f"it listed `{relisted[0] or '.'}/`, where the change adds or removes files"
+        directory = relisted[0]
+        return f"it listed `{directory or '.'}/`, where the change adds or removes `{min(changes.moved[directory])}`"
+    for directory in sorted(_under(reads.metadata, tops) & changes.moved.keys()):
+        found = sorted(n for n in changes.moved[directory] if n.endswith(DISTRIBUTIONS))
+        if found:
+            where = f"`{directory or '.'}/`"
+            return f"it looked for installed packages in {where}, where the change adds or removes `{found[0]}`"
+    looked = {rel: names for d, names in reads.searched.items() if (rel := relative(d, tops)) is not None}
+    for directory in sorted(looked.keys() & changes.moved.keys()):
+        found = sorted(n for n in changes.moved[directory] if _stem(n) in looked[directory])
+        if found:
+            return (
+                f"it imported `{_stem(found[0])}` from where `{directory or '.'}/` is searched, and the change "
+                f"adds or removes `{found[0]}` there"
+            )
+    listed = _under(reads.directories, tops)
     for path in sorted(changes.touched):  # an extension module is loaded without an `open`
-        if path.endswith(EXTENSION_SUFFIXES) and _directory(path) in listed:
+        directory, _, name = path.rpartition("/")
+        if name.endswith(EXTENSION_SUFFIXES) and (directory in listed or _stem(name) in looked.get(directory, ())):
             return f"it may load `{path}`, which the change touches"
     return None

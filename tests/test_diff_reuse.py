@@ -77,7 +77,10 @@ def test_the_base_runs_only_where_the_change_reaches_and_the_diff_is_the_same(pr
     assert ran_on_base == {"a", "c", "d", "e"}
     assert any("not run again for 1 of 5 entrypoints (`b`)" in note for note in reused["notes"])
     assert "the base runs `a` again: it read `lib_a.py`, which the change touches" in err
-    assert "the base runs `d` again: it listed `plugins/`, where the change adds or removes files" in err
+    assert (
+        "the base runs `d` again: it imported `extra` from where `plugins/` is searched, and the change adds or "
+        "removes `extra.py` there" in err
+    )
     assert "the base runs `e` again: it started another program (subprocess.Popen)" in err
 
     every, err = diff(project, capsys, "--no-warm")
@@ -92,8 +95,10 @@ def test_the_base_runs_only_where_the_change_reaches_and_the_diff_is_the_same(pr
 def test_only_what_could_differ_runs_on_the_base(project, capsys):
     git(project, "reset", "-q", "--hard", "HEAD~1")
     (project / "README.md").write_text("# a project nothing reads\n")
-    (project / "plugins" / "NOTES.md").write_text("plugins/ gains a file, though not one to import\n")
+    (project / "plugins" / "NOTES.md").write_text("plugins/ gains a file, though not one anything imports\n")
+    (project / "tools").mkdir()
+    (project / "tools" / "new_tool.py").write_text("print('a new script nothing runs')\n")
     found, err = diff(project, capsys, "--base", "HEAD")
-    assert [line.split("] ")[1].split(" (base")[0] for line in err.splitlines() if "(base " in line] == ["d", "e"]
+    assert [line.split("] ")[1].split(" (base")[0] for line in err.splitlines() if "(base " in line] == ["e"]
     assert all(not e["new"] and not e["fixed"] for e in found["entrypoints"])
-    assert any("not run again for 3 of 5 entrypoints (`a`, `b`, `c`)" in note for note in found["notes"])
+    assert any("not run again for 4 of 5 entrypoints (`a`, `b`, `c`, `d`)" in note for note in found["notes"])

@@ -1,5 +1,6 @@
 """Whether the base would read what the head read (gbbot/reads.py): a base run is skipped only when
-nothing the change touches was read, listed or tried, and the record is whole."""
+nothing the change touches was read, tried, or could be found where the run looked, and the
+record is whole."""
 
 from __future__ import annotations
 
@@ -12,28 +13,34 @@ from gbbot.model import Reads
 from gbbot.untrusted_json import Refused
 
 TOP = "/work/repo"
-BASE = ["train.py", "models/net.py", "models/__init__.py", "data/config.json", "README.md"]
+BASE = ["train.py", "models/net.py", "models/__init__.py", "data/config.json", "data/labels.json", "README.md"]
 
 
 def changes(*name_status: tuple[str, str], untracked: tuple[str, ...] = ()) -> reads.Changes:
     return reads.Changes.of(BASE, name_status, untracked)
 
 
-def record(*files: str, directories: tuple[str, ...] = (), **kwargs) -> Reads:
-    return Reads(frozenset(f"{TOP}/{f}" for f in files), frozenset(f"{TOP}/{d}".rstrip("/") for d in directories),
-                 **kwargs)  # fmt: skip
+def at(path: str) -> str:
+    return f"{TOP}/{path}".rstrip("/")
+
+
+def record(*files: str, directories: tuple[str, ...] = (), searched: dict | None = None, **kwargs) -> Reads:
+    looked = {at(d): frozenset(names) for d, names in (searched or {}).items()}
+    return Reads(frozenset(map(at, files)), frozenset(map(at, directories)), searched=looked, **kwargs)
 
 
 def why(found: Reads | None, change: reads.Changes) -> str | None:
     return reads.why_rerun(found, change, (TOP,))
 
 
+# train.py imports models.net (read as its bytecode), looks for an optional top-level `extras`
+# module and for models._ops, and lists data/ itself
 TRAIN = record("train.py", "models/__init__.py", "models/__pycache__/net.cpython-311.pyc",
-               directories=("", "models"))  # fmt: skip
+               directories=("data",), searched={"": {"models", "extras"}, "models": {"net", "_ops"}})  # fmt: skip
 
 
 def test_a_run_that_read_nothing_the_change_touches_takes_the_heads_result():
-    assert why(TRAIN, changes(("M", "README.md"), ("A", "data/notes.md"))) is None
+    assert why(TRAIN, changes(("M", "README.md"), ("M", "models/other.py"))) is None
 
 
 @pytest.mark.parametrize(
@@ -42,21 +49,38 @@ def test_a_run_that_read_nothing_the_change_touches_takes_the_heads_result():
         (changes(("M", "models/net.py")), "it read `models/net.py`, which the change touches"),  # via its bytecode
         (changes(("M", "train.py")), "it read `train.py`, which the change touches"),
         (changes(("D", "models/__init__.py")), "it read `models/__init__.py`, which the change touches"),
-        # a new module where the import system looked: it may shadow or add what the code imports
-        (changes(("A", "models/extra.py")), "it listed `models/`, where the change adds or removes files"),
-        (changes(untracked=("helpers.py",)), "it listed `./`, where the change adds or removes files"),
-        (changes(("A", "pkg/deep/mod.py")), "it listed `./`, where the change adds or removes files"),  # new `pkg`
-        (changes(("D", "data/config.json")), "it listed `./`, where the change adds or removes files"),  # no `data`
+        # an entry named like a module the import system looked for there, appearing or going
+        (changes(("A", "extras.py")), "it imported `extras` from where `./` is searched"),
+        (changes(("A", "extras/sub/__init__.py")), "it imported `extras` from where `./` is searched"),
+        (changes(("A", "models/_ops.cpython-311-x86_64-linux-gnu.so")), "it imported `_ops` from where `models/`"),
         (changes(("M", "models/_ops.cpython-311-x86_64-linux-gnu.so")), "may load `models/_ops.cpython-311"),
+        # a directory the program listed itself: any entry counts
+        (changes(("A", "data/more.json")), "it listed `data/`, where the change adds or removes `more.json`"),
+        (changes(("D", "data/config.json")), "it listed `data/`, where the change adds or removes `config.json`"),
     ],
 )
 def test_what_the_change_touches_sends_the_base_to_run(change, reason):
     assert reason in why(TRAIN, change)
 
 
-def test_a_file_added_below_a_directory_that_exists_only_relists_that_directory():
-    assert why(TRAIN, changes(("A", "models/sub/more.py"))) == "it listed `models/`, where the change adds or removes files"
-    assert why(TRAIN, changes(("A", "data/more.json"))) is None  # data/ was not listed, the top still has `data`
+@pytest.mark.parametrize(
+    "change",
+    [
+        changes(untracked=("helpers.py",)),  # a module nothing looked for
+        changes(("A", "docs/guide.md")),  # a new top-level directory nothing imports
+        changes(("A", "models/sub/more.py")),  # `sub` was not looked for in models/
+        changes(("A", "models/readme.txt")),
+        changes(("M", "other/_ext.cpython-311-x86_64-linux-gnu.so")),  # where nothing looked
+    ],
+)
+def test_an_entry_no_search_could_find_leaves_the_heads_result(change):
+    assert why(TRAIN, change) is None
+
+
+def test_installed_package_searches_count_only_distributions():
+    found = Reads(frozenset({at("train.py")}), frozenset(), metadata=frozenset({TOP}))
+    assert why(found, changes(("A", "notes.md"))) is None
+    assert "adds or removes `mypkg-0.1.dist-info`" in why(found, changes(untracked=("mypkg-0.1.dist-info/METADATA",)))
 
 
 def test_a_file_the_base_commit_lacks_sends_the_base_to_run():
@@ -95,8 +119,10 @@ def test_the_resolved_top_level_counts_too():
 
 
 def test_a_childs_record_is_checked_before_it_is_believed():
-    good = {"files": ["/a/b.py"], "directories": ["/a"], "spawned": None, "overflow": False}
-    assert reads.parse(json.dumps(good)) == Reads(frozenset({"/a/b.py"}), frozenset({"/a"}))
+    good = {"files": ["/a/b.py"], "directories": ["/a"], "metadata": [], "searched": {"/a": ["b"]},
+            "spawned": None, "overflow": False}  # fmt: skip
+    expected = Reads(frozenset({"/a/b.py"}), frozenset({"/a"}), searched={"/a": frozenset({"b"})})
+    assert reads.parse(json.dumps(good)) == expected
     bad = [
         "[]",
         json.dumps({**good, "files": ["relative.py"]}),
@@ -105,6 +131,10 @@ def test_a_childs_record_is_checked_before_it_is_believed():
         json.dumps({**good, "spawned": "x" * 500}),
         json.dumps({**good, "files": [["/nested"]]}),
         json.dumps({**good, "files": [f"/{i}" for i in range(reads.MAX_PATHS + 1)]}),
+        json.dumps({**good, "searched": {"relative": ["b"]}}),
+        json.dumps({**good, "searched": {"/a": ["../b"]}}),
+        json.dumps({**good, "searched": ["/a"]}),
+        json.dumps({k: v for k, v in good.items() if k != "searched"}),
         '{"files": [',
     ]
     for text in bad:

@@ -229,7 +229,7 @@ def test_a_child_records_what_it_read_and_one_that_dies_early_leaves_no_record(t
         check(tmp_path, config, CheckOptions(keep_traces=kept), on_done=lambda o, how=how: seen.update({how: o.reads}))
     files = {Path(f).name for f in seen["live"].files if f.startswith(str(tmp_path))}
     assert files == {"reads.py", "helper.py", "data.txt"}  # not out.txt, nothing of gbbot's or the trace's
-    assert str(tmp_path) in seen["live"].directories and seen["live"].spawned is None
+    assert "helper" in seen["live"].searched[str(tmp_path)] and seen["live"].spawned is None
     assert seen["die"] is None
 
 

@@ -144,15 +144,18 @@ MAX_PATHS = 20000  # per list; past it the record says it overflowed
 
 class Reads:
     """An audit hook that records the files a child opens for reading and the directories it
-    lists (the import system's included: sources, bytecode, the directories it searches), so that
-    gbbot can tell whether another checkout of the same code would have read the same bytes.
-    Paths under `skip` (the interpreter's installation, gbbot's own files) are the same for every
-    checkout and are not recorded. A hook must never raise into the program: whatever goes wrong
-    inside it marks the record as overflowed, which gbbot reads as "not the whole story"."""
+    lists, so that gbbot can tell whether another checkout of the same code would have read the
+    same bytes. Who lists a directory decides which of its entries could matter: the import system
+    (it looks for one name at a time: `searched` keeps the names, see `watch_imports`), the package
+    metadata reader (only `*.dist-info` and `*.egg-info`: `metadata`) or anyone else (every entry:
+    `directories`). Paths under `skip` (the interpreter's installation, gbbot's own files) are the
+    same for every checkout and are not recorded. A hook must never raise into the program:
+    whatever goes wrong inside it marks the record as overflowed, "not the whole story"."""
 
     def __init__(self, skip):
         self.skip = tuple(p.rstrip(os.sep) + os.sep for p in skip)
-        self.files, self.directories = set(), set()
+        self.files, self.directories, self.metadata = set(), set(), set()
+        self.searched = {}  # directory → the module names the import system looked for there
         self.spawned = None
         self.overflow = False
 
@@ -162,11 +165,31 @@ class Reads:
                 if _reading(args[1], args[2]):
                     self._add(self.files, args[0])
             elif event in ("os.listdir", "os.scandir"):
-                self._add(self.directories, "." if args[0] is None else args[0])
+                self._listed("." if args[0] is None else args[0], sys._getframe(1).f_code.co_filename)
             elif event == "ctypes.dlopen" and args[0] and os.sep in str(args[0]):
                 self._add(self.files, args[0])
             elif event in SPAWNS and self.spawned is None:
                 self.spawned = event
+        except Exception:
+            self.overflow = True
+
+    def _listed(self, path, caller):
+        if caller == IMPORT_SYSTEM:  # its lookups are recorded name by name
+            return
+        reader = caller.replace(os.sep, "/").endswith(METADATA_READERS)
+        self._add(self.metadata if reader else self.directories, path)
+
+    def looked_up(self, directory, name):
+        """The import system looked for module `name` (its last part) in `directory`."""
+        try:
+            directory = os.path.abspath(directory)
+            if directory.startswith(self.skip) or os.path.join(directory, "") in self.skip:
+                return
+            names = self.searched.setdefault(directory, set())
+            if len(self.searched) > MAX_PATHS or len(names) >= MAX_PATHS:
+                self.overflow = True
+            else:
+                names.add(name.rpartition(".")[2])
         except Exception:
             self.overflow = True
 
@@ -183,9 +206,30 @@ class Reads:
 
     def write(self, path):
         record = {"files": sorted(self.files), "directories": sorted(self.directories),
+                  "metadata": sorted(self.metadata), "searched": {d: sorted(n) for d, n in self.searched.items()},
                   "spawned": self.spawned, "overflow": self.overflow}  # fmt: skip
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(record, handle)
+
+
+# Who called os.listdir: the import system's path finder, or a reader of installed packages'
+# metadata (the standard library's, or its backport).
+IMPORT_SYSTEM = "<frozen importlib._bootstrap_external>"
+METADATA_READERS = ("importlib/metadata/__init__.py", "importlib_metadata/__init__.py")
+
+
+def watch_imports(reads):
+    """Have the import system's directory finder tell `reads` each name it looks for, and where:
+    whether an entry a change adds or removes could be found depends on the names looked up."""
+    from importlib.machinery import FileFinder
+
+    find_spec = FileFinder.find_spec
+
+    def recorded_find_spec(self, fullname, target=None):
+        reads.looked_up(self.path, fullname)
+        return find_spec(self, fullname, target)
+
+    FileFinder.find_spec = recorded_find_spec
 
 
 def _reading(mode, flags):
@@ -341,6 +385,7 @@ def _child_main(spec, site_tail):
     _fast_mode(spec["shim"])
     reads = Reads([*_installation(spec["cwd"]), *spec["unrecorded"]])
     sys.addaudithook(reads)  # from here on, what the program reads (audit hooks cannot be removed)
+    watch_imports(reads)
     interrupted = False
     try:
         code = (_run_module if spec["kind"] == "module" else _run_script)(spec)
