@@ -48,15 +48,17 @@ def test_failures_are_reported_and_the_others_still_run(tmp_path):
     assert result["fine"].error == "compiled nothing: no trace files were written"
 
 
+# Starts a child of its own, notes its pid, and never ends: a timeout must kill both.
+HANG = textwrap.dedent("""\
+    import subprocess, time
+    child = subprocess.Popen(["sleep", "300"])
+    open("child.pid", "w").write(str(child.pid))
+    time.sleep(300)
+""")
+
+
 def test_hang_past_timeout_kills_the_whole_process_group(tmp_path):
-    (tmp_path / "hang.py").write_text(
-        textwrap.dedent("""\
-        import subprocess, time
-        child = subprocess.Popen(["sleep", "300"])
-        open("child.pid", "w").write(str(child.pid))
-        time.sleep(300)
-    """)
-    )
+    (tmp_path / "hang.py").write_text(HANG)
     started = time.monotonic()
     result = run_check(tmp_path, "entrypoints: [{name: hang, run: python hang.py, timeout: 2}]\n")
     assert time.monotonic() - started < 60

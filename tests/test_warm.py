@@ -21,7 +21,7 @@ from gbbot.main import main
 from gbbot.runner.contract import RunRequest
 from gbbot.runner.warm import launch_of
 from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
-from tests.test_check import alive
+from tests.test_check import HANG, alive
 
 pytestmark = pytest.mark.slow
 
@@ -134,14 +134,7 @@ def test_crashes_failures_and_floods_read_as_from_fresh_processes(tmp_path):
 
 
 def test_timeout_kills_the_child_and_what_it_started(tmp_path):
-    (tmp_path / "hang.py").write_text(
-        textwrap.dedent("""\
-        import subprocess, time
-        child = subprocess.Popen(["sleep", "300"])
-        open("child.pid", "w").write(str(child.pid))
-        time.sleep(300)
-    """)
-    )
+    (tmp_path / "hang.py").write_text(HANG)
     started = time.monotonic()
     entry = entries(tmp_path, "entrypoints: [{name: hang, run: python hang.py, timeout: 2}]\n", warm=True)["hang"]
     assert time.monotonic() - started < 60
