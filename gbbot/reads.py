@@ -198,14 +198,15 @@ def _why_listing(reads: Reads, changes: Changes, tops: Sequence[str]) -> str | N
         if found:
             where = f"`{directory or '.'}/`"
             return f"it looked for installed packages in {where}, where the change adds or removes `{found[0]}`"
-    looked = {rel: names for d, names in reads.searched.items() if (rel := relative(d, tops)) is not None}
+    looked: dict[str, set[str]] = {}  # a directory seen by its given and its resolved path is one
+    for path, names in reads.searched.items():
+        if (rel := relative(path, tops)) is not None:
+            looked.setdefault(rel, set()).update(names)
     for directory in sorted(looked.keys() & changes.moved.keys()):
         found = sorted(n for n in changes.moved[directory] if _stem(n) in looked[directory])
         if found:
-            return (
-                f"it imported `{_stem(found[0])}` from where `{directory or '.'}/` is searched, and the change "
-                f"adds or removes `{found[0]}` there"
-            )
+            where = f"`{directory or '.'}/`"
+            return f"it looked for module `{_stem(found[0])}` in {where}, where the change adds or removes `{found[0]}`"
     listed = _under(reads.directories, tops)
     for path in sorted(changes.touched):  # an extension module is loaded without an `open`
         directory, _, name = path.rpartition("/")

@@ -78,8 +78,8 @@ def test_the_base_runs_only_where_the_change_reaches_and_the_diff_is_the_same(pr
     assert any("not run again for 1 of 5 entrypoints (`b`)" in note for note in reused["notes"])
     assert "the base runs `a` again: it read `lib_a.py`, which the change touches" in err
     assert (
-        "the base runs `d` again: it imported `extra` from where `plugins/` is searched, and the change adds or "
-        "removes `extra.py` there" in err
+        "the base runs `d` again: it looked for module `extra` in `plugins/`, where the change adds or removes "
+        "`extra.py`" in err
     )
     assert "the base runs `e` again: it started another program (subprocess.Popen)" in err
 

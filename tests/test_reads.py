@@ -50,9 +50,9 @@ def test_a_run_that_read_nothing_the_change_touches_takes_the_heads_result():
         (changes(("M", "train.py")), "it read `train.py`, which the change touches"),
         (changes(("D", "models/__init__.py")), "it read `models/__init__.py`, which the change touches"),
         # an entry named like a module the import system looked for there, appearing or going
-        (changes(("A", "extras.py")), "it imported `extras` from where `./` is searched"),
-        (changes(("A", "extras/sub/__init__.py")), "it imported `extras` from where `./` is searched"),
-        (changes(("A", "models/_ops.cpython-311-x86_64-linux-gnu.so")), "it imported `_ops` from where `models/`"),
+        (changes(("A", "extras.py")), "it looked for module `extras` in `./`, where the change adds"),
+        (changes(("A", "extras/sub/__init__.py")), "it looked for module `extras` in `./`, where the change adds"),
+        (changes(("A", "models/_ops.cpython-311-x86_64-linux-gnu.so")), "it looked for module `_ops` in `models/`"),
         (changes(("M", "models/_ops.cpython-311-x86_64-linux-gnu.so")), "may load `models/_ops.cpython-311"),
         # a directory the program listed itself: any entry counts
         (changes(("A", "data/more.json")), "it listed `data/`, where the change adds or removes `more.json`"),
@@ -116,6 +116,10 @@ def test_an_incomplete_record_sends_the_base_to_run(found, reason):
 def test_the_resolved_top_level_counts_too():
     found = Reads(frozenset({"/real/repo/train.py"}), frozenset())
     assert reads.why_rerun(found, changes(("M", "train.py")), (TOP, "/real/repo")) is not None
+    # one directory searched under both names: the names looked for under either count
+    both = Reads(frozenset(), frozenset(), searched={TOP: frozenset({"a"}), "/real/repo": frozenset({"b"})})
+    assert "module `a`" in reads.why_rerun(both, changes(("A", "a.py")), (TOP, "/real/repo"))
+    assert "module `b`" in reads.why_rerun(both, changes(("A", "b.py")), (TOP, "/real/repo"))
 
 
 def test_a_childs_record_is_checked_before_it_is_believed():
