@@ -62,7 +62,7 @@ WARMED_RELEASES = ("2.13.",)
 
 
 def _warm_up_compile():
-    """Compile and run a tiny module with a graph break, once, before any fork: Dynamo's first
+    """Compile and run a tiny module with a graph break, once, beside the first child: Dynamo's first
     compile in a process does ~0.3 s of one-time work (lazy imports of sympy, fake tensors and the
     guard builders, trace_rules' maps, polyfills) that every child would otherwise repeat. The
     "eager" backend generates no code and starts no compile workers; the module is built without
@@ -134,15 +134,17 @@ def warm_up():
     except BaseException as exc:
         return f"the warm-up compile failed: {type(exc).__name__}: {exc}"
     return None
+
+
 # --- what a child reads ----------------------------------------------------------------------
 
 # Ways to start another program: what that program reads, this process's hook does not see.
 SPAWNS = frozenset({"os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "pty.spawn",
                     "subprocess.Popen"})  # fmt: skip
-MAX_PATHS = 20000  # per list; past it the record says it overflowed
+MAX_PATHS = 20000  # per list; past it the record says it overflowed (gbbot.reads refuses more)
 
 
-class Reads:
+class ReadRecorder:
     """An audit hook that records the files a child opens for reading and the directories it
     lists, so that gbbot can tell whether another checkout of the same code would have read the
     same bytes. Who lists a directory decides which of its entries could matter: the import system
@@ -383,7 +385,7 @@ def _child_main(spec, site_tail):
     sys.path[:] = _python_path(site_tail)
     _retrace()
     _fast_mode(spec["shim"])
-    reads = Reads([*_installation(spec["cwd"]), *spec["unrecorded"]])
+    reads = ReadRecorder([*_installation(spec["cwd"]), *spec["unrecorded"]])
     sys.addaudithook(reads)  # from here on, what the program reads (audit hooks cannot be removed)
     watch_imports(reads)
     interrupted = False
