@@ -83,14 +83,18 @@ def dirty_note(p: Plan) -> str | None:
     changed = git.changed_paths(p.top)
     if not changed:
         return None
-    shown = ", ".join(f"`{c[:MAX_PATH_CHARS]}`" for c in changed[:MAX_LISTED_PATHS])
-    more = ", …" if len(changed) > MAX_LISTED_PATHS else ""
     head = (git.head_sha(p.top) or "HEAD")[:7]
     return (
         f"The head side is the working tree with uncommitted changes ({len(changed)} "
-        f"path{'s' * (len(changed) != 1)}: {shown}{more}), "
+        f"path{'s' * (len(changed) != 1)}: {_listed(changed)}), "
         f"not commit {head}."
     )
+
+
+def _listed(names: Sequence[str]) -> str:
+    """The first few names (paths or entrypoints), quoted and cut to a readable length."""
+    shown = ", ".join(f"`{n[:MAX_PATH_CHARS]}`" for n in names[:MAX_LISTED_PATHS])
+    return shown + (", …" if len(names) > MAX_LISTED_PATHS else "")
 
 
 def split_jobs(jobs: int) -> tuple[int, int]:
@@ -246,8 +250,8 @@ def rerun_reasons(p: Plan, head: Report, seen: Mapping[str, Reads | None]) -> di
     """Entrypoint name → why its base must run; those missing may take the head's result."""
     why = {e.name: f"it ended {e.status.value}" for e in head.entrypoints if e.status not in REPEATABLE}
     rest = [e.name for e in head.entrypoints if e.name not in why]
-    if not any(seen.get(name) for name in rest):
-        return {**why, **{name: "what it read was not recorded" for name in rest}}
+    if not any(seen.get(name) for name in rest):  # nothing to compare: spare the git calls
+        return {**why, **{name: reads.NOT_RECORDED for name in rest}}
     base_files, name_status = git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha)
     changes = reads.Changes.of(base_files, name_status, git.untracked(p.top))
     tops = tuple(dict.fromkeys((str(p.top), str(p.top.resolve()))))
@@ -273,16 +277,11 @@ def _base_report(p: Plan, head: Report, ran: Report | None, why: Mapping[str, st
     return report.new_report(entries, mode, version, p.base_sha, p.config.digest, shard)
 
 
-def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(f"`{n}`" for n in names[:MAX_LISTED_PATHS])
-    return shown + (", …" if len(names) > MAX_LISTED_PATHS else "")
-
-
 def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
     if not same:
         return ()
     return (
-        f"The base was not run again for {len(same)} of {total} entrypoints ({_names(same)}): they read "
+        f"The base was not run again for {len(same)} of {total} entrypoints ({_listed(same)}): they read "
         "no file this change touches, so their base results are the head's.",
     )
 

@@ -34,6 +34,7 @@ MAX_PATH_CHARS = 4096
 MAX_RECORD_BYTES = 8 << 20
 BOUNDS = untrusted_json.Bounds(depth=3, values=2 * MAX_PATHS + 16, number_chars=8)
 EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+NOT_RECORDED = "what it read was not recorded (it did not run in the warm server)"
 DISTRIBUTIONS = (".dist-info", ".egg-info")  # what a reader of installed packages' metadata looks for
 
 
@@ -156,7 +157,7 @@ def why_rerun(reads: Reads | None, changes: Changes, tops: Sequence[str]) -> str
     """Why the base must run this entrypoint itself, in words; None when the head's result is the
     base's: everything it read is in the base commit, unchanged."""
     if reads is None:
-        return "what it read was not recorded (it did not run in the warm server)"
+        return NOT_RECORDED
     if reads.spawned:
         return f"it started another program ({reads.spawned}), whose reads are not recorded"
     if reads.overflow:
