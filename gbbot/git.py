@@ -18,6 +18,11 @@ from gbbot.interrupt import sigterm_as_interrupt
 from gbbot.process import cmd_output
 
 
+def _zero_separated(out: str) -> list[str]:
+    """git's -z output: the NUL-separated fields, without empty ones."""
+    return [p for p in out.split("\0") if p]
+
+
 def head_sha(root: Path) -> str | None:
     """HEAD's commit, or None outside a git repository (or before the first commit)."""
     code, out, _ = cmd_output("git", "rev-parse", "--verify", "-q", "HEAD", cwd=root, check=False)
@@ -89,7 +94,7 @@ def merge_base(root: Path, ref: str, head: str = "HEAD") -> str:
 def changed_paths(root: Path) -> tuple[str, ...]:
     """Paths with uncommitted changes (tracked or untracked), as `git status` shows them."""
     _, out, _ = cmd_output("git", "status", "--porcelain", "-z", cwd=root, check=False)
-    entries = [e for e in out.split("\0") if e]
+    entries = _zero_separated(out)
     paths, skip = [], False
     for entry in entries:
         if skip:  # the origin path of a rename: already counted by its destination
@@ -117,10 +122,6 @@ def renames(root: Path, base: str, head: str | None = None) -> dict[str, str]:
         else:
             i += 2
     return found
-
-
-def _zero_separated(out: str) -> list[str]:
-    return [p for p in out.split("\0") if p]
 
 
 def tree_files(root: Path, commit: str) -> tuple[str, ...]:
@@ -170,7 +171,7 @@ def listed_files(root: Path) -> tuple[str, ...] | None:
     code, out, _ = cmd_output(
         "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=root, check=False
     )
-    return tuple(sorted({p for p in out.split("\0") if p})) if code == 0 else None
+    return tuple(sorted(set(_zero_separated(out)))) if code == 0 else None
 
 
 def ignored_entries(root: Path) -> tuple[str, ...]:
@@ -178,7 +179,7 @@ def ignored_entries(root: Path) -> tuple[str, ...]:
     code, out, _ = cmd_output(
         "git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", cwd=root, check=False
     )
-    return tuple(sorted({p for p in out.split("\0") if p})) if code == 0 else ()
+    return tuple(sorted(set(_zero_separated(out)))) if code == 0 else ()
 
 
 # --- plumbing for data branches (the audit's history) -----------------------------------------
