@@ -215,9 +215,10 @@ class Recompilation:
 
 @dataclass(frozen=True)
 class Reads:
-    """What one entrypoint's process read, as recorded while it ran: absolute paths of the files it
-    opened for reading and of the directories it listed (the interpreter's installation left out),
-    and the first way it started another program, whose reads nobody saw."""
+    """What one entrypoint's process read, as recorded while it ran (the interpreter's installation
+    left out): absolute paths of the files it opened for reading, of the directories it listed and
+    by whom, the module names the import system looked for in each directory, and the first way it
+    started another program, whose reads nobody saw. gbbot/reads.py decides what they imply."""
 
     files: frozenset[str]
     directories: frozenset[str]  # listed by the program: every entry could matter
