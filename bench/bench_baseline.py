@@ -25,8 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@example.invalid"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "b@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "b@example.invalid",
+}
 
 
 def git(repo: Path, *args: str) -> None:
@@ -56,9 +60,24 @@ def add_break(path: Path) -> None:
 def diff_run(repo: Path, cache: Path, out: Path, jobs: int) -> tuple[float, dict]:
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "gbbot", "diff", "--base", "main", "--cache", str(cache), "-j", str(jobs),
-         "--json", str(out), "-q"],
-        cwd=repo, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "gbbot",
+            "diff",
+            "--base",
+            "main",
+            "--cache",
+            str(cache),
+            "-j",
+            str(jobs),
+            "--json",
+            str(out),
+            "-q",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
     )
     elapsed = time.perf_counter() - started
     if proc.returncode not in (0, 1):

@@ -25,9 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gbbot import classify, parse  # noqa: E402
-from gbbot.config import load_config  # noqa: E402
-from gbbot.source import SourceTree  # noqa: E402
+from gbbot.analysis import classify  # noqa: E402
+from gbbot.analysis.source import SourceTree  # noqa: E402
+from gbbot.core.config import load_config  # noqa: E402
+from gbbot.trace import tracelog  # noqa: E402
 
 
 def manual_command(entrypoint) -> list[str]:
@@ -49,7 +50,7 @@ def run_manual(repo: Path, env: dict) -> tuple[float, set[str]]:
             text=True,
             env={**env, **dict(entrypoint.env), "TORCH_LOGS": "graph_breaks", "PYTHONPATH": str(repo)},
         )
-        log = parse.read_log_lines((proc.stdout + proc.stderr).splitlines())
+        log = tracelog.read_log_lines((proc.stdout + proc.stderr).splitlines())
         breaks = classify.classify(log.breaks, str(repo), SourceTree(repo).get)
         found |= {b.fingerprint for b in breaks}
     return time.perf_counter() - started, found

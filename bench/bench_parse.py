@@ -4,7 +4,7 @@
 
 Builds a trace of N copies of the real fixture (tests/fixtures/small.trace.log, ~250 KB each), then
 in fresh processes measures wall time and peak memory of
-  gbbot     gbbot.parse.read_path: streams lines, decodes only the 3 record kinds it needs
+  gbbot     gbbot.trace.tracelog.read_path: streams lines, decodes only the 3 record kinds it needs
   naive     read the whole file, json-decode every record header, keep every payload
 and prints the ratios (and that gbbot found every break: 3 per copy).
 """
@@ -24,9 +24,9 @@ FIXTURE = ROOT / "tests" / "fixtures" / "small.trace.log"
 GBBOT = """
 import json, resource, sys, time
 from pathlib import Path
-from gbbot import parse
+from gbbot.trace import tracelog
 start = time.perf_counter()
-log = parse.read_path(Path(sys.argv[1]))
+log = tracelog.read_path(Path(sys.argv[1]))
 print(json.dumps({"seconds": time.perf_counter() - start, "breaks": len(log.breaks),
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

@@ -7,8 +7,8 @@ recompiling run after each (tests/fixtures/recompile.trace.log, its metrics, sta
 symbol records: a frame at the recompile limit, a type guard), frame ids renumbered so that every
 copy is its own frames. Then in fresh
 processes measures wall time and peak memory of
-  breaks      gbbot.parse.read_path decoding only the records breaks need
-  recompiles  gbbot.parse.read_path (every record kind) + gbbot.recompile.analyse
+  breaks      gbbot.trace.tracelog.read_path decoding only the records breaks need
+  recompiles  gbbot.trace.tracelog.read_path (every record kind) + gbbot.analysis.recompile.analyse
 and prints the ratio, and that every copy's breaks and recompiling frames were found.
 """
 
@@ -28,19 +28,20 @@ FRAME_ID_RE = re.compile(r'"frame_id": (\d+)')
 BREAKS = """
 import json, resource, sys, time
 from pathlib import Path
-from gbbot import parse, trace
-trace.iter_trace_records.__defaults__ = ("trace", trace.BREAK_WANTED)  # as before recompiles
+from gbbot.trace import tracelog, logfiles
+logfiles.iter_trace_records.__defaults__ = ("trace", logfiles.BREAK_WANTED)  # as before recompiles
 start = time.perf_counter()
-log = parse.read_path(Path(sys.argv[1]))
+log = tracelog.read_path(Path(sys.argv[1]))
 print(json.dumps({"seconds": time.perf_counter() - start, "breaks": len(log.breaks), "frames": 0,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 RECOMPILE = """
 import json, resource, sys, time
 from pathlib import Path
-from gbbot import parse, recompile
+from gbbot.trace import tracelog
+from gbbot.analysis import recompile
 start = time.perf_counter()
-log = parse.read_path(Path(sys.argv[1]))
+log = tracelog.read_path(Path(sys.argv[1]))
 frames = recompile.analyse(log, "/tmp")
 print(json.dumps({"seconds": time.perf_counter() - start, "breaks": len(log.breaks), "frames": len(frames),
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

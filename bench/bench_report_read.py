@@ -5,8 +5,8 @@
 Writes the largest report the bounded reader accepts in practice (5,000 breaks, each with a
 three-frame stack, in 10 entrypoints) and a hostile one (156,000 breaks, the size the old
 50 MB cap let through), then in fresh processes measures wall time and peak memory (tracemalloc) of
-  bounded   gbbot.report.load_untrusted: size, nesting, numbers and breaks bounded, then the schema
-  old       json.loads + the schema on whatever is there (gbbot.report.load)
+  bounded   gbbot.analysis.report.load_untrusted: size, nesting, numbers and breaks bounded, then the schema
+  old       json.loads + the schema on whatever is there (gbbot.analysis.report.load)
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 READ = """
 import json, sys, time, tracemalloc
 from pathlib import Path
-from gbbot import report
-from gbbot.errors import ReportError
+from gbbot.analysis import report
+from gbbot.core.errors import ReportError
 read = report.load_untrusted if sys.argv[2] == "bounded" else report.load
 tracemalloc.start()
 start = time.perf_counter()
@@ -38,8 +38,8 @@ print(json.dumps({"seconds": time.perf_counter() - start, "outcome": outcome,
 
 
 def report_text(entrypoints: int, per_entrypoint: int, frames: int = 3, indent: int | None = 2) -> str:
-    from gbbot import report as report_io
-    from gbbot.model import Frame
+    from gbbot.analysis import report as report_io
+    from gbbot.core.model import Frame
     from tests import reports
 
     stack = tuple(Frame(f"pkg/layer_{i}.py", 10 + i, "forward", "x = self.block(x)") for i in range(frames))

@@ -30,8 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gbbot import classify, parse  # noqa: E402
-from gbbot.source import SourceTree  # noqa: E402
+from gbbot.analysis import classify  # noqa: E402
+from gbbot.analysis.source import SourceTree  # noqa: E402
+from gbbot.trace import tracelog  # noqa: E402
 
 MODEL = textwrap.dedent("""\
     import torch
@@ -70,6 +71,8 @@ SUITES = {
                    "intermediate_size=128, image_size=64, patch_size=16", IMAGES),
     },
 }  # fmt: skip
+
+
 def preload(scripts: dict) -> str:
     names = [f"transformers.models.{n[:-3]}.modeling_{n[:-3]}" for n in scripts]
     return "[" + ", ".join(["transformers", *names]) + "]"
@@ -97,7 +100,7 @@ def manual(repo: Path, env: dict, scripts: dict) -> tuple[float, set[str]]:
     for name in scripts:
         proc = subprocess.run([sys.executable, name], cwd=repo, capture_output=True, text=True,
                               env={**env, "TORCH_LOGS": "graph_breaks"})  # fmt: skip
-        log = parse.read_log_lines((proc.stdout + proc.stderr).splitlines())
+        log = tracelog.read_log_lines((proc.stdout + proc.stderr).splitlines())
         found |= {b.fingerprint for b in classify.classify(log.breaks, str(repo), SourceTree(repo).get)}
     return time.perf_counter() - started, found
 

@@ -1,5 +1,5 @@
 """gbbot as a library: check, diff and fix a source tree. Each takes typed options and returns
-values, and raises `GbbotError` (gbbot/errors.py) for what a user can correct; the command line
+values, and raises `GbbotError` (gbbot/core/errors.py) for what a user can correct; the command line
 (gbbot/commands/) and the GitHub Action (gbbot/action/) are two callers of these functions.
 
     from gbbot import api
@@ -11,13 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gbbot import counts, recompile
-from gbbot import report as report_
-from gbbot.check import CheckOptions, Shard, check, select
-from gbbot.comparison import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
-from gbbot.config import Config
-from gbbot.console import say
-from gbbot.model import EntrypointReport, Report, Status
+from gbbot.analysis import recompile
+from gbbot.analysis import report as report_
+from gbbot.checks.baseline import RecordedBase
+from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
+from gbbot.checks.tree import CheckOptions, Shard, check, select
+from gbbot.core import counts
+from gbbot.core.config import Config
+from gbbot.core.model import EntrypointReport, Report, Status
+from gbbot.edges.console import say
 
 if TYPE_CHECKING:  # the fix pipeline imports LibCST: only `fix` pays for it
     from gbbot.fix.pipeline import FixOptions, FixRun
@@ -28,7 +30,9 @@ __all__ = [
     "DiffRun",
     "Log",
     "Progress",
+    "RecordedBase",
     "Shard",
+    "audit_record",
     "check",
     "diff",
     "fix",
@@ -40,6 +44,17 @@ __all__ = [
 def diff(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> DiffRun:
     """The working tree's report with its diff against the merge-base of `options.base` and HEAD."""
     return run_diff(root, config, options, progress, log)
+
+
+def audit_record(branch: str | None, cache: Path | None = None) -> RecordedBase | None:
+    """The nightly audit's record of the merge-base on the data branch `branch`, as a diff's
+    recorded base (None when no branch is named). Reading records needs jsonschema: only this
+    option pays for importing it."""
+    if not branch:
+        return None
+    from gbbot.audit.reuse import RecordOnBranch
+
+    return RecordOnBranch(branch, "trying the cache" if cache else "running the base")
 
 
 def fix(root: Path, config: Config, options: FixOptions | None = None, report: Report | None = None) -> FixRun:

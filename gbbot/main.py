@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 
 from gbbot import __version__
-from gbbot.console import internal_error
-from gbbot.errors import ExitCode, GbbotError
+from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.edges.console import internal_error
 
 # name → (module in gbbot.commands, one-line help)
 COMMANDS = {

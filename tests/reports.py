@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gbbot.model import Category, EntrypointReport, Frame, GraphBreak, Mode, Origin, Report, Status, Tool
+from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, Mode, Origin, Report, Status, Tool
 
 
 def graph_break(n: int = 1, **changes) -> GraphBreak:
@@ -23,7 +23,10 @@ def graph_break(n: int = 1, **changes) -> GraphBreak:
         in_loop=False,
         count=1,
         caused=(),
-        user_stack=(Frame("train.py", 3, "<module>", "main()"), Frame("pkg/model.py", 10 + n, "forward", 'print("step")')),
+        user_stack=(
+            Frame("train.py", 3, "<module>", "main()"),
+            Frame("pkg/model.py", 10 + n, "forward", 'print("step")'),
+        ),
         fix="print",
     )
     values.update(changes)
@@ -32,9 +35,15 @@ def graph_break(n: int = 1, **changes) -> GraphBreak:
 
 def entrypoint(name: str = "train", breaks=(), **changes) -> EntrypointReport:
     values = dict(
-        name=name, status=Status.OK, exit_code=0, duration_s=1.5, graph_count=len(breaks) + 1,
-        break_count=sum(b.count for b in breaks), frames_skipped=sum(b.frame_skipped for b in breaks),
-        breaks=tuple(breaks), error=None,
+        name=name,
+        status=Status.OK,
+        exit_code=0,
+        duration_s=1.5,
+        graph_count=len(breaks) + 1,
+        break_count=sum(b.count for b in breaks),
+        frames_skipped=sum(b.frame_skipped for b in breaks),
+        breaks=tuple(breaks),
+        error=None,
     )
     values.update(changes)
     return EntrypointReport(**values)
@@ -42,8 +51,11 @@ def entrypoint(name: str = "train", breaks=(), **changes) -> EntrypointReport:
 
 def report(*entrypoints: EntrypointReport, **changes) -> Report:
     values = dict(
-        tool=Tool("gbbot", "0.1.0"), torch_version="2.13.0+cpu", mode=Mode.FAST,
-        commit="0123456789abcdef0123456789abcdef01234567", entrypoints=tuple(entrypoints),
+        tool=Tool("gbbot", "0.1.0"),
+        torch_version="2.13.0+cpu",
+        mode=Mode.FAST,
+        commit="0123456789abcdef0123456789abcdef01234567",
+        entrypoints=tuple(entrypoints),
     )
     values.update(changes)
     return Report(**values)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gbbot import call_args
-from gbbot.check import CheckOptions, check
-from gbbot.config import parse_config
-from gbbot.errors import ConfigError
-from gbbot.model import Status
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core import call_args
+from gbbot.core.config import parse_config
+from gbbot.core.errors import ConfigError
+from gbbot.core.model import Status
 from tests.cli_helpers import write
 
 MODEL = """\

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.check import CheckOptions, check
-from gbbot.config import parse_config
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import parse_config
+from gbbot.core.model import Mode, Status
 from gbbot.main import main
-from gbbot.model import Mode, Status
 
 
 def write_config(root: Path, body: str) -> None:
@@ -110,7 +110,7 @@ def test_jobs_run_entrypoints_side_by_side_reported_in_config_order(tmp_path, jo
 def test_entrypoint_selection_and_shards(tmp_path):
     body = "entrypoints:\n" + "".join(f"  - {{name: e{i}, run: 'true'}}\n" for i in range(5))
     assert list(run_check(tmp_path, body, only=("e3",))) == ["e3"]
-    from gbbot.check import Shard
+    from gbbot.checks.tree import Shard
 
     slices = [list(run_check(tmp_path, body, shard=Shard(i, 2))) for i in (1, 2)]
     assert slices == [["e0", "e2", "e4"], ["e1", "e3"]]

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from gbbot import diff, report
-from gbbot.classify import classify, normalise_code, origin_of, path_matches
-from gbbot.config import IgnoreRule
-from gbbot.model import BreakMessage, Category, Frame, Mode, Origin, RawBreak, Report, Tool
-from gbbot.source import source_map
+from gbbot.analysis import break_diff, report
+from gbbot.analysis.classify import classify, normalise_code, origin_of, path_matches
+from gbbot.analysis.source import source_map
+from gbbot.core.config import IgnoreRule
+from gbbot.core.model import BreakMessage, Category, Frame, Mode, Origin, RawBreak, Report, Tool
 from tests.reports import entrypoint
 
 ROOT = "/repo"
 PRINT = BreakMessage("Failed to trace builtin operator", "GB0059", "print", ("Please report an issue to PyTorch.",))
 BRANCH = BreakMessage(
-    "Data-dependent branching", "GB0170", "",
-    ("This graph break is fundamental - it is unlikely that Dynamo will ever be able to trace through your code. "
-     "Consider finding a workaround.",),
+    "Data-dependent branching",
+    "GB0170",
+    "",
+    (
+        "This graph break is fundamental - it is unlikely that Dynamo will ever be able to trace through your code. "
+        "Consider finding a workaround.",
+    ),
 )
 UNKNOWN = BreakMessage("Some new break torch added", None)
 
@@ -61,7 +65,9 @@ def test_qualname_and_loop_come_from_the_source():
 
 
 def test_same_break_reported_twice_is_folded_and_counted():
-    (brk,) = classify([raw(PRINT, frame(3)), raw(PRINT, frame(3, fn="torch_dynamo_resume_in_forward_at_2"))], ROOT, lookup)
+    (brk,) = classify(
+        [raw(PRINT, frame(3)), raw(PRINT, frame(3, fn="torch_dynamo_resume_in_forward_at_2"))], ROOT, lookup
+    )
     assert brk.count == 2
 
 
@@ -72,8 +78,11 @@ def test_identical_breaks_on_different_lines_stay_distinct():
 
 def test_fingerprint_survives_lines_inserted_above_and_whitespace():
     before = classify([raw(PRINT, frame(3))], ROOT, lookup)[0]
-    shifted = classify([raw(PRINT, frame(30, 'print( "x" )'.replace("( ", "(").replace(" )", ")")))], ROOT,
-                       lambda p: source_map("\n" * 27 + SOURCE) if p == "pkg/model.py" else None)[0]
+    shifted = classify(
+        [raw(PRINT, frame(30, 'print( "x" )'.replace("( ", "(").replace(" )", ")")))],
+        ROOT,
+        lambda p: source_map("\n" * 27 + SOURCE) if p == "pkg/model.py" else None,
+    )[0]
     assert shifted.line == 30 and shifted.fingerprint == before.fingerprint
     spaced = classify([raw(PRINT, frame(3, '   print("x")   # a new comment'))], ROOT, lookup)[0]
     assert spaced.fingerprint == before.fingerprint
@@ -97,33 +106,41 @@ def test_attribution_to_the_innermost_repository_frame():
     assert not any(f.file.startswith("/") for f in brk.user_stack)
 
 
-@pytest.mark.parametrize(("path", "origin"), [
-    ("/repo/pkg/model.py", Origin.USER),
-    ("/venv/lib/python3.11/site-packages/transformers/models/bart.py", Origin.THIRD_PARTY),
-    ("/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", Origin.TORCH),
-    ("/usr/lib/python3.11/copy.py", Origin.USER),
-    ("/opt/other/thing.py", Origin.THIRD_PARTY),
-    ("/repo/../outside/mod.py", Origin.THIRD_PARTY),
-])
+@pytest.mark.parametrize(
+    ("path", "origin"),
+    [
+        ("/repo/pkg/model.py", Origin.USER),
+        ("/venv/lib/python3.11/site-packages/transformers/models/bart.py", Origin.THIRD_PARTY),
+        ("/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", Origin.TORCH),
+        ("/usr/lib/python3.11/copy.py", Origin.USER),
+        ("/opt/other/thing.py", Origin.THIRD_PARTY),
+        ("/repo/../outside/mod.py", Origin.THIRD_PARTY),
+    ],
+)
 def test_origin(path, origin):
     assert origin_of(path, ROOT) is origin
 
 
 def test_loop_consequence_folds_into_its_root():
-    loop = BreakMessage("graph break in loop", "GB7000", "", ("This graph break may have been caused by an earlier graph break.",))
+    loop = BreakMessage(
+        "graph break in loop", "GB7000", "", ("This graph break may have been caused by an earlier graph break.",)
+    )
     (brk,) = classify([raw(PRINT, frame(7), skipped=True, consequences=[loop])], ROOT, lookup)
     assert brk.gb_id == "GB0059" and brk.frame_skipped and len(brk.caused) == 1
     assert brk.category is Category.SUPPORTABLE  # the root's category, not the consequence's
 
 
-@pytest.mark.parametrize(("pattern", "path", "expected"), [
-    ("scripts/**", "scripts/a/b.py", True),
-    ("scripts/**", "src/scripts/a.py", False),
-    ("**/test_*.py", "tests/unit/test_x.py", True),
-    ("**/test_*.py", "test_x.py", True),
-    ("*.py", "pkg/a.py", False),
-    ("pkg/?.py", "pkg/a.py", True),
-])
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("scripts/**", "scripts/a/b.py", True),
+        ("scripts/**", "src/scripts/a.py", False),
+        ("**/test_*.py", "tests/unit/test_x.py", True),
+        ("**/test_*.py", "test_x.py", True),
+        ("*.py", "pkg/a.py", False),
+        ("pkg/?.py", "pkg/a.py", True),
+    ],
+)
 def test_ignore_globs(pattern, path, expected):
     assert path_matches(path, pattern) is expected
 
@@ -141,14 +158,17 @@ def test_a_break_without_any_frame_is_dropped_not_crashing():
 # --- comments and identical lines ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("code", "normalised"), [
-    ("x = 1 # one-space comment", "x = 1"),
-    ("x = 1  # two spaces", "x = 1"),
-    ('s = "a  # not a comment"', 's = "a  # not a comment"'),
-    ("s = 'a # no' # but this is", "s = 'a # no'"),
-    ('call(f"{x}  # kept",', 'call(f"{x}  # kept",'),  # a line of a longer statement
-    ('"""unterminated  # kept', '"""unterminated # kept'),  # no string token: all of it is code
-])
+@pytest.mark.parametrize(
+    ("code", "normalised"),
+    [
+        ("x = 1 # one-space comment", "x = 1"),
+        ("x = 1  # two spaces", "x = 1"),
+        ('s = "a  # not a comment"', 's = "a  # not a comment"'),
+        ("s = 'a # no' # but this is", "s = 'a # no'"),
+        ('call(f"{x}  # kept",', 'call(f"{x}  # kept",'),  # a line of a longer statement
+        ('"""unterminated  # kept', '"""unterminated # kept'),  # no string token: all of it is code
+    ],
+)
 def test_comments_are_stripped_by_token_not_by_text(code, normalised):
     assert normalise_code(code) == normalised
 
@@ -171,7 +191,7 @@ def test_identical_breaks_added_above_leave_the_old_one_persisting():
     added = "def forward(x):\n    print(x)\n    print(x)\n    print(x)\n    return x\n"
     base = classify([raw(PRINT, frame(2, "print(x)"))], ROOT, lambda _p: source_map(source))
     head = classify([raw(PRINT, frame(n, "print(x)")) for n in (2, 3, 4)], ROOT, lambda _p: source_map(added))
-    result = diff.diff(_report(*head), _report(*base), "main", "abc1234")
+    result = break_diff.diff(_report(*head), _report(*base), "main", "abc1234")
     old = next(b for b in head if b.line == 4)  # the original line, pushed down by the two added above
     assert result.persisting == (old.fingerprint,)
     assert sorted(b.line for b in head if b.fingerprint in result.new) == [2, 3]

@@ -7,8 +7,8 @@ import tracemalloc
 
 import pytest
 
-from gbbot.config import Mode, parse_config
-from gbbot.errors import ConfigError
+from gbbot.core.config import Mode, parse_config
+from gbbot.core.errors import ConfigError
 from gbbot.main import main
 
 GOOD = """\

@@ -11,12 +11,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from gbbot.config import Entrypoint, Runner
-from gbbot.errors import GbbotError
-from gbbot.main import main
-from gbbot.model import Mode, Status
-from gbbot.runner import choose, local, warm
-from gbbot.runner.container import (
+from gbbot.backends import choose, local, warm
+from gbbot.backends.container import (
     WORK,
     Mount,
     Placement,
@@ -27,7 +23,11 @@ from gbbot.runner.container import (
     stage_support,
     start_failure,
 )
-from gbbot.runner.contract import RunRequest
+from gbbot.backends.contract import RunRequest
+from gbbot.core.config import Entrypoint, Runner
+from gbbot.core.errors import GbbotError
+from gbbot.core.model import Mode, Status
+from gbbot.main import main
 
 ACTION_MOUNTS = (  # what GitHub's runner mounts into a Docker action's container
     Mount("/var/run/docker.sock", "/var/run/docker.sock"),
@@ -99,7 +99,7 @@ def test_the_container_gets_no_token_and_sees_the_repository_at_the_same_path(mo
 def test_a_call_entrypoint_runs_the_staged_launcher_with_the_images_python():
     entry = Entrypoint("fwd", call="pkg.bench:forward")
     args = create_arguments(request(entry, Mode.FAITHFUL), Runner("container", "img"), PLACED, {}, "1000:1000")
-    assert args["command"] == ["python3", "-m", "gbbot.launch", "pkg.bench:forward"]
+    assert args["command"] == ["python3", "-m", "gbbot.child.launch", "pkg.bench:forward"]
     assert args["environment"]["PYTHONPATH"] == f"{WORK}/support/pkg"  # faithful: no shim
     assert args["user"] == "1000:1000"
 
@@ -151,8 +151,8 @@ def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_
     code = textwrap.dedent(f"""\
         import runpy, sys
         sys.path[:0] = [{str(tmp_path / "work" / "support" / "pkg")!r}]
-        sys.argv = ["gbbot.launch", "job:go"]
-        runpy.run_module("gbbot.launch", run_name="__main__")
+        sys.argv = ["gbbot.child.launch", "job:go"]
+        runpy.run_module("gbbot.child.launch", run_name="__main__")
     """)
     done = subprocess.run([sys.executable, "-I", "-c", code], cwd=project, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import baseline, diff, report
+from gbbot.analysis import break_diff, report
+from gbbot.analysis.shards import ShardReport, merge
+from gbbot.checks import baseline
 from gbbot.commands import common
-from gbbot.config import IgnoreRule
-from gbbot.merge import ShardReport, merge
-from gbbot.model import Mode, Report
+from gbbot.core.config import IgnoreRule
+from gbbot.core.model import Mode, Report
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -177,13 +178,22 @@ def pr(tmp_path_factory) -> Scenario:
     scratch.mkdir()
     make_pr_repo(repo)
     run = gbbot(
-        repo, "diff", "--base", "main", "--jobs", "2", "--cache", str(cache),
-        "--json", str(out / "report.json"), "--markdown", str(out / "report.md"), tmp=scratch,
+        repo,
+        "diff",
+        "--base",
+        "main",
+        "--jobs",
+        "2",
+        "--cache",
+        str(cache),
+        "--json",
+        str(out / "report.json"),
+        "--markdown",
+        str(out / "report.md"),
+        tmp=scratch,
     )
     assert run.returncode == 1, run.stderr  # fail_on: new, and C is new
-    return Scenario(
-        repo, scratch, cache, run, report.load(out / "report.json"), (out / "report.md").read_text(), out
-    )
+    return Scenario(repo, scratch, cache, run, report.load(out / "report.json"), (out / "report.md").read_text(), out)
 
 
 def fingerprint_of(result: Report, code: str, name: str = "fwd") -> str:
@@ -230,7 +240,9 @@ def test_identical_breaks_on_two_lines_stay_distinct(pr):
 def test_entrypoints_without_a_baseline_say_why(pr):
     entries = {e.name: e for e in pr.report.diff.entrypoints}
     sha = pr.report.diff.base_sha[:7]
-    assert entries["added"].no_baseline.startswith(f"no baseline for `added` on base {sha}: entrypoint not defined there")
+    assert entries["added"].no_baseline.startswith(
+        f"no baseline for `added` on base {sha}: entrypoint not defined there"
+    )
     assert "No module named 'pkg.added'" in entries["added"].no_baseline
     assert entries["flaky"].no_baseline.startswith(f"no baseline for `flaky` on base {sha}: it failed there (exit 1)")
     assert "RuntimeError: the base cannot run this" in entries["flaky"].no_baseline
@@ -275,7 +287,9 @@ def test_markdown_leads_with_the_delta(pr):
 
 
 def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr):
-    again = gbbot(pr.repo, "diff", "--base", "main", "-j", "2", "--cache", str(pr.cache), "--json", str(pr.out / "again.json"))
+    again = gbbot(
+        pr.repo, "diff", "--base", "main", "-j", "2", "--cache", str(pr.cache), "--json", str(pr.out / "again.json")
+    )
     assert again.returncode == 1, again.stderr
     assert "from the cache" in again.stderr
     assert "(base " not in again.stderr  # no base entrypoint ran
@@ -283,7 +297,9 @@ def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr):
     first = pr.report.diff
     assert second.baseline_source == "cache"
     assert (set(second.new), set(second.fixed), set(second.persisting)) == (
-        set(first.new), set(first.fixed), set(first.persisting)
+        set(first.new),
+        set(first.fixed),
+        set(first.persisting),
     )
 
 
@@ -316,8 +332,20 @@ def test_a_mismatched_baseline_can_be_used_with_a_label(pr, tmp_path):
     baseline = cached_baseline(pr, tmp_path, torch_version="2.12.0+cpu")
     out = tmp_path / "labelled.json"
     run = gbbot(
-        pr.repo, "diff", "--base", "main", "--baseline", str(baseline), "--allow-mismatch",
-        "-e", "fwd", "-q", "--json", str(out), "--markdown", str(tmp_path / "labelled.md"),
+        pr.repo,
+        "diff",
+        "--base",
+        "main",
+        "--baseline",
+        str(baseline),
+        "--allow-mismatch",
+        "-e",
+        "fwd",
+        "-q",
+        "--json",
+        str(out),
+        "--markdown",
+        str(tmp_path / "labelled.md"),
     )
     assert run.returncode == 1, run.stderr
     labelled = report.load(out).diff
@@ -335,20 +363,22 @@ def base_report(pr: Scenario) -> Report:
 def test_ignore_rules_apply_to_both_sides(pr):
     head = replace(pr.report, diff=None)
     rules = (IgnoreRule(gb_id="GB0007"),)  # C and the renamed helper's warning
-    d = diff.diff(head, base_report(pr), "main", pr.report.diff.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
+    d = break_diff.diff(
+        head, base_report(pr), "main", pr.report.diff.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules
+    )
     warns = {fingerprint_of(pr.report, 'warnings.warn("C")'), fingerprint_of(pr.report, "scaling")}
     assert not warns & {*d.new, *d.fixed, *d.persisting}
     fwd = next(e for e in d.entrypoints if e.name == "fwd")
     assert fwd.new == () and [b.code for b in d.fixed_breaks] == ['print("A")']
     # with only `fwd` compared, nothing is new: fail_on new passes
     only_fwd = replace(head, entrypoints=tuple(e for e in head.entrypoints if e.name == "fwd"))
-    ignored = diff.diff(only_fwd, base_report(pr), "main", d.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
-    assert common.policy_exit_code(diff.with_diff(only_fwd, ignored), "new") == 0
+    ignored = break_diff.diff(only_fwd, base_report(pr), "main", d.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
+    assert common.policy_exit_code(break_diff.with_diff(only_fwd, ignored), "new") == 0
 
 
 def test_without_the_rename_map_the_renamed_break_would_look_new(pr):
     head = replace(pr.report, diff=None)
-    d = diff.diff(head, base_report(pr), "main", pr.report.diff.base_sha)
+    d = break_diff.diff(head, base_report(pr), "main", pr.report.diff.base_sha)
     assert fingerprint_of(pr.report, "scaling") in d.new
 
 
@@ -357,7 +387,9 @@ def test_fingerprints_rebuild_exactly_as_classify_made_them(pr):
     change, or the rebuild has drifted from classify."""
     for entry in (*pr.report.entrypoints, *base_report(pr).entrypoints):
         identity = {b.file: b.file for b in entry.breaks}
-        assert [b.fingerprint for b in diff.renamed(entry.breaks, identity)] == [b.fingerprint for b in entry.breaks]
+        assert [b.fingerprint for b in break_diff.renamed(entry.breaks, identity)] == [
+            b.fingerprint for b in entry.breaks
+        ]
 
 
 def test_diff_shards_merge_into_the_whole_diff(pr, tmp_path):
@@ -366,15 +398,19 @@ def test_diff_shards_merge_into_the_whole_diff(pr, tmp_path):
     names = sorted(e.name for e in head.entrypoints)
     shards = []
     for index, name in enumerate(names, start=1):
-        part = replace(head, entrypoints=tuple(e for e in head.entrypoints if e.name == name), shard=f"{index}/{len(names)}")
-        part = diff.with_diff(part, diff.diff(part, base, "main", pr.report.diff.base_sha, renames))
+        part = replace(
+            head, entrypoints=tuple(e for e in head.entrypoints if e.name == name), shard=f"{index}/{len(names)}"
+        )
+        part = break_diff.with_diff(part, break_diff.diff(part, base, "main", pr.report.diff.base_sha, renames))
         path = tmp_path / f"shard{index}.json"
         report.write(part, path)
         shards.append(ShardReport(str(path), report.load(path)))
     merged = merge(shards).diff
     whole = pr.report.diff
     assert (set(merged.new), set(merged.fixed), set(merged.persisting)) == (
-        set(whole.new), set(whole.fixed), set(whole.persisting)
+        set(whole.new),
+        set(whole.fixed),
+        set(whole.persisting),
     )
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import git as gitlayer
-from gbbot import report
-from gbbot.errors import GitError
+from gbbot.analysis import report
+from gbbot.core.errors import GitError
+from gbbot.edges import git as gitlayer
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -183,7 +183,9 @@ def test_a_base_that_times_out_has_no_baseline_and_its_worktree_is_removed(tmp_p
     repo, scratch, cache = tmp_path / "repo", tmp_path / "scratch", tmp_path / "cache"
     scratch.mkdir()
     small_repo(repo, HANGS)
-    run = gbbot(repo, "diff", "--base", "main~1", "--cache", str(cache), "--json", str(tmp_path / "r.json"), tmp=scratch)
+    run = gbbot(
+        repo, "diff", "--base", "main~1", "--cache", str(cache), "--json", str(tmp_path / "r.json"), tmp=scratch
+    )
     assert run.returncode == 1, run.stderr  # the head timed out too: not a clean run
     entry = report.load(tmp_path / "r.json").diff.entrypoints[0]
     assert entry.no_baseline.endswith(": it timed out there")
@@ -198,7 +200,10 @@ def test_an_interrupted_diff_removes_its_worktree(tmp_path):
     small_repo(repo, HANGS.replace("timeout: 1", "timeout: 5"))
     process = subprocess.Popen(
         [sys.executable, "-m", "gbbot", "diff", "--base", "main~1", "-q"],
-        cwd=repo, env={**os.environ, "TMPDIR": str(scratch)}, stderr=subprocess.PIPE, text=True,
+        cwd=repo,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         for _ in range(2400):  # until the base's entrypoint runs in the worktree

@@ -5,7 +5,7 @@ No image can be pulled here, so the two images are made from local files only:
   torch==2.13.0 unpacked into it from a wheelhouse (`pip download` on this machine), then
   `docker import`ed; the tarball is cached under $GBBOT_DOCKER_DIR, keyed by the recipe. It has no
   gbbot: what makes entrypoints run in it is the container backend's staging of the fast-mode shim
-  and gbbot.launch;
+  and gbbot.child.launch;
 - the action's image: the project's Dockerfile built on the user's image (TORCH_SPEC="",
   SYSTEM_PACKAGES=1: the documented "the base image brings torch" build), offline, from a
   wheelhouse of gbbot's dependencies in the build context (PIP_NO_INDEX, PIP_FIND_LINKS).
@@ -39,11 +39,11 @@ import docker.types
 import pytest
 import yaml
 
-from gbbot.check import CheckOptions, check
-from gbbot.config import parse_config
+from gbbot.backends.container import LABEL
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import parse_config
+from gbbot.core.model import Status
 from gbbot.main import main
-from gbbot.model import Status
-from gbbot.runner.container import LABEL
 from tests.conftest import ROOT, git
 from tests.needs import unavailable
 
@@ -432,7 +432,7 @@ def test_container_backend_finds_breaks_without_network_or_token(
     stdout = (tmp_path / "work" / "probe" / "stdout.txt").read_text()
     assert "interfaces ['lo']" in stdout  # network none
     assert "no token" in stdout and "GITHUB_TOKEN" not in stdout and "INPUT_TOKEN" not in stdout
-    # a call: entrypoint runs through gbbot.launch, which the image does not have: it was staged
+    # a call: entrypoint runs through gbbot.child.launch, which the image does not have: it was staged
     assert entrypoints["forward"]["status"] == "ok", entrypoints["forward"]["error"]
     assert {b["gb_id"] for b in entrypoints["forward"]["breaks"]} >= {"GB0059", "GB0124", "GB0291"}
     assert _leftovers(engine) == []

@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
-from gbbot.check import CheckOptions, check
-from gbbot.config import Entrypoint, parse_config
-from gbbot.errors import ConfigError, GbbotError
+from gbbot.backends.contract import entrypoint_dir
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import Entrypoint, parse_config
+from gbbot.core.errors import ConfigError, GbbotError
 from gbbot.main import main
-from gbbot.runner.contract import entrypoint_dir
 
 
 @pytest.mark.parametrize("name", [".", ".."])

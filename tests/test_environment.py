@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from gbbot.config import parse_config
-from gbbot.errors import ConfigError
+from gbbot.core.config import parse_config
+from gbbot.core.errors import ConfigError
 from gbbot.main import main
 
 SECRETS = (

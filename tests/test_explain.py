@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from gbbot import explain
 from gbbot.main import main
+from gbbot.trace import explain
 
 
 def test_explain_known_id(capsys):
@@ -25,16 +25,23 @@ def test_explain_does_not_import_torch():
     assert out.startswith("GB0124: ") and out.strip().endswith("False")
 
 
-@pytest.mark.parametrize(("gb_id", "message"), [
-    ("GB99", "is not a graph-break id"),
-    ("GB9999", "GB9999 is not in this torch's registry"),
-])
+@pytest.mark.parametrize(
+    ("gb_id", "message"),
+    [
+        ("GB99", "is not a graph-break id"),
+        ("GB9999", "GB9999 is not in this torch's registry"),
+    ],
+)
 def test_explain_bad_ids(capsys, gb_id, message):
     assert main(["explain", gb_id]) == 2
     assert message in capsys.readouterr().err
 
 
 def test_registry_hints_split_over_strings_are_joined():
-    registry = {"GB0001": [{"Gb_type": "t", "Explanation": "e", "Hints": ["Consume the gradient ", "(call backward()).", "Next."]}]}
+    registry = {
+        "GB0001": [
+            {"Gb_type": "t", "Explanation": "e", "Hints": ["Consume the gradient ", "(call backward()).", "Next."]}
+        ]
+    }
     (entry,) = explain.lookup("GB0001", registry)
     assert entry.hints == ("Consume the gradient (call backward()).", "Next.")

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from gbbot.check import CheckOptions, check
-from gbbot.config import parse_config
-from gbbot.model import Mode, Status
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import parse_config
+from gbbot.core.model import Mode, Status
 
 pytestmark = pytest.mark.slow
 

@@ -121,7 +121,7 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_is_read_from_the_real_package() -> None:
     graph = import_graph()
-    assert "gbbot.main" in graph and "gbbot.config" in graph["gbbot.check"] | graph["gbbot.main"] | {
+    assert "gbbot.main" in graph and "gbbot.core.config" in graph["gbbot.checks.tree"] | graph["gbbot.main"] | {
         t for targets in graph.values() for t in targets
     }
 
@@ -150,9 +150,9 @@ def test_a_late_import_is_an_edge_and_a_type_checking_one_is_not(tmp_path: Path)
     source = tmp_path / "mod.py"
     source.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from gbbot import report\n"
-        "def f():\n    from gbbot import config\n",
+        "if TYPE_CHECKING:\n    from gbbot.analysis import report\n"
+        "def f():\n    from gbbot.core import config\n",
         encoding="utf-8",
     )
-    known = {"gbbot.report": source, "gbbot.config": source, "gbbot.mod": source}
-    assert imported("gbbot.mod", source, known) == {"gbbot.config"}
+    known = {"gbbot.analysis.report": source, "gbbot.core.config": source, "gbbot.mod": source}
+    assert imported("gbbot.mod", source, known) == {"gbbot.core.config"}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
-from gbbot import discover
-from gbbot.config import parse_config
+from gbbot.core.config import parse_config
+from gbbot.starter import discover
 from tests.cli_helpers import gbbot, write
 from tests.conftest import EXAMPLES
 

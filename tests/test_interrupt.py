@@ -11,14 +11,20 @@ from pathlib import Path
 
 
 def test_sigterm_stops_the_entrypoints_and_gbbot_promptly(tmp_path):
-    (tmp_path / "hang.py").write_text(textwrap.dedent("""\
+    (tmp_path / "hang.py").write_text(
+        textwrap.dedent("""\
         import os, time
         open("started.pid", "w").write(str(os.getpid()))
         time.sleep(300)
-    """))
+    """)
+    )
     (tmp_path / ".gbbot.yml").write_text("version: 1\nentrypoints: [{name: hang, run: python hang.py, timeout: 600}]\n")
-    gbbot = subprocess.Popen([sys.executable, "-m", "gbbot", "check", "--root", str(tmp_path), "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    gbbot = subprocess.Popen(
+        [sys.executable, "-m", "gbbot", "check", "--root", str(tmp_path), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     pid_file = tmp_path / "started.pid"
     deadline = time.monotonic() + 30
     while not pid_file.exists() and time.monotonic() < deadline:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import report
+from gbbot.analysis import report
 from gbbot.main import main
 from tests.cli_helpers import write
 from tests.conftest import git

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.runner.orphans import parse_stat
+from gbbot.backends.orphans import parse_stat
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reaping needs Linux's subreaper")
 

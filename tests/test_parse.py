@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import classify, parse, registry, trace
+from gbbot.analysis import classify
 from gbbot.main import main
+from gbbot.trace import logfiles, registry, tracelog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRACE = FIXTURES / "small.trace.log"
@@ -29,7 +30,7 @@ EXPECTED = [
 
 
 def test_trace_file_gives_every_break_with_its_frame():
-    log = parse.read_path(TRACE)
+    log = tracelog.read_path(TRACE)
     assert summary(log) == EXPECTED
     assert log.torch_version == "2.13.0+cpu"
     assert log.problems == ()
@@ -37,11 +38,11 @@ def test_trace_file_gives_every_break_with_its_frame():
 
 def test_trace_directory_reads_every_log_file(tmp_path):
     (tmp_path / "rank0.log").write_bytes(TRACE.read_bytes())
-    assert summary(parse.read_path(tmp_path)) == EXPECTED
+    assert summary(tracelog.read_path(tmp_path)) == EXPECTED
 
 
 def test_loop_break_is_one_root_with_the_gb7000_consequence_folded_in():
-    log = parse.read_path(TRACE)
+    log = tracelog.read_path(TRACE)
     (root,) = [b for b in log.breaks if b.root.gb_id == "GB0025"]
     assert root.frame_skipped
     assert [c.gb_id for c in root.consequences] == ["GB7000"]
@@ -51,14 +52,14 @@ def test_loop_break_is_one_root_with_the_gb7000_consequence_folded_in():
 
 
 def test_metrics_count_graphs_and_frames_that_fell_back_to_eager():
-    log = parse.read_path(TRACE)
+    log = tracelog.read_path(TRACE)
     # f, and the resume function after log.info; the one between print and log.info is empty
     assert sum(1 for m in log.metrics if m.graph_op_count) == 2
     assert [m.co_name for m in log.metrics if m.fail_type] == ["g"]
 
 
 def test_message_fields():
-    log = parse.read_path(TRACE)
+    log = tracelog.read_path(TRACE)
     brk = next(b for b in log.breaks if b.root.gb_id == "GB0059")
     assert brk.root.gb_type == "Failed to trace builtin operator"
     assert brk.root.explanation.startswith("Dynamo does not know how to trace builtin operator `print`")
@@ -68,7 +69,7 @@ def test_message_fields():
 
 
 def test_saved_torch_logs_text_gives_the_same_breaks():
-    log = parse.read_path(LOGS)
+    log = tracelog.read_path(LOGS)
     assert summary(log) == EXPECTED
     assert log.metrics == ()
 
@@ -82,7 +83,7 @@ def _cut_inside_second_break(text: str) -> str:
 def test_truncated_trace_keeps_what_it_can_and_says_what_it_skipped(tmp_path):
     damaged = tmp_path / "cut.log"
     damaged.write_text(_cut_inside_second_break(TRACE.read_text()))
-    log = parse.read_path(damaged)
+    log = tracelog.read_path(damaged)
     ids = [b.root.gb_id for b in log.breaks]
     assert ids[0] == "GB0059"
     assert len(log.problems) == 1 and "truncated" in log.problems[0]
@@ -96,7 +97,7 @@ def test_corrupted_records_are_skipped_with_a_reason(tmp_path):
     lines.insert(5, "\x00\xff garbage that is no record\n")
     damaged = tmp_path / "bad.log"
     damaged.write_text("".join(lines), encoding="utf-8", errors="replace")
-    log = parse.read_path(damaged)
+    log = tracelog.read_path(damaged)
     assert [b.root.gb_id for b in log.breaks] == ["GB0291", "GB0025"]
     assert any("unreadable record header" in p for p in log.problems)
 
@@ -104,7 +105,7 @@ def test_corrupted_records_are_skipped_with_a_reason(tmp_path):
 def test_edited_payload_fails_its_checksum_but_is_still_read(tmp_path):
     damaged = tmp_path / "edited.log"
     damaged.write_text(TRACE.read_text().replace('print("hi")  # GB0059', 'print("HI")  # GB0059', 1))
-    log = parse.read_path(damaged)
+    log = tracelog.read_path(damaged)
     assert len(log.breaks) == 3
     assert any("checksum" in p for p in log.problems)
 
@@ -120,11 +121,11 @@ def test_an_edited_record_is_a_trace_problem_in_the_report_and_its_break_is_kept
 
 
 def test_not_a_break_message_is_ignored():
-    assert parse.parse_break_message("hello\nworld") is None
+    assert tracelog.parse_break_message("hello\nworld") is None
 
 
 def test_empty_directory_is_a_problem_not_a_crash(tmp_path):
-    log = parse.read_path(tmp_path)
+    log = tracelog.read_path(tmp_path)
     assert log.breaks == () and "no trace files" in log.problems[0]
 
 
@@ -163,7 +164,7 @@ IDS = registry.index(REGISTRY)
 
 def _recorded(gb_id: str) -> str:
     """The text of one recorded break message (torch 2.13)."""
-    records = trace.iter_trace_records(trace.open_lines(TRACE), TRACE.name)
+    records = logfiles.iter_trace_records(logfiles.open_lines(TRACE), TRACE.name)
     texts = [r.payload for r in records if getattr(r, "kind", "") == "break"]
     return next(t for t in texts if f"/gb/{gb_id.lower()}.html" in t)
 
@@ -181,8 +182,8 @@ def test_a_break_torch_rewords_keeps_its_id_and_fingerprint():
     names = [entry["Gb_type"] for entry in REGISTRY["GB0039"]]
     assert names[0] == "Dynamo recompile limit exceeded" and "Dynamo cache limit exceeded" in names
     recorded = _recorded("GB0059")
-    now = parse.parse_break_message(_worded(recorded, names[0], "GB0039"))
-    before = parse.parse_break_message(_worded(recorded, "Dynamo cache limit exceeded", None))
+    now = tracelog.parse_break_message(_worded(recorded, names[0], "GB0039"))
+    before = tracelog.parse_break_message(_worded(recorded, "Dynamo cache limit exceeded", None))
     assert before.root.gb_id is None  # the older wording carries no id ...
     (new,) = classify.classify([now], ROOT, ids=IDS)
     (old,) = classify.classify([before], ROOT, ids=IDS)
@@ -192,13 +193,15 @@ def test_a_break_torch_rewords_keeps_its_id_and_fingerprint():
 
 def test_a_message_without_an_id_is_mapped_to_its_id_and_rule():
     recorded = _recorded("GB0059")
-    (with_link,) = classify.classify([parse.parse_break_message(recorded)], ROOT, ids=IDS)
-    (without,) = classify.classify([parse.parse_break_message(_worded(recorded, "Failed to trace builtin operator", None))], ROOT, ids=IDS)
+    (with_link,) = classify.classify([tracelog.parse_break_message(recorded)], ROOT, ids=IDS)
+    (without,) = classify.classify(
+        [tracelog.parse_break_message(_worded(recorded, "Failed to trace builtin operator", None))], ROOT, ids=IDS
+    )
     assert (without.gb_id, without.fix, without.fingerprint) == ("GB0059", "print", with_link.fingerprint)
 
 
 def test_a_torch_2_12_trace_gives_the_same_breaks_and_fingerprints():
-    old, new = parse.read_path(TRACE_2_12), parse.read_path(TRACE)
+    old, new = tracelog.read_path(TRACE_2_12), tracelog.read_path(TRACE)
     assert old.torch_version.startswith("2.12") and old.problems == ()
     assert summary(old) == EXPECTED
     fingerprints = [{b.fingerprint for b in classify.classify(log.breaks, ROOT)} for log in (old, new)]
@@ -208,7 +211,7 @@ def test_a_torch_2_12_trace_gives_the_same_breaks_and_fingerprints():
 def test_a_torch_outside_the_supported_range_is_read_and_said(tmp_path):
     older = tmp_path / "old.log"
     older.write_text(TRACE.read_text().replace('"pytorch_version": "2.13.0+cpu"', '"pytorch_version": "2.3.1"'))
-    log = parse.read_path(older)
+    log = tracelog.read_path(older)
     assert summary(log) == EXPECTED
     assert any("torch 2.3.1 is outside the releases gbbot reads (2.6–2.13)" in p for p in log.problems)
 
@@ -219,14 +222,14 @@ def test_a_torch_outside_the_supported_range_is_read_and_said(tmp_path):
 def test_a_break_seen_on_two_ranks_is_one_break_on_two_ranks(tmp_path):
     for rank in (0, 1):
         (tmp_path / f"dedicated_log_torch_trace_rank_{rank}_abcd1234.log").write_bytes(TRACE.read_bytes())
-    breaks = classify.classify(parse.read_path(tmp_path).breaks, ROOT)
-    assert summary(parse.read_path(tmp_path)) == EXPECTED  # counts stay per rank: 1 each
+    breaks = classify.classify(tracelog.read_path(tmp_path).breaks, ROOT)
+    assert summary(tracelog.read_path(tmp_path)) == EXPECTED  # counts stay per rank: 1 each
     assert {b.ranks for b in breaks} == {2}
 
 
 def test_a_torch_break_reached_through_contextlib_is_a_torch_break():
     """Recorded: DistributedDataParallel compiled in one gloo process (programs/ddp.py)."""
-    log = parse.read_path(FIXTURES / "ddp.trace.log")
+    log = tracelog.read_path(FIXTURES / "ddp.trace.log")
     skipped = [b for b in classify.classify(log.breaks, ROOT) if b.gb_id == "GB0007"]
     assert skipped and all(b.user_stack[-1].file == "contextlib.py" for b in skipped)
     for brk in skipped:

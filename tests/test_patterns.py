@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import report
-from gbbot.check import CheckOptions, check
-from gbbot.config import parse_config
-from gbbot.model import Category, Origin, Status
+from gbbot.analysis import report
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import parse_config
+from gbbot.core.model import Category, Origin, Status
 from gbbot.render import markdown
 
 HERE = Path(__file__).parent
@@ -82,7 +82,10 @@ def test_break_in_loop_is_one_root_with_the_frame_skipped(patterns_report):
 def test_break_inside_a_third_party_package(patterns_report):
     (brk,) = by_function(patterns_report)["third_party_break"]
     assert brk.origin is Origin.THIRD_PARTY
-    assert (brk.file, brk.code) == ("patterns.py", "return fakelib.scale(x)  # the break happens inside fakelib (origin third_party)")
+    assert (brk.file, brk.code) == (
+        "patterns.py",
+        "return fakelib.scale(x)  # the break happens inside fakelib (origin third_party)",
+    )
     assert brk.user_stack[-1].file == "fakelib/__init__.py" and brk.user_stack[-1].function == "scale"
     assert brk.count == 2  # inlined into third_party_break, then scale compiled on its own
 
@@ -98,7 +101,11 @@ def test_no_break_pattern_and_counts(patterns_report):
 
 def test_markdown_shows_where_inside_the_package_a_third_party_break_is(patterns_report):
     (brk,) = by_function(patterns_report)["third_party_break"]
-    assert (brk.library_site.package, brk.library_site.path, brk.library_site.line) == ("fakelib", "fakelib/__init__.py", 7)
+    assert (brk.library_site.package, brk.library_site.path, brk.library_site.line) == (
+        "fakelib",
+        "fakelib/__init__.py",
+        7,
+    )
     text = markdown.render(patterns_report)
     assert "Inside `fakelib` at `fakelib/__init__.py:7` in `scale`, reached from `patterns.py:83`" in text
     assert "torch._dynamo.graph_break()\n```" in text  # the library's own source line
@@ -109,7 +116,9 @@ def test_a_module_reached_through_dotdot_is_outside_the_repository(tmp_path):
     """An entrypoint that imports a module through `repo/../outside`: its break is a
     third-party one at the repository's call, and the report stays valid."""
     (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "mod.py").write_text("import torch\n\n\ndef helper(x):\n    torch._dynamo.graph_break()\n    return x + 1\n")
+    (tmp_path / "outside" / "mod.py").write_text(
+        "import torch\n\n\ndef helper(x):\n    torch._dynamo.graph_break()\n    return x + 1\n"
+    )
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "main.py").write_text(

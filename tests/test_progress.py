@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from gbbot.console import progress_printer
-from gbbot.model import RunOutcome, Status
+from gbbot.core.model import RunOutcome, Status
+from gbbot.edges.console import progress_printer
 
 
 def test_progress_lines_and_heartbeat(capsys):

@@ -8,10 +8,10 @@ import os
 import subprocess
 import sys
 
-from gbbot import report
-from gbbot.check import CheckOptions, check
-from gbbot.config import parse_config
-from gbbot.model import Status
+from gbbot.analysis import report
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import parse_config
+from gbbot.core.model import Status
 from tests.cli_helpers import write
 
 REPO = {
@@ -112,7 +112,7 @@ def pytest_in(repo, *args: str) -> subprocess.CompletedProcess:
 
 def test_pytest_gbbot_alone_prints_the_breaks_per_test_and_without_the_flag_does_nothing(tmp_path):
     write(tmp_path, REPO)
-    traced = pytest_in(tmp_path, "-p", "gbbot.pytest_plugin", "--gbbot", "tests/test_model.py")
+    traced = pytest_in(tmp_path, "-p", "gbbot.child.pytest_plugin", "--gbbot", "tests/test_model.py")
     assert traced.returncode == 0, traced.stdout + traced.stderr
     summary = traced.stdout.split("gbbot: graph breaks per test", 1)[1]
     assert "tests/test_model.py::test_breaks: 1 graph break\n" in summary
@@ -120,5 +120,5 @@ def test_pytest_gbbot_alone_prints_the_breaks_per_test_and_without_the_flag_does
     assert "test_clean" not in summary and "1 test without graph breaks" in summary
     assert f"trace: {tmp_path / 'tmp'}/gbbot-pytest-" in summary  # set before the tests imported torch
 
-    plain = pytest_in(tmp_path, "-p", "gbbot.pytest_plugin", "tests/test_model.py")
+    plain = pytest_in(tmp_path, "-p", "gbbot.child.pytest_plugin", "tests/test_model.py")
     assert plain.returncode == 0 and "graph breaks per test" not in plain.stdout

@@ -1,4 +1,4 @@
-"""Whether the base would read what the head read (gbbot/reads.py): a base run is skipped only when
+"""Whether the base would read what the head read (gbbot/analysis/reads.py): a base run is skipped only when
 nothing the change touches was read, tried, or could be found where the run looked, and the
 record is whole."""
 
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from gbbot import reads
-from gbbot.model import Reads
-from gbbot.untrusted_json import Refused
+from gbbot.analysis import reads
+from gbbot.core.model import Reads
+from gbbot.core.untrusted_json import Refused
 
 TOP = "/work/repo"
 BASE = ["train.py", "models/net.py", "models/__init__.py", "data/config.json", "data/labels.json", "README.md"]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import recompile, report
-from gbbot.config import parse_config
-from gbbot.errors import ConfigError
+from gbbot.analysis import recompile, report
+from gbbot.core.config import parse_config
+from gbbot.core.errors import ConfigError
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 

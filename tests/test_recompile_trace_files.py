@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from gbbot import parse, recompile
+from gbbot.analysis import recompile
+from gbbot.trace import tracelog
 
 RECORDED = Path(__file__).parent / "fixtures" / "recompile.trace.log"  # frames 0 (`loop`) and 1 (`apply`)
 ROOT = "/tmp/rc"  # where the recorded program lived
@@ -35,8 +36,8 @@ def shown(found: tuple) -> list[tuple]:
 def test_frames_with_the_same_id_in_two_files_are_two_frames(tmp_path: Path) -> None:
     shutil.copy(RECORDED, tmp_path / "dedicated_log_torch_trace_a.log")
     (tmp_path / "dedicated_log_torch_trace_b.log").write_text(one_compile("other", 0) + one_compile("helper", 1))
-    alone = recompile.analyse(parse.read_path(RECORDED), ROOT)
-    together = recompile.analyse(parse.read_path(tmp_path), ROOT)
+    alone = recompile.analyse(tracelog.read_path(RECORDED), ROOT)
+    together = recompile.analyse(tracelog.read_path(tmp_path), ROOT)
     # other.py's frames compiled once each: no recompilation, and `loop` is not counted three times
     expected = [("ep3.py", "loop", 2, True, ["int_argument"]), ("ep3.py", "apply", 2, False, ["type"])]
     assert shown(together) == shown(alone) == expected
@@ -45,12 +46,12 @@ def test_frames_with_the_same_id_in_two_files_are_two_frames(tmp_path: Path) -> 
 def test_two_files_that_each_compile_a_frame_once_show_no_recompilation(tmp_path: Path) -> None:
     (tmp_path / "rank_0.log").write_text(one_compile("forward", 0))
     (tmp_path / "rank_1.log").write_text(one_compile("forward", 0))
-    assert recompile.analyse(parse.read_path(tmp_path), ROOT) == ()
+    assert recompile.analyse(tracelog.read_path(tmp_path), ROOT) == ()
 
 
 def test_the_same_recompiling_frame_in_two_files_is_reported_once(tmp_path: Path) -> None:
     for name in ("rank_0.log", "rank_1.log"):
         shutil.copy(RECORDED, tmp_path / name)
-    assert shown(recompile.analyse(parse.read_path(tmp_path), ROOT)) == shown(
-        recompile.analyse(parse.read_path(RECORDED), ROOT)
+    assert shown(recompile.analyse(tracelog.read_path(tmp_path), ROOT)) == shown(
+        recompile.analyse(tracelog.read_path(RECORDED), ROOT)
     )

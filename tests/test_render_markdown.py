@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from gbbot.model import Category, Status
+from gbbot.core.model import Category, Status
 from gbbot.render import markdown
 from gbbot.render.escape import md_code, md_code_block, md_text
 from tests.reports import entrypoint, graph_break, report
@@ -16,10 +16,19 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def sample():
     loop = graph_break(
-        2, gb_id="GB0025", gb_type="Call to `torch._dynamo.graph_break()`", frame_skipped=True, in_loop=True,
-        category=Category.SUPPORTABLE, fix="graph_break", code="torch._dynamo.graph_break()",
-        consequences=("graph break in loop",), caused=("00000000000000ff",), function="smooth",
-        explanation="User-inserted graph break.", hints=("Remove the `torch._dynamo.graph_break()` call.",),
+        2,
+        gb_id="GB0025",
+        gb_type="Call to `torch._dynamo.graph_break()`",
+        frame_skipped=True,
+        in_loop=True,
+        category=Category.SUPPORTABLE,
+        fix="graph_break",
+        code="torch._dynamo.graph_break()",
+        consequences=("graph break in loop",),
+        caused=("00000000000000ff",),
+        function="smooth",
+        explanation="User-inserted graph break.",
+        hints=("Remove the `torch._dynamo.graph_break()` call.",),
         doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0025.html",
     )
     printed = graph_break(1, count=2)
@@ -40,7 +49,9 @@ def test_no_breaks_says_so():
     assert "No graph breaks." in text
 
 
-HOSTILE = 'x = 1  # <script>alert(1)</script> ``` `@someone` @octocat %0A ::error:: [click](javascript:alert(1)) <img src=x>'
+HOSTILE = (
+    "x = 1  # <script>alert(1)</script> ``` `@someone` @octocat %0A ::error:: [click](javascript:alert(1)) <img src=x>"
+)
 
 
 def outside_code(text: str) -> str:

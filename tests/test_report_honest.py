@@ -8,11 +8,12 @@ import textwrap
 
 import pytest
 
-from gbbot import counts, report
+from gbbot.analysis import report
 from gbbot.api import policy_breach
-from gbbot.check import CheckOptions, check
-from gbbot.config import parse_config
-from gbbot.model import Status
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core import counts
+from gbbot.core.config import parse_config
+from gbbot.core.model import Status
 from gbbot.publish import checkrun
 from gbbot.render import findings, markdown, terminal
 from gbbot.render.terminal import shorten
@@ -104,7 +105,7 @@ def test_a_fullgraph_entrypoint_that_raises_is_failed_with_its_break(tmp_path):
     (brk,) = entry.breaks
     assert brk.fullgraph_failure and brk.gb_id == "GB0025" and (brk.file, brk.line) == ("model.py", 4)
     # gbbot's launcher is not the user's code: neither in the traceback nor in a stack.
-    assert "gbbot/launch.py" not in entry.error and "launch.py" not in entry.error
+    assert "gbbot/child/launch.py" not in entry.error and "launch.py" not in entry.error
 
 
 def test_a_missing_call_target_is_one_line(tmp_path):
@@ -199,8 +200,8 @@ def test_long_code_is_cut_at_a_token_with_an_ellipsis():
     ],
 )
 def test_common_breaks_have_a_category_and_advice(gb_type, gb_id, advice):
-    from gbbot.classify import load_rules
-    from gbbot.model import BreakMessage, Category
+    from gbbot.analysis.classify import load_rules
+    from gbbot.core.model import BreakMessage, Category
 
     rules = load_rules()
     message = BreakMessage(gb_type, gb_id)

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.check import CheckOptions, check
-from gbbot.config import ConfigError, parse_config
+from gbbot.backends.contract import RunRequest
+from gbbot.backends.warm import launch_of
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import ConfigError, parse_config
 from gbbot.main import main
-from gbbot.runner.contract import RunRequest
-from gbbot.runner.warm import launch_of
 from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
 from tests.test_check import HANG, alive
 

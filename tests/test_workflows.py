@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from gbbot.action.inputs import INPUTS
-from gbbot.action.runner import OUTPUTS
+from gbbot.action.workflow import OUTPUTS
 from tests.conftest import ROOT
 from tests.needs import REQUIRE_DOCKER, unavailable
 

@@ -90,7 +90,9 @@ def main(argv: list[str]) -> int:
         git(repo, "checkout", "-q", "-b", "change")
         git(repo, "commit", "-q", "-am", "change")
         shas.append(git(repo, "rev-parse", "HEAD").strip())
-        done = gbbot(repo, "diff", "--base", "main", "--fail-on", "none", "--json", "diff.json", "--markdown", "diff.md")
+        done = gbbot(
+            repo, "diff", "--base", "main", "--fail-on", "none", "--json", "diff.json", "--markdown", "diff.md"
+        )
         files["diff.terminal"] = f"exit {done.returncode}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
         for name in ("diff.json", "diff.md"):
             files[name] = (repo / name).read_text(encoding="utf-8")

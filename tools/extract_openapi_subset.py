@@ -161,9 +161,7 @@ def load_json(path: Path) -> Any:
 
 def extract_subset(spec: dict[str, Any]) -> dict[str, Any]:
     paths = select_operations(spec["paths"])
-    components = collect_components(
-        spec, [paths, *(resolve(spec, ref) for ref in EXTRA_COMPONENTS)]
-    )
+    components = collect_components(spec, [paths, *(resolve(spec, ref) for ref in EXTRA_COMPONENTS)])
     for ref in EXTRA_COMPONENTS:
         kind, name = split_ref(ref)
         components.setdefault(kind, {})[name] = copy.deepcopy(resolve(spec, ref))

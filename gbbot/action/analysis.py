@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 from gbbot import api
-from gbbot import report as report_
 from gbbot.action.context import Context
-from gbbot.config import Config
-from gbbot.console import internal_error, progress_printer, report_console, say, say_lines, say_styled
-from gbbot.errors import GbbotError
-from gbbot.model import Mode, Report
+from gbbot.analysis import report as report_
+from gbbot.core.config import Config
+from gbbot.core.errors import GbbotError
+from gbbot.core.model import Mode, Report
+from gbbot.edges.console import internal_error, progress_printer, report_console, say, say_lines, say_styled
 from gbbot.render import terminal
 
 
@@ -52,7 +52,7 @@ def diff(ctx: Context, base: str) -> Report:
         base=base,
         check=check_options(ctx),
         cache=ctx.inputs.cache_dir,
-        baseline_from_branch=ctx.inputs.baseline_from_branch or None,
+        recorded=api.audit_record(ctx.inputs.baseline_from_branch, ctx.inputs.cache_dir),
     )
     config = ctx.config()
     done = api.diff(ctx.root, config, options, progress_printer, say)

@@ -14,18 +14,19 @@ from dataclasses import dataclass
 
 from github import GithubException
 
-from gbbot import git
 from gbbot.action import issue_comment as gb_fix
 from gbbot.action.context import Context
 from gbbot.action.event import PullRequestEvent
-from gbbot.action.runner import write_outputs
-from gbbot.errors import GitError
+from gbbot.action.workflow import write_outputs
+from gbbot.core.errors import GitError
+from gbbot.core.model import Report
+from gbbot.deliver import loop, patchcheck, rederive
+from gbbot.deliver.pinned import Pinned
+from gbbot.edges import git
 from gbbot.fix import present
-from gbbot.gbfix import github as gh
-from gbbot.gbfix import loop, messages, patchcheck
-from gbbot.gbfix.pinned import Pinned
-from gbbot.model import Report
-from gbbot.publish import rederive, retry
+from gbbot.gbfix import conversation as gh
+from gbbot.gbfix import replies
+from gbbot.publish import retry
 from gbbot.render.escape import md_code, md_text
 
 
@@ -78,7 +79,7 @@ def why_no_push(pull: gh.PullHead, pinned: str) -> str | None:
 
 def push_fixes(ctx: Context, event: PullRequestEvent, report: Report) -> Outcome:
     """Commit the re-derived fixes on the pinned head and push them, or say why not."""
-    from gbbot.gbfix.expected import expected  # LibCST: only when there are fixes
+    from gbbot.deliver.expected import expected  # LibCST: only when there are fixes
 
     pinned = event.head_sha
     paths = fixed_paths(report)
@@ -107,7 +108,7 @@ def push_fixes(ctx: Context, event: PullRequestEvent, report: Report) -> Outcome
     if refused:
         return not_pushed(f"the push to {pull.ref} was refused ({refused}).")
     url = gb_fix.commit_url(ctx, pull, commit)
-    fixed = messages.fixed_lines(found.fixes, report)
+    fixed = replies.fixed_lines(found.fixes, report)
     link = f"[{md_code(commit[:12])}]({url})"
     head = f"🤖 **autofix**: pushed {link} to {md_code(pull.ref)} with {len(fixed)} verified fix(es):"
     return Outcome("\n".join([head, "", *fixed]), commit)

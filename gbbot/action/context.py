@@ -10,11 +10,11 @@ from pathlib import Path
 from github import Github
 
 from gbbot.action.inputs import Inputs
-from gbbot.action.runner import RunnerEnv
-from gbbot.config import CONFIG_NAME, Config, load_config
-from gbbot.console import say
+from gbbot.action.workflow import RunnerEnv
+from gbbot.core.config import CONFIG_NAME, Config, load_config
+from gbbot.edges.console import say
 from gbbot.publish import retry
-from gbbot.publish.github import DEFAULT_POLICY, github_client
+from gbbot.publish.client import DEFAULT_POLICY, github_client
 
 Connect = Callable[[str, str], Github]  # (token, api_url) → client
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gbbot.errors import GbbotError
+from gbbot.core.errors import GbbotError
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 OWNER = re.compile(r"^[A-Za-z0-9-]{1,100}$")

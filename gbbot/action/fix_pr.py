@@ -17,18 +17,19 @@ from typing import Any
 
 from github import Github, GithubException
 
-from gbbot import api, git
+from gbbot import api
 from gbbot.action import issue_comment as gb_fix
 from gbbot.action.autofix import fixed_paths
 from gbbot.action.context import Context
 from gbbot.audit import fixpr
 from gbbot.audit.fixpr import Action, Outcome
-from gbbot.errors import GbbotError
+from gbbot.core.errors import GbbotError
+from gbbot.core.model import Mode, Report
+from gbbot.deliver import patchcheck, rederive
+from gbbot.deliver.pinned import Pinned
+from gbbot.edges import git
 from gbbot.fix import rounds
-from gbbot.gbfix import patchcheck
-from gbbot.gbfix.pinned import Pinned
-from gbbot.model import Mode, Report
-from gbbot.publish import rederive, retry
+from gbbot.publish import retry
 
 
 def not_done(fixed: int, reason: str) -> Outcome:
@@ -75,7 +76,7 @@ def _publish(repo: Any, owner: str, base: str, login: str, text: str) -> tuple[A
 
 def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Outcome:
     """Fix, commit, push and open (or update) the PR; or say why not."""
-    from gbbot.gbfix.expected import expected  # LibCST: only when fixes are asked for
+    from gbbot.deliver.expected import expected  # LibCST: only when fixes are asked for
 
     audited = git.head_sha(ctx.root)
     if audited is None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot.errors import GbbotError
+from gbbot.core.errors import GbbotError
 from gbbot.publish.comment import CommentMode
 
 # name → (default, description); action.yml's `inputs:` mirror this table.

@@ -19,24 +19,26 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gbbot import api, git
-from gbbot import report as report_
+from gbbot import api
 from gbbot.action.context import Context
 from gbbot.action.event import SHA, IssueCommentEvent
-from gbbot.action.runner import write_outputs
-from gbbot.config import CONFIG_NAME
-from gbbot.errors import ExitCode, GbbotError
+from gbbot.action.workflow import write_outputs
+from gbbot.analysis import report as report_
+from gbbot.core.config import CONFIG_NAME
+from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.deliver import loop, patchcheck
+from gbbot.deliver.pinned import Pinned
+from gbbot.edges import git
 from gbbot.fix import commit as committing
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.result import Counts
-from gbbot.gbfix import github as gh
-from gbbot.gbfix import loop, messages, patchcheck, permission
+from gbbot.gbfix import conversation as gh
+from gbbot.gbfix import permission, replies
 from gbbot.gbfix.command import Command, Kind, parse
-from gbbot.gbfix.pinned import Pinned
 
 if TYPE_CHECKING:
-    from gbbot.gbfix.expected import Expected
-from gbbot.model import Mode, Report
+    from gbbot.deliver.expected import Expected
+from gbbot.core.model import Mode, Report
 
 ARTIFACT_DIR = "gbbot-fix"
 PATCH_FILE, REPORT_FILE = "fix.patch", "report.json"
@@ -100,7 +102,7 @@ class Thread:
     def refuse(self, reason: str) -> int:
         self.ctx.log(f"/gb-fix: refused: {reason}")
         self.react(gh.CONFUSED)
-        self.reply(messages.refusal(reason))
+        self.reply(replies.refusal(reason))
         return ExitCode.OK
 
     def allowed(self) -> bool:
@@ -137,7 +139,7 @@ def authorize(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
     if command.kind is not Kind.FIX:
         write_outputs(ctx.env.output, no)
         here.react(gh.ROCKET if command.kind is Kind.HELP else gh.CONFUSED)
-        here.reply(messages.usage(command.word))
+        here.reply(replies.usage(command.word))
         return ExitCode.OK
     pull = here.pull()
     if pull.state != "open":
@@ -243,7 +245,7 @@ def config_paths(ctx: Context) -> tuple[str, ...]:
 
 def believe(ctx: Context, artifact: Artifact, pinned: Pinned) -> Expected | str:
     """What the commit will hold, re-derived from the pinned source, or why the patch is refused."""
-    from gbbot.gbfix.expected import claimed, expected  # LibCST: only when there is a patch
+    from gbbot.deliver.expected import claimed, expected  # LibCST: only when there is a patch
 
     paths = patchcheck.paths_of(artifact.patch)
     if isinstance(paths, patchcheck.Refused):
@@ -281,22 +283,22 @@ def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
     artifact = read_artifact(ctx)
     if isinstance(artifact, str):
         return here.refuse(artifact)
-    remaining = lambda fixed: messages.remaining_lines(artifact.report, fixed, command)  # noqa: E731
+    remaining = lambda fixed: replies.remaining_lines(artifact.report, fixed, command)  # noqa: E731
     if not artifact.patch:
         here.react(gh.CONFUSED)
-        here.reply(messages.nothing_to_fix(remaining(())))
+        here.reply(replies.nothing_to_fix(remaining(())))
         return ExitCode.OK
     pinned = Pinned(ctx.root, sha)
     found = believe(ctx, artifact, pinned)
     if isinstance(found, str):
         return here.refuse(f"the fix job's patch is refused: {found}")
-    fixed = messages.fixed_lines(found.fixes, artifact.report)
+    fixed = replies.fixed_lines(found.fixes, artifact.report)
     left = remaining({r.fingerprint for r in found.fixes})
     patch_text = artifact.patch.decode("utf-8")
 
     def post_patch(why: str, reaction: str) -> int:
         here.react(reaction)
-        here.reply(messages.patch_comment(why, patch_text, fixed, left))
+        here.reply(replies.patch_comment(why, patch_text, fixed, left))
         return ExitCode.OK
 
     if command.dry_run:
@@ -314,7 +316,7 @@ def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
         return post_patch(f"the push to {pull.ref} was refused ({refused}), so here is the patch.", gh.CONFUSED)
     write_outputs(ctx.env.output, {"fix-commit": commit})
     here.react(gh.ROCKET)
-    here.reply(messages.pushed(commit_url(ctx, pull, commit), commit, fixed, left))
+    here.reply(replies.pushed(commit_url(ctx, pull, commit), commit, fixed, left))
     ctx.log(f"/gb-fix: pushed {commit} to {pull.ref}")
     return ExitCode.OK
 

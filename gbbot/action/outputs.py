@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gbbot import counts as counts_
-from gbbot import limits
-from gbbot import report as report_
 from gbbot.action.context import Context
-from gbbot.action.runner import write_outputs, write_step_summary
-from gbbot.errors import ExitCode
+from gbbot.action.workflow import write_outputs, write_step_summary
+from gbbot.analysis import report as report_
+from gbbot.core import counts as counts_
+from gbbot.core import limits
+from gbbot.core.errors import ExitCode
+from gbbot.core.model import Report
 from gbbot.fix import present
-from gbbot.model import Report
 from gbbot.publish import checkrun
 from gbbot.publish.content import Content, fitted, title_for
 from gbbot.publish.fallback import annotate

@@ -4,11 +4,11 @@ header and check name) and, without a token, the annotations instead."""
 from __future__ import annotations
 
 from gbbot.action.context import Context
-from gbbot.model import Report
+from gbbot.core.model import Report
 from gbbot.publish.comment import header_key
 from gbbot.publish.content import Content
 from gbbot.publish.fallback import fallback
-from gbbot.publish.pull_request import publish
+from gbbot.publish.pr_sinks import publish
 from gbbot.publish.sink import Destination, Published
 
 

@@ -12,13 +12,13 @@ from github import Github
 from gbbot.action import analysis, fix_pr, outputs
 from gbbot.action.context import Context
 from gbbot.action.event import OtherEvent
-from gbbot.action.runner import REPOSITORY, SERVER, write_outputs, write_step_summary
+from gbbot.action.workflow import REPOSITORY, SERVER, write_outputs, write_step_summary
 from gbbot.audit import history, issue, tracking
 from gbbot.audit import run as audit
 from gbbot.audit.record import Record
-from gbbot.console import say_styled
+from gbbot.edges.console import say_styled
 from gbbot.publish import retry
-from gbbot.publish.github import bot_login
+from gbbot.publish.client import bot_login
 
 
 def where(ctx: Context) -> issue.Where:

@@ -10,16 +10,17 @@ from typing import Any
 
 from github import Github, GithubException
 
-from gbbot import limits
 from gbbot.action import analysis, outputs
 from gbbot.action.context import Context
 from gbbot.action.event import WorkflowRunEvent
 from gbbot.action.publishing import destination
-from gbbot.errors import ExitCode
-from gbbot.model import Report
-from gbbot.publish import rederive, retry, sources
+from gbbot.core import limits
+from gbbot.core.errors import ExitCode
+from gbbot.core.model import Report
+from gbbot.deliver import rederive, sources
+from gbbot.publish import retry
 from gbbot.publish.content import Content
-from gbbot.publish.pull_request import publish
+from gbbot.publish.pr_sinks import publish
 from gbbot.publish.sink import Published
 
 # The check run and the comment say so for a fork's run: its workflow file is the fork's to edit.

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot import git
 from gbbot.audit import record as record_
-from gbbot.errors import GitError
-from gbbot.git import Remote
+from gbbot.core.errors import GitError
+from gbbot.edges import git
+from gbbot.edges.git import Remote
 
 RECORDS_DIR = "records"
 PUSH_TRIES = 5

@@ -15,9 +15,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gbbot import limits
-from gbbot.audit.compare import Changes, Stopped
+from gbbot.audit.changes import Changes, Stopped
 from gbbot.audit.record import BreakEntry, Record
+from gbbot.core import limits
 from gbbot.render.escape import md_code, md_code_block, md_text
 
 MARKER = "<!-- gbbot:audit-issue -->"

@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 
-from gbbot.model import Category, EntrypointReport, GraphBreak, Report, Status
+from gbbot.core.model import Category, EntrypointReport, GraphBreak, Report, Status
 
 FORMAT = 1
 MAX_RECORD_BYTES = 512 * 1024

@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gbbot import baseline, recompile
-from gbbot import report as report_
+from gbbot.analysis import recompile
+from gbbot.analysis import report as report_
 from gbbot.audit import history
 from gbbot.audit.record import MAX_BREAKS_PER_ENTRYPOINT, BreakEntry, EntrypointEntry, Record
-from gbbot.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status
+from gbbot.checks import baseline
+from gbbot.core.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status
 
 FLAKY = "audit_flaky"  # Report.extra key: the record's flaky fingerprints, settled against the head
 
@@ -141,3 +142,22 @@ def from_branch(top: Path, branch: str, expected: baseline.Expected, log: Log) -
     name, tip = found
     records = history.read_for_commit(top, tip, expected.commit, log)
     return choose(records, expected.commit, name, expected)
+
+
+@dataclass(frozen=True)
+class RecordOnBranch:
+    """The audit's record of the merge-base on its data branch, as a diff's recorded base
+    (`gbbot diff --baseline-from-branch`, the action's baseline-from-branch input)."""
+
+    branch: str
+    fallback: str = "running the base"  # what the diff does when no record fits, for the log
+    name: str = "record"
+    what: str = "audit record"
+
+    def find(self, top: Path, expected: baseline.Expected, log: Log) -> Report | None:
+        choice = from_branch(top, self.branch, expected, log)
+        log(f"baseline from {choice.why}" if choice.report else f"{choice.why}: {self.fallback}")
+        return choice.report
+
+    def settled(self, base: Report, head: Report) -> tuple[str | None, Report]:
+        return head_unfit(base, head), settle_flaky(base, head)

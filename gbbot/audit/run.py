@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gbbot.audit import compare, issue
+from gbbot.audit import issue
+from gbbot.audit.changes import Changes, compare
 from gbbot.audit.record import Record, from_reports
-from gbbot.check import CheckOptions, check
-from gbbot.config import Config
-from gbbot.errors import ExitCode
-from gbbot.model import Report
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import Config
+from gbbot.core.errors import ExitCode
+from gbbot.core.model import Report
 
 Check = Callable[[int], Report]  # the run's index (0-based) → its report
 
@@ -38,7 +39,7 @@ def record(runs: Sequence[Report], run_url: str | None = None, date: str | None 
 @dataclass(frozen=True)
 class Outcome:
     records: tuple[Record, ...]  # the charted history, ending with this audit's record
-    changes: compare.Changes
+    changes: Changes
     body: str
 
 
@@ -50,7 +51,7 @@ def outcome(
     ordered = list(history) if mine in history else sorted([*history, mine], key=lambda r: r.date)
     upto = ordered[: ordered.index(mine) + 1]
     previous = upto[-2] if len(upto) > 1 else None
-    changes = compare.compare(previous, mine)
+    changes = compare(previous, mine)
     shown = tuple(upto[-keep:])
     return Outcome(shown, changes, issue.render(shown, changes, where, fixes))
 

@@ -7,7 +7,7 @@ import argparse
 
 from gbbot.action import dispatch, inputs
 from gbbot.action.context import Context
-from gbbot.action.runner import RunnerEnv
+from gbbot.action.workflow import RunnerEnv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

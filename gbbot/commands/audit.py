@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gbbot import git
 from gbbot.audit import history, issue
 from gbbot.audit import record as record_
 from gbbot.audit import run as audit
 from gbbot.commands import check as check_command
 from gbbot.commands import common
-from gbbot.console import say, say_styled
+from gbbot.edges import git
+from gbbot.edges.console import say, say_styled
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     options = check_command.options(args)
     runs = audit.reports(config, audit.check_with(root, config, options))
     if args.json:
-        from gbbot import report
+        from gbbot.analysis import report
 
         report.write(runs[0], args.json)
     mine = audit.record(runs)

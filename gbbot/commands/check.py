@@ -6,7 +6,7 @@ import argparse
 
 from gbbot import api
 from gbbot.commands import common
-from gbbot.model import Mode
+from gbbot.core.model import Mode
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,14 +7,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from gbbot import git, report
+from gbbot.analysis import report
 from gbbot.api import policy_breach
-from gbbot.comparison import no_progress
-from gbbot.config import CONFIG_NAME, Config, load_config
-from gbbot.console import progress_printer, report_console, say, say_styled
-from gbbot.errors import ExitCode
+from gbbot.checks.head_and_base import no_progress
+from gbbot.core.config import CONFIG_NAME, Config, load_config
+from gbbot.core.errors import ExitCode
+from gbbot.core.model import Mode, Report, RunOutcome
+from gbbot.edges import git
+from gbbot.edges.console import progress_printer, report_console, say, say_styled
 from gbbot.fix import present
-from gbbot.model import Mode, Report, RunOutcome
 from gbbot.render import markdown, terminal
 
 

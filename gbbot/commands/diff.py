@@ -1,6 +1,6 @@
 """`gbbot diff --base REF`: run the entrypoints on the working tree and on the merge-base of REF
 and HEAD (or take the base's report from --baseline, the audit's record or --cache), and report what changed
-(see gbbot/comparison.py for how the two sides are made)."""
+(see gbbot/checks/head_and_base.py for how the two sides are made)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from gbbot import api
 from gbbot.commands import check as check_command
 from gbbot.commands import common
-from gbbot.console import say
+from gbbot.edges.console import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def options(args: argparse.Namespace) -> api.DiffOptions:
         baseline=args.baseline,
         cache=args.cache,
         allow_mismatch=args.allow_mismatch,
-        baseline_from_branch=args.baseline_from_branch,
+        recorded=api.audit_record(args.baseline_from_branch, args.cache),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gbbot import explain
+from gbbot.trace import explain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,16 +8,17 @@ import re
 import sys
 from pathlib import Path
 
-from gbbot import api, report
+from gbbot import api
+from gbbot.analysis import report
 from gbbot.commands import common
-from gbbot.console import say_lines
-from gbbot.errors import ExitCode, GbbotError
+from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.core.model import Mode
+from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
 from gbbot.fix.recipes import RECIPES
 from gbbot.fix.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
-from gbbot.model import Mode
 from gbbot.render import markdown
 
 GB_ID_RE = re.compile(r"GB\d{4}", re.IGNORECASE)

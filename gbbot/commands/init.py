@@ -7,10 +7,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from gbbot import discover, init
-from gbbot.config import CONFIG_NAME
-from gbbot.console import say
-from gbbot.errors import ExitCode, GbbotError
+from gbbot.core.config import CONFIG_NAME
+from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.edges.console import say
+from gbbot.starter import discover, template
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,13 +30,13 @@ def run(args: argparse.Namespace) -> int:
             f"{existing} already exists; gbbot init never overwrites it "
             "(`gbbot init --print` shows the suggestion without writing)"
         )
-    text, chosen = init.starter(discover.scan(root))
+    text, chosen = template.starter(discover.scan(root))
     if args.to_stdout:
         sys.stdout.write(text)
         return ExitCode.OK
-    target = init.write(root, text)
+    target = template.write(root, text)
     kinds = Counter(c.kind for c in chosen)
     counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
     say(f"wrote {target}: {len(chosen)} entrypoint{'s' * (len(chosen) != 1)} ({counted})")
-    say(f"review it, then run: {init.NEXT_COMMAND}")
+    say(f"review it, then run: {template.NEXT_COMMAND}")
     return ExitCode.OK

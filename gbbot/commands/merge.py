@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gbbot import report
+from gbbot.analysis import report
+from gbbot.analysis.shards import ShardReport, merge
 from gbbot.commands import common
-from gbbot.merge import ShardReport, merge
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,12 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from gbbot import classify, parse, recompile, report
-from gbbot.check import unattributed
+from gbbot.analysis import classify, recompile, report
+from gbbot.analysis.source import SourceTree
+from gbbot.checks.tree import unattributed
 from gbbot.commands import common
-from gbbot.errors import GbbotError
-from gbbot.model import RunOutcome, Status
-from gbbot.source import SourceTree
+from gbbot.core.errors import GbbotError
+from gbbot.core.model import RunOutcome, Status
+from gbbot.trace import tracelog
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.path.exists():
         raise GbbotError(f"{args.path}: no such file or directory")
     root = (args.root or Path.cwd()).resolve()
-    log = parse.read_path(args.path)
+    log = tracelog.read_path(args.path)
     tree = SourceTree(root)
     breaks = classify.classify(log.breaks, str(root), tree.get, entrypoint=args.name)
     outcome = RunOutcome(args.name, Status.OK, None, 0.0)

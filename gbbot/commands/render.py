@@ -7,9 +7,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gbbot import report
+from gbbot.analysis import report
 from gbbot.commands.common import render_markdown
-from gbbot.model import Report
+from gbbot.core.model import Report
 from gbbot.render import annotations, sarif
 
 FORMATS: dict[str, Callable[[Report], str]] = {

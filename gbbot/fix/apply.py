@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gbbot.core.model import Report
 from gbbot.fix import plan as planning
 from gbbot.fix.batch import Scope, Trial, run_set
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, FileReader, Planned
 from gbbot.fix.verify import Judgement, Observation
 from gbbot.fix.workspace import write_patch
-from gbbot.model import Report
 
 
 @dataclass(frozen=True)

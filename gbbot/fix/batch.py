@@ -7,13 +7,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gbbot.config import Config
+from gbbot.core.config import Config
+from gbbot.core.model import GraphBreak, Report
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.result import FixResult, FixStatus
 from gbbot.fix.verify import Goal, Judgement
-from gbbot.model import GraphBreak, Report
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot.errors import GbbotError
+from gbbot.core.errors import GbbotError
+from gbbot.edges.process import cmd_output
 from gbbot.fix.result import Counts, FixResult, FixStatus
-from gbbot.process import cmd_output
 
 AUTHOR_RE = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>\s]+)>\s*")
 

@@ -11,22 +11,22 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gbbot import git
-from gbbot.check import CheckOptions, select
-from gbbot.config import Config
+from gbbot.backends.contract import Runner
+from gbbot.checks.tree import CheckOptions, select
+from gbbot.core.config import Config
+from gbbot.core.model import GraphBreak, Mode, Report
+from gbbot.edges import git
 from gbbot.fix import plan as planning
 from gbbot.fix import result as fix_result
 from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, Settled, settle, write_all
 from gbbot.fix.batch import Scope, verify_all
-from gbbot.fix.compare import ChildComparer
 from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
 from gbbot.fix.result import Counts, FixResult
 from gbbot.fix.rounds import Round
+from gbbot.fix.same_output import ChildComparer
 from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_runner, judge
 from gbbot.fix.workspace import copy_reader, library_lookup
-from gbbot.model import GraphBreak, Mode, Report
-from gbbot.runner.contract import Runner
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
 

@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
+from gbbot.core.limits import REVIEW_COMMENTS_MAX
+from gbbot.core.model import GraphBreak, Report
+from gbbot.core.suggestion import Suggestion
 from gbbot.fix.result import Counts, FixResult, FixStatus, from_extra
-from gbbot.limits import REVIEW_COMMENTS_MAX
-from gbbot.model import GraphBreak, Report
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
-from gbbot.suggestion import Suggestion
 
 if TYPE_CHECKING:
     from gbbot.fix.pipeline import FixRun

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gbbot.config import Config
+from gbbot.backends.contract import Runner
+from gbbot.core.config import Config
+from gbbot.core.model import Mode, Report, Status, Tool
 from gbbot.fix.batch import Trial
 from gbbot.fix.verify import Judgement, Observation, ResultComparer, Scratch, judge, observe
-from gbbot.model import Mode, Report, Status, Tool
-from gbbot.runner.contract import Runner
 
 # Entrypoint name → its run without patches. Filled as trials need entrypoints: a mutable cache
 # owned by the caller and passed in explicitly.

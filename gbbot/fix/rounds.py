@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from gbbot.core.model import GraphBreak, Report
 from gbbot.fix.patch import FilePatch, original_line, rebased
 from gbbot.fix.plan import Candidate
 from gbbot.fix.result import Counts, FixResult
 from gbbot.fix.verify import Observation, appeared_breaks
-from gbbot.model import GraphBreak, Report
 
 DEFAULT_ROUNDS = 4
 MAX_ROUNDS = 100  # the report schema's bound on a fix result's round

@@ -12,9 +12,9 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gbbot.analysis.source import source_map
+from gbbot.core.model import Frame, GraphBreak
 from gbbot.fix.result import FixResult, FixStatus
-from gbbot.model import Frame, GraphBreak
-from gbbot.source import source_map
 
 SourceLookup = Callable[[str], "str | None"]  # display path (e.g. "lib/mod.py") → text
 MAX_COPIED_LINES = 200

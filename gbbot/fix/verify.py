@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot import git
-from gbbot.check import CheckOptions, check
-from gbbot.config import Config, Entrypoint
+from gbbot.backends.choose import runner_for
+from gbbot.backends.contract import Runner
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import Config, Entrypoint
+from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
+from gbbot.edges import git
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.result import Counts
-from gbbot.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
-from gbbot.runner.choose import runner_for
-from gbbot.runner.contract import Runner
 
 NEVER_COPIED = (".git", "__pycache__")
 DIFF_DETAIL_CHARS = 300

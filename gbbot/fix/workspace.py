@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gbbot.classify import SITE_RE
-from gbbot.config import Config
+from gbbot.analysis.classify import SITE_RE
+from gbbot.core.config import Config
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import FileReader, Unpatchable
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gbbot import counts, limits
-from gbbot import report as report_
-from gbbot.model import Report
+from gbbot.analysis import report as report_
+from gbbot.core import counts, limits
+from gbbot.core.model import Report
 from gbbot.publish import retry
 from gbbot.publish.content import Content, fitted
 from gbbot.render.findings import Finding, findings

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gbbot import limits
-from gbbot import report as report_
-from gbbot.model import Report, Status
+from gbbot.analysis import report as report_
+from gbbot.core import limits
+from gbbot.core.model import Report, Status
 from gbbot.publish.content import Content, fitted
 from gbbot.render import markdown
 

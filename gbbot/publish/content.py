@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from gbbot import limits
-from gbbot.model import GraphBreak, Report
+from gbbot.core import limits
+from gbbot.core.model import GraphBreak, Report
 from gbbot.render import markdown
 
 # Items per section tried, in order, until the text fits; 0 still shows the entrypoint table.

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gbbot.limits import WORKFLOW_ANNOTATIONS_SHOWN
-from gbbot.model import Report
+from gbbot.core.limits import WORKFLOW_ANNOTATIONS_SHOWN
+from gbbot.core.model import Report
 from gbbot.render import annotations
 from gbbot.render.escape import md_code, md_text
 from gbbot.render.findings import Finding

@@ -18,7 +18,7 @@ from typing import TypeVar
 import requests
 from github import GithubException
 
-from gbbot.errors import GbbotError
+from gbbot.core.errors import GbbotError
 
 T = TypeVar("T")
 Log = Callable[[str], None]

@@ -11,10 +11,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from gbbot.limits import REVIEW_COMMENTS_MAX
+from gbbot.core.limits import REVIEW_COMMENTS_MAX
+from gbbot.core.suggestion import Suggestion
 from gbbot.publish import retry
 from gbbot.publish.comment import header_key
-from gbbot.suggestion import Suggestion
 
 HUNK_HEADER = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 MARKER_RE = re.compile(r"<!-- gbbot:review header=([A-Za-z0-9_.-]{1,64}) hash=([0-9a-f]{16}) -->")

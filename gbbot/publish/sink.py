@@ -11,12 +11,12 @@ from typing import Any, Protocol
 import requests
 from github import GithubException
 
-from gbbot.model import Report
+from gbbot.core.model import Report
 from gbbot.publish import checkrun, retry
+from gbbot.publish.client import is_forbidden
 from gbbot.publish.comment import CommentMode, Posted
 from gbbot.publish.content import Content
 from gbbot.publish.fallback import Fallback, fallback
-from gbbot.publish.github import is_forbidden
 from gbbot.publish.review import ReviewPosted
 
 # What a sink may raise when GitHub does not take a write; anything else is a bug.

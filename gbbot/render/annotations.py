@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gbbot.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
-from gbbot.model import Report
+from gbbot.core.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
+from gbbot.core.model import Report
 from gbbot.render.findings import Finding, Level, State, findings
 from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
 

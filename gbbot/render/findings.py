@@ -7,9 +7,9 @@ import enum
 import re
 from dataclasses import dataclass
 
-from gbbot import counts
-from gbbot import report as report_
-from gbbot.model import GraphBreak, Report
+from gbbot.analysis import report as report_
+from gbbot.core import counts
+from gbbot.core.model import GraphBreak, Report
 
 # Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
 # The report schema says the same; a report from an untrusted run is checked again here.

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import jinja2
 
-from gbbot import counts, recompile
-from gbbot.counts import BreakCounts
-from gbbot.model import GraphBreak, Report, Status
+from gbbot.analysis import recompile
+from gbbot.core import counts
+from gbbot.core.counts import BreakCounts
+from gbbot.core.model import GraphBreak, Report, Status
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gbbot import recompile
-from gbbot import report as report_
-from gbbot.model import Recompilation, RecompileReason, Report
+from gbbot.analysis import recompile
+from gbbot.analysis import report as report_
+from gbbot.core.model import Recompilation, RecompileReason, Report
 from gbbot.render.findings import SAFE_PATH, Level, State
 
 LIMIT_KIND = "limit"  # the problem of a frame at the recompile limit, beside its guard kinds

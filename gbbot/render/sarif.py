@@ -19,8 +19,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from gbbot import counts, recompile
-from gbbot.model import GraphBreak, Report
+from gbbot.analysis import recompile
+from gbbot.core import counts
+from gbbot.core.model import GraphBreak, Report
 from gbbot.render.findings import Finding, Level, findings
 from gbbot.render.recompile_findings import Problem, RecompileFinding, kind_words, message, recompile_findings
 

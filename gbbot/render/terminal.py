@@ -7,8 +7,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from gbbot import counts, recompile
-from gbbot.model import GraphBreak, Report, Status
+from gbbot.analysis import recompile
+from gbbot.core import counts
+from gbbot.core.model import GraphBreak, Report, Status
 
 STATUS_STYLE = {
     Status.OK: "green",

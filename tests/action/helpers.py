@@ -78,7 +78,8 @@ def run_action(
     for path in (output, summary):
         path.write_text("")
     env = {
-        key: value for key, value in os.environ.items()
+        key: value
+        for key, value in os.environ.items()
         if not key.startswith(("GITHUB_", "INPUT_", "ACTIONS_", "RUNNER_"))
     }
     env.update(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.gbfix import loop
+from gbbot.deliver import loop
 from tests.action.gb_fix_world import basic, checkout
 from tests.action.helpers import ActionRun, pull_request_event, run_action
 from tests.audit.git_http import GitHttpRemote

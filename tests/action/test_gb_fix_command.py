@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from gbbot.deliver import loop, patchcheck
 from gbbot.fix.patch import FilePatch
-from gbbot.gbfix import loop, patchcheck, permission
+from gbbot.gbfix import permission
 from gbbot.gbfix.command import FIRST_LINE_MAX, Command, Kind, parse
 from tests.action.helpers import run_action
 

@@ -28,7 +28,7 @@ mode: fast
 fail_on: new
 pass_env: [ENV_SEEN]   # where the test entrypoint writes what it saw
 """
-BASE_MODEL = '''\
+BASE_MODEL = """\
 import json
 import os
 
@@ -45,7 +45,7 @@ def step():
     with open(os.environ["ENV_SEEN"], "a") as seen:
         seen.write(json.dumps(sorted(os.environ)) + "\\n")
     return torch.compile(f)(torch.ones(3))
-'''
+"""
 HOSTILE_PRINT = 'print("<script>alert(1)</script> @someone %0A ::error::x `tick`")'
 
 
@@ -96,7 +96,11 @@ def test_same_repo_pr_runs_the_diff_and_publishes(same_repo_run, pr_repo) -> Non
     assert done.code == 1, done.stderr  # fail_on: new, and the PR adds a break
     report = json.loads((repo / "gbbot-report" / "report.json").read_text())
     entrypoints = [(e["name"], e["status"], e["error"], len(e["breaks"])) for e in report["entrypoints"]]
-    assert report["diff"]["base"]["sha"] == base and len(report["diff"]["new"]) == 1, (entrypoints, report["diff"], done.stderr)
+    assert report["diff"]["base"]["sha"] == base and len(report["diff"]["new"]) == 1, (
+        entrypoints,
+        report["diff"],
+        done.stderr,
+    )
     assert done.outputs["new-breaks"] == "1" and done.outputs["fixed-breaks"] == "0"
     assert done.outputs["report-path"] == str(repo / "gbbot-report" / "report.json")
     (comment,) = standin.comments(PR)

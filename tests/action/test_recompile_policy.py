@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import report as report_io
+from gbbot.analysis import report as report_io
 from tests.action.helpers import run_action, workflow_run_event
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
 from tests.publish.recompile_reports import DTYPE, recompiled_report

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import report as report_io
 from gbbot.action import event, inputs
 from gbbot.action.workflow_run import FORK_NOTE
-from gbbot.errors import GbbotError
+from gbbot.analysis import report as report_io
+from gbbot.core.errors import GbbotError
 from tests.action.helpers import RUN_ID, run_action, workflow_run_event
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN, GitHubStandin
 from tests.publish.reports import HEAD_SHA, graph_break, report
@@ -35,10 +35,13 @@ def sample() -> dict:
     return report_io.to_json(report(breaks, new=breaks[:2]))
 
 
-def test_publishes_the_artifact_on_the_pr_found_by_head_sha(workspace: Path, tmp_path: Path, standin: GitHubStandin) -> None:
+def test_publishes_the_artifact_on_the_pr_found_by_head_sha(
+    workspace: Path, tmp_path: Path, standin: GitHubStandin
+) -> None:
     write_report(workspace, sample())
-    done = run_action(workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN,
-                      header="cpu")
+    done = run_action(
+        workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN, header="cpu"
+    )
     assert done.code == 0, done.stderr
     (comment,) = standin.comments(PR)
     assert comment.login == ACTIONS_BOT and "header=cpu" in comment.body
@@ -47,8 +50,14 @@ def test_publishes_the_artifact_on_the_pr_found_by_head_sha(workspace: Path, tmp
     (check,) = standin.check_runs()
     assert (check.name, check.head_sha, check.conclusion) == ("gbbot (cpu)", HEAD_SHA, "failure")
     assert check.external_id == f"cpu:{RUN_ID}:1" and len(check.annotations) == 3
-    assert done.outputs["new-breaks"] == "2" and done.outputs["total-breaks"] == "3" and done.outputs["fixed-breaks"] == "0"
-    assert done.outputs["conclusion"] == "failure" and done.outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")
+    assert (
+        done.outputs["new-breaks"] == "2"
+        and done.outputs["total-breaks"] == "3"
+        and done.outputs["fixed-breaks"] == "0"
+    )
+    assert done.outputs["conclusion"] == "failure" and done.outputs["comment-url"].endswith(
+        f"#issuecomment-{comment.id}"
+    )
     sarif = json.loads((workspace / "gbbot-report" / "gbbot.sarif").read_text())
     assert len(sarif["runs"][0]["results"]) == 3
     assert "## gbbot: torch.compile graph breaks · cpu" in done.summary
@@ -57,7 +66,9 @@ def test_publishes_the_artifact_on_the_pr_found_by_head_sha(workspace: Path, tmp
 def test_a_same_repo_pr_listed_on_the_run_is_used(workspace: Path, tmp_path: Path, standin: GitHubStandin) -> None:
     standin.add_pull(8, HEAD_SHA)
     write_report(workspace, sample())
-    done = run_action(workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA, 8), ACTIONS_TOKEN)
+    done = run_action(
+        workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA, 8), ACTIONS_TOKEN
+    )
     assert done.code == 0, done.stderr
     assert len(standin.comments(8)) == 1 and standin.comments(PR) == []
     assert FORK_NOTE not in standin.comments(8)[0].body  # a same-repository PR's workflow is the repository's
@@ -91,8 +102,9 @@ def tampered_reports() -> dict[str, str | dict]:
 
 
 @pytest.mark.parametrize("case", list(tampered_reports()))
-def test_a_tampered_report_is_rejected_before_any_request(case: str, workspace: Path, tmp_path: Path,
-                                                          standin: GitHubStandin) -> None:
+def test_a_tampered_report_is_rejected_before_any_request(
+    case: str, workspace: Path, tmp_path: Path, standin: GitHubStandin
+) -> None:
     write_report(workspace, tampered_reports()[case])
     done = run_action(workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN)
     assert done.code == 2
@@ -109,7 +121,9 @@ def with_breaks(count: int) -> str:
     text = json.dumps(sample())
     start = text.index('"breaks": [') + len('"breaks": [')
     one = break_json(0)
-    return text[:start] + ", ".join(one.replace("0" * 3, f"{i:03x}"[-3:], 1) for i in range(count)) + ", " + text[start:]
+    return (
+        text[:start] + ", ".join(one.replace("0" * 3, f"{i:03x}"[-3:], 1) for i in range(count)) + ", " + text[start:]
+    )
 
 
 def hostile_artifacts() -> dict[str, tuple[str, str]]:
@@ -142,7 +156,9 @@ def test_a_hostile_artifact_is_refused_in_one_line_and_nothing_is_posted(
     assert "Traceback" not in done.stderr and standin.requests == []
 
 
-def test_annotations_stop_at_1000_and_the_rest_are_counted(workspace: Path, tmp_path: Path, standin: GitHubStandin) -> None:
+def test_annotations_stop_at_1000_and_the_rest_are_counted(
+    workspace: Path, tmp_path: Path, standin: GitHubStandin
+) -> None:
     breaks = [graph_break(i) for i in range(1_200)]
     write_report(workspace, report_io.to_json(report(breaks, new=breaks)))
     done = run_action(workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN)
@@ -153,10 +169,11 @@ def test_annotations_stop_at_1000_and_the_rest_are_counted(workspace: Path, tmp_
     assert "200 more breaks are in the report artifact" in check.output["summary"]
 
 
-def test_an_oversized_report_file_is_not_read(workspace: Path, tmp_path: Path, standin: GitHubStandin,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from gbbot import limits
+def test_an_oversized_report_file_is_not_read(
+    workspace: Path, tmp_path: Path, standin: GitHubStandin, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from gbbot.action import analysis
+    from gbbot.core import limits
 
     write_report(workspace, sample())
     monkeypatch.setattr(limits, "REPORT_FILE_MAX_BYTES", 1000)
@@ -172,7 +189,9 @@ def test_pull_request_target_is_refused(tmp_path: Path) -> None:
 
 
 def test_inputs_come_from_the_environment_and_are_checked() -> None:
-    read = inputs.read({"INPUT_COMMENT-MODE": "off", "INPUT_FAIL-ON": "any", "INPUT_HEADER": "gpu", "INPUT_TOKEN": "s3cret"})
+    read = inputs.read(
+        {"INPUT_COMMENT-MODE": "off", "INPUT_FAIL-ON": "any", "INPUT_HEADER": "gpu", "INPUT_TOKEN": "s3cret"}
+    )
     assert (read.comment_mode.value, read.fail_on, read.header, read.token) == ("off", "any", "gpu", "s3cret")
     assert "s3cret" not in repr(read)
     with pytest.raises(GbbotError, match="input comment-mode: 'sometimes' is not one of always, changes, off"):

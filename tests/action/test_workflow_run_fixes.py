@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import report as report_io
 from gbbot.action.workflow_run import FORK_NOTE
+from gbbot.analysis import report as report_io
+from gbbot.core.model import GraphBreak
 from gbbot.fix import plan
 from gbbot.fix.patch import Hunk
 from gbbot.fix.result import FixResult, FixStatus, extra_json
-from gbbot.model import GraphBreak
 from tests.action.helpers import run_action, workflow_run_event
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
 from tests.publish.reports import HEAD_SHA, graph_break, report
@@ -37,9 +37,18 @@ def genuine_fix(brk: GraphBreak) -> FixResult:
     (candidate, *_), _ = plan.candidates(brk, SOURCE)
     recipe, patch = candidate.recipe, candidate.patch
     return FixResult(
-        brk.fingerprint, FixStatus.VERIFIED, brk.file, brk.line, recipe=recipe.id, variant=recipe.variant,
-        title=recipe.title, description=recipe.description, summary="removes 1 break; graphs 2 → 1; outputs equal",
-        diff=patch.diff, hunks=patch.hunks, entrypoints=("train-step",),
+        brk.fingerprint,
+        FixStatus.VERIFIED,
+        brk.file,
+        brk.line,
+        recipe=recipe.id,
+        variant=recipe.variant,
+        title=recipe.title,
+        description=recipe.description,
+        summary="removes 1 break; graphs 2 → 1; outputs equal",
+        diff=patch.diff,
+        hunks=patch.hunks,
+        entrypoints=("train-step",),
     )
 
 
@@ -52,22 +61,31 @@ def standin(github_standin: GitHubStandin) -> GitHubStandin:
     return github_standin
 
 
-def publish(workspace: Path, tmp_path: Path, standin: GitHubStandin, breaks: list[GraphBreak], fixes: list[FixResult],
-            **inputs: str):
+def publish(
+    workspace: Path,
+    tmp_path: Path,
+    standin: GitHubStandin,
+    breaks: list[GraphBreak],
+    fixes: list[FixResult],
+    **inputs: str,
+):
     made = replace(report(breaks, new=breaks), extra=extra_json(fixes))
     (workspace / "gbbot-report" / "report.json").write_text(json.dumps(report_io.to_json(made)))
-    done = run_action(workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN,
-                      **inputs)
+    done = run_action(
+        workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN, **inputs
+    )
     assert done.code in (0, 1), done.stderr
     return done
 
 
-def test_a_genuine_fix_is_suggested_on_the_changed_line(workspace: Path, tmp_path: Path, standin: GitHubStandin) -> None:
+def test_a_genuine_fix_is_suggested_on_the_changed_line(
+    workspace: Path, tmp_path: Path, standin: GitHubStandin
+) -> None:
     brk = print_break()
     done = publish(workspace, tmp_path, standin, [brk], [genuine_fix(brk)])
     (posted,) = standin.review_comments(PR)
     assert (posted.path, posted.line) == ("model.py", 6)
-    assert "if not torch.compiler.is_compiling():\n        print(\"step\", y)" in posted.body
+    assert 'if not torch.compiler.is_compiling():\n        print("step", y)' in posted.body
     (comment,) = standin.comments(PR)
     assert "Verified fix" in comment.body and NOT_POSTED not in done.summary
     assert [r.query.get("ref") for r in standin.requests_to("GET", r"/contents/")] == [HEAD_SHA]
@@ -79,8 +97,15 @@ def test_the_tampered_report_gets_no_suggestion_and_the_drop_is_counted(
     """No breaks at all, and a 'verified' fix for a fingerprint that does not exist, whose
     suggestion would run a download in setup.py."""
     fake = FixResult(
-        "f" * 16, FixStatus.VERIFIED, "setup.py", 2, recipe="print", variant="guard",
-        summary="removes 1 break; outputs equal", diff=f"-x\n+{ATTACK}\n", hunks=(Hunk("setup.py", 2, 2, (ATTACK,)),),
+        "f" * 16,
+        FixStatus.VERIFIED,
+        "setup.py",
+        2,
+        recipe="print",
+        variant="guard",
+        summary="removes 1 break; outputs equal",
+        diff=f"-x\n+{ATTACK}\n",
+        hunks=(Hunk("setup.py", 2, 2, (ATTACK,)),),
     )
     done = publish(workspace, tmp_path, standin, [], [fake], comment_mode="always")
     assert standin.reviews(PR) == [] and standin.review_comments(PR) == []

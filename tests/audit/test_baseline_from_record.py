@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import diff, report
+from gbbot.analysis import break_diff, report
 from gbbot.audit import record, reuse
-from gbbot.model import EntrypointReport, GraphBreak, Mode, Report, Status
+from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, Status
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -153,11 +153,11 @@ def test_a_flaky_break_of_the_record_is_neither_fixed_when_gone_nor_new_when_see
     assert steady.explanation == "" and steady.hints == () and steady.fix is None  # nothing made up
 
     gone = head_with(steady)
-    result = diff.diff(gone, reuse.settle_flaky(base, gone), "main", "a" * 40, source="record")
+    result = break_diff.diff(gone, reuse.settle_flaky(base, gone), "main", "a" * 40, source="record")
     assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa",))
 
     seen = head_with(steady, flaky)
-    result = diff.diff(seen, reuse.settle_flaky(base, seen), "main", "a" * 40, source="record")
+    result = break_diff.diff(seen, reuse.settle_flaky(base, seen), "main", "a" * 40, source="record")
     assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa", "bbbbbbbb"))
 
 

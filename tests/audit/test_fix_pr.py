@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gbbot import api
-from gbbot.config import load_config
+from gbbot.core.config import load_config
 from tests.action.helpers import run_action
 from tests.audit.git_http import GitHttpRemote
 from tests.audit.test_audit_action import CONFIG, WITH_BREAK

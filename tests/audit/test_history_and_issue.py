@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import git as git_
-from gbbot.audit import compare, history, issue, tracking
+from gbbot.audit import history, issue, tracking
+from gbbot.audit.changes import compare
 from gbbot.audit.record import BreakEntry, EntrypointEntry, Record, dumps
-from gbbot.errors import GitError
+from gbbot.core.errors import GitError
+from gbbot.edges import git as git_
 from tests.audit.git_http import GitHttpRemote
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
@@ -56,7 +57,7 @@ HISTORY = (
 
 
 def body() -> str:
-    changes = compare.compare(HISTORY[1], HISTORY[2])
+    changes = compare(HISTORY[1], HISTORY[2])
     return issue.render(HISTORY, changes, issue.Where("https://github.com/octo-org/octo-repo", None))
 
 
@@ -74,7 +75,7 @@ def test_issue_body_snapshot():
 def test_flaky_break_is_never_a_regression_and_torch_alone_is_named():
     before = rec(A, "2026-01-01T03:17:00Z", (PRINT,))
     flaky = rec(A, "2026-01-02T03:17:00Z", (PRINT, HOSTILE), torch="2.14.0")
-    changes = compare.compare(before, flaky)
+    changes = compare(before, flaky)
     assert not changes.regression and changes.cause == "torch 2.13.0 → 2.14.0"
 
 
@@ -119,6 +120,7 @@ def test_mermaid_blocks_parse():
 
 
 # --- the data branch against a real remote --------------------------------------------------------
+
 
 def remote_and_clone(tmp_path: Path, name: str = "clone") -> tuple[Path, Path]:
     bare = tmp_path / "served" / "r.git"

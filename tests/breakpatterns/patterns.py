@@ -88,9 +88,19 @@ def no_break(x):
 
 
 PATTERNS = [
-    print_call, logger_info, warnings_warn, item_call, tolist_float, data_dependent_if,
-    nonzero_call, numpy_on_tensor, deepcopy_tensor, explicit_graph_break, break_in_loop,
-    third_party_break, no_break,
+    print_call,
+    logger_info,
+    warnings_warn,
+    item_call,
+    tolist_float,
+    data_dependent_if,
+    nonzero_call,
+    numpy_on_tensor,
+    deepcopy_tensor,
+    explicit_graph_break,
+    break_in_loop,
+    third_party_break,
+    no_break,
 ]
 
 

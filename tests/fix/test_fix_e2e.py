@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import report
-from gbbot.check import CheckOptions, check
-from gbbot.config import Config, load_config
+from gbbot.analysis import report
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import Config, load_config
+from gbbot.core.model import GraphBreak, Report
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun, fix
 from gbbot.fix.result import FixResult, FixStatus
 from gbbot.main import main
-from gbbot.model import GraphBreak, Report
 from gbbot.render import markdown
 from tests.conftest import git
 

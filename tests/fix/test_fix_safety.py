@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from gbbot.config import Entrypoint, load_config
-from gbbot.fix.compare import ChildComparer
+from gbbot.backends.local import run_local
+from gbbot.core.config import Entrypoint, load_config
 from gbbot.fix.pipeline import FixOptions, fix
 from gbbot.fix.result import FixStatus
+from gbbot.fix.same_output import ChildComparer
 from gbbot.main import main
-from gbbot.runner.local import run_local
 from tests.conftest import git
 
 pytestmark = pytest.mark.slow

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from gbbot.config import parse_config
+from gbbot.core.config import parse_config
+from gbbot.core.model import Category, Frame, GraphBreak, Origin
 from gbbot.fix import plan
 from gbbot.fix.advice import options_for
 from gbbot.fix.result import FixStatus
 from gbbot.fix.scaffold import scaffold, unbound_names
 from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
-from gbbot.model import Category, Frame, GraphBreak, Origin
 
 MODEL = """import torch
 

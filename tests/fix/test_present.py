@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot import report
-from gbbot.errors import ReportError
+from gbbot.analysis import report
+from gbbot.core.errors import ReportError
+from gbbot.core.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status, Tool
 from gbbot.fix import present
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.result import Advice, Counts, FixResult, FixStatus, extra_json, from_extra
 from gbbot.fix.rounds import Round
-from gbbot.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status, Tool
 from gbbot.render import markdown
 
 PATCH = FilePatch(

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.check import CheckOptions, check
-from gbbot.config import load_config
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import load_config
+from gbbot.core.model import Report
 from gbbot.fix.pipeline import FixOptions, FixRun, fix
 from gbbot.fix.result import FixResult, FixStatus
-from gbbot.model import Report
 from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "e2e_project"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gbbot.config import Entrypoint
+from gbbot.core.config import Entrypoint
+from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, Origin, RunOutcome, Status
 from gbbot.fix.verify import Observation, judge
-from gbbot.model import Category, EntrypointReport, Frame, GraphBreak, Origin, RunOutcome, Status
 
 CALL = Entrypoint("fwd", call="m:f")
 

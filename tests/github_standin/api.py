@@ -97,9 +97,7 @@ class RestApi:
     def list_pulls(self, call: Call) -> Reply:
         state = call.query.get("state", "open")
         pulls = sorted(self.state.pulls.values(), key=lambda p: -p.number)
-        chosen = [
-            p for p in pulls if state in ("all", p.state) and self._pull_matches(p, call.query)
-        ]
+        chosen = [p for p in pulls if state in ("all", p.state) and self._pull_matches(p, call.query)]
         return paginate(call, [self.render.pull_simple(p) for p in chosen])
 
     def _pull_matches(self, pull: Pull, query: Mapping[str, str]) -> bool:
@@ -261,9 +259,7 @@ class RestApi:
             raise not_found(call)
         check_comment_body(call)
         now = self.state.clock.now()
-        comment = IssueComment(
-            self.state.next_id(), number, call.body["body"], call.identity.login, now, now
-        )
+        comment = IssueComment(self.state.next_id(), number, call.body["body"], call.identity.login, now, now)
         self.state.comments[comment.id] = comment
         return Reply(201, self.render.issue_comment(comment))
 
@@ -343,8 +339,11 @@ class RestApi:
     def list_check_runs_for_ref(self, call: Call) -> Reply:
         """A commit's check runs (``ref`` as a SHA only), newest first, wrapped in an object."""
         name = call.query.get("check_name")
-        runs = [r for r in self.state.check_runs.values()
-                if r.head_sha == call.path_params["ref"] and name in (None, r.name)]
+        runs = [
+            r
+            for r in self.state.check_runs.values()
+            if r.head_sha == call.path_params["ref"] and name in (None, r.name)
+        ]
         runs.sort(key=lambda r: -r.id)
         page = paginate(call, [self.render.check_run(r) for r in runs])
         return Reply(200, {"total_count": len(runs), "check_runs": page.body}, page.headers)
@@ -360,9 +359,7 @@ class RestApi:
         pull = self._pull(call)
         body = call.body
         event = body.get("event")
-        if event in ("REQUEST_CHANGES", "COMMENT") and not (
-            body.get("body") or body.get("comments")
-        ):
+        if event in ("REQUEST_CHANGES", "COMMENT") and not (body.get("body") or body.get("comments")):
             raise review_error(call, f"Body is required when event is {event}")
         places = [self._place(call, pull, c) for c in body.get("comments", [])]
         review = self._store_review(call, pull)
@@ -385,9 +382,7 @@ class RestApi:
         self.state.reviews[review.id] = review
         return review
 
-    def _place(
-        self, call: Call, pull: Pull, spec: Mapping[str, Any]
-    ) -> tuple[DiffLine, dict[str, Any]]:
+    def _place(self, call: Call, pull: Pull, spec: Mapping[str, Any]) -> tuple[DiffLine, dict[str, Any]]:
         """Where a review comment lands in the diff, or GitHub's 422."""
         changed = next((f for f in pull.files if f.filename == spec["path"]), None)
         if changed is None:
@@ -523,9 +518,7 @@ def check_annotations(call: Call) -> None:
 
 
 def annotation_error(index: int) -> dict[str, Any]:
-    message = (
-        f"annotations[{index}].message is too long (maximum is {ANNOTATION_MESSAGE_MAX} characters)"
-    )
+    message = f"annotations[{index}].message is too long (maximum is {ANNOTATION_MESSAGE_MAX} characters)"
     return {"resource": "CheckRun", "code": "custom", "field": "annotations", "message": message}
 
 

@@ -68,13 +68,9 @@ class Contract:
         described = self.document["paths"][operation.template][operation.method.lower()]
         return str(described.get("externalDocs", {}).get("url", "https://docs.github.com/rest"))
 
-    def request_errors(
-        self, method: str, path: str, query: Mapping[str, str], body: bytes | None
-    ) -> list[str]:
+    def request_errors(self, method: str, path: str, query: Mapping[str, str], body: bytes | None) -> list[str]:
         request = described_request(method, path, query, body)
-        return [
-            line for error in self._openapi.iter_request_errors(request) for line in explain(error)
-        ]
+        return [line for error in self._openapi.iter_request_errors(request) for line in explain(error)]
 
     def response_errors(
         self, operation: Operation, path: str, status: int, headers: Mapping[str, str], body: bytes
@@ -82,9 +78,7 @@ class Contract:
         if str(status) not in self._responses(operation):
             return self._undeclared_error_errors(status, body)
         request = described_request(operation.method, path, {}, None)
-        response = MockResponse(
-            body, status_code=status, headers=dict(headers), content_type=JSON_TYPE
-        )
+        response = MockResponse(body, status_code=status, headers=dict(headers), content_type=JSON_TYPE)
         errors = self._openapi.iter_response_errors(request, response)
         return [line for error in errors for line in explain(error)]
 
@@ -116,9 +110,7 @@ def one_segment_path(path: str) -> str:
     return found.group(1) + found.group(2).replace("/", "%2F") if found else path
 
 
-def described_request(
-    method: str, path: str, query: Mapping[str, str], body: bytes | None
-) -> MockRequest:
+def described_request(method: str, path: str, query: Mapping[str, str], body: bytes | None) -> MockRequest:
     return MockRequest(
         DESCRIBED_HOST, method.lower(), one_segment_path(path), args=dict(query), data=body, content_type=JSON_TYPE
     )

@@ -253,9 +253,7 @@ def diff_lines(patch: str) -> list[DiffLine]:
         if kind == "\\":  # "\ No newline at end of file"
             continue
         hunk = "\n".join(texts[hunk_start : position + 1])
-        lines.append(
-            DiffLine(position, None if kind == "+" else left, None if kind == "-" else right, hunk)
-        )
+        lines.append(DiffLine(position, None if kind == "+" else left, None if kind == "-" else right, hunk))
         left += kind != "+"
         right += kind != "-"
     return lines

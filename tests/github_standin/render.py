@@ -144,9 +144,7 @@ class Renderer:
             merged_by=None,
             maintainer_can_modify=pull.maintainer_can_modify,
             comments=len(self.state.comments_on(pull.number)),
-            review_comments=sum(
-                c.pull_number == pull.number for c in self.state.review_comments.values()
-            ),
+            review_comments=sum(c.pull_number == pull.number for c in self.state.review_comments.values()),
             commits=1,
             additions=sum(f.additions for f in pull.files),
             deletions=sum(f.deletions for f in pull.files),

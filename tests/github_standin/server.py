@@ -53,9 +53,7 @@ WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
 RATE_LIMIT_DOCS = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 PRIMARY_LIMIT_MESSAGE = "API rate limit exceeded for installation ID 1."
-SECONDARY_LIMIT_MESSAGE = (
-    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
-)
+SECONDARY_LIMIT_MESSAGE = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 RATE_LIMIT_RESET = 4_102_444_800  # 2100-01-01: never reached by a test
 
 
@@ -275,9 +273,7 @@ class GitHubStandin:
         with self._lock:
             self.state.issues.add(number)
 
-    def add_comment(
-        self, issue: int, body: str, login: str, minimized: bool | str = False
-    ) -> IssueComment:
+    def add_comment(self, issue: int, body: str, login: str, minimized: bool | str = False) -> IssueComment:
         """A comment already there; ``minimized`` True (reason "outdated") or a reason string."""
         reason = "outdated" if minimized is True else (minimized or None)
         with self._lock:
@@ -414,9 +410,7 @@ class GitHubStandin:
     def _check_response(self, operation: Operation, incoming: RecordedRequest, reply: Reply) -> None:
         payload = encode(reply.body)
         headers = dict(reply.headers)
-        errors = self.contract.response_errors(
-            operation, incoming.path, reply.status, headers, payload
-        )
+        errors = self.contract.response_errors(operation, incoming.path, reply.status, headers, payload)
         if errors:
             self._record("response", incoming, reply.status, errors)
 

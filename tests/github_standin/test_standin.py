@@ -132,9 +132,7 @@ def test_custom_tokens_and_repository() -> None:
     tokens = {"t1": Identity("gbbot[bot]", "Bot", can_read_user=False)}
     with checked_standin(owner="me", repo="proj", tokens=tokens) as server:
         server.add_pull(3, HEAD_SHA)
-        comment = (
-            server.github_client("t1").get_repo("me/proj").get_pull(3).create_issue_comment("hi")
-        )
+        comment = server.github_client("t1").get_repo("me/proj").get_pull(3).create_issue_comment("hi")
         assert (comment.user.login, comment.user.type) == ("gbbot[bot]", "Bot")
         assert comment.html_url == f"{server.url}/me/proj/pull/3#issuecomment-{comment.id}"
         assert raw(server, "GET", "/repos/me/proj", token=ACTIONS_TOKEN).status_code == 401
@@ -167,9 +165,7 @@ def test_comment_list_is_paginated_with_link_headers(pull_seven: GitHubStandin) 
     bodies = [c.body for c in client.get_repo(REPO).get_pull(7).get_issue_comments()]
     assert bodies == [f"comment {n}" for n in range(75)]
     assert len(pull_seven.requests_to("GET", r"/issues/7/comments$")) == 3
-    link = raw(pull_seven, "GET", api_path("/issues/7/comments"), params={"per_page": 30}).headers[
-        "Link"
-    ]
+    link = raw(pull_seven, "GET", api_path("/issues/7/comments"), params={"per_page": 30}).headers["Link"]
     assert link == (
         f'<{pull_seven.url}{api_path("/issues/7/comments")}?per_page=30&page=2>; rel="next", '
         f'<{pull_seven.url}{api_path("/issues/7/comments")}?per_page=30&page=3>; rel="last"'
@@ -244,9 +240,7 @@ def test_reactions_are_created_once_per_user_and_content(github_standin: GitHubS
     path = api_path(f"/issues/comments/{comment.id}/reactions")
     assert raw(github_standin, "POST", path, json={"content": "eyes"}).status_code == 201
     assert raw(github_standin, "POST", path, json={"content": "eyes"}).status_code == 200
-    pygithub_comment = (
-        github_standin.github_client().get_repo(REPO).get_pull(7).get_issue_comment(comment.id)
-    )
+    pygithub_comment = github_standin.github_client().get_repo(REPO).get_pull(7).get_issue_comment(comment.id)
     pygithub_comment.create_reaction("rocket")
     assert [r.content for r in pygithub_comment.get_reactions()] == ["eyes", "rocket"]
     assert raw(github_standin, "POST", path, json={"content": "party"}).status_code == 422
@@ -290,9 +284,7 @@ def test_check_run_annotations_accumulate(github_standin: GitHubStandin) -> None
         ),
     ],
 )
-def test_check_run_limits_answer_422(
-    github_standin: GitHubStandin, output: dict[str, Any], expected: str
-) -> None:
+def test_check_run_limits_answer_422(github_standin: GitHubStandin, output: dict[str, Any], expected: str) -> None:
     repo = github_standin.github_client().get_repo(REPO)
     with pytest.raises(GithubException) as raised:
         repo.create_check_run("gbbot", HEAD_SHA, output=output)
@@ -338,9 +330,7 @@ def test_pulls_are_found_by_number_head_and_commit(github_standin: GitHubStandin
 
 def test_pull_files_carry_patches(pull_seven: GitHubStandin) -> None:
     files = list(pull_seven.github_client().get_repo(REPO).get_pull(7).get_files())
-    assert [(f.filename, f.additions, f.deletions, f.patch) for f in files] == [
-        ("model.py", 2, 1, PATCH)
-    ]
+    assert [(f.filename, f.additions, f.deletions, f.patch) for f in files] == [("model.py", 2, 1, PATCH)]
 
 
 def test_review_with_comments_on_diff_lines(pull_seven: GitHubStandin) -> None:
@@ -369,9 +359,7 @@ def test_review_with_comments_on_diff_lines(pull_seven: GitHubStandin) -> None:
         ({"path": "other.py", "line": 1, "body": "b"}, "Path could not be resolved"),
     ],
 )
-def test_review_comment_outside_the_diff_is_422(
-    pull_seven: GitHubStandin, comment: dict[str, Any], error: str
-) -> None:
+def test_review_comment_outside_the_diff_is_422(pull_seven: GitHubStandin, comment: dict[str, Any], error: str) -> None:
     answer = raw(
         pull_seven,
         "POST",

@@ -4,8 +4,8 @@ automatic dynamic shapes at work (info, nothing to fix)."""
 
 from __future__ import annotations
 
-from gbbot import recompile
-from gbbot.model import Diff, GraphBreak, Recompilation, RecompileDiff, RecompileReason, Report
+from gbbot.analysis import recompile
+from gbbot.core.model import Diff, GraphBreak, Recompilation, RecompileDiff, RecompileReason, Report
 from tests import reports as shared
 from tests.publish.reports import BASE_SHA, HEAD_SHA, fingerprint
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from gbbot.model import (
+from gbbot.core.model import (
     Diff,
     EntrypointDiff,
     GraphBreak,

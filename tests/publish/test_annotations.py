@@ -68,7 +68,7 @@ def test_a_path_that_leaves_the_repository_is_not_annotated_at_a_file() -> None:
 
 
 def test_registered_as_a_render_format(tmp_path) -> None:
-    from gbbot import report as report_io
+    from gbbot.analysis import report as report_io
     from gbbot.main import main
 
     path = tmp_path / "report.json"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gbbot import limits
-from gbbot.action.runner import write_outputs, write_step_summary
-from gbbot.model import EntrypointReport, Status
+from gbbot.action.workflow import write_outputs, write_step_summary
+from gbbot.core import limits
+from gbbot.core.model import EntrypointReport, Status
 from gbbot.publish.content import Content, fitted
 from tests.action.helpers import parse_outputs
 from tests.publish.reports import graph_break, report

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field, replace
 import markdown_it
 import pytest
 
-from gbbot import limits
+from gbbot.core import limits
+from gbbot.core.model import EntrypointReport, Status
 from gbbot.fix import present
-from gbbot.model import EntrypointReport, Status
+from gbbot.publish.client import ACTIONS_BOT, github_client
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
 from gbbot.publish.content import Content
-from gbbot.publish.github import ACTIONS_BOT, github_client
-from gbbot.publish.pull_request import publish
+from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import RetryPolicy
 from gbbot.publish.sink import Destination
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, MAINTAINER_TOKEN, GitHubStandin
@@ -44,11 +44,20 @@ def standin(github_standin: GitHubStandin) -> GitHubStandin:
     return github_standin
 
 
-def run(standin: GitHubStandin, result, *, token: str = ACTIONS_TOKEN, mode: CommentMode = CommentMode.ALWAYS,
-        header: str = "", recorder: Recorder | None = None, fail_on: str = "new"):
+def run(
+    standin: GitHubStandin,
+    result,
+    *,
+    token: str = ACTIONS_TOKEN,
+    mode: CommentMode = CommentMode.ALWAYS,
+    header: str = "",
+    recorder: Recorder | None = None,
+    fail_on: str = "new",
+):
     recorder = recorder or Recorder()
-    target = Destination("octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1",
-                    None, mode, fail_on)
+    target = Destination(
+        "octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1", None, mode, fail_on
+    )
     client = github_client(token, standin.url, seconds_between_writes=0)
     content = Content(pointer=POINTER, extra=present.markdown_extra(present.results_of(result)))  # as the action does
     return publish(client, result, content, target, recorder.policy(), recorder.lines.append)
@@ -192,7 +201,11 @@ def test_conclusion_follows_fail_on(standin: GitHubStandin) -> None:
     run(standin, report(breaks, new=[]), fail_on="new")
     run(standin, report(breaks, new=[]), fail_on="any")
     assert [c.conclusion for c in standin.check_runs()] == ["success", "success", "failure"]
-    assert [a["annotation_level"] for c in standin.check_runs() for a in c.annotations] == ["warning", "notice", "failure"]
+    assert [a["annotation_level"] for c in standin.check_runs() for a in c.annotations] == [
+        "warning",
+        "notice",
+        "failure",
+    ]
 
 
 # --- no permission -------------------------------------------------------------------------------
@@ -209,8 +222,12 @@ def test_read_only_token_falls_back_to_annotations_and_says_why(standin: GitHubS
 
 
 def test_403_on_comment_creation_falls_back(standin: GitHubStandin) -> None:
-    standin.fail_next("POST", COMMENTS, 403, body={"message": "Resource not accessible by integration",
-                                                   "documentation_url": "https://docs.github.com/rest"})
+    standin.fail_next(
+        "POST",
+        COMMENTS,
+        403,
+        body={"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest"},
+    )
     recorder = Recorder()
     published = run(standin, report([graph_break(1)]), recorder=recorder)
     assert published.fallback is not None and standin.comments(PR) == []
@@ -280,7 +297,9 @@ def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHu
     recorder = Recorder()
     target = Destination("octo-org/octo-repo", PR, HEAD_SHA, "", "gbbot", "gbbot:1:1", None, CommentMode.ALWAYS, "new")
     client = github_client(ACTIONS_TOKEN, "http://127.0.0.1:9", seconds_between_writes=0)  # discard port: refused
-    published = publish(client, report([graph_break(1)]), Content(), target, recorder.policy(tries=2), recorder.lines.append)
+    published = publish(
+        client, report([graph_break(1)]), Content(), target, recorder.policy(tries=2), recorder.lines.append
+    )
     assert recorder.sleeps == [2.0]
     assert published.problems and "ConnectionError" in published.problems[0]
     assert published.fallback is not None

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from gbbot import recompile
-from gbbot.model import Status
+from gbbot.analysis import recompile
+from gbbot.core.model import Status
+from gbbot.publish.client import github_client
 from gbbot.publish.comment import CommentMode
 from gbbot.publish.content import Content
-from gbbot.publish.github import github_client
-from gbbot.publish.pull_request import publish
+from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import RetryPolicy
 from gbbot.publish.sink import Destination, Published
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin

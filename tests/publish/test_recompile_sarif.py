@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gbbot import recompile
+from gbbot.analysis import recompile
 from gbbot.render import sarif
 from tests.publish.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
 from tests.publish.reports import graph_break

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot import report as report_io
+from gbbot.analysis import report as report_io
 from gbbot.fix import result as fix_result
 from gbbot.fix.patch import Hunk
 from gbbot.publish import review
@@ -20,9 +20,14 @@ from tests.publish.test_publish import PR, bot_comments, run
 def verified(n: int) -> fix_result.FixResult:
     brk = graph_break(n)
     return fix_result.FixResult(
-        fingerprint=brk.fingerprint, status=fix_result.FixStatus.VERIFIED, file=brk.file, line=brk.line,
-        recipe="print", summary="removes 1 break; graphs 2 → 1; outputs equal",
-        description="Drops the print <b>@someone</b>.", diff=f"-{brk.code}\n",
+        fingerprint=brk.fingerprint,
+        status=fix_result.FixStatus.VERIFIED,
+        file=brk.file,
+        line=brk.line,
+        recipe="print",
+        summary="removes 1 break; graphs 2 → 1; outputs equal",
+        description="Drops the print <b>@someone</b>.",
+        diff=f"-{brk.code}\n",
         hunks=(Hunk(brk.file, brk.line, brk.line, ("pass",)),),
     )
 

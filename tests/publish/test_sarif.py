@@ -10,11 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gbbot.classify import classify
+from gbbot.analysis.classify import classify
+from gbbot.analysis.source import source_map
+from gbbot.core.model import BreakMessage, Frame, RawBreak
 from gbbot.main import main
-from gbbot.model import BreakMessage, Frame, RawBreak
 from gbbot.render import sarif
-from gbbot.source import source_map
 from tests.publish.reports import graph_break, report
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
@@ -36,7 +36,13 @@ def test_the_schema_rejects_a_broken_log() -> None:
 
 def test_valid_sarif_with_rules_help_links_and_fingerprints() -> None:
     print_break = graph_break(1)
-    item = graph_break(2, gb_id="GB0124", gb_type="Unsupported Tensor.item() call", doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html", fix=None)
+    item = graph_break(
+        2,
+        gb_id="GB0124",
+        gb_type="Unsupported Tensor.item() call",
+        doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html",
+        fix=None,
+    )
     no_id = graph_break(3, gb_id=None, gb_type="Some new break <b>", doc_url=None, file="dir with space/ü.py")
     log = sarif.sarif(report([print_break, item, no_id, graph_break(4)], new=[item]))
     assert_valid(log)
@@ -70,8 +76,10 @@ def test_fingerprints_do_not_move_with_line_numbers() -> None:
     before = sarif.sarif(report(_classified(source, 3)))["runs"][0]["results"][0]
     after = sarif.sarif(report(_classified(shifted, 6)))["runs"][0]["results"][0]
     assert before["partialFingerprints"] == after["partialFingerprints"]
-    assert (before["locations"][0]["physicalLocation"]["region"]["startLine"],
-            after["locations"][0]["physicalLocation"]["region"]["startLine"]) == (3, 6)
+    assert (
+        before["locations"][0]["physicalLocation"]["region"]["startLine"],
+        after["locations"][0]["physicalLocation"]["region"]["startLine"],
+    ) == (3, 6)
     edited = source.replace("print('x')", "print('y')")  # another line of code is another break
     other = sarif.sarif(report(_classified(edited, 3)))["runs"][0]["results"][0]
     assert other["partialFingerprints"] != before["partialFingerprints"]
@@ -85,7 +93,7 @@ def test_unlocated_breaks_are_counted_not_uploaded() -> None:
 
 
 def test_empty_report_is_valid_sarif(tmp_path: Path) -> None:
-    from gbbot import report as report_io
+    from gbbot.analysis import report as report_io
 
     path = tmp_path / "report.json"
     report_io.write(report([]), path)

@@ -1,0 +1,216 @@
+"""Whether the merge-base would read what the head read: when it would, its run would do what the
+head's did, so `diff` takes the head's result for the base instead of running it again.
+
+A warm child records every file it opens for reading and every directory it lists (see
+runner/warm_server.py), and for the import system's searches, the module names it looked for in
+each directory. An entrypoint's base run is skipped only when that record is whole (it started no
+other program, it did not overflow) and nothing the change touches is in it: no file it read was
+modified, added or removed; no directory it listed gained or lost an entry (for a directory the
+import system searched, an entry named like a module it looked for there; for one searched for
+installed packages, a `*.dist-info` or `*.egg-info`); and no file it read is missing from the base
+commit (an ignored or untracked file: the base's checkout would not have it). What is outside
+the repository (the interpreter, site-packages, /tmp) is the same for both runs, since both run
+with the same interpreter and environment.
+
+What such a record cannot see: a file read by C code that opens it itself (not through Python's
+`open`), and a file whose mere existence (`os.path.exists`) changes what the program does without
+it being opened or its directory listed. `--no-warm` runs the base every time.
+
+Pure: paths and sets in, a reason or None out.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from gbbot.core import untrusted_json
+from gbbot.core.model import Reads
+
+MAX_PATHS = 20_000  # per list, as the child caps it
+MAX_PATH_CHARS = 4096
+MAX_RECORD_BYTES = 8 << 20
+BOUNDS = untrusted_json.Bounds(depth=3, values=2 * MAX_PATHS + 16, number_chars=8)
+EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+NOT_RECORDED = "what it read was not recorded (it did not run in the warm server)"
+DISTRIBUTIONS = (".dist-info", ".egg-info")  # what a reader of installed packages' metadata looks for
+
+
+def parse(text: str) -> Reads:
+    """A child's record (JSON written by a process that ran PR code): bounded and checked field by
+    field; `untrusted_json.Refused` when it is not what a child writes."""
+    data = untrusted_json.loads(text, BOUNDS)
+    if not isinstance(data, dict):
+        raise untrusted_json.Refused("not an object")
+    spawned, overflow = data.get("spawned"), data.get("overflow")
+    if spawned is not None and not (isinstance(spawned, str) and len(spawned) <= 100):
+        raise untrusted_json.Refused("`spawned` is not a short string")
+    if not isinstance(overflow, bool):
+        raise untrusted_json.Refused("`overflow` is not true or false")
+    return Reads(
+        _paths(data, "files"),
+        _paths(data, "directories"),
+        spawned=spawned,
+        overflow=overflow,
+        searched=_searched(data.get("searched")),
+        metadata=_paths(data, "metadata"),
+    )
+
+
+def _searched(found: object) -> dict[str, frozenset[str]]:
+    if not isinstance(found, dict) or len(found) > MAX_PATHS:
+        raise untrusted_json.Refused(f"`searched` is not an object of at most {MAX_PATHS} directories")
+    for directory, names in found.items():
+        if not (directory.startswith("/") and len(directory) <= MAX_PATH_CHARS):
+            raise untrusted_json.Refused("`searched` holds something other than absolute paths")
+        if not isinstance(names, list) or not all(_module_name(n) for n in names):
+            raise untrusted_json.Refused("`searched` holds something other than lists of module names")
+    return {directory: frozenset(names) for directory, names in found.items()}
+
+
+def _module_name(name: object) -> bool:
+    return isinstance(name, str) and 0 < len(name) <= 255 and "/" not in name and "." not in name
+
+
+def _paths(data: dict, key: str) -> frozenset[str]:
+    paths = data.get(key)
+    if not isinstance(paths, list) or len(paths) > MAX_PATHS:
+        raise untrusted_json.Refused(f"`{key}` is not a list of at most {MAX_PATHS} paths")
+    if not all(isinstance(p, str) and p.startswith("/") and len(p) <= MAX_PATH_CHARS for p in paths):
+        raise untrusted_json.Refused(f"`{key}` holds something other than absolute paths")
+    return frozenset(paths)
+
+
+# --- how the working tree differs from the base ------------------------------------------------
+
+
+def _parents(path: str) -> Iterable[str]:
+    """Each entry on the way down to a path, top first: `a/b/c.py` → `a`, `a/b`, `a/b/c.py`."""
+    parts = path.split("/")
+    return ("/".join(parts[: i + 1]) for i in range(len(parts)))
+
+
+def _entries(files: Iterable[str]) -> set[str]:
+    return {entry for f in files for entry in _parents(f)}
+
+
+def _moved(paths: Iterable[str], there: set[str]) -> dict[str, set[str]]:
+    """Directory → the entries it gains or loses when each of `paths` appears (or goes): the
+    first entry on the way down that `there` (the other side) lacks."""
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        first = next((entry for entry in _parents(path) if entry not in there), None)
+        if first is not None:
+            directory, _, name = first.rpartition("/")
+            found.setdefault(directory, set()).add(name)
+    return found
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The working tree against the base commit, paths relative to the repository's top level."""
+
+    base_files: frozenset[str]  # every file of the base commit
+    touched: frozenset[str]  # modified, added, removed or retyped, and untracked files
+    moved: Mapping[str, frozenset[str]]  # directory ("" for the top level) → entries it gains or loses
+
+    @classmethod
+    def of(cls, base_files: Iterable[str], name_status: Sequence[tuple[str, str]], untracked: Iterable[str]) -> Changes:
+        """From the base commit's files, `git diff --no-renames --name-status BASE` (status, path)
+        and the untracked files that are not ignored."""
+        base = frozenset(base_files)
+        added = {p for status, p in name_status if status.startswith("A")} | set(untracked)
+        removed = {p for status, p in name_status if status.startswith("D")}
+        moved: dict[str, set[str]] = {}
+        for side in (_moved(added, _entries(base)), _moved(removed, _entries((base - removed) | added))):
+            for directory, names in side.items():
+                moved.setdefault(directory, set()).update(names)
+        touched = {p for _, p in name_status} | added
+        return cls(base, frozenset(touched), {d: frozenset(n) for d, n in moved.items()})
+
+
+# --- the decision ------------------------------------------------------------------------------
+
+
+def relative(path: str, tops: Sequence[str]) -> str | None:
+    """`path` below one of `tops` (the top level as given and as resolved), or None outside."""
+    for top in tops:
+        if path == top:
+            return ""
+        if path.startswith(top.rstrip("/") + "/"):
+            return path[len(top.rstrip("/")) + 1 :]
+    return None
+
+
+def source_of(path: str) -> str:
+    """A module's bytecode cache stands for its source: `pkg/__pycache__/m.cpython-311.pyc` is
+    what the import system reads instead of `pkg/m.py`, and is never committed."""
+    pure = PurePosixPath(path)
+    if pure.suffix != ".pyc" or pure.parent.name != "__pycache__":
+        return path
+    return str(pure.parent.parent / (pure.name.split(".", 1)[0] + ".py")).removeprefix("./")
+
+
+def why_rerun(reads: Reads | None, changes: Changes, tops: Sequence[str]) -> str | None:
+    """Why the base must run this entrypoint itself, in words; None when the head's result is the
+    base's: everything it read is in the base commit, unchanged."""
+    if reads is None:
+        return NOT_RECORDED
+    if reads.spawned:
+        return f"it started another program ({reads.spawned}), whose reads are not recorded"
+    if reads.overflow:
+        return f"it read more than {MAX_PATHS} files or directories"
+    for path in sorted(reads.files):
+        rel = relative(path, tops)
+        if not rel:
+            continue
+        rel = source_of(rel)
+        if rel in changes.touched:
+            return f"it read `{rel}`, which the change touches"
+        if rel not in changes.base_files:
+            return f"it read `{rel}`, which is not in the base commit"
+    for path in sorted(reads.absent):  # not in the head: only the base could have opened it
+        rel = relative(path, tops)
+        if rel and (rel in changes.base_files or rel in changes.touched):
+            return f"it tried to read `{rel}`, which the change removes"
+    return _why_listing(reads, changes, tops)
+
+
+def _stem(name: str) -> str:
+    """The module name an entry would be imported as: `m.py`, `m.cpython-311-x86_64-linux-gnu.so`,
+    the package directory `m` → `m` (anything else with that stem counts too: cautious)."""
+    return name.split(".", 1)[0]
+
+
+def _under(paths: Iterable[str], tops: Sequence[str]) -> set[str]:
+    return {rel for path in paths if (rel := relative(path, tops)) is not None}
+
+
+def _why_listing(reads: Reads, changes: Changes, tops: Sequence[str]) -> str | None:
+    """An entry the change adds or removes where the run looked, that its search could find."""
+    relisted = sorted(_under(reads.directories, tops) & changes.moved.keys())
+    if relisted:
+        directory = relisted[0]
+        return f"it listed `{directory or '.'}/`, where the change adds or removes `{min(changes.moved[directory])}`"
+    for directory in sorted(_under(reads.metadata, tops) & changes.moved.keys()):
+        found = sorted(n for n in changes.moved[directory] if n.endswith(DISTRIBUTIONS))
+        if found:
+            where = f"`{directory or '.'}/`"
+            return f"it looked for installed packages in {where}, where the change adds or removes `{found[0]}`"
+    looked: dict[str, set[str]] = {}  # a directory seen by its given and its resolved path is one
+    for path, names in reads.searched.items():
+        if (rel := relative(path, tops)) is not None:
+            looked.setdefault(rel, set()).update(names)
+    for directory in sorted(looked.keys() & changes.moved.keys()):
+        found = sorted(n for n in changes.moved[directory] if _stem(n) in looked[directory])
+        if found:
+            where = f"`{directory or '.'}/`"
+            return f"it looked for module `{_stem(found[0])}` in {where}, where the change adds or removes `{found[0]}`"
+    listed = _under(reads.directories, tops)
+    for path in sorted(changes.touched):  # an extension module is loaded without an `open`
+        directory, _, name = path.rpartition("/")
+        if name.endswith(EXTENSION_SUFFIXES) and (directory in listed or _stem(name) in looked.get(directory, ())):
+            return f"it may load `{path}`, which the change touches"
+    return None

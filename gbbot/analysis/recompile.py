@@ -1,0 +1,362 @@
+"""Compilation metrics → the frames that compiled more than once, classified and in impact order.
+Pure: rules are data (gbbot/data/recompile_rules.yaml), source files come in through a lookup.
+
+Dynamo compiles a frame again whenever one of its guards fails; after recompile_limit compiles of
+one frame it gives up and runs that frame eagerly for the rest of the process. Each
+`compilation_metrics` record of a recompile carries the failing guard (`recompile_reason`), and the
+attempt refused at the limit carries `fail_reason: "Dynamo recompile limit exceeded …"`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gbbot.analysis import classify
+from gbbot.core.model import (
+    Frame,
+    FrameMetrics,
+    FrameStart,
+    Recompilation,
+    RecompileDiff,
+    RecompileReason,
+    Report,
+    TraceLog,
+)
+
+RULES_PATH = Path(__file__).parent.parent / "data" / "recompile_rules.yaml"
+# "recompile limit" in torch 2.13, "cache_size_limit" / "cache size limit" in older releases.
+LIMIT_RE = re.compile(r"recompile.limit|cache.size.limit|cache_size_limit", re.IGNORECASE)
+REASON_HEAD_RE = re.compile(r"^\d+/\d+: ")
+LOCATION_RE = re.compile(r"(?P<path>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+)")
+FRAME_RE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
+SOURCE_RE = re.compile(r"""\b[LG]\[['"]([^'"]+)['"]\]""")
+TENSOR_RE = re.compile(r"^tensor '([^']+)'")
+GUARD_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    pattern: re.Pattern[str]
+    cause: str
+    advice: str
+    dynamic: bool = False
+
+
+@dataclass(frozen=True)
+class Rules:
+    doc_url: str
+    limit_cause: str
+    limit_advice: str
+    kinds: tuple[Kind, ...]
+
+    def kind(self, guard: str) -> Kind:
+        return next(k for k in self.kinds if k.pattern.search(guard))
+
+
+@functools.cache
+def load_rules(path: Path = RULES_PATH) -> Rules:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    kinds = tuple(
+        Kind(
+            k["kind"],
+            re.compile(k["pattern"]),
+            " ".join(k["cause"].split()),
+            " ".join(k["advice"].split()),
+            bool(k.get("dynamic")),
+        )
+        for k in data["kinds"]
+    )
+    limit = data["limit"]
+    return Rules(data["doc_url"], " ".join(limit["cause"].split()), " ".join(limit["advice"].split()), kinds)
+
+
+# --- one recompile reason ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A failing guard as Dynamo words it, split into what gbbot shows and compares."""
+
+    text: str  # the guard expression or mismatch sentence
+    code: str  # the source line it points at, as quoted in the reason
+    location: str  # "path-tail:line in fn", the path cut short by Dynamo
+    stack: tuple[Frame, ...]  # the "User stack trace" under the reason, when there is one
+
+    @property
+    def subject(self) -> str:
+        """What the guard is about, without L[...]/G[...] wrappers: `x`, `n`, `self.scale`."""
+        tensor = TENSOR_RE.match(self.text)
+        name = tensor.group(1) if tensor else re.split(r" == | is | != |\(", self.text, maxsplit=1)[0]
+        return unwrap(name).strip()
+
+
+def unwrap(source: str) -> str:
+    return SOURCE_RE.sub(r"\1", source)
+
+
+def parse_reason(text: str) -> Guard | None:
+    """Pure: a `recompile_reason` (first failing guard; Dynamo reports one by default) → Guard."""
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        return None
+    head = REASON_HEAD_RE.sub("", lines[0])
+    parts = [p.strip() for p in head.split("  # ")]
+    location = LOCATION_RE.search(parts[2]) if len(parts) > 2 else None
+    stack = tuple(
+        Frame(m["file"], int(m["line"]), m["fn"].strip(), _code_after(lines, i))
+        for i, m in ((i, FRAME_RE.match(line)) for i, line in enumerate(lines))
+        if m
+    )
+    return Guard(parts[0], parts[1] if len(parts) > 1 else "", location.group(0) if location else "", stack)
+
+
+def _code_after(lines: list[str], index: int) -> str:
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    return following.strip() if following.startswith("    ") and not FRAME_RE.match(following) else ""
+
+
+def shorten(text: str, limit: int = GUARD_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- one frame ---------------------------------------------------------------------------------
+
+
+# A frame is its trace file and its frame id there: Dynamo numbers frames from 0 in each process,
+# so the files of one trace directory (one per rank or process) repeat frame ids.
+FrameKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class FrameCompiles:
+    """Everything the trace says about one frame's compiles, in compile order."""
+
+    frame_id: FrameKey
+    metrics: tuple[FrameMetrics, ...]
+    start: FrameStart | None
+    symbols: frozenset[tuple[int, str]]  # (compile index, unwrapped source)
+
+    @property
+    def limit_hit(self) -> bool:
+        return any(m.fail_reason and LIMIT_RE.search(m.fail_reason) for m in self.metrics)
+
+    @property
+    def compilations(self) -> int:
+        return sum(1 for m in self.metrics if not (m.fail_reason and LIMIT_RE.search(m.fail_reason)))
+
+    def made_dynamic(self, compile_index: int | None, subject: str) -> bool:
+        return any(
+            index == compile_index and (source == subject or source.startswith((subject + ".", subject + "[")))
+            for index, source in self.symbols
+        )
+
+
+def group_frames(log: TraceLog) -> list[FrameCompiles]:
+    """Metrics, starts and symbols of each frame (trace file, frame id), in first-compile order."""
+    metrics: dict[FrameKey, list[FrameMetrics]] = {}
+    for m in log.metrics:
+        if m.frame_id is not None:
+            metrics.setdefault((m.log, m.frame_id), []).append(m)
+    starts = {(s.log, s.frame_id, s.compile_index): s for s in log.starts}
+    symbols: dict[FrameKey, set[tuple[int, str]]] = {}
+    for s in log.symbols:
+        symbols.setdefault((s.log, s.frame_id), set()).add((s.compile_index, unwrap(s.source)))
+    return [
+        FrameCompiles(
+            key,
+            tuple(sorted(ms, key=lambda m: m.compile_index or 0)),
+            starts.get((*key, min((m.compile_index or 0) for m in ms))),
+            frozenset(symbols.get(key, ())),
+        )
+        for key, ms in metrics.items()
+    ]
+
+
+def _compiled_frame(frames: FrameCompiles) -> Frame:
+    first = next((m for m in frames.metrics if m.co_filename), frames.metrics[0])
+    return Frame(first.co_filename, first.co_firstlineno or 0, first.co_name)
+
+
+def _in_repo(file: str, root: str) -> bool:
+    return classify.relative_to_root(file, root) is not None and not classify.SITE_RE.search(file)
+
+
+def site(frames: FrameCompiles, root: str) -> Frame:
+    """The innermost repository frame of the first compile's stack (as breaks are attributed),
+    else the compiled code object itself."""
+    stack = frames.start.stack if frames.start else ()
+    compiled = _compiled_frame(frames)
+    in_repo = [f for f in stack if _in_repo(f.file, root)]
+    return in_repo[-1] if in_repo else (stack[-1] if stack else compiled)
+
+
+def _reason_line(guard: Guard, file: str) -> tuple[int | None, str]:
+    """The line in `file` the guard points at: from the user stack under the reason, else from
+    its location when Dynamo's cut-short path is a tail of `file`."""
+    in_file = [f for f in guard.stack if f.file == file]
+    if in_file:
+        return in_file[-1].line, in_file[-1].code or guard.code
+    match = LOCATION_RE.match(guard.location)
+    if match and file.replace("\\", "/").endswith(match["path"].lstrip(".")):
+        return int(match["line"]), guard.code
+    return None, guard.code
+
+
+@dataclass(frozen=True)
+class _Seen:
+    guard: Guard
+    kind: Kind
+    indexes: tuple[int | None, ...]  # compile indexes of the records carrying it
+
+
+def _distinct(frames: FrameCompiles, rules: Rules) -> list[_Seen]:
+    seen: dict[tuple[str, str], _Seen] = {}
+    for m in frames.metrics:
+        guard = parse_reason(m.recompile_reason or "")
+        if guard is None:
+            continue
+        kind = rules.kind(guard.text)
+        key = (kind.kind, guard.subject)
+        before = seen.get(key)
+        indexes = (*(before.indexes if before else ()), m.compile_index)
+        seen[key] = _Seen(before.guard if before else guard, kind, indexes)
+    return list(seen.values())
+
+
+def _is_dynamic(item: _Seen, frames: FrameCompiles) -> bool:
+    """Automatic dynamic: a kind that can be, failing once, after which the value became a symbol."""
+    return (
+        item.kind.dynamic
+        and len(item.indexes) == 1
+        and frames.made_dynamic(item.indexes[0], item.guard.subject)
+        and not frames.limit_hit
+    )
+
+
+def analyse_frame(
+    frames: FrameCompiles, root: str, lookup: classify.SourceLookup, rules: Rules
+) -> Recompilation | None:
+    if frames.compilations < 2 and not frames.limit_hit:
+        return None
+    where = site(frames, root)
+    path = classify.display_path(where.file, root)
+    in_repo = classify.relative_to_root(where.file, root) is not None
+    source = lookup(path) if in_repo else None
+    qualname = source.qualname(where.line, where.function) if source else where.function
+    reasons = []
+    for item in _distinct(frames, rules):
+        line, code = _reason_line(item.guard, where.file)
+        reasons.append(
+            RecompileReason(
+                fingerprint=classify.fingerprint(("recompile", path, qualname, item.kind.kind), 0),
+                kind=item.kind.kind,
+                guard=shorten(item.guard.text),
+                count=len(item.indexes),
+                dynamic=_is_dynamic(item, frames),
+                cause=item.kind.cause,
+                advice=item.kind.advice,
+                line=line,
+                code=shorten(code, 200),
+            )
+        )
+    return Recompilation(
+        fingerprint=classify.fingerprint(("recompile", path, qualname), 0),
+        file=path,
+        line=where.line,
+        function=qualname,
+        compilations=frames.compilations,
+        limit_hit=frames.limit_hit,
+        reasons=tuple(sorted(reasons, key=lambda r: (r.dynamic, -r.count, r.kind))),
+        doc_url=rules.doc_url,
+    )
+
+
+def impact_order(rc: Recompilation) -> tuple:
+    """A frame that hit the limit first, then problems before automatic dynamic info, by count."""
+    return (not rc.limit_hit, rc.info_only, -rc.compilations, rc.file, rc.line, rc.function)
+
+
+def analyse(
+    log: TraceLog, root: str, lookup: classify.SourceLookup = lambda _path: None, rules: Rules | None = None
+) -> tuple[Recompilation, ...]:
+    rules = rules or load_rules()
+    frames: dict[str, Recompilation] = {}
+    for found in (analyse_frame(f, root, lookup, rules) for f in group_frames(log)):
+        # One frame in several files (one per rank): reported once, as the file that saw the worst.
+        seen = frames.get(found.fingerprint) if found else None
+        if found is not None and (seen is None or impact_order(found) < impact_order(seen)):
+            frames[found.fingerprint] = found
+    return tuple(sorted(frames.values(), key=impact_order))
+
+
+# --- comparing and policy ----------------------------------------------------------------------
+
+
+def limit_fingerprint(rc: Recompilation) -> str:
+    return classify.fingerprint(("recompile_limit", rc.fingerprint), 0)
+
+
+def problems(recompiles: Iterable[Recompilation]) -> dict[str, Recompilation]:
+    """Problem fingerprint → its frame: each non-dynamic guard kind, and the limit when hit."""
+    out: dict[str, Recompilation] = {}
+    for rc in recompiles:
+        if rc.limit_hit:
+            out.setdefault(limit_fingerprint(rc), rc)
+        for reason in rc.reasons:
+            if not reason.dynamic:
+                out.setdefault(reason.fingerprint, rc)
+    return out
+
+
+def all_recompiles(report: Report) -> tuple[Recompilation, ...]:
+    return tuple(rc for e in report.entrypoints for rc in e.recompiles)
+
+
+def compare(head: Report, base: Report) -> RecompileDiff:
+    """Problem fingerprints of the head vs the base, over whole reports (as breaks are overall)."""
+    now, before = problems(all_recompiles(head)), problems(all_recompiles(base))
+    limits = {limit_fingerprint(rc) for rc in all_recompiles(head) if rc.limit_hit}
+    new = tuple(f for f in now if f not in before)
+    return RecompileDiff(
+        new=new,
+        fixed=tuple(f for f in before if f not in now),
+        persisting=tuple(f for f in now if f in before),
+        new_limit=tuple(f for f in new if f in limits),
+    )
+
+
+RECOMPILE_POLICIES = ("limit", "new", "any", "none")
+
+
+def failing(report: Report, policy: str) -> list[str]:
+    """Problem fingerprints that fail `policy`: limit → frames that newly hit the recompile limit
+    (every such frame without a baseline); new → every new problem; any → every problem."""
+    now = problems(all_recompiles(report))
+    if policy == "none":
+        return []
+    if policy == "any":
+        return list(now)
+    diff = report.diff.recompiles if report.diff else None
+    new = list(diff.new) if diff is not None else list(now)
+    if policy == "new":
+        return new
+    limited = {limit_fingerprint(rc) for rc in now.values() if rc.limit_hit}
+    return [f for f in new if f in limited]
+
+
+def ordered(report: Report) -> list[Recompilation]:
+    """Each frame once across entrypoints (the most compiles seen), in impact order."""
+    frames: dict[str, Recompilation] = {}
+    for rc in all_recompiles(report):
+        seen = frames.get(rc.fingerprint)
+        if seen is None or impact_order(rc) < impact_order(seen):
+            frames[rc.fingerprint] = rc
+    return sorted(frames.values(), key=impact_order)

@@ -1,0 +1,378 @@
+"""Report: build from run outcomes and traces; JSON schema v1 in and out; the policy's verdict."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from gbbot import __version__
+from gbbot.core import counts, limits, untrusted_json
+from gbbot.core.errors import ReportError
+from gbbot.core.model import (
+    Category,
+    Diff,
+    EntrypointDiff,
+    EntrypointReport,
+    Frame,
+    GraphBreak,
+    LibrarySite,
+    Mode,
+    Origin,
+    Recompilation,
+    RecompileDiff,
+    RecompileReason,
+    Report,
+    RunOutcome,
+    Status,
+    Tool,
+    TraceLog,
+)
+
+SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
+# Fields written only when non-empty: reports without pytest entrypoints look as they always did.
+OMITTED_WHEN_EMPTY = frozenset({"tests"})
+ERROR_TAIL_CHARS = 4000
+
+
+def graph_count(log: TraceLog) -> int:
+    """Graphs compiled: frames whose metrics show a non-empty graph."""
+    return sum(1 for m in log.metrics if m.graph_op_count)
+
+
+def frames_skipped(log: TraceLog, breaks: Iterable[GraphBreak]) -> int:
+    """Distinct frames that fell back to eager: a frame Dynamo restarted is one frame, not two."""
+    from_metrics = len({(m.co_filename, m.co_name) for m in log.metrics if m.fail_type})
+    return max(from_metrics, len({(b.file, b.function) for b in breaks if b.frame_skipped}))
+
+
+NO_TRACE_FILES = "no trace files were written"
+NO_FRAME_COMPILED = "no frame was compiled"
+
+
+def compiled_nothing(log: TraceLog, trace_files: int) -> str | None:
+    """Why a run that exited cleanly says nothing about graph breaks, or None when it compiled.
+    (It never imported torch, its torch.compile sits behind a flag that is off, it compiled in a
+    child whose environment was wiped, or it swallowed the exception that stopped it.)"""
+    if trace_files == 0:
+        return NO_TRACE_FILES
+    if not log.metrics and not log.breaks:
+        return NO_FRAME_COMPILED
+    return None
+
+
+def _status(outcome: RunOutcome, no_compile: str | None) -> tuple[Status, str | None]:
+    if outcome.status is not Status.OK:
+        detail = outcome.stderr_tail.strip()[-ERROR_TAIL_CHARS:]
+        return outcome.status, "\n".join(part for part in (outcome.reason, detail) if part) or None
+    if no_compile:
+        return Status.NO_COMPILE, f"compiled nothing: {no_compile}"
+    return Status.OK, None
+
+
+def entrypoint_report(
+    outcome: RunOutcome,
+    log: TraceLog,
+    breaks: tuple[GraphBreak, ...],
+    no_compile: str | None = None,
+    problems: tuple[str, ...] = (),
+    recompiles: tuple[Recompilation, ...] = (),
+) -> EntrypointReport:
+    """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
+    trace problems than the log's own (breaks that could not be attributed)."""
+    status, error = _status(outcome, no_compile)
+    return EntrypointReport(
+        name=outcome.name,
+        status=status,
+        exit_code=outcome.exit_code,
+        duration_s=outcome.duration_s,
+        graph_count=graph_count(log),
+        break_count=sum(b.count for b in breaks),
+        frames_skipped=frames_skipped(log, breaks),
+        breaks=breaks,
+        error=error,
+        trace_problems=(*log.problems, *problems),
+        env_withheld=outcome.env_withheld,
+        recompiles=recompiles,
+    )
+
+
+def new_report(
+    entrypoints: Iterable[EntrypointReport],
+    mode: Mode | None,
+    torch_version: str | None,
+    commit: str | None,
+    config_hash: str | None = None,
+    shard: str | None = None,
+) -> Report:
+    return Report(
+        tool=Tool("gbbot", __version__),
+        torch_version=torch_version,
+        mode=mode,
+        commit=commit,
+        entrypoints=tuple(entrypoints),
+        config_hash=config_hash,
+        shard=shard,
+    )
+
+
+# --- policy ------------------------------------------------------------------------------------
+
+
+def counted(report: Report) -> list[GraphBreak]:
+    return [b for b in report.breaks if not b.ignored]
+
+
+def new_breaks(report: Report) -> list[GraphBreak]:
+    if report.diff is None:
+        return counted(report)
+    new = set(report.diff.new)
+    return [b for b in counted(report) if b.fingerprint in new]
+
+
+def policy_failed(report: Report, fail_on: str, recompiles: str | None = None) -> bool:
+    """fail_on: new → only breaks the diff calls new (every break without a baseline); any → any
+    break not ignored; none → never. `recompiles` is the recompilation policy (None: the default
+    that goes with `fail_on`, see recompile_policy)."""
+    from gbbot.analysis import recompile  # imports classify: only reports that get a verdict pay for it
+
+    if recompile.failing(report, recompile_policy(fail_on, recompiles)):
+        return True
+    if fail_on == "none":
+        return False
+    return bool(counted(report) if fail_on == "any" else new_breaks(report))
+
+
+def recompile_policy(fail_on: str, recompiles: str | None) -> str:
+    """A frame newly hitting the recompile limit fails unless the policy says otherwise: it
+    silently turns a compiled model eager. `fail_on: none` means never fail."""
+    if recompiles is not None:
+        return recompiles
+    return "none" if fail_on == "none" else "limit"
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value):
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY
+        }
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _diff_json(diff: Diff) -> dict:
+    return {
+        "base": {"ref": diff.base_ref, "sha": diff.base_sha},
+        "new": list(diff.new),
+        "fixed": list(diff.fixed),
+        "persisting": list(diff.persisting),
+        "entrypoints": [_plain(e) for e in diff.entrypoints],
+        "fixed_breaks": [_plain(b) for b in diff.fixed_breaks],
+        "baseline_source": diff.baseline_source,
+        "notes": list(diff.notes),
+        **({"recompiles": _plain(diff.recompiles)} if diff.recompiles is not None else {}),
+        "hidden": list(diff.hidden),
+        "hidden_breaks": [_plain(b) for b in diff.hidden_breaks],
+        "hidden_by": dict(diff.hidden_by),
+    }
+
+
+def to_json(report: Report) -> dict:
+    data = {
+        "schema_version": report.schema_version,
+        "tool": _plain(report.tool),
+        "torch_version": report.torch_version,
+        "mode": report.mode.value if report.mode else None,
+        "commit": report.commit,
+        "config_hash": report.config_hash,
+        "shard": report.shard,
+        "entrypoints": [_plain(e) for e in report.entrypoints],
+    }
+    if report.diff is not None:
+        data["diff"] = _diff_json(report.diff)
+    data["counts"] = counts.as_json(counts.counts(report))
+    if report.extra:
+        data["extra"] = report.extra
+    return data
+
+
+def dumps(report: Report) -> str:
+    return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+
+
+@functools.cache
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate(data: Any) -> None:
+    """Raise ReportError naming the first schema violation (reports can be untrusted input)."""
+    validator = jsonschema.Draft202012Validator(schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ReportError(f"report does not match schema v1 at {where}: {error.message[:300]}")
+
+
+def _frame(data: dict) -> Frame:
+    return Frame(data["file"], data["line"], data["function"], data.get("code", ""))
+
+
+def _break(data: dict) -> GraphBreak:
+    fields = {f.name for f in dataclasses.fields(GraphBreak)}
+    values = {k: v for k, v in data.items() if k in fields}
+    values.update(
+        category=Category(data["category"]),
+        origin=Origin(data["origin"]),
+        hints=tuple(data["hints"]),
+        caused=tuple(data["caused"]),
+        consequences=tuple(data.get("consequences", ())),
+        tests=tuple(data.get("tests", ())),
+        user_stack=tuple(_frame(f) for f in data["user_stack"]),
+        library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
+    )
+    return GraphBreak(**values)
+
+
+def _recompile(data: dict) -> Recompilation:
+    reasons = tuple(RecompileReason(**r) for r in data["reasons"])
+    return Recompilation(**{**data, "reasons": reasons})
+
+
+def _entrypoint(data: dict) -> EntrypointReport:
+    return EntrypointReport(
+        name=data["name"],
+        status=Status(data["status"]),
+        exit_code=data["exit_code"],
+        duration_s=data["duration_s"],
+        graph_count=data["graph_count"],
+        break_count=data["break_count"],
+        frames_skipped=data["frames_skipped"],
+        breaks=tuple(_break(b) for b in data["breaks"]),
+        error=data.get("error"),
+        trace_problems=tuple(data.get("trace_problems", ())),
+        env_withheld=tuple(data.get("env_withheld", ())),
+        recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
+    )
+
+
+def _diff(data: dict) -> Diff:
+    return Diff(
+        base_ref=data["base"]["ref"],
+        base_sha=data["base"]["sha"],
+        new=tuple(data["new"]),
+        fixed=tuple(data["fixed"]),
+        persisting=tuple(data["persisting"]),
+        entrypoints=tuple(
+            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting", "hidden")}})
+            for e in data.get("entrypoints", ())
+        ),
+        fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
+        baseline_source=data.get("baseline_source", "run"),
+        notes=tuple(data.get("notes", ())),
+        recompiles=_recompile_diff(data["recompiles"]) if "recompiles" in data else None,
+        hidden=tuple(data.get("hidden", ())),
+        hidden_breaks=tuple(_break(b) for b in data.get("hidden_breaks", ())),
+        hidden_by=tuple(data.get("hidden_by", {}).items()),
+    )
+
+
+def _recompile_diff(data: dict) -> RecompileDiff:
+    return RecompileDiff(**{key: tuple(value) for key, value in data.items()})
+
+
+def from_json(data: Any) -> Report:
+    """Validated JSON → Report."""
+    validate(data)
+    return Report(
+        tool=Tool(**data["tool"]),
+        torch_version=data["torch_version"],
+        mode=Mode(data["mode"]) if data["mode"] else None,
+        commit=data["commit"],
+        entrypoints=tuple(_entrypoint(e) for e in data["entrypoints"]),
+        diff=_diff(data["diff"]) if data.get("diff") else None,
+        config_hash=data.get("config_hash"),
+        shard=data.get("shard"),
+        extra=data.get("extra", {}),
+    )
+
+
+def load(path: Path) -> Report:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportError(f"{path}: no such report file") from None
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"{path}: not a readable JSON report ({exc})") from None
+    try:
+        return from_json(data)
+    except ReportError as exc:
+        raise ReportError(f"{path}: {exc}") from None
+
+
+UNTRUSTED = untrusted_json.Bounds(
+    depth=limits.REPORT_JSON_DEPTH_MAX,
+    values=limits.REPORT_JSON_VALUES_MAX,
+    number_chars=limits.REPORT_NUMBER_CHARS_MAX,
+)
+
+
+def _breaks_over(data: Any) -> str | None:
+    """Why the report carries more breaks than gbbot reads, or None (looked at before the schema,
+    whose cost grows with them). Shapes the schema would refuse are left to it."""
+    entrypoints = data.get("entrypoints") if isinstance(data, dict) else None
+    counts = [len(e["breaks"]) for e in entrypoints or () if isinstance(e, dict) and isinstance(e.get("breaks"), list)]
+    diff = data.get("diff") if isinstance(data, dict) else None
+    fixed = diff.get("fixed_breaks") if isinstance(diff, dict) else None
+    total = sum(counts) + (len(fixed) if isinstance(fixed, list) else 0)
+    if max(counts, default=0) > limits.REPORT_ENTRYPOINT_BREAKS_MAX:
+        return f"{max(counts)} breaks in one entrypoint, over the {limits.REPORT_ENTRYPOINT_BREAKS_MAX} gbbot reads"
+    if total > limits.REPORT_BREAKS_MAX:
+        return f"{total} breaks, over the {limits.REPORT_BREAKS_MAX} gbbot reads"
+    return None
+
+
+def load_untrusted(path: Path) -> Report:
+    """A report someone else wrote: size, nesting, value count, numbers and breaks bounded before
+    it is built or schema-checked. Any refusal is one ReportError line naming the file."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limits.REPORT_FILE_MAX_BYTES + 1)
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read the report artifact ({exc.strerror})") from None
+    if len(raw) > limits.REPORT_FILE_MAX_BYTES:
+        raise ReportError(f"{path}: over the {limits.REPORT_FILE_MAX_BYTES} bytes a report may have")
+    try:
+        data = untrusted_json.loads(raw.decode("utf-8"), UNTRUSTED)
+    except ValueError as exc:  # Refused, or not UTF-8
+        raise ReportError(f"{path}: not a report gbbot reads: {exc}") from None
+    over = _breaks_over(data)
+    if over:
+        raise ReportError(f"{path}: {over}")
+    try:
+        return from_json(data)
+    except ReportError as exc:
+        raise ReportError(f"{path}: {exc}") from None
+
+
+def write(report: Report, path: Path) -> None:
+    data = to_json(report)
+    validate(data)  # never write what we would refuse to read
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

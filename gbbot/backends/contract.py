@@ -1,0 +1,229 @@
+"""What every backend shares: the request, the environment handed to an entrypoint, the tails of
+its output, how an exit reads as a status, and running many requests `jobs` at a time.
+
+Tokens never reach user code: an entrypoint inherits only allow-listed variables.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import gbbot
+from gbbot.core import call_args
+from gbbot.core.config import Entrypoint
+from gbbot.core.errors import GbbotError
+from gbbot.core.model import Mode, RunOutcome, Status
+from gbbot.edges.interrupt import sigterm_as_interrupt
+
+PACKAGE_DIR = Path(gbbot.__file__).parent
+SHIM_DIR = PACKAGE_DIR / "child" / "_shim"
+PACKAGE_PARENT = Path(gbbot.__file__).resolve().parent.parent
+TAIL_BYTES = 16_384
+KILL_GRACE_S = 3.0
+# What an entrypoint inherits from gbbot's environment: what finds programs, libraries, caches and
+# the GPU, and says where it runs. Everything else is withheld (an allow-list, like tox's
+# `passenv`): a deny-list of secret-looking names always misses some (API_KEY, DB_PASSWD, …).
+ALLOWED = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "LANGUAGE", "TZ",
+    "TMPDIR", "TMP", "TEMP", "PYTHON*", "VIRTUAL_ENV", "CONDA_PREFIX", "CUDA*", "NVIDIA*",
+    "TORCH*", "TORCHINDUCTOR_*", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_*",
+    "LD_LIBRARY_PATH", "HF_HOME", "XDG_CACHE_HOME", "CI", "GITHUB_ACTIONS", "RUNNER_OS", "RUNNER_ARCH",
+)  # fmt: skip
+# Names that look like credentials pass only when `pass_env` lists them exactly, never by a glob.
+SECRET_LOOKING = (
+    "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_KEY", "*CREDENTIAL*", "*AUTH*", "ACTIONS_*", "INPUT_*",
+)  # fmt: skip
+# The Actions token and the runner's own credentials: never handed to user code, even when listed.
+NEVER = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_*")
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    """Case-insensitive: `github_token` is the same secret as GITHUB_TOKEN."""
+    return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
+
+
+def inherits(name: str, pass_env: Sequence[str] = (), scrub: Sequence[str] = ()) -> bool:
+    """Pure: whether an entrypoint gets gbbot's variable `name`. `pass_env` adds names and globs
+    to the allow-list; `scrub` removes names even if allowed."""
+    if _matches(name, NEVER) or _matches(name, scrub):
+        return False
+    if name.upper() in {listed.upper() for listed in pass_env}:
+        return True
+    return not _matches(name, SECRET_LOOKING) and _matches(name, (*ALLOWED, *pass_env))
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    entrypoint: Entrypoint
+    root: Path  # the repository (or worktree) the entrypoint runs in
+    work_dir: Path  # private: trace, output, result
+    mode: Mode = Mode.FAST
+    scrub: tuple[str, ...] = ()
+    save_result: bool = False
+    pass_env: tuple[str, ...] = ()
+
+    @property
+    def trace_dir(self) -> Path:
+        return self.work_dir / "trace"
+
+    @property
+    def result_path(self) -> Path:
+        return self.work_dir / "result.pt"
+
+
+def entrypoint_dir(parent: Path, name: str) -> Path:
+    """`parent / name`, the one way a per-entrypoint directory is made: refused unless it stays
+    strictly inside `parent`, symlinks resolved (gbbot deletes and writes there)."""
+    base = parent.resolve()
+    inside = (base / name).resolve()
+    if inside == base or not inside.is_relative_to(base):
+        raise GbbotError(f"entrypoint name {name!r} would leave {parent}; names are single path components")
+    return parent / name
+
+
+class Runner(Protocol):
+    """A backend: runs one request to its end, and stops every run still going when asked (a
+    Ctrl-C or a cancelled job must not wait for entrypoints to finish)."""
+
+    def __call__(self, request: RunRequest) -> RunOutcome: ...
+
+    def stop_all(self) -> None: ...
+
+
+def command(request: RunRequest, python: str = sys.executable) -> list[str] | str:
+    entrypoint = request.entrypoint
+    if entrypoint.run is not None:
+        return entrypoint.run
+    if entrypoint.pytest is not None:
+        # --gbbot: the plugin notes which trace records each test wrote (gbbot/child/pytest_plugin.py)
+        return [python, "-m", "pytest", "-p", "gbbot.child.pytest_plugin", "--gbbot", *entrypoint.pytest]
+    given = entrypoint.args or entrypoint.kwargs
+    arguments = ["--arguments", call_args.encode(entrypoint.args, entrypoint.kwargs)] if given else []
+    args = [python, "-m", "gbbot.child.launch", *arguments, str(entrypoint.call)]
+    return [*args, str(request.result_path)] if request.save_result else args
+
+
+def environment(
+    request: RunRequest,
+    base: Mapping[str, str],
+    shim_dir: Path = SHIM_DIR,
+    package_parent: Path = PACKAGE_PARENT,
+) -> dict[str, str]:
+    """The entrypoint's environment: what it `inherits` of `base`, its own `env:` on top, and
+    gbbot's variables last (PYTHONPATH is joined, not replaced: the fast-mode shim must stay first).
+    A container sees the shim and gbbot.child.launch at other paths (`shim_dir`, `package_parent`)."""
+    env = {name: value for name, value in base.items() if inherits(name, request.pass_env, request.scrub)}
+    own = dict(request.entrypoint.env)
+    paths = [str(shim_dir)] if request.mode is Mode.FAST else []
+    paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
+    if request.entrypoint.call or request.entrypoint.pytest:
+        paths.append(str(package_parent))
+    env.update(own)
+    env.update(
+        TORCH_TRACE=str(request.trace_dir),
+        GBBOT_MODE=request.mode.value,
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=os.pathsep.join(paths),
+    )
+    return env
+
+
+def withheld(request: RunRequest, base: Mapping[str, str]) -> tuple[str, ...]:
+    """The names of `base` the entrypoint does not get, sorted; never their values."""
+    return tuple(sorted(name for name in base if not inherits(name, request.pass_env, request.scrub)))
+
+
+def tail(path: Path, limit: int = TAIL_BYTES) -> str:
+    """The end of a file that may be megabytes long, cut at a line start."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - limit))
+            data = handle.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", errors="replace")
+    if size > limit and "\n" in text:
+        text = "[…]\n" + text.split("\n", 1)[1]
+    return text
+
+
+def signal_number(returncode: int | None, through_shell: bool) -> int | None:
+    """The signal that killed the process: a negative code, or 128+N reported by the shell."""
+    if returncode is not None and returncode < 0:
+        return -returncode
+    if through_shell and returncode is not None and 128 < returncode < 160:
+        return returncode - 128
+    return None
+
+
+def status_of(returncode: int | None, timed_out: bool, signal_no: int | None) -> Status:
+    if timed_out:
+        return Status.TIMEOUT
+    if returncode == 0:
+        return Status.OK
+    return Status.CRASHED if returncode is None or signal_no else Status.FAILED
+
+
+def ended(
+    request: RunRequest,
+    code: int | None,
+    signal_no: int | None,
+    timed_out: bool,
+    duration: float,
+    base: Mapping[str, str],
+    unexplained_crash: str = "",
+) -> RunOutcome:
+    """How a run of `request` ended, whichever backend ran it: status, reason, output tails, and
+    where its trace and result are. `unexplained_crash` words a crash with no signal to name."""
+    status = status_of(code, timed_out, signal_no)
+    reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
+    if status is Status.CRASHED:
+        reason = f"killed by signal {signal_no}" if signal_no or not unexplained_crash else unexplained_crash
+    return RunOutcome(
+        name=request.entrypoint.name,
+        status=status,
+        exit_code=code,
+        duration_s=round(duration, 3),
+        stderr_tail=tail(request.work_dir / "stderr.txt"),
+        stdout_tail=tail(request.work_dir / "stdout.txt"),
+        trace_dir=str(request.trace_dir),
+        result_path=str(request.result_path) if request.result_path.exists() else None,
+        reason=reason,
+        env_withheld=withheld(request, base),
+    )
+
+
+def run_all(
+    requests: Sequence[RunRequest],
+    runner: Runner,
+    jobs: int = 1,
+    on_done: Callable[[RunOutcome], None] | None = None,
+) -> list[RunOutcome]:
+    """Run every request, `jobs` at a time; results in request order."""
+
+    def one(request: RunRequest) -> RunOutcome:
+        outcome = runner(request)
+        if on_done is not None:
+            on_done(outcome)
+        return outcome
+
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        with sigterm_as_interrupt():
+            return list(pool.map(one, requests))
+    except KeyboardInterrupt:
+        # Ctrl-C or a cancelled CI job: stop what runs now, start nothing more.
+        pool.shutdown(wait=False, cancel_futures=True)
+        runner.stop_all()
+        raise
+    finally:
+        pool.shutdown(wait=True)

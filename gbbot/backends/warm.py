@@ -1,0 +1,425 @@
+"""The warm backend: entrypoints that are Python programs run in a fresh fork of a server that has
+already imported torch (see warm_server), so `import torch` is paid once per gbbot run, not once
+per entrypoint. Everything else runs as the local backend runs it, and so does everything when the
+server cannot fork safely; the report is the same either way.
+
+Built on the local backend (its fallback, and its bookkeeping of live process groups and orphans),
+so it imports `local` as well as the contract.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fnmatch
+import json
+import os
+import queue
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gbbot.analysis import reads
+from gbbot.backends import orphans
+from gbbot.backends.contract import (
+    KILL_GRACE_S,
+    PACKAGE_DIR,
+    SHIM_DIR,
+    Runner,
+    RunRequest,
+    command,
+    ended,
+    environment,
+    inherits,
+    signal_number,
+)
+from gbbot.backends.local import LIVE, SPAWNING
+from gbbot.core.model import Reads, RunOutcome
+from gbbot.core.untrusted_json import Refused
+from gbbot.edges.console import say
+
+SERVER_FILE = Path(__file__).with_name("warm_server.py")
+READS_FILE = "reads.json"  # a child's record of what it read, in its work dir
+# Shell syntax the warm path does not interpret: a command using any of it runs through the shell.
+SHELL_SYNTAX = set("|&;<>()$`\\*?[]{}~#!\n\r")
+# Variables the server's imports may have read once: a child whose value differs would not see
+# its own, so it runs in a fresh process instead. The child applies the HANDLED ones itself.
+IMPORT_TIME = ("TORCH*", "PYTORCH*", "OMP_*", "MKL_*", "KMP_*", "GOMP_*", "OPENBLAS_*", "CUDA*",
+               "NVIDIA*", "LD_*", "PYTHON*", "HF_*", "TRANSFORMERS_*", "TOKENIZERS_*")  # fmt: skip
+HANDLED = ("TORCH_TRACE", "TORCH_LOGS", "TORCH_LOGS_OUT", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+# Kept out of the server's environment: set per child.
+PER_CHILD = ("TORCH_TRACE", "GBBOT_MODE", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+# numpy's OpenBLAS starts its thread pool at import, which would make every fork unsafe; a fresh
+# process's BLAS threads are the one thing a warm child does not get (torch's own are unchanged).
+SERVER_ONLY = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a child runs the program: a script path or a module, with its arguments."""
+
+    kind: str  # "script" | "module"
+    target: str
+    args: tuple[str, ...]
+    program: str  # argv[0] as written, for the interpreter's own messages
+
+
+def words(cmd: list[str] | str) -> list[str] | None:
+    """The argument vector of a command, or None when a shell would do more than split words."""
+    if isinstance(cmd, list):
+        return cmd
+    if SHELL_SYNTAX & set(cmd):
+        return None
+    try:
+        split = shlex.split(cmd)
+    except ValueError:
+        return None
+    return split if split and "=" not in split[0] else None
+
+
+def same_interpreter(program: str, root: Path, path_var: str, python: str = sys.executable) -> bool:
+    """Whether `program` starts this very interpreter (same installation and virtualenv)."""
+    found = shutil.which(program, path=path_var) if os.sep not in program else str(root / program)
+    if not found or not os.access(found, os.X_OK):
+        return False
+    found = os.path.abspath(found)
+    return Path(found).parent == Path(python).parent and os.path.realpath(found) == os.path.realpath(python)
+
+
+def launch_of(request: RunRequest, env: Mapping[str, str]) -> Launch | None:
+    """`python [-m] X args…` (this interpreter) → a Launch; anything else (a pipeline, torchrun, an
+    interpreter option, another Python) → None: it runs in a fresh process."""
+    argv = words(command(request))
+    if not argv or len(argv) < 2 or not same_interpreter(argv[0], request.root, env.get("PATH", "")):
+        return None
+    if argv[1] == "-m" and len(argv) > 2:
+        return Launch("module", argv[2], tuple(argv[3:]), argv[0])
+    if argv[1].startswith("-") or not (request.root / argv[1]).is_file():
+        return None
+    return Launch("script", argv[1], tuple(argv[2:]), argv[0])
+
+
+def import_time_difference(env: Mapping[str, str], server_env: Mapping[str, str]) -> str | None:
+    """The first variable the server read at import whose value the entrypoint has otherwise."""
+    names = sorted(set(env) | set(server_env))
+    read = (n for n in names if n not in HANDLED and any(fnmatch.fnmatchcase(n, p) for p in IMPORT_TIME))
+    return next((n for n in read if env.get(n) != server_env.get(n)), None)
+
+
+def server_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """What the server imports under: the allow-listed environment, without the per-child names."""
+    return {k: v for k, v in base.items() if inherits(k) and k not in PER_CHILD}
+
+
+# --- the server, seen from gbbot -------------------------------------------------------------
+
+
+class Server:
+    """One warm server process and the conversation with it: requests from any thread, replies
+    routed to the thread that asked by a reader thread."""
+
+    def __init__(self, preload: tuple[str, ...], base: Mapping[str, str]) -> None:
+        self.preload = preload
+        self.env = server_environment(base)
+        self._lock = threading.Lock()
+        self._started = False
+        self._reason: str | None = None
+        self._told = False
+        self._replies: dict[int, queue.Queue] = {}
+        self._next = 0
+        self._sock: socket.socket | None = None
+        self._process: subprocess.Popen | None = None
+
+    def unusable(self) -> str | None:
+        """Why entrypoints cannot run warm (the server is started on first use), or None."""
+        with self._lock:
+            if not self._started:
+                self._started = True
+                self._reason = self._start()
+            return self._reason
+
+    def give_up(self, reason: str) -> None:
+        """Run everything fresh from now on, and say why once."""
+        with self._lock:
+            self._reason = self._reason or reason
+        self.tell_once()
+
+    def tell_once(self) -> None:
+        with self._lock:
+            told, self._told = self._told, True
+        if not told and self._reason:
+            say(f"warm server off, entrypoints run in fresh processes: {self._reason}")
+
+    def _start(self) -> str | None:
+        ours, theirs = socket.socketpair()
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, str(SERVER_FILE), str(theirs.fileno()), *self.preload],
+                pass_fds=(theirs.fileno(),),
+                env={**self.env, **SERVER_ONLY},
+                cwd="/",
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                process_group=0,  # Ctrl-C reaches gbbot, which stops the runs; not the server
+            )
+        except OSError as exc:
+            return f"could not start: {exc}"
+        finally:
+            theirs.close()
+        self._sock = ours
+        lines = ours.makefile("rb")
+        hello = lines.readline()
+        if not hello:
+            return "the server exited while importing"
+        ready = json.loads(hello)
+        if not ready["ready"]:
+            return ready["reason"]
+        threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
+        atexit.register(self.close)
+        return None
+
+    def _read(self, lines) -> None:
+        for line in lines:
+            message = json.loads(line)
+            with self._lock:
+                replies = self._replies.get(message["id"])
+            if replies is not None:
+                replies.put(message)
+        with self._lock:  # the server is gone: every waiting run learns it
+            self._reason = self._reason or "the server stopped"
+            waiting = list(self._replies.values())
+        for replies in waiting:
+            replies.put({"lost": True})
+
+    def fork(self, spec: dict) -> tuple[int, queue.Queue] | str:
+        """Start a child: (its pid, where its exit will arrive), or why not."""
+        replies: queue.Queue = queue.Queue()
+        with self._lock:
+            if self._reason:
+                return self._reason
+            self._next += 1
+            spec = {**spec, "id": self._next}
+            self._replies[self._next] = replies
+            assert self._sock is not None
+            self._sock.sendall((json.dumps(spec) + "\n").encode())
+        reply = replies.get()
+        if "pid" in reply:
+            return reply["pid"], replies
+        return reply.get("refused", "the server stopped")
+
+    def close(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=KILL_GRACE_S)
+            if self._process.poll() is None:
+                self._process.kill()
+                self._process.wait()
+
+
+_SHARED: dict[tuple[str, ...], Server] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_server(preload: tuple[str, ...]) -> Server:
+    """One server per gbbot process and preload list: `diff` runs base and head on it, `fix`
+    verifies on it. It never imported user code, so any tree can be run from it."""
+    with _SHARED_LOCK:
+        if preload not in _SHARED:
+            _SHARED[preload] = Server(preload, os.environ)
+        return _SHARED[preload]
+
+
+# --- running one request ----------------------------------------------------------------------
+
+
+class _Groups:
+    """Process groups of warm children still running (each child leads its own)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+
+    def __call__(self) -> set[int]:
+        with self._lock:
+            return set(self._groups)
+
+    def add(self, pid: int) -> None:
+        with self._lock:
+            self._groups.add(pid)
+
+    def discard(self, pid: int) -> None:
+        with self._lock:
+            self._groups.discard(pid)
+
+
+RUNNING = _Groups()
+
+
+def _all_groups() -> set[int]:
+    return RUNNING() | LIVE.groups()
+
+
+@dataclass
+class _Child:
+    pid: int
+    replies: queue.Queue
+    exit_code: int | None = None
+    done: bool = False
+
+    def wait(self, timeout: float | None) -> bool:
+        """Whether the child ended within `timeout` seconds."""
+        if not self.done:
+            try:
+                reply = self.replies.get(timeout=timeout)
+            except queue.Empty:
+                return False
+            self.exit_code, self.done = reply.get("exit"), True
+        return True
+
+    def kill_group(self) -> None:
+        """As the local backend: TERM the group, a grace period, then KILL what is left."""
+        try:
+            os.killpg(self.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            self.wait(None)
+            return
+        self.wait(KILL_GRACE_S)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        self.wait(None)
+
+
+def _reap_orphans(request: RunRequest) -> None:
+    marker = f"TORCH_TRACE={request.trace_dir}"
+    with SPAWNING:
+        none_running = not _all_groups()
+        orphans.reap(_all_groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
+
+
+def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str]) -> dict:
+    return {
+        "kind": launch.kind,
+        "target": launch.target,
+        "args": list(launch.args),
+        "program": launch.program,
+        "cwd": str(request.root),
+        "env": dict(env),
+        "stdout": str(request.work_dir / "stdout.txt"),
+        "stderr": str(request.work_dir / "stderr.txt"),
+        "shim": str(SHIM_DIR / "sitecustomize.py"),
+        "reads": str(request.work_dir / READS_FILE),
+        # gbbot's own files (the `call:` launcher, the shim), and where the run's trace is written
+        "unrecorded": [str(PACKAGE_DIR), str(request.work_dir)],
+    }
+
+
+def recorded_reads(request: RunRequest) -> Reads | None:
+    """What the child says it read, or None when it left no usable record (it was killed, exited
+    through os._exit, or wrote something else there: it ran PR code). A file that is not there now
+    was a probe that failed (the import system tries names) or one the run made and removed; each
+    file that is there is also named by its resolved path, so a symlink in the tree stands for the
+    file it points to."""
+    path = request.work_dir / READS_FILE
+    try:
+        if path.stat().st_size > reads.MAX_RECORD_BYTES:
+            return None
+        found = reads.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, Refused):
+        return None
+    there = {f for f in found.files if os.path.lexists(f)}
+    return replace(found, files=frozenset(there | {os.path.realpath(f) for f in there}), absent=found.files - there)
+
+
+def exit_code(code: int | None, through_shell: bool, killed: bool) -> int | None:
+    """The code the local backend would see: a `run:` command goes through `sh -c`, which reports
+    a signal that killed Python as 128+N, unless the signal killed the shell too (the group kill)."""
+    if code is not None and code < 0 and through_shell and not killed:
+        return 128 - code
+    return code
+
+
+def run_warm(
+    server: Server, request: RunRequest, launch: Launch, env: Mapping[str, str], base: Mapping[str, str]
+) -> RunOutcome | str:
+    """Run one request in a child of the server: its outcome, or why it could not start."""
+    started = time.monotonic()
+    with SPAWNING:
+        orphans.become_subreaper()
+        forked = server.fork(spec_of(request, launch, env))
+        if isinstance(forked, str):
+            return forked
+        child = _Child(*forked)
+        RUNNING.add(child.pid)
+    try:
+        ended = child.wait(request.entrypoint.timeout)
+    finally:
+        child.kill_group()  # also what the entrypoint left running in the background
+        RUNNING.discard(child.pid)
+        _reap_orphans(request)
+    return _outcome(request, child, timed_out=not ended, duration=time.monotonic() - started, base=base)
+
+
+def shell_says(code: int | None, through_shell: bool, killed: bool) -> str:
+    """What `sh -c` writes to stderr when the Python it ran died of a signal: "Segmentation fault"."""
+    if code is None or code >= 0 or not through_shell or killed:
+        return ""
+    return f"{signal.strsignal(-code) or f'Signal {-code}'}\n"
+
+
+def _outcome(
+    request: RunRequest, child: _Child, timed_out: bool, duration: float, base: Mapping[str, str]
+) -> RunOutcome:
+    through_shell = request.entrypoint.run is not None
+    err = request.work_dir / "stderr.txt"
+    said = shell_says(child.exit_code, through_shell, killed=timed_out)
+    if said:
+        with err.open("a", encoding="utf-8") as stderr:
+            stderr.write(said)
+    code = exit_code(child.exit_code, through_shell, killed=timed_out)
+    signal_no = signal_number(code, through_shell)
+    outcome = ended(request, code, signal_no, timed_out, duration, base, unexplained_crash="the warm server stopped")
+    return replace(outcome, reads=recorded_reads(request))
+
+
+class WarmRunner:
+    """A contract Runner: Python entrypoints in a fork of the shared server, the rest (and all of
+    them when the server is unusable) by `fallback`, the local backend."""
+
+    def __init__(self, server: Server, fallback: Runner, pinned: Mapping[str, str] | None = None) -> None:
+        self.server = server
+        self.fallback = fallback
+        self.pinned = dict(pinned or {})
+
+    def __call__(self, request: RunRequest) -> RunOutcome:
+        base = {**os.environ, **self.pinned}
+        env = environment(request, base)
+        launch = launch_of(request, env)
+        if launch is None or import_time_difference(env, self.server.env) or self.server.unusable():
+            self.server.tell_once()
+            return self.fallback(request)
+        shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
+        request.work_dir.mkdir(parents=True, exist_ok=True)
+        (request.work_dir / READS_FILE).unlink(missing_ok=True)  # an earlier run's record is not this one's
+        outcome = run_warm(self.server, request, launch, env, base)
+        if isinstance(outcome, str):  # the server refused to fork: it will not again
+            self.server.give_up(outcome)
+            return self.fallback(request)
+        return outcome
+
+    def stop_all(self) -> None:
+        for group in RUNNING():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+        self.fallback.stop_all()

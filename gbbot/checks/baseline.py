@@ -1,0 +1,210 @@
+"""The base side of a diff: a report for the merge-base, from a file, the cache, or a run of the
+merge-base checked out in a temporary worktree.
+
+A baseline made under other conditions (another commit, torch version, mode or config) is never
+used silently: `mismatches` names every difference, and the caller refuses it or labels it.
+
+Cache layout: `DIR/<base sha>/<mode>-<key>.json`, one file per (base commit, config digest, torch
+version, mode, entrypoint selection). A stale entry is simply never looked up, so a CI cache
+(`actions/cache`) can restore the whole directory by a prefix key and gbbot picks what fits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from gbbot.analysis import report
+from gbbot.checks.tree import CheckOptions, check, select, skipped
+from gbbot.core.config import Config
+from gbbot.core.errors import ReportError
+from gbbot.core.model import Mode, Report, RunOutcome, Status
+from gbbot.edges import git
+
+KEEP_BASES = 20  # base commits kept in a cache directory, most recently used first
+
+
+def installed_torch() -> str | None:
+    """The torch the entrypoints will import, read without importing it (gbbot never imports
+    torch at startup: that alone costs seconds)."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a baseline for this comparison must have been made with."""
+
+    commit: str
+    config_hash: str
+    torch_version: str | None  # None: not known before the head has run
+    mode: Mode
+    entrypoints: tuple[str, ...]  # the names this run selects (a shard, --entrypoint)
+
+
+class RecordedBase(Protocol):
+    """A base report that another job already made and kept (the nightly audit's record of the
+    merge-base, say), injected by the caller so that the diff need not know where it is kept."""
+
+    name: str  # the report's baseline_source when it is used, e.g. "record"
+    what: str  # how the log names it, e.g. "audit record"
+
+    def find(self, top: Path, expected: Expected, log: Callable[[str], None]) -> Report | None:
+        """The kept report of `expected.commit` that fits `expected`, or None (logging why)."""
+        ...
+
+    def settled(self, base: Report, head: Report) -> tuple[str | None, Report]:
+        """What only the head's run can show against it (why it does not fit, or None), and the
+        base to compare with the head."""
+        ...
+
+
+def mismatches(baseline: Report, expected: Expected) -> list[str]:
+    """Every way `baseline` differs from what the comparison needs, in words."""
+    found = []
+    if baseline.commit != expected.commit:
+        made_for = (baseline.commit or "unknown")[:7]
+        found.append(f"it was made for commit {made_for}, not the merge-base {expected.commit[:7]}")
+    torch = torch_mismatch(baseline, expected.torch_version)
+    if torch:
+        found.append(torch)
+    if baseline.mode is not expected.mode:
+        made = f"{baseline.mode.value} mode" if baseline.mode else "an unknown mode (parsed from logs)"
+        found.append(f"it was made in {made}, the head runs in {expected.mode.value} mode")
+    if baseline.config_hash != expected.config_hash:
+        found.append(
+            f"it was made with another .gbbot.yml (config hash {baseline.config_hash or 'unknown'}, "
+            f"the head's is {expected.config_hash})"
+        )
+    return found
+
+
+def torch_mismatch(baseline: Report, torch_version: str | None) -> str | None:
+    """A baseline from another torch release is not compared: which breaks happen, and where,
+    changes between releases, so the difference would be torch's, not the PR's. Unknown on either
+    side (nothing imported torch) is no evidence of a difference."""
+    if torch_version and baseline.torch_version and baseline.torch_version != torch_version:
+        return f"it was made with torch {baseline.torch_version}, the head runs torch {torch_version}"
+    return None
+
+
+def cacheable(base: Report) -> bool:
+    """A timeout or a crash may not happen next time: such a baseline is not kept."""
+    return not any(e.status in (Status.TIMEOUT, Status.CRASHED) for e in base.entrypoints)
+
+
+# --- the cache directory -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    base_sha: str
+    config_hash: str
+    torch_version: str
+    mode: Mode
+    entrypoints: tuple[str, ...]
+
+    @classmethod
+    def for_run(cls, expected: Expected) -> CacheKey | None:
+        """None when the torch version is unknown: a key without it could hand back a baseline
+        made with another torch."""
+        if expected.torch_version is None:
+            return None
+        names = tuple(sorted(expected.entrypoints))
+        return cls(expected.commit, expected.config_hash, expected.torch_version, expected.mode, names)
+
+    @property
+    def digest(self) -> str:
+        fields = [self.base_sha, self.config_hash, self.torch_version, self.mode.value, list(self.entrypoints)]
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:16]
+
+    def path(self, directory: Path) -> Path:
+        return directory / self.base_sha / f"{self.mode.value}-{self.digest}.json"
+
+
+@dataclass(frozen=True)
+class Cache:
+    directory: Path
+
+    def load(self, key: CacheKey, expected: Expected) -> Report | None:
+        """The cached baseline, or None when there is none or it does not fit after all (a
+        damaged file, or one written by hand under the wrong name)."""
+        path = key.path(self.directory)
+        if not path.exists():
+            return None
+        try:
+            cached = report.load(path)
+        except ReportError:
+            return None
+        if mismatches(cached, expected):
+            return None
+        path.parent.touch()  # most recently used, for prune
+        return cached
+
+    def store(self, key: CacheKey, base: Report) -> Path:
+        path = key.path(self.directory)
+        report.write(base, path)
+        path.parent.touch()  # most recently used, for prune
+        self.prune()
+        return path
+
+    def prune(self, keep: int = KEEP_BASES) -> None:
+        """Drop the least recently used base commits beyond `keep`, so the directory a CI cache
+        carries from run to run stays small."""
+        bases = sorted((p for p in self.directory.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+        for stale in bases[:-keep] if len(bases) > keep else ():
+            shutil.rmtree(stale, ignore_errors=True)
+
+
+# --- running the merge-base --------------------------------------------------------------------
+
+
+def base_options(options: CheckOptions) -> CheckOptions:
+    keep = options.keep_traces / "base" if options.keep_traces else None
+    return replace(options, keep_traces=keep)
+
+
+def run_base(
+    tree: Path,
+    prefix: str,
+    config: Config,
+    options: CheckOptions,
+    on_done: Callable[[RunOutcome], None] | None = None,
+) -> Report:
+    """Run the head's entrypoints in a checked-out base `tree`; `prefix` is where the config's
+    root sits below the repository's top level ("" when it is the top level)."""
+    root = tree / prefix
+    if not root.is_dir():
+        reason = f"the directory `{prefix}` does not exist there"
+        entries = (skipped(e, reason) for e in select(config, options))
+        return report.new_report(entries, options.mode or config.mode, None, git.head_sha(tree), config.digest)
+    return check(root, config, base_options(options), on_done)
+
+
+def from_file(path: Path, expected: Expected, allow_mismatch: bool) -> tuple[Report, list[str]]:
+    """A baseline report someone made before; refused when it does not fit, unless
+    `allow_mismatch`: then the differences come back, to be shown with the diff."""
+    baseline = report.load(path)
+    found = mismatches(baseline, expected)
+    if found and not allow_mismatch:
+        raise ReportError(refusal(path, found))
+    return baseline, found
+
+
+def refusal(path: Path | str, found: Sequence[str]) -> str:
+    return (
+        f"baseline {path} does not fit this comparison: {'; '.join(found)}. "
+        "Make a new one, or pass --allow-mismatch to compare anyway (the report is labelled)"
+    )
+
+
+def label(found: Sequence[str], source: Path | str) -> list[str]:
+    return [f"⚠️ The baseline ({source}) does not match this run: {item}." for item in found]

@@ -1,0 +1,306 @@
+"""`diff`: run the entrypoints on the working tree and on the merge-base of a ref and HEAD (or take
+the base's report from a baseline file or the cache), and report what changed.
+
+The head side is the working tree as it is, uncommitted edits included (what the user is
+working on); a note says so when the tree is dirty. The base side is the merge-base, checked out
+in a temporary worktree and always removed. The head's .gbbot.yml defines both sides' entrypoints.
+When the head's runs recorded what they read (the warm server), the head runs first and the base
+runs only the entrypoints whose reads the change touches (gbbot/analysis/reads.py); the others' base
+results are the head's, and a note says which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from gbbot.analysis import break_diff, reads, report
+from gbbot.checks import baseline
+from gbbot.checks.tree import CheckOptions, check, select
+from gbbot.core.config import Config
+from gbbot.core.errors import GitError, ReportError
+from gbbot.core.model import Diff, Reads, Report, RunOutcome, Status
+from gbbot.edges import git
+from gbbot.edges.console import say
+
+MAX_LISTED_PATHS = 5
+MAX_PATH_CHARS = 200
+
+OnDone = Callable[[RunOutcome], None]
+# The number of entrypoint runs about to start → what is called as each one finishes.
+Progress = Callable[[int], OnDone]
+Log = Callable[[str], None]
+
+
+def no_progress(total: int) -> OnDone:
+    return lambda outcome: None
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    base: str  # compare with the merge-base of this ref and HEAD, e.g. origin/main
+    check: CheckOptions = field(default_factory=CheckOptions)
+    baseline: Path | None = None  # a report already made for the merge-base: do not run it
+    cache: Path | None = None  # keep base reports here and reuse them
+    allow_mismatch: bool = False  # use a baseline made for another commit, torch, mode or config
+    recorded: baseline.RecordedBase | None = None  # a kept report of the merge-base, tried before running it
+
+
+@dataclass(frozen=True)
+class DiffRun:
+    report: Report  # the head's report, with its diff
+    baseline_notes: tuple[str, ...]  # what the baseline's source asks a reader to know
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where the comparison happens: the config root, the repository top level, the base."""
+
+    root: Path
+    top: Path
+    prefix: str  # the config root below the top level, "" when it is the top level
+    base_ref: str
+    base_sha: str
+    config: Config
+    options: CheckOptions
+
+    def expected(self, torch_version: str | None) -> baseline.Expected:
+        names = tuple(e.name for e in select(self.config, self.options))
+        mode = self.options.mode or self.config.mode
+        return baseline.Expected(self.base_sha, self.config.digest, torch_version, mode, names)
+
+
+def plan(root: Path, config: Config, options: DiffOptions) -> Plan:
+    top = git.toplevel(root)
+    if top is None:
+        raise GitError(f"{root} is not inside a git repository: `gbbot diff` compares git commits")
+    base_sha = git.merge_base(top, options.base)
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    return Plan(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
+
+
+def dirty_note(p: Plan) -> str | None:
+    changed = git.changed_paths(p.top)
+    if not changed:
+        return None
+    head = (git.head_sha(p.top) or "HEAD")[:7]
+    return (
+        f"The head side is the working tree with uncommitted changes ({len(changed)} "
+        f"path{'s' * (len(changed) != 1)}: {_listed(changed)}), "
+        f"not commit {head}."
+    )
+
+
+def _listed(names: Sequence[str]) -> str:
+    """The first few names (paths or entrypoints), quoted and cut to a readable length."""
+    shown = ", ".join(f"`{n[:MAX_PATH_CHARS]}`" for n in names[:MAX_LISTED_PATHS])
+    return shown + (", …" if len(names) > MAX_LISTED_PATHS else "")
+
+
+def split_jobs(jobs: int) -> tuple[int, int]:
+    """(head, base) share of --jobs when both sides run at once."""
+    return max(1, (jobs + 1) // 2), max(1, jobs // 2)
+
+
+def run_both(p: Plan, on_done: OnDone) -> tuple[Report, Report]:
+    """Head and base at the same time, --jobs shared between them. The worktree is opened here, in
+    the calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
+    on_base = _labelled(on_done, p.base_sha)
+    with git.worktree(p.top, p.base_sha) as tree:
+        head_jobs, base_jobs = split_jobs(p.options.jobs)
+        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gbbot-side")
+        try:
+            base_options = replace(p.options, jobs=base_jobs)
+            base_future = pool.submit(baseline.run_base, tree, p.prefix, p.config, base_options, on_base)
+            head = check(p.root, p.config, replace(p.options, jobs=head_jobs), on_done)
+            return head, base_future.result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _labelled(on_done: OnDone, sha: str) -> OnDone:
+    return lambda outcome: on_done(replace(outcome, name=f"{outcome.name} (base {sha[:7]})"))
+
+
+@dataclass(frozen=True)
+class Sides:
+    head: Report
+    base: Report
+    source: str  # run | cache | file | record
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One comparison under way: the plan, what was asked, and where progress and messages go."""
+
+    plan: Plan
+    options: DiffOptions
+    progress: Progress
+    log: Log
+
+    def runs(self, sides: int) -> OnDone:
+        return self.progress(sides * len(select(self.plan.config, self.plan.options)))
+
+
+def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
+    """The base report without running it: from the baseline file, the audit's record, or a
+    cache hit."""
+    p, options = r.plan, r.options
+    expected = p.expected(baseline.installed_torch())
+    if options.baseline:
+        found, mismatched = baseline.from_file(options.baseline, expected, options.allow_mismatch)
+        return found, "file", baseline.label(mismatched, options.baseline)
+    if options.recorded:
+        found = options.recorded.find(p.top, expected, r.log)
+        if found is not None:
+            return found, options.recorded.name, []
+    key = baseline.CacheKey.for_run(expected) if options.cache else None
+    if key is None:
+        if options.cache:
+            r.log("torch is not installed where gbbot runs, so the baseline cache is not used")
+        return None
+    cache = baseline.Cache(options.cache)  # a key means a cache directory was given
+    cached = cache.load(key, expected)
+    if cached is not None:
+        r.log(f"baseline for {p.base_sha[:7]} from the cache ({key.path(cache.directory)})")
+        return cached, "cache", []
+    return None
+
+
+def sides(r: _Run) -> Sides:
+    known = known_baseline(r)
+    return _run_both_and_cache(r) if known is None else _with_known(r, *known)
+
+
+def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
+    """Only the head runs; then what only its run can tell (the torch its entrypoints really
+    imported) is checked against the baseline."""
+    p = r.plan
+    head = check(p.root, p.config, p.options, r.runs(1))
+    recorded = r.options.recorded
+    if recorded is not None and source == recorded.name:
+        late, base = recorded.settled(base, head)
+    else:
+        late = baseline.torch_mismatch(base, head.torch_version)
+    if late is None:
+        return Sides(head, base, source, tuple(notes))
+    if source == "cache" or (recorded is not None and source == recorded.name):
+        what = "cached baseline" if source == "cache" else recorded.what
+        r.log(f"the {what} does not fit ({late}): running the base")
+        return Sides(head, _run_base_only(p), "run")
+    if not r.options.allow_mismatch:
+        raise ReportError(baseline.refusal(r.options.baseline or "", [late]))
+    labels = (*notes, *baseline.label([late], r.options.baseline or ""))
+    return Sides(head, base, source, tuple(dict.fromkeys(labels)))  # the file check may have said it
+
+
+def _run_both_and_cache(r: _Run) -> Sides:
+    p, cache = r.plan, r.options.cache
+    if head_first(p):
+        head, base, notes = head_then_base(r)
+    else:
+        (head, base), notes = run_both(p, r.runs(2)), ()
+    key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if cache else None
+    if key is not None and baseline.cacheable(base):
+        baseline.Cache(cache).store(key, base)
+    return Sides(head, base, "run", notes)
+
+
+def head_first(p: Plan) -> bool:
+    """Whether the head runs before the base, so that the base runs only what the change can
+    affect. Worth it when the runs record what they read (the warm server), and never slower one
+    at a time; otherwise, with --jobs to spare, both sides run at once."""
+    warm = p.options.runner is None and p.config.runner.backend == "local" and p.config.runner.warm
+    return warm or p.options.jobs < 2
+
+
+# Statuses the same inputs give again: a timeout or a crash may not.
+REPEATABLE = (Status.OK, Status.NO_COMPILE)
+
+
+def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
+    """The head, then the base for only the entrypoints whose runs read something the change
+    touches (gbbot/analysis/reads.py); the others' base results are the head's."""
+    p = r.plan
+    seen: dict[str, Reads | None] = {}
+    on_head = r.progress(len(select(p.config, p.options)))
+
+    def collect(outcome: RunOutcome) -> None:
+        seen[outcome.name] = outcome.reads
+        on_head(outcome)
+
+    head = check(p.root, p.config, p.options, collect)
+    why = rerun_reasons(p, head, seen)
+    same = [e.name for e in head.entrypoints if e.name not in why]
+    if same:  # the skipping is at work: say why each of the others runs on the base
+        for name, reason in why.items():
+            r.log(f"the base runs `{name}` again: {reason}")
+    ran = _run_base_for(p, list(why), r.progress(len(why))) if why else None
+    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints))
+
+
+def rerun_reasons(p: Plan, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
+    """Entrypoint name → why its base must run; those missing may take the head's result."""
+    why = {e.name: f"it ended {e.status.value}" for e in head.entrypoints if e.status not in REPEATABLE}
+    rest = [e.name for e in head.entrypoints if e.name not in why]
+    if not any(seen.get(name) for name in rest):  # nothing to compare: spare the git calls
+        return {**why, **{name: reads.NOT_RECORDED for name in rest}}
+    base_files, name_status = git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha)
+    changes = reads.Changes.of(base_files, name_status, git.untracked(p.top))
+    tops = tuple(dict.fromkeys((str(p.top), str(p.top.resolve()))))
+    for name in rest:
+        reason = reads.why_rerun(seen.get(name), changes, tops)
+        if reason:
+            why[name] = reason
+    return why
+
+
+def _run_base_for(p: Plan, names: Sequence[str], on_done: OnDone) -> Report:
+    only = replace(p.options, only=tuple(names), shard=None)  # already this shard's
+    with git.worktree(p.top, p.base_sha) as tree:
+        return baseline.run_base(tree, p.prefix, p.config, only, _labelled(on_done, p.base_sha))
+
+
+def _base_report(p: Plan, head: Report, ran: Report | None, why: Mapping[str, str]) -> Report:
+    by_name = {e.name: e for e in ran.entrypoints} if ran else {}
+    entries = [by_name[e.name] if e.name in why else e for e in head.entrypoints]
+    version = (ran.torch_version if ran else None) or head.torch_version
+    mode = p.options.mode or p.config.mode
+    shard = str(p.options.shard) if p.options.shard else None
+    return report.new_report(entries, mode, version, p.base_sha, p.config.digest, shard)
+
+
+def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
+    if not same:
+        return ()
+    return (
+        f"The base was not run again for {len(same)} of {total} entrypoints ({_listed(same)}): they read "
+        "no file this change touches, so their base results are the head's.",
+    )
+
+
+def _run_base_only(p: Plan) -> Report:
+    with git.worktree(p.top, p.base_sha) as tree:
+        return baseline.run_base(tree, p.prefix, p.config, p.options)
+
+
+def compare(p: Plan, s: Sides, note: str | None) -> Diff:
+    renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
+    notes = (*([note] if note else []), *s.notes)
+    return break_diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
+
+
+def run_diff(
+    root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say
+) -> DiffRun:
+    """The head's report with its diff against the merge-base of `options.base` and HEAD."""
+    p = plan(root, config, options)
+    note = dirty_note(p)
+    log(f"comparing with {p.base_ref} at merge-base {p.base_sha[:7]}")
+    if note:
+        log(note.replace("`", ""))
+    s = sides(_Run(p, options, progress, log))
+    return DiffRun(break_diff.with_diff(s.head, compare(p, s, note)), s.notes)

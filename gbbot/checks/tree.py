@@ -1,0 +1,136 @@
+"""`gbbot check`: config → run → trace → parse → classify → report, for one source tree."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+
+from gbbot.analysis import classify, recompile, report
+from gbbot.analysis.source import SourceTree
+from gbbot.backends.choose import runner_for
+from gbbot.backends.contract import Runner, RunRequest, entrypoint_dir, run_all
+from gbbot.core.config import Config, Entrypoint
+from gbbot.core.errors import GbbotError
+from gbbot.core.model import EntrypointReport, Frame, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
+from gbbot.edges import git
+from gbbot.trace import attribution, logfiles, tracelog
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based
+    total: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        try:
+            index, total = (int(part) for part in text.split("/"))
+        except ValueError:
+            raise GbbotError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+        if not 1 <= index <= total:
+            raise GbbotError(f"--shard {text!r}: I must be between 1 and N")
+        return cls(index, total)
+
+    def select(self, entrypoints: Sequence[Entrypoint]) -> tuple[Entrypoint, ...]:
+        """Deterministic: sorted by name, every N-th starting at I."""
+        ordered = sorted(entrypoints, key=lambda e: e.name)
+        return tuple(ordered[self.index - 1 :: self.total])
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.total}"
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    mode: Mode | None = None  # None: the config's
+    jobs: int = 1
+    only: tuple[str, ...] = ()  # --entrypoint NAME
+    shard: Shard | None = None
+    keep_traces: Path | None = None
+    save_results: bool = False
+    runner: Runner | None = None  # None: the backend the config's `runner:` names
+
+
+def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
+    unknown = [name for name in options.only if config.entrypoint(name) is None]
+    if unknown:
+        known = ", ".join(e.name for e in config.entrypoints)
+        raise GbbotError(f"unknown entrypoint {unknown[0]!r} (the config has: {known})")
+    chosen = tuple(e for e in config.entrypoints if not options.only or e.name in options.only)
+    return options.shard.select(chosen) if options.shard else chosen
+
+
+def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
+    """A break without any frame cannot be placed in the code; it is named here so that it is
+    counted as a trace problem instead of vanishing from the report."""
+    return tuple(
+        f"graph break {r.root.gb_id or r.root.gb_type!r} has no user frame, so it is not listed as a break"
+        for r in raws
+        if classify.attribute(r, root) is None
+    )
+
+
+def _launcher(frame: Frame) -> bool:
+    """A frame of gbbot's own `call:` launcher (gbbot/child/launch.py), wherever gbbot is installed."""
+    path = PurePath(frame.file.replace("\\", "/"))
+    return path.name == "launch.py" and path.parent.name == "child" and path.parent.parent.name == "gbbot"
+
+
+def without_launcher(raws: Iterable[RawBreak]) -> tuple[RawBreak, ...]:
+    """gbbot's launcher calls a `call:` target, so it sits at the bottom of every traceback;
+    it is not the user's code and is left out of their stack."""
+    return tuple(replace(r, stack=tuple(f for f in r.stack if not _launcher(f))) for r in raws)
+
+
+def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
+    trace_dir = Path(outcome.trace_dir) if outcome.trace_dir else None
+    tests = attribution.read(trace_dir) if trace_dir else None  # a pytest: entrypoint's tests
+    found = logfiles.trace_files(trace_dir) if trace_dir and trace_dir.exists() else []
+    log = tracelog.read_path(trace_dir, attribution.owners(trace_dir, tests)) if found else TraceLog((), ())
+    failing = attribution.failure_reason(tests) if outcome.status is Status.FAILED else ""
+    outcome = replace(outcome, reason="\n".join(r for r in (outcome.reason, failing) if r))
+    where = str(root.resolve())
+    raws = without_launcher(log.breaks)
+    breaks = classify.classify(raws, where, tree.get, config.ignore, entrypoint=outcome.name)
+    recompiles = recompile.analyse(log, where, tree.get)
+    no_compile = report.compiled_nothing(log, len(found))
+    entry = report.entrypoint_report(outcome, log, breaks, no_compile, unattributed(raws, where), recompiles)
+    return entry, log
+
+
+def check(
+    root: Path,
+    config: Config,
+    options: CheckOptions = CheckOptions(),
+    on_done: Callable[[RunOutcome], None] | None = None,
+) -> Report:
+    """Run the selected entrypoints in `root` and build the report."""
+    mode = options.mode or config.mode
+    entrypoints = select(config, options)
+    with tempfile.TemporaryDirectory(prefix="gbbot-") as scratch:
+        work = options.keep_traces or Path(scratch)
+        requests = [
+            RunRequest(
+                e, root, entrypoint_dir(work, e.name), mode, config.scrub_env, options.save_results, config.pass_env
+            )
+            for e in entrypoints
+        ]
+        runner = options.runner or runner_for(config.runner)
+        outcomes = run_all(requests, runner, options.jobs, on_done)
+        tree = SourceTree(root.resolve())
+        analysed = [analyse(o, root, config, tree) for o in outcomes]
+    version = next((log.torch_version for _, log in analysed if log.torch_version), None)
+    return report.new_report(
+        (entry for entry, _ in analysed),
+        mode,
+        version,
+        git.head_sha(root),
+        config.digest,
+        str(options.shard) if options.shard else None,
+    )
+
+
+def skipped(entrypoint: Entrypoint, reason: str) -> EntrypointReport:
+    return EntrypointReport(entrypoint.name, Status.SKIPPED, None, 0.0, 0, 0, 0, (), reason)

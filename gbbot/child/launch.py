@@ -1,0 +1,122 @@
+"""Child-process entry for `call:` entrypoints:
+`python -m gbbot.child.launch [--arguments JSON] module:function [RESULT]`.
+
+Imports the function with the repository root on sys.path, calls it with the entrypoint's
+arguments (gbbot/core/call_args.py builds them here, tensors included; none without --arguments) and,
+when a RESULT path is given, saves its return value with torch.save for fix verification. This
+module's own frames are kept out of what the user reads: a missing target is one line, and the
+traceback of a target that raises starts in the user's code.
+
+`compare_saved` is the child side of comparing two saved results: loading a pickle may run any
+code the pickle names, so it happens here, in a process started like an entrypoint (same runner,
+same environment allow-list), never in gbbot's own process. It prints one verdict line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import traceback
+
+
+class MissingTarget(Exception):
+    """The `call:` target does not exist: its module cannot be found or lacks the attribute."""
+
+
+def load(target: str):
+    module_name, _, attr = target.partition(":")
+    try:
+        found = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Only the target's own module (or a package above it) missing means "no such target";
+        # a dependency it fails to import is an error in the user's code, shown in full.
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise MissingTarget(f"{type(exc).__name__}: {exc}") from None
+        raise
+    for part in attr.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise MissingTarget(f"AttributeError: module {module_name!r} has no attribute {attr!r}") from None
+    return found
+
+
+def _print_user_traceback(exc: BaseException) -> None:
+    """The traceback from the first frame outside this module."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb)
+
+
+VERDICT_PREFIX = "gbbot-verdict: "
+BEFORE_VARIABLE, AFTER_VARIABLE = "GBBOT_COMPARE_BEFORE", "GBBOT_COMPARE_AFTER"
+REASON_CHARS = 300
+
+
+def main(argv: list[str]) -> int:
+    args: list = []
+    kwargs: dict = {}
+    if argv[:1] == ["--arguments"]:
+        from gbbot.core import call_args
+
+        args, kwargs = call_args.decode(argv[1])
+        argv = argv[2:]
+    target, result_path = argv[0], (argv[1] if len(argv) > 1 else None)
+    sys.path.insert(0, os.getcwd())
+    try:
+        function = load(target)
+    except MissingTarget as exc:
+        print(f"gbbot: call target {target!r} not found: {exc}", file=sys.stderr)
+        return 1
+    try:
+        value = function(*args, **kwargs)
+    except Exception as exc:
+        _print_user_traceback(exc)
+        return 1
+    if result_path:
+        import torch
+
+        torch.save(value, result_path)
+    return 0
+
+
+def _short(text: str) -> str:
+    return " ".join(text.split())[:REASON_CHARS]
+
+
+def difference(old: object, new: object) -> str | None:
+    """Why two return values differ under torch.testing's rules (== where those do not apply)."""
+    import torch
+
+    try:
+        torch.testing.assert_close(new, old, equal_nan=True)
+    except AssertionError as exc:
+        return _short(str(exc)) or "the returned values differ"
+    except (TypeError, ValueError, NotImplementedError):
+        return None if new == old else "the returned values differ"
+    return None
+
+
+def verdict(before: str, after: str) -> dict[str, object]:
+    """{"equal": true|false|null, "reason": …}; null when the files could not be loaded or compared."""
+    import torch
+
+    try:
+        old, new = (torch.load(p, map_location="cpu", weights_only=False) for p in (before, after))
+        why = difference(old, new)
+    except Exception as exc:  # whatever the pickle or its comparison raised: no verdict
+        return {"equal": None, "reason": _short(f"{type(exc).__name__}: {exc}")}
+    return {"equal": why is None, "reason": why or ""}
+
+
+def compare_saved() -> None:
+    """Compare the results named by the two variables; print the verdict as the last line."""
+    found = verdict(os.environ[BEFORE_VARIABLE], os.environ[AFTER_VARIABLE])
+    print(VERDICT_PREFIX + json.dumps(found), flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

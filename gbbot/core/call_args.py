@@ -1,0 +1,160 @@
+"""Arguments for `call:` entrypoints: YAML literals, plus tensor specs, checked in gbbot and built
+in the child.
+
+A value is a YAML literal (null, boolean, number, string, list, mapping) or a tensor spec: a
+mapping with a `tensor:` key giving the shape,
+
+    {tensor: [2, 8], dtype: long, high: 100, seed: 0}
+
+Floating dtypes draw from randn, integer dtypes from randint(low, high), bool from randint(0, 2);
+`fill:` gives a constant tensor instead. Every tensor draws from its own generator seeded with
+`seed` (default 0), so two runs see the same values. The wire format to the child is the config's
+own format as JSON: `check` runs in gbbot (config errors), `build` in the child (no eval).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from gbbot.core.errors import ConfigError
+
+# YAML spellings → torch dtype attribute names
+DTYPES = {
+    "float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
+    "bfloat16": "bfloat16", "float64": "float64", "double": "float64",
+    "long": "int64", "int64": "int64", "int32": "int32", "int": "int32", "bool": "bool",
+}  # fmt: skip
+FLOATING = ("float32", "float16", "bfloat16", "float64")
+DEFAULT_HIGH = 10  # randint's exclusive upper bound when a spec gives none
+TENSOR_KEYS = ("tensor", "dtype", "seed", "low", "high", "fill", "device")
+MAX_DIMS = 8
+MAX_ELEMENTS = 1 << 28  # 1 GiB of float32: more is a typo in a shape, not a test input
+IDENTIFIER = "a Python identifier"
+
+
+def _fail(path: str, key: str, expected: str, value: Any) -> ConfigError:
+    shown = repr(value)
+    return ConfigError(path, key, f"expected {expected}, got {shown if len(shown) <= 80 else shown[:77] + '...'}")
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_shape(path: str, key: str, value: Any) -> list[int]:
+    expected = f"a shape: a list of at most {MAX_DIMS} sizes (whole numbers ≥ 0), e.g. [2, 8]"
+    if not isinstance(value, list) or len(value) > MAX_DIMS or not all(_integer(n) and n >= 0 for n in value):
+        raise _fail(path, key, expected, value)
+    if math.prod(value) > MAX_ELEMENTS:
+        raise ConfigError(path, key, f"a tensor of {math.prod(value)} elements (at most {MAX_ELEMENTS})")
+    return value
+
+
+def _check_tensor(path: str, key: str, spec: Mapping) -> dict:
+    for name in spec:
+        if name not in TENSOR_KEYS:
+            close = difflib.get_close_matches(str(name), TENSOR_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(TENSOR_KEYS)}"
+            raise ConfigError(path, f"{key}.{name}", f"unknown key of a tensor spec; {hint}")
+    _check_shape(path, f"{key}.tensor", spec["tensor"])
+    dtype = spec.get("dtype", "float32")
+    if dtype not in DTYPES:
+        raise _fail(path, f"{key}.dtype", "one of " + ", ".join(DTYPES), dtype)
+    for name in ("seed", "low", "high"):
+        if name in spec and not _integer(spec[name]):
+            raise _fail(path, f"{key}.{name}", "a whole number", spec[name])
+    if "seed" in spec and spec["seed"] < 0:
+        raise _fail(path, f"{key}.seed", "a whole number ≥ 0", spec["seed"])
+    floating = DTYPES[dtype] in FLOATING
+    for name in ("low", "high"):
+        if name in spec and (floating or DTYPES[dtype] == "bool"):
+            raise ConfigError(path, f"{key}.{name}", f"only for integer dtypes (long, int32); this tensor is {dtype}")
+    if spec.get("low", 0) >= spec.get("high", DEFAULT_HIGH):
+        raise ConfigError(path, f"{key}.high", "must be greater than low (randint draws from low to high - 1)")
+    if "fill" in spec and (not isinstance(spec["fill"], int | float) or "low" in spec or "high" in spec):
+        raise _fail(path, f"{key}.fill", "a number or boolean, without low/high", spec["fill"])
+    if "device" in spec and (not isinstance(spec["device"], str) or not spec["device"].strip()):
+        raise _fail(path, f"{key}.device", "a device name such as cpu or cuda", spec["device"])
+    return dict(spec)
+
+
+def check_value(path: str, key: str, value: Any) -> Any:
+    """A literal or a tensor spec, as JSON can carry it; ConfigError naming `key` otherwise."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _fail(path, key, "a finite number", value)
+        return value
+    if isinstance(value, list):
+        return [check_value(path, f"{key}[{i}]", item) for i, item in enumerate(value)]
+    if isinstance(value, Mapping):
+        if "tensor" in value:
+            return _check_tensor(path, key, value)
+        for name in value:
+            if not isinstance(name, str):
+                raise _fail(path, key, "a mapping with string keys", value)
+        return {name: check_value(path, f"{key}.{name}", item) for name, item in value.items()}
+    expected = "a YAML literal (number, string, boolean, null, list, mapping) or a tensor spec {tensor: [shape]}"
+    raise _fail(path, key, expected, value)
+
+
+def check_args(path: str, key: str, value: Any) -> tuple[Any, ...]:
+    if not isinstance(value, list):
+        raise _fail(path, key, "a list of arguments, e.g. [{tensor: [2, 8]}, 3]", value)
+    return tuple(check_value(path, f"{key}[{i}]", item) for i, item in enumerate(value))
+
+
+def check_kwargs(path: str, key: str, value: Any) -> tuple[tuple[str, Any], ...]:
+    if not isinstance(value, Mapping):
+        raise _fail(path, key, "a mapping of name: argument", value)
+    for name in value:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise _fail(path, f"{key}.{name}", IDENTIFIER, name)
+    return tuple((name, check_value(path, f"{key}.{name}", item)) for name, item in value.items())
+
+
+def encode(args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
+    """The checked arguments as one JSON text for the child's argv."""
+    return json.dumps({"args": list(args), "kwargs": dict(kwargs)}, sort_keys=True, allow_nan=False)
+
+
+# --- in the child ------------------------------------------------------------------------------
+
+
+def _tensor(spec: Mapping) -> Any:
+    import torch
+
+    dtype = getattr(torch, DTYPES[spec.get("dtype", "float32")])
+    shape = tuple(spec["tensor"])
+    generator = torch.Generator().manual_seed(spec.get("seed", 0))
+    if "fill" in spec:
+        value = torch.full(shape, spec["fill"], dtype=dtype)
+    elif dtype.is_floating_point:
+        value = torch.randn(shape, generator=generator).to(dtype)  # drawn in float32: same values for any dtype
+    elif dtype == torch.bool:
+        value = torch.randint(0, 2, shape, generator=generator).bool()
+    else:
+        value = torch.randint(
+            spec.get("low", 0), spec.get("high", DEFAULT_HIGH), shape, generator=generator, dtype=dtype
+        )
+    return value.to(spec["device"]) if "device" in spec else value
+
+
+def build(value: Any) -> Any:
+    """A checked value → the Python value the callable receives (tensor specs become tensors)."""
+    if isinstance(value, list):
+        return [build(item) for item in value]
+    if isinstance(value, dict):
+        return _tensor(value) if "tensor" in value else {name: build(item) for name, item in value.items()}
+    return value
+
+
+def decode(text: str) -> tuple[list[Any], dict[str, Any]]:
+    """The child's side of `encode`: (args, kwargs) ready to call with."""
+    data = json.loads(text)
+    return [build(a) for a in data["args"]], {name: build(v) for name, v in data["kwargs"].items()}

@@ -1,0 +1,113 @@
+"""The numbers a report states, defined once. Pure.
+
+Every view (terminal, markdown, check run, policy line, action outputs, JSON) takes its numbers
+from here, so that one fact never reads as two numbers: a break is counted once however many
+entrypoints hit it (distinct), and how often it was hit is its occurrences, per entrypoint and in
+total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gbbot.core.model import GraphBreak, Report, Status
+
+CLEAN = (Status.OK, Status.SKIPPED)
+
+
+@dataclass(frozen=True)
+class BreakCounts:
+    """One distinct break across the report's entrypoints."""
+
+    fingerprint: str
+    occurrences: tuple[tuple[str, int], ...]  # (entrypoint, times hit there), in report order
+    eager_in: tuple[str, ...]  # entrypoints in which its whole frame runs eagerly
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.occurrences)
+
+    @property
+    def entrypoints(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.occurrences)
+
+    @property
+    def frame_eager(self) -> bool:
+        return bool(self.eager_in)
+
+
+@dataclass(frozen=True)
+class Counts:
+    distinct: int  # breaks not ignored, each once
+    occurrences: int  # how often those were hit, all entrypoints together
+    ignored: int  # distinct ignored breaks
+    graphs: int
+    frames_eager: int  # frames that run eagerly in at least one entrypoint
+    entrypoints: int
+    not_clean: tuple[str, ...]  # entrypoints that failed, timed out, crashed or compiled nothing
+    trace_problems: int  # records gbbot read but could not use or attribute
+    new: int | None = None  # None without a diff
+    fixed: int | None = None
+    hidden: int | None = None
+    persisting: int | None = None
+
+
+def per_break(report: Report) -> dict[str, BreakCounts]:
+    """Fingerprint → its counts, in the order the report first lists each break."""
+    hits: dict[str, dict[str, int]] = {}
+    eager: dict[str, dict[str, None]] = {}
+    for entry in report.entrypoints:
+        for brk in entry.breaks:
+            by_entry = hits.setdefault(brk.fingerprint, {})
+            by_entry[entry.name] = by_entry.get(entry.name, 0) + brk.count
+            if brk.frame_skipped:
+                eager.setdefault(brk.fingerprint, {})[entry.name] = None
+    return {f: BreakCounts(f, tuple(by_entry.items()), tuple(eager.get(f, {}))) for f, by_entry in hits.items()}
+
+
+def distinct(breaks: Iterable[GraphBreak]) -> int:
+    return len({b.fingerprint for b in breaks})
+
+
+def _eager_frames(report: Report) -> int:
+    """Distinct frames (file, function) seen running eagerly; at least what any one entrypoint's
+    compilation metrics counted (a frame can fail without a break record naming it)."""
+    frames = {(b.file, b.function) for b in report.breaks if b.frame_skipped}
+    return max([len(frames), *(e.frames_skipped for e in report.entrypoints)])
+
+
+def counts(report: Report) -> Counts:
+    counted = [b for b in report.breaks if not b.ignored]
+    d = report.diff
+    return Counts(
+        distinct=distinct(counted),
+        occurrences=sum(b.count for b in counted),
+        ignored=distinct(b for b in report.breaks if b.ignored),
+        graphs=sum(e.graph_count for e in report.entrypoints),
+        frames_eager=_eager_frames(report),
+        entrypoints=len(report.entrypoints),
+        not_clean=tuple(e.name for e in report.entrypoints if e.status not in CLEAN),
+        trace_problems=sum(len(e.trace_problems) for e in report.entrypoints),
+        new=len(d.new) if d else None,
+        fixed=len(d.fixed) if d else None,
+        hidden=len(d.hidden) if d else None,
+        persisting=len(d.persisting) if d else None,
+    )
+
+
+def as_json(c: Counts) -> dict:
+    """The counts as the report's JSON states them."""
+    data = {
+        "distinct": c.distinct,
+        "occurrences": c.occurrences,
+        "ignored": c.ignored,
+        "graphs": c.graphs,
+        "frames_eager": c.frames_eager,
+        "entrypoints": c.entrypoints,
+        "not_clean": list(c.not_clean),
+        "trace_problems": c.trace_problems,
+    }
+    if c.new is not None:
+        data.update(new=c.new, fixed=c.fixed, hidden=c.hidden, persisting=c.persisting)
+    return data

@@ -1,0 +1,330 @@
+"""The records that flow through gbbot: frozen values, no I/O.
+
+parse → RawBreak, classify → GraphBreak, run → RunOutcome, report → Report.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    FAILED = "failed"  # exited non-zero
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # killed by a signal, or could not start
+    SKIPPED = "skipped"
+    # Ran and exited 0 but compiled nothing: its "no graph breaks" would be a false green.
+    NO_COMPILE = "no_compile"
+
+
+class Category(str, enum.Enum):
+    """Dynamo's hint categories (torch/_dynamo/graph_break_hints.py) plus UNKNOWN."""
+
+    USER_ERROR = "USER_ERROR"
+    DYNAMO_BUG = "DYNAMO_BUG"
+    DIFFICULT = "DIFFICULT"
+    FUNDAMENTAL = "FUNDAMENTAL"
+    SUPPORTABLE = "SUPPORTABLE"
+    CAUSED_BY_EARLIER_GRAPH_BREAK = "CAUSED_BY_EARLIER_GRAPH_BREAK"
+    INFERENCE_MODE = "INFERENCE_MODE"
+    SPARSE_TENSOR = "SPARSE_TENSOR"
+    UNKNOWN = "UNKNOWN"
+
+
+class Origin(str, enum.Enum):
+    USER = "user"
+    THIRD_PARTY = "third_party"
+    TORCH = "torch"
+
+
+class Mode(str, enum.Enum):
+    FAST = "fast"
+    FAITHFUL = "faithful"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One entry of a user code traceback; `file` as printed (absolute) until classified."""
+
+    file: str
+    line: int
+    function: str
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class BreakMessage:
+    """One link of a graph-break message: gb_type, explanation, hints, doc link."""
+
+    gb_type: str
+    gb_id: str | None = None
+    explanation: str = ""
+    hints: tuple[str, ...] = ()
+    doc_url: str | None = None
+
+
+@dataclass(frozen=True)
+class RawBreak:
+    """A graph break as read from one trace record, before classification."""
+
+    root: BreakMessage
+    consequences: tuple[BreakMessage, ...]  # later links of a chained message (e.g. GB7000)
+    stack: tuple[Frame, ...]  # user code traceback, outermost first
+    frame_skipped: bool  # Dynamo fell back to eager for the whole frame
+    location: Frame | None = None  # "Graph break in user code at FILE:LINE"
+    rank: int | None = None  # the distributed rank whose trace it came from, when there were several
+    # Under fullgraph=True the break raised instead of splitting the graph: only the frame's
+    # compilation_metrics record tells of it.
+    fullgraph_failure: bool = False
+    test: str | None = None  # the pytest node id that was running when it was traced
+
+
+@dataclass(frozen=True)
+class FrameMetrics:
+    """The parts of a `compilation_metrics` record gbbot uses."""
+
+    co_name: str
+    co_filename: str
+    graph_op_count: int | None
+    fail_type: str | None
+    fail_reason: str | None = None
+    # Which compile of which frame (the envelope's frame_id / frame_compile_id) and why it
+    # recompiled: what recompilations are read from.
+    frame_id: int | None = None
+    compile_index: int | None = None
+    co_firstlineno: int | None = None
+    recompile_reason: str | None = None
+    fail_file: str | None = None  # the user frame the failure happened in
+    fail_line: int | None = None
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+
+
+@dataclass(frozen=True)
+class FrameStart:
+    """A `dynamo_start` record: the Python stack (outermost first) when a compile began."""
+
+    frame_id: int
+    compile_index: int
+    stack: tuple[Frame, ...]
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+
+
+@dataclass(frozen=True)
+class DynamicSymbol:
+    """A `create_symbol` record: a size or scalar that a compile made dynamic, by its source."""
+
+    frame_id: int
+    compile_index: int
+    source: str  # e.g. "L['x'].size()[0]", "L['n']"
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+
+
+@dataclass(frozen=True)
+class TraceLog:
+    """What a structured trace (or a TORCH_LOGS text) holds, plus what could not be read."""
+
+    breaks: tuple[RawBreak, ...]
+    metrics: tuple[FrameMetrics, ...]
+    torch_version: str | None = None
+    problems: tuple[str, ...] = ()  # records damaged or unusable, in words
+    starts: tuple[FrameStart, ...] = ()
+    symbols: tuple[DynamicSymbol, ...] = ()
+
+
+@dataclass(frozen=True)
+class LibrarySite:
+    """Where inside an installed package (or torch) a break happened, for a break reported at the
+    repository line that called into it. `path` is relative to the install root, so it starts
+    with the package's directory (transformers/models/bert/modeling_bert.py)."""
+
+    package: str
+    path: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    fingerprint: str
+    gb_id: str | None
+    gb_type: str
+    category: Category
+    origin: Origin
+    file: str
+    line: int
+    function: str
+    code: str
+    explanation: str
+    hints: tuple[str, ...]
+    doc_url: str | None
+    frame_skipped: bool
+    in_loop: bool
+    count: int
+    caused: tuple[str, ...]
+    user_stack: tuple[Frame, ...]
+    fix: str | None = None
+    ignored: bool = False
+    consequences: tuple[str, ...] = ()  # gb_types folded in, for display
+    library_site: LibrarySite | None = None  # the frame that broke, when outside the repository
+    ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
+    fullgraph_failure: bool = False  # this break made a fullgraph=True compile fail
+    tests: tuple[str, ...] = ()  # pytest node ids during which it was traced (pytest: entrypoints)
+
+    @property
+    def key(self) -> str:
+        return self.gb_id or self.gb_type
+
+
+@dataclass(frozen=True)
+class RecompileReason:
+    """One distinct reason a frame recompiled: the guard that failed, by kind."""
+
+    fingerprint: str  # file + function qualname + guard kind
+    kind: str  # a guard kind of gbbot/data/recompile_rules.yaml
+    guard: str  # the first failing guard's text, shortened
+    count: int  # recompilations it caused
+    dynamic: bool  # automatic dynamic: recompiled once, then the value stayed dynamic
+    cause: str
+    advice: str
+    line: int | None = None  # the user line the guard points at, in `file` of the frame
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class Recompilation:
+    """A frame that compiled more than once, attributed like a break (innermost repo frame)."""
+
+    fingerprint: str  # file + function qualname
+    file: str
+    line: int
+    function: str
+    compilations: int
+    limit_hit: bool  # hit the recompile limit: runs eagerly for the rest of the process
+    reasons: tuple[RecompileReason, ...]
+    doc_url: str
+
+    @property
+    def info_only(self) -> bool:
+        """Automatic dynamic shapes at work: nothing to fix."""
+        return not self.limit_hit and all(r.dynamic for r in self.reasons)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What one entrypoint's process read, as recorded while it ran (the interpreter's installation
+    left out): absolute paths of the files it opened for reading, of the directories it listed and
+    by whom, the module names the import system looked for in each directory, and the first way it
+    started another program, whose reads nobody saw. gbbot/analysis/reads.py decides what they imply."""
+
+    files: frozenset[str]
+    directories: frozenset[str]  # listed by the program: every entry could matter
+    spawned: str | None = None  # e.g. "subprocess.Popen"
+    absent: frozenset[str] = frozenset()  # files it tried to open that were not there after it ran
+    overflow: bool = False  # more paths than a record holds: the lists are not the whole story
+    # directory → the module names the import system looked for there
+    searched: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    metadata: frozenset[str] = frozenset()  # searched for installed packages (*.dist-info, *.egg-info)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How one entrypoint's process ended."""
+
+    name: str
+    status: Status
+    exit_code: int | None
+    duration_s: float
+    stderr_tail: str = ""
+    stdout_tail: str = ""
+    trace_dir: str | None = None
+    result_path: str | None = None
+    reason: str = ""  # why skipped / crashed, in words
+    env_withheld: tuple[str, ...] = ()  # names of gbbot's variables the entrypoint did not get
+    reads: Reads | None = None  # None: the backend does not record what a run reads
+
+
+@dataclass(frozen=True)
+class EntrypointReport:
+    name: str
+    status: Status
+    exit_code: int | None
+    duration_s: float
+    graph_count: int
+    break_count: int
+    frames_skipped: int
+    breaks: tuple[GraphBreak, ...]
+    error: str | None = None
+    trace_problems: tuple[str, ...] = ()
+    env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
+    recompiles: tuple[Recompilation, ...] = ()  # impact order
+
+
+@dataclass(frozen=True)
+class RecompileDiff:
+    """Recompilations compared by problem fingerprint: one per guard kind of a frame (automatic
+    dynamic ones are not problems) and one for a frame hitting the recompile limit."""
+
+    new: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()
+    persisting: tuple[str, ...] = ()
+    new_limit: tuple[str, ...] = ()  # frames that hit the limit on the head only
+
+
+@dataclass(frozen=True)
+class EntrypointDiff:
+    """One entrypoint's side of a diff; `no_baseline` says in words why there is none."""
+
+    name: str
+    new: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()
+    persisting: tuple[str, ...] = ()
+    graph_delta: int | None = None
+    no_baseline: str | None = None
+    hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
+
+
+@dataclass(frozen=True)
+class Diff:
+    base_ref: str
+    base_sha: str
+    new: tuple[str, ...]
+    fixed: tuple[str, ...]
+    persisting: tuple[str, ...]
+    entrypoints: tuple[EntrypointDiff, ...]
+    fixed_breaks: tuple[GraphBreak, ...] = ()  # the base's records of what was fixed, to render
+    baseline_source: str = "run"  # run | cache | file | record (an audit record)
+    notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
+    recompiles: RecompileDiff | None = None
+    # Base breaks the head no longer traces because a head break makes their frame run eagerly:
+    # not fixed, only out of sight. `hidden_by` pairs each with the head break that hides it.
+    hidden: tuple[str, ...] = ()
+    hidden_breaks: tuple[GraphBreak, ...] = ()
+    hidden_by: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str = "gbbot"
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    tool: Tool
+    torch_version: str | None
+    mode: Mode | None  # None: not known (a report parsed from logs someone else made)
+    commit: str | None
+    entrypoints: tuple[EntrypointReport, ...]
+    diff: Diff | None = None
+    config_hash: str | None = None
+    shard: str | None = None
+    schema_version: int = 1
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def breaks(self) -> tuple[GraphBreak, ...]:
+        return tuple(b for e in self.entrypoints for b in e.breaks)

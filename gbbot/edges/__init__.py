@@ -1,0 +1,1 @@
+"""The edges gbbot itself talks to: git, subprocesses, signals, the terminal."""

@@ -1,0 +1,78 @@
+"""What gbbot tells the person watching, on stderr (stdout stays for reports and workflow
+commands): one-line messages and the progress of a run."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable
+
+from rich.console import Console
+
+from gbbot import __version__
+from gbbot.core.model import RunOutcome, Status
+
+HEARTBEAT_S = 30.0
+REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
+
+
+def say(message: str) -> None:
+    print(f"gbbot: {message}", file=sys.stderr, flush=True)
+
+
+def say_styled(message: str) -> None:
+    """`say` through rich: its markup and line wrapping, as the policy verdict has always been shown."""
+    Console(stderr=True, highlight=False).print(f"gbbot: {message}")
+
+
+def report_console() -> Console:
+    """Where the terminal table goes: stdout, 160 columns when it is not a terminal (a CI log)."""
+    return Console(stderr=False, highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def internal_error(exc: BaseException) -> None:
+    """A bug in gbbot: one line on stderr, the traceback in a file to attach to an issue."""
+    with tempfile.NamedTemporaryFile("w", prefix="gbbot-crash-", suffix=".log", delete=False) as log:
+        traceback.print_exception(exc, file=log)
+    print(
+        f"gbbot: internal error: {type(exc).__name__}: {exc}\n"
+        f"This is a bug in gbbot {__version__}. Please report it at {REPORT_BUGS} "
+        f"with the traceback saved in {log.name}.",
+        file=sys.stderr,
+    )
+
+
+def say_lines(lines: Iterable[str]) -> None:
+    """Lines that may hold brackets and paths (e.g. `gbbot fix`'s summary), on stderr, as they are."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for line in lines:
+        err.print(line, markup=False)
+
+
+def progress_printer(total: int, heartbeat_s: float = HEARTBEAT_S) -> Callable[[RunOutcome], None]:
+    """A line per finished entrypoint on stderr (stdout stays for the report), and every
+    `heartbeat_s` a line saying the run is still going, so a long CI log never looks stuck."""
+    done = 0
+    finished = threading.Event()
+    started = time.monotonic()
+    err = Console(stderr=True, highlight=False)
+
+    def on_done(outcome: RunOutcome) -> None:
+        nonlocal done
+        done += 1
+        style = "green" if outcome.status is Status.OK else "red"
+        err.print(f"[{done}/{total}] {outcome.name}: [{style}]{outcome.status.value}[/] in {outcome.duration_s:.1f}s")
+        if done >= total:
+            finished.set()
+
+    def heartbeat() -> None:
+        while not finished.wait(heartbeat_s):
+            err.print(f"… {done}/{total} entrypoints finished, {time.monotonic() - started:.0f}s elapsed")
+
+    if total:
+        err.print(f"running {total} entrypoint{'s' * (total != 1)}…")
+        threading.Thread(target=heartbeat, name="gbbot-progress", daemon=True).start()
+    return on_done

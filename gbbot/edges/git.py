@@ -1,0 +1,368 @@
+"""The git edge: everything gbbot asks git goes through here."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from gbbot.core.errors import GitError
+from gbbot.edges.interrupt import sigterm_as_interrupt
+from gbbot.edges.process import cmd_output
+
+
+def _zero_separated(out: str) -> list[str]:
+    """git's -z output: the NUL-separated fields, without empty ones."""
+    return [p for p in out.split("\0") if p]
+
+
+def head_sha(root: Path) -> str | None:
+    """HEAD's commit, or None outside a git repository (or before the first commit)."""
+    code, out, _ = cmd_output("git", "rev-parse", "--verify", "-q", "HEAD", cwd=root, check=False)
+    return out.strip() if code == 0 and out.strip() else None
+
+
+def toplevel(path: Path) -> Path | None:
+    code, out, _ = cmd_output("git", "rev-parse", "--show-toplevel", cwd=path, check=False)
+    return Path(out.strip()) if code == 0 else None
+
+
+# --- diff against the merge-base -------------------------------------------------------------
+
+FETCH_MORE = (
+    "fetch more history: `git fetch --unshallow` (or `git fetch origin <branch>`), "
+    "or with actions/checkout set `fetch-depth: 0`"
+)
+# A user's post-checkout hook must not run when gbbot checks out the base.
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
+def is_shallow(root: Path) -> bool:
+    _, out, _ = cmd_output("git", "rev-parse", "--is-shallow-repository", cwd=root, check=False)
+    return out.strip() == "true"
+
+
+def _names(root: Path, ref: str) -> bool:
+    """Does `ref` name anything here (a branch, tag, remote branch or object id)?"""
+    code, _, _ = cmd_output("git", "rev-parse", "--verify", "-q", ref, cwd=root, check=False)
+    return code == 0
+
+
+def branches(root: Path) -> tuple[str, ...]:
+    _, out, _ = cmd_output(
+        "git", "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", cwd=root, check=False
+    )
+    return tuple(line for line in out.splitlines() if line and not line.endswith("/HEAD"))
+
+
+def resolve(root: Path, ref: str) -> str:
+    """The commit `ref` names, or GitError saying why not: a name that does not exist here is a
+    typo or a branch not fetched (e.g. `main` where the branch is `master`), not missing history."""
+    code, out, _ = cmd_output("git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", cwd=root, check=False)
+    if code == 0 and out.strip():
+        return out.strip()
+    if _names(root, ref):
+        raise GitError(f"git ref {ref!r} names a commit this clone does not have (it is shallow): {FETCH_MORE}")
+    if is_shallow(root):
+        # actions/checkout's default: one commit of one branch, so the base is simply not here.
+        raise GitError(f"unknown git ref {ref!r} (this clone is shallow): {FETCH_MORE}")
+    known = branches(root)
+    listed = f"; branches here: {', '.join(known[:8])}{', …' if len(known) > 8 else ''}" if known else ""
+    raise GitError(f"unknown git ref {ref!r}: no branch, tag or commit has that name here{listed}")
+
+
+def merge_base(root: Path, ref: str, head: str = "HEAD") -> str:
+    """The commit a PR from `head` into `ref` is compared with."""
+    base, tip = resolve(root, ref), resolve(root, head)
+    code, out, err = cmd_output("git", "merge-base", base, tip, cwd=root, check=False)
+    if code == 0 and out.strip():
+        return out.strip()
+    if code == 1 and is_shallow(root):
+        raise GitError(f"no merge-base of {ref!r} and {head}: this clone is shallow; {FETCH_MORE}")
+    if code == 1:
+        raise GitError(f"{ref!r} and {head} have no common history, so there is no merge-base to compare with")
+    raise GitError(f"git merge-base {ref} {head} failed: {err.strip()}")
+
+
+def changed_paths(root: Path) -> tuple[str, ...]:
+    """Paths with uncommitted changes (tracked or untracked), as `git status` shows them."""
+    _, out, _ = cmd_output("git", "status", "--porcelain", "-z", cwd=root, check=False)
+    entries = _zero_separated(out)
+    paths, skip = [], False
+    for entry in entries:
+        if skip:  # the origin path of a rename: already counted by its destination
+            skip = False
+            continue
+        paths.append(entry[3:])
+        skip = bool({"R", "C"} & set(entry[:2]))
+    return tuple(paths)
+
+
+def renames(root: Path, base: str, head: str | None = None) -> dict[str, str]:
+    """{old path: new path} for files git sees as renamed from `base` to `head` (None: the
+    working tree), paths relative to the repository's top level."""
+    spec = [base] if head is None else [base, head]
+    _, out, _ = cmd_output("git", "diff", "-M", "--name-status", "-z", *spec, "--", cwd=root)
+    fields = out.split("\0")
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        if status[0] in "RC":
+            if status[0] == "R":
+                found[fields[i + 1]] = fields[i + 2]
+            i += 3
+        else:
+            i += 2
+    return found
+
+
+def tree_files(root: Path, commit: str) -> tuple[str, ...]:
+    """Every file of `commit`, relative to the repository's top level."""
+    _, out, _ = cmd_output("git", "ls-tree", "-r", "--name-only", "--full-tree", "-z", commit, cwd=root)
+    return tuple(_zero_separated(out))
+
+
+def name_status(root: Path, commit: str) -> tuple[tuple[str, str], ...]:
+    """(status, path) of each tracked file that differs between `commit` and the working tree,
+    a rename as the removal and the addition it is made of; paths relative to the top level."""
+    _, out, _ = cmd_output("git", "diff", "--no-renames", "--name-status", "-z", commit, "--", cwd=root)
+    fields = _zero_separated(out)
+    return tuple(zip(fields[0::2], fields[1::2], strict=False))  # a torn last pair is dropped
+
+
+def untracked(root: Path) -> tuple[str, ...]:
+    """Files git would track but does not yet (not ignored), relative to the top level."""
+    _, out, _ = cmd_output("git", "ls-files", "-z", "--others", "--exclude-standard", "--full-name", ":/", cwd=root)
+    return tuple(_zero_separated(out))
+
+
+def _remove_worktree(root: Path, path: Path) -> None:
+    cmd_output("git", "worktree", "remove", "--force", "--force", str(path), cwd=root, check=False)
+    shutil.rmtree(path, ignore_errors=True)
+    cmd_output("git", "worktree", "prune", cwd=root, check=False)
+
+
+@contextlib.contextmanager
+def worktree(root: Path, commit: str, parent: Path | None = None) -> Iterator[Path]:
+    """Check `commit` out in a temporary, detached worktree; removed on the way out, however that
+    happens (success, exception, Ctrl-C, SIGTERM). The user's working tree is never touched."""
+    scratch = Path(tempfile.mkdtemp(prefix="gbbot-base-", dir=parent))
+    path = scratch / "tree"
+    with sigterm_as_interrupt():
+        try:
+            cmd_output("git", *NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit, cwd=root)
+            yield path
+        finally:
+            _remove_worktree(root, path)
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def listed_files(root: Path) -> tuple[str, ...] | None:
+    """Files under `root` that git tracks or would track (untracked, not ignored), relative to
+    `root`; None when `root` is not in a git repository."""
+    code, out, _ = cmd_output(
+        "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=root, check=False
+    )
+    return tuple(sorted(set(_zero_separated(out)))) if code == 0 else None
+
+
+def ignored_entries(root: Path) -> tuple[str, ...]:
+    """What git ignores under `root` (whole directories as `dir/`), relative to `root`."""
+    code, out, _ = cmd_output(
+        "git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", cwd=root, check=False
+    )
+    return tuple(sorted(set(_zero_separated(out)))) if code == 0 else ()
+
+
+# --- plumbing for data branches (the audit's history) -----------------------------------------
+
+
+def plumbing(
+    root: Path, *args: str, stdin: bytes = b"", env: Mapping[str, str] | None = None, check: bool = True
+) -> tuple[int, bytes, str]:
+    """`git ARGS` with bytes in and out (blobs are not text) and extra environment variables
+    (a temporary index, a credential kept out of argv). With check, a failure raises GitError
+    naming the command (never `env`, which may hold a credential) and git's message."""
+    full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, env=full_env, input=stdin, capture_output=True)
+    except FileNotFoundError as exc:
+        raise GitError(f"git is not installed: {exc}") from None
+    err = proc.stderr.decode("utf-8", "replace")
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {err.strip()[-500:]}")
+    return proc.returncode, proc.stdout, err
+
+
+def ref_sha(root: Path, ref: str) -> str | None:
+    """The commit `ref` points at, or None when there is no such ref."""
+    code, out, _ = plumbing(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+    return out.decode().strip() or None if code == 0 else None
+
+
+def commit_with_file(root: Path, parent: str | None, path: str, content: bytes, message: str) -> str:
+    """A new commit: `parent`'s tree (none: empty) plus one file, made without touching the
+    working tree, the index or HEAD (a temporary index); returns its sha."""
+    return commit_files(root, parent, {path: ("100644", content)}, message)
+
+
+def commit_files(
+    root: Path,
+    parent: str | None,
+    files: Mapping[str, tuple[str, bytes]],
+    message: str,
+    identity: Mapping[str, str] | None = None,
+) -> str:
+    """A new commit: `parent`'s tree (none: empty) with `files` ({path: (mode, content)}) written
+    over it, made without touching the working tree, the index or HEAD (a temporary index), and
+    without hooks or content filters (the blobs are hashed as given); returns its sha."""
+    with tempfile.TemporaryDirectory(prefix="gbbot-index-") as scratch:
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), **COMMITTER, **(identity or {})}
+        plumbing(root, "read-tree", *([parent] if parent else ["--empty"]), env=env)
+        for path, (mode, content) in files.items():
+            blob = plumbing(root, "hash-object", "-w", "--stdin", stdin=content)[1].decode().strip()
+            plumbing(root, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
+        tree = plumbing(root, "write-tree", env=env)[1].decode().strip()
+        parents = ["-p", parent] if parent else []
+        return plumbing(root, "commit-tree", tree, *parents, "-m", message, env=env)[1].decode().strip()
+
+
+def list_tree(root: Path, commit: str, directory: str) -> tuple[tuple[str, str, int], ...]:
+    """(path, blob sha, size) of the files directly under `directory` in `commit`."""
+    _, out, _ = plumbing(root, "ls-tree", "-z", "-l", commit, f"{directory.rstrip('/')}/")
+    entries = []
+    for line in out.decode("utf-8", "replace").split("\0"):
+        if not line:
+            continue
+        meta, _, path = line.partition("\t")
+        kind, sha, size = meta.split()[1:4]
+        if kind == "blob" and size.isdigit():
+            entries.append((path, sha, int(size)))
+    return tuple(entries)
+
+
+def read_blobs(root: Path, shas: Sequence[str]) -> tuple[bytes, ...]:
+    """The contents of the blobs `shas`, in one `git cat-file --batch`."""
+    if not shas:
+        return ()
+    _, out, _ = plumbing(root, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in shas).encode())
+    blobs, at = [], 0
+    for _ in shas:
+        header_end = out.index(b"\n", at)
+        size = int(out[at:header_end].split()[2])
+        blobs.append(out[header_end + 1 : header_end + 1 + size])
+        at = header_end + 1 + size + 1
+    return tuple(blobs)
+
+
+# Who the data branch's commits are by: gbbot, not whoever's identity the machine has.
+COMMITTER = {
+    "GIT_AUTHOR_NAME": "gbbot",
+    "GIT_AUTHOR_EMAIL": "gbbot@users.noreply.github.com",
+    "GIT_COMMITTER_NAME": "gbbot",
+    "GIT_COMMITTER_EMAIL": "gbbot@users.noreply.github.com",
+}
+
+
+# --- pushing with a token -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A repository's clone URL and a token that may push to it. The credential travels only in
+    the child git's environment (as an `http.<origin>/.extraheader` that first resets any header a
+    checkout left for the same origin), never in argv, a URL, the repository's config or a log."""
+
+    url: str
+    token: str
+
+    def __repr__(self) -> str:  # never print the token
+        return f"Remote(url={self.url!r})"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The credential as configuration in the environment: the first entry empties the list
+        of headers for this origin (a header a checkout persisted), the second adds ours."""
+        parts = urlsplit(self.url)
+        key = f"http.{parts.scheme}://{parts.netloc}/.extraheader"
+        basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
+        return {
+            "GIT_CONFIG_COUNT": "2",
+            "GIT_CONFIG_KEY_0": key,
+            "GIT_CONFIG_VALUE_0": "",
+            "GIT_CONFIG_KEY_1": key,
+            "GIT_CONFIG_VALUE_1": f"AUTHORIZATION: basic {basic}",
+        }
+
+
+def push(root: Path, remote: Remote, commit: str, branch: str, replacing: str | None = None) -> str | None:
+    """Push `commit` to `branch` without force (git refuses anything but a fast-forward); None
+    when it went through, else git's last line saying why not. `replacing`: the tip the caller
+    read and judged to be gbbot's own; the branch is then moved even where that is no
+    fast-forward, but only while the remote still has exactly that tip (a lease), so a commit
+    pushed by someone else in between is never overwritten."""
+    ref = f"refs/heads/{branch}"
+    lease = [f"--force-with-lease={ref}:{replacing}"] if replacing else []
+    args = ["push", "--quiet", *lease, "--", remote.url, f"{commit}:{ref}"]
+    code, _, err = plumbing(root, *args, env=remote.env, check=False)
+    if code == 0:
+        return None
+    lines = err.strip().splitlines()
+    return lines[-1] if lines else f"exit {code}"
+
+
+def fetch_branch(root: Path, remote: Remote, branch: str, into: str) -> str | None:
+    """The remote branch's tip, fetched into the local ref `into` (never a branch of the clone);
+    None when the remote has no such branch."""
+    ref = f"refs/heads/{branch}"
+    _, out, _ = plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
+    if not out.strip():
+        return None
+    plumbing(root, "fetch", "--no-tags", "--quiet", "--", remote.url, f"+{ref}:{into}", env=remote.env)
+    return ref_sha(root, into)
+
+
+def tree_and_parents(root: Path, commit: str) -> tuple[str, tuple[str, ...]]:
+    """`commit`'s tree and its parents."""
+    _, out, _ = plumbing(root, "show", "-s", "--format=%T %P", commit)
+    tree, *parents = out.decode().split()
+    return tree, tuple(parents)
+
+
+def is_ancestor(root: Path, ancestor: str, commit: str) -> bool:
+    code, _, _ = plumbing(root, "merge-base", "--is-ancestor", ancestor, commit, check=False)
+    return code == 0
+
+
+def tree_entries(root: Path, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, str, int]]:
+    """{path: (mode, blob sha, size)} for those of `paths` that are in `commit` (a directory or a
+    submodule is listed with its own mode, never as a blob)."""
+    if not paths:
+        return {}
+    _, out, _ = plumbing(root, "ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths)
+    found: dict[str, tuple[str, str, int]] = {}
+    for line in out.decode("utf-8", "replace").split("\0"):
+        if not line:
+            continue
+        meta, _, path = line.partition("\t")
+        mode, _kind, sha, size = meta.split()[:4]
+        found[path] = (mode, sha, int(size) if size.isdigit() else -1)
+    return found
+
+
+def recent_commits(root: Path, commit: str, count: int) -> tuple[tuple[str, str], ...]:
+    """(author email, subject) of `commit` and its first parents, newest first, as far as the
+    clone has them (a shallow clone may have fewer than `count`)."""
+    code, out, _ = plumbing(root, "log", f"-{count}", "--first-parent", "--format=%ae%x00%s", commit, check=False)
+    if code != 0:
+        return ()
+    rows = [line.split("\0", 1) for line in out.decode("utf-8", "replace").splitlines() if "\0" in line]
+    return tuple((email, subject) for email, subject in rows)
