@@ -24,7 +24,7 @@ from gbbot.backends.container import (
     start_failure,
 )
 from gbbot.backends.contract import RunRequest
-from gbbot.core.config import Entrypoint, Runner
+from gbbot.core.config import BackendSettings, Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, Status
 from gbbot.main import main
@@ -82,7 +82,7 @@ def test_the_container_gets_no_token_and_sees_the_repository_at_the_same_path(mo
     monkeypatch.setenv("INPUT_TOKEN", "ghs_secret")
     image_env = {"PATH": "/opt/conda/bin:/usr/bin", "PYTHONPATH": "/opt/lib"}
     entry = Entrypoint("train", run="python train.py", env=(("SEED", "0"),))
-    args = create_arguments(request(entry), Runner("container", "img:1"), PLACED, image_env, None)
+    args = create_arguments(request(entry), BackendSettings("container", "img:1"), PLACED, image_env, None)
     env = args["environment"]
     assert "ghs_secret" not in str(args)  # built from the image's environment, never gbbot's
     assert env["SEED"] == "0" and env["PATH"] == "/opt/conda/bin:/usr/bin"
@@ -98,20 +98,20 @@ def test_the_container_gets_no_token_and_sees_the_repository_at_the_same_path(mo
 
 def test_a_call_entrypoint_runs_the_staged_launcher_with_the_images_python():
     entry = Entrypoint("fwd", call="pkg.bench:forward")
-    args = create_arguments(request(entry, Mode.FAITHFUL), Runner("container", "img"), PLACED, {}, "1000:1000")
+    args = create_arguments(request(entry, Mode.FAITHFUL), BackendSettings("container", "img"), PLACED, {}, "1000:1000")
     assert args["command"] == ["python3", "-m", "gbbot.child.launch", "pkg.bench:forward"]
     assert args["environment"]["PYTHONPATH"] == f"{WORK}/support/pkg"  # faithful: no shim
     assert args["user"] == "1000:1000"
 
 
 def test_limits_and_gpus_become_the_engines_requests():
-    settings = Runner("container", "img", gpus="2", network="host", memory="8g", cpus=2.5)
+    settings = BackendSettings("container", "img", gpus="2", network="host", memory="8g", cpus=2.5)
     args = create_arguments(request(Entrypoint("e", run="true")), settings, PLACED, {}, None)
     [gpus] = args["device_requests"]
     assert (gpus["Count"], gpus["Capabilities"]) == (2, [["gpu"]])
     assert (args["network_mode"], args["mem_limit"], args["nano_cpus"]) == ("host", "8g", 2_500_000_000)
     [every] = create_arguments(
-        request(Entrypoint("e", run="true")), Runner("container", "img", gpus="all"), PLACED, {}, None
+        request(Entrypoint("e", run="true")), BackendSettings("container", "img", gpus="all"), PLACED, {}, None
     )["device_requests"]
     assert every["Count"] == -1
 
@@ -127,17 +127,17 @@ def test_limits_and_gpus_become_the_engines_requests():
     ],
 )
 def test_how_a_containers_end_reads(code, timed_out, oom, status, reason):
-    assert outcome_of(code, timed_out, oom, 60, Runner("container", "img", memory="4g")) == (status, reason)
+    assert outcome_of(code, timed_out, oom, 60, BackendSettings("container", "img", memory="4g")) == (status, reason)
 
 
 def test_a_gpu_start_failure_says_what_to_do():
     message = start_failure(
-        'could not select device driver "" with capabilities: [[gpu]]', Runner("container", "img", gpus="all")
+        'could not select device driver "" with capabilities: [[gpu]]', BackendSettings("container", "img", gpus="all")
     )
     assert "runner.gpus is all but this Docker engine has no GPU runtime" in message
     assert "NVIDIA Container Toolkit" in message
     assert (
-        start_failure("No such image", Runner("container", "img"))
+        start_failure("No such image", BackendSettings("container", "img"))
         == "could not start a container from img: No such image"
     )
 
@@ -162,14 +162,14 @@ def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_
 
 def test_the_local_backend_is_the_default():
     # warm is on by default: a warm runner in front of the local backend, which it falls back to
-    assert choose.runner_for(Runner(warm=False)) is local.run_local
-    assert isinstance(choose.runner_for(Runner()), warm.WarmRunner)
+    assert choose.backend_for(BackendSettings(warm=False)) is local.run_local
+    assert isinstance(choose.backend_for(BackendSettings()), warm.WarmBackend)
 
 
 def test_the_container_backend_without_an_engine_is_a_clear_usage_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     with pytest.raises(GbbotError, match="no Docker engine answers"):
-        choose.runner_for(Runner("container", "img"))
+        choose.backend_for(BackendSettings("container", "img"))
     (tmp_path / ".gbbot.yml").write_text(
         textwrap.dedent("""\
         version: 1

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from gbbot.main import main
-from gbbot.trace import explain
+from gbbot.trace import registry_entry
 
 
 def test_explain_known_id(capsys):
@@ -43,5 +43,5 @@ def test_registry_hints_split_over_strings_are_joined():
             {"Gb_type": "t", "Explanation": "e", "Hints": ["Consume the gradient ", "(call backward()).", "Next."]}
         ]
     }
-    (entry,) = explain.lookup("GB0001", registry)
+    (entry,) = registry_entry.lookup("GB0001", registry)
     assert entry.hints == ("Consume the gradient (call backward()).", "Next.")

@@ -96,7 +96,7 @@ def push_fixes(ctx: Context, event: PullRequestEvent, report: Report) -> Outcome
         files = {p.path: (source.mode(p.path), p.after.encode("utf-8")) for p in found.patches}
         commit = git.commit_files(ctx.root, pinned, files, gb_fix.commit_message(found, report), gb_fix.IDENTITY)
         repo = ctx.connect(ctx.inputs.token, ctx.env.api_url).get_repo(ctx.env.repository)
-        pull = gh.pull_head(repo, event.number, ctx.policy, ctx.log)
+        pull = gh.pull_head(repo, event.number, ctx.retries, ctx.log)
     except (GitError, rederive.Unreadable) as exc:
         return not_pushed(f"the commit could not be made: {exc}")
     except (GithubException, retry.PublishError) as exc:

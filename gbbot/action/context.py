@@ -1,5 +1,5 @@
 """What every event's handler shares: the inputs, the runner's environment and files, how to
-reach GitHub (a client factory and a retry policy) and where messages go."""
+reach GitHub (a client factory and its retries) and where messages go."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 from github import Github
 
 from gbbot.action.inputs import Inputs
-from gbbot.action.workflow import RunnerEnv
+from gbbot.action.workflow import WorkflowEnv
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.edges.console import say
 from gbbot.publish import retry
-from gbbot.publish.client import DEFAULT_POLICY, github_client
+from gbbot.publish.client import DEFAULT_RETRIES, github_client
 
 Connect = Callable[[str, str], Github]  # (token, api_url) → client
 
@@ -22,9 +22,9 @@ Connect = Callable[[str, str], Github]  # (token, api_url) → client
 @dataclass(frozen=True)
 class Context:
     inputs: Inputs
-    env: RunnerEnv
+    env: WorkflowEnv
     connect: Connect = github_client
-    policy: retry.RetryPolicy = DEFAULT_POLICY
+    retries: retry.Retries = DEFAULT_RETRIES
     log: retry.Log = say
 
     def path(self, path: Path) -> Path:

@@ -17,7 +17,7 @@ HANDLERS: dict[str, Handler] = {
     "workflow_dispatch": schedule.handle,
     "issue_comment": issue_comment.handle,
 }
-FOR_OTHER_EVENTS: Handler = other.handle  # push, schedule, workflow_dispatch, …
+FOR_OTHER_EVENTS: Handler = other.handle  # push, check_run, … (schedule and workflow_dispatch audit)
 
 
 def run(ctx: Context) -> int:

@@ -44,7 +44,7 @@ def _fix_run(ctx: Context, report: Report) -> Any:  # a FixRun; the pipeline imp
 
 
 def _stale_or_none(repo: Any, owner: str, base: str, login: str, ctx: Context) -> Outcome:
-    found = retry.call(lambda: fixpr.find_open(repo, owner, base, login), "find the fix PR", ctx.policy, ctx.log)
+    found = retry.call(lambda: fixpr.find_open(repo, owner, base, login), "find the fix PR", ctx.retries, ctx.log)
     return Outcome(Action.STALE, number=found.number, url=found.html_url) if found else Outcome(Action.NONE)
 
 
@@ -83,7 +83,7 @@ def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Out
         return Outcome(Action.NONE)
     repo = client.get_repo(ctx.env.repository)
     read = lambda: (repo.clone_url, repo.default_branch, repo.owner.login)  # noqa: E731
-    url, base, owner = retry.call(read, "read the repository", ctx.policy, ctx.log)
+    url, base, owner = retry.call(read, "read the repository", ctx.retries, ctx.log)
     remote = git.Remote(url, ctx.inputs.token)
     done = _fix_run(ctx, report)
     paths = fixed_paths(done.report)
@@ -115,7 +115,7 @@ def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Out
     before, after = rounds.counts(done.report), rounds.counts(done.after or done.report)
     text = fixpr.body(found.fixes, done.report, audited, before, after)
     publish = lambda: _publish(repo, owner, base, login, text)  # noqa: E731
-    action, pull = retry.call(publish, "open or update the fix PR", ctx.policy, ctx.log)
+    action, pull = retry.call(publish, "open or update the fix PR", ctx.retries, ctx.log)
     return Outcome(action, len(found.fixes), pull.number, pull.html_url)
 
 

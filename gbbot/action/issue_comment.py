@@ -93,10 +93,10 @@ class Thread:
     event: IssueCommentEvent
 
     def react(self, content: str) -> None:
-        gh.react(self.repo, self.event.number, self.event.comment_id, content, self.ctx.policy, self.ctx.log)
+        gh.react(self.repo, self.event.number, self.event.comment_id, content, self.ctx.retries, self.ctx.log)
 
     def reply(self, body: str) -> None:
-        url = gh.reply(self.repo, self.event.number, body, self.ctx.policy, self.ctx.log)
+        url = gh.reply(self.repo, self.event.number, body, self.ctx.retries, self.ctx.log)
         self.ctx.log(f"/gb-fix: replied: {url}")
 
     def refuse(self, reason: str) -> int:
@@ -107,12 +107,12 @@ class Thread:
 
     def allowed(self) -> bool:
         required = self.ctx.inputs.fix_permission
-        role = permission.role_of(self.repo, self.event.login, self.ctx.policy, self.ctx.log)
+        role = permission.role_of(self.repo, self.event.login, self.ctx.retries, self.ctx.log)
         self.ctx.log(f"/gb-fix: {self.event.login} has role {role or 'none'}; {required} is needed")
         return permission.allows(role, required)
 
     def pull(self) -> gh.PullHead:
-        return gh.pull_head(self.repo, self.event.number, self.ctx.policy, self.ctx.log)
+        return gh.pull_head(self.repo, self.event.number, self.ctx.retries, self.ctx.log)
 
 
 def thread(ctx: Context, event: IssueCommentEvent) -> Thread:

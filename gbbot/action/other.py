@@ -1,4 +1,5 @@
-"""push, schedule, workflow_dispatch, …: a check of the workspace, written out; there is no pull
+"""push and any other event without a handler of its own (schedule and workflow_dispatch are the
+audit, in `schedule`): a check of the workspace, written out; there is no pull
 request to publish on."""
 
 from __future__ import annotations

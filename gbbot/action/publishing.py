@@ -34,4 +34,4 @@ def publish_or_fallback(ctx: Context, report: Report, text: Content, where: Dest
         ctx.log("no token given: not publishing; the breaks are shown as annotations instead")
         reason = "no token was given to the action"
         return Published(fallback=fallback(report, where.fail_on, reason, where.fail_on_recompiles))
-    return publish(ctx.connect(ctx.inputs.token, ctx.env.api_url), report, text, where, ctx.policy, ctx.log)
+    return publish(ctx.connect(ctx.inputs.token, ctx.env.api_url), report, text, where, ctx.retries, ctx.log)

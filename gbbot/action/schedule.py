@@ -38,7 +38,7 @@ def _history(ctx: Context, client: Github, mine: Record) -> tuple[list[Record], 
     """Push the record; the records on the data branch after the push, and the clone URL."""
     branch = ctx.config().audit.branch
     repo = client.get_repo(ctx.env.repository)
-    url = retry.call(lambda: repo.clone_url, "read the repository's clone URL", ctx.policy, ctx.log)
+    url = retry.call(lambda: repo.clone_url, "read the repository's clone URL", ctx.retries, ctx.log)
     remote = history.Remote(url, ctx.inputs.token)
     pushed = history.append_remote(ctx.root, remote, branch, mine, ctx.log)
     ctx.log(
@@ -56,11 +56,11 @@ def handle(ctx: Context, event: OtherEvent) -> int:
     if ctx.inputs.token and REPOSITORY.match(ctx.env.repository):
         client = ctx.connect(ctx.inputs.token, ctx.env.api_url)
         records, _ = _history(ctx, client, mine)
-        login = bot_login(client, ctx.inputs.bot_login, ctx.policy, ctx.log)
+        login = bot_login(client, ctx.inputs.bot_login, ctx.retries, ctx.log)
         fixes = fix_pr.run(ctx, client, login, runs[0]).issue_lines() if config.audit.open_fix_pr else []
         result = audit.outcome(records, mine, config.audit.history, where(ctx), fixes)
         repo = client.get_repo(ctx.env.repository)
-        posted = tracking.publish(repo, result.body, login, ctx.policy, ctx.log)
+        posted = tracking.publish(repo, result.body, login, ctx.retries, ctx.log)
         ctx.log(f"tracking issue #{posted.number} {posted.action.value}: {posted.url}")
         issue_url = posted.url
     else:

@@ -44,7 +44,7 @@ def _path(value: str | None) -> Path | None:
 
 
 @dataclass(frozen=True)
-class RunnerEnv:
+class WorkflowEnv:
     event_name: str
     event_path: Path | None
     repository: str  # owner/name
@@ -57,7 +57,7 @@ class RunnerEnv:
     output: Path | None
 
     @classmethod
-    def read(cls, environ: Mapping[str, str] = os.environ) -> RunnerEnv:
+    def read(cls, environ: Mapping[str, str] = os.environ) -> WorkflowEnv:
         return cls(
             event_name=environ.get("GITHUB_EVENT_NAME", ""),
             event_path=_path(environ.get("GITHUB_EVENT_PATH")),

@@ -40,12 +40,12 @@ def find_pull(ctx: Context, client: Github, run: WorkflowRunEvent) -> Any | None
 
     for number in run.pull_numbers:
         pull = repo.get_pull(number)
-        if retry.call(lambda p=pull: matches(p), f"PR #{number}", ctx.policy, ctx.log):
+        if retry.call(lambda p=pull: matches(p), f"PR #{number}", ctx.retries, ctx.log):
             return pull
     found = retry.call(
         lambda: [p for p in repo.get_commit(run.head_sha).get_pulls() if matches(p)],
         "PRs of the run's commit",
-        ctx.policy,
+        ctx.retries,
         ctx.log,
     )
     if not found and run.head_owner and run.head_branch:
@@ -53,7 +53,7 @@ def find_pull(ctx: Context, client: Github, run: WorkflowRunEvent) -> Any | None
         found = retry.call(
             lambda: [p for p in repo.get_pulls(state="open", head=head) if matches(p)],
             f"open PRs from {head}",
-            ctx.policy,
+            ctx.retries,
             ctx.log,
         )
     return found[0] if found else None
@@ -96,7 +96,7 @@ def believed(ctx: Context, report: Report, target: Target | None, head_sha: str)
     read = _unreadable
     if target is not None:
         repo = target.client.get_repo(ctx.env.repository)
-        read = sources.pr_files(repo, head_sha, limits.PR_SOURCE_MAX_BYTES, ctx.policy, ctx.log)
+        read = sources.pr_files(repo, head_sha, limits.PR_SOURCE_MAX_BYTES, ctx.retries, ctx.log)
     done = rederive.rederive(report, read, limits.REDERIVED_FIXES_MAX)
     for dropped in done.dropped:
         ctx.log(f"suggested fix {dropped.fingerprint} from the report not posted: {dropped.reason}")
@@ -120,6 +120,6 @@ def handle(ctx: Context, run: WorkflowRunEvent) -> int:
     published: Published | None = None
     if target is not None:
         where = destination(ctx, target.pull.number, run.head_sha, policy, run_url)
-        published = publish(target.client, done.report, text, where, ctx.policy, ctx.log)
+        published = publish(target.client, done.report, text, where, ctx.retries, ctx.log)
     outputs.finish(ctx, done.report, policy, text, published)
     return ExitCode.USAGE if published and published.problems else ExitCode.OK

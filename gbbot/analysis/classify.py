@@ -48,15 +48,15 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class Marker:
+class KnownBreak:
     """A registry entry gbbot's logic depends on, named by its wording; `gb_id` is the fallback
     when the installed registry cannot say which id has that wording."""
 
     gb_type: str
     gb_id: str
 
-    def resolved(self, ids: IdIndex) -> Marker:
-        return Marker(self.gb_type, ids.id_for(self.gb_type) or self.gb_id)
+    def resolved(self, ids: IdIndex) -> KnownBreak:
+        return KnownBreak(self.gb_type, ids.id_for(self.gb_type) or self.gb_id)
 
     def matches(self, message: BreakMessage) -> bool:
         return message.gb_id == self.gb_id or message.gb_type == self.gb_type
@@ -66,7 +66,7 @@ class Marker:
 class Rules:
     sentences: tuple[tuple[Category, str], ...]
     rules: tuple[Rule, ...]
-    loop: Marker = Marker("graph break in loop", "GB7000")
+    loop: KnownBreak = KnownBreak("graph break in loop", "GB7000")
 
     def rule(self, message: BreakMessage) -> Rule | None:
         """By registry id (permanent), then by gb_type (its wording may change between releases)."""
@@ -96,7 +96,7 @@ def load_rules(path: Path = RULES_PATH) -> Rules:
         for r in data["rules"]
     )
     loop = data["markers"]["graph_break_in_loop"]
-    return Rules(sentences, rules, Marker(loop["gb_type"], loop["gb_id"]))
+    return Rules(sentences, rules, KnownBreak(loop["gb_type"], loop["gb_id"]))
 
 
 # --- identity --------------------------------------------------------------------------------

@@ -67,5 +67,5 @@ def upsert(repo: Any, body: str, bot_login: str) -> Posted:
     return Posted(Action.REPLACED, created.number, created.html_url)
 
 
-def publish(repo: Any, body: str, bot_login: str, policy: retry.RetryPolicy, log: retry.Log) -> Posted:
-    return retry.call(lambda: upsert(repo, body, bot_login), "update the audit's tracking issue", policy, log)
+def publish(repo: Any, body: str, bot_login: str, retries: retry.Retries, log: retry.Log) -> Posted:
+    return retry.call(lambda: upsert(repo, body, bot_login), "update the audit's tracking issue", retries, log)

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gbbot.backends.contract import Runner
-from gbbot.backends.local import LocalRunner, run_local
-from gbbot.core.config import Runner as RunnerConfig
+from gbbot.backends.contract import Backend
+from gbbot.backends.local import LocalBackend, run_local
+from gbbot.core.config import BackendSettings
 
 
-def runner_for(settings: RunnerConfig, pinned: Mapping[str, str] | None = None) -> Runner:
+def backend_for(settings: BackendSettings, pinned: Mapping[str, str] | None = None) -> Backend:
     """The backend the config's `runner:` asks for: local subprocesses (Python entrypoints forked
     from the shared warm server unless `warm: false`), or sibling containers (never warm: each
     entrypoint is its own container). `pinned` variables are set for every entrypoint on top of
     what it would get anyway."""
     if settings.backend == "container":
-        from gbbot.backends.container import ContainerRunner  # the docker SDK is imported only when used
+        from gbbot.backends.container import ContainerBackend  # the docker SDK is imported only when used
 
-        return ContainerRunner.connect(settings, pinned)
-    local = LocalRunner(pinned) if pinned else run_local
+        return ContainerBackend.connect(settings, pinned)
+    local = LocalBackend(pinned) if pinned else run_local
     if not settings.warm:
         return local
-    from gbbot.backends.warm import WarmRunner, shared_server
+    from gbbot.backends.warm import WarmBackend, shared_server
 
-    return WarmRunner(shared_server(settings.preload), local, pinned)
+    return WarmBackend(shared_server(settings.preload), local, pinned)

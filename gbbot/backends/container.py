@@ -32,7 +32,7 @@ from docker.utils import parse_repository_tag
 
 from gbbot.backends import contract
 from gbbot.backends.contract import RunRequest
-from gbbot.core.config import Runner as RunnerConfig
+from gbbot.core.config import BackendSettings
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import RunOutcome, Status
 
@@ -109,7 +109,7 @@ def image_environment(image_attrs: Mapping[str, Any]) -> dict[str, str]:
 
 def create_arguments(
     request: RunRequest,
-    settings: RunnerConfig,
+    settings: BackendSettings,
     placement: Placement,
     image_env: Mapping[str, str],
     user: str | None,
@@ -146,7 +146,7 @@ def create_arguments(
     return arguments
 
 
-def start_failure(explanation: str, settings: RunnerConfig) -> str:
+def start_failure(explanation: str, settings: BackendSettings) -> str:
     """Why the container did not start, in words that say what to do."""
     if NO_GPU_DRIVER in explanation and settings.gpus:
         return (
@@ -158,7 +158,7 @@ def start_failure(explanation: str, settings: RunnerConfig) -> str:
 
 
 def outcome_of(
-    exit_code: int | None, timed_out: bool, out_of_memory: bool, timeout: float, settings: RunnerConfig
+    exit_code: int | None, timed_out: bool, out_of_memory: bool, timeout: float, settings: BackendSettings
 ) -> tuple[Status, str]:
     """The outcome of a container that ran: status and the reason in words."""
     if timed_out:
@@ -262,13 +262,13 @@ def _user() -> str | None:
     return None if uid == 0 else f"{uid}:{os.getgid()}"
 
 
-class ContainerRunner:
-    """A contract Runner: one sibling container per entrypoint, removed afterwards whatever happened."""
+class ContainerBackend:
+    """A contract Backend: one sibling container per entrypoint, removed afterwards whatever happened."""
 
     def __init__(
         self,
         client: docker.DockerClient,
-        settings: RunnerConfig,
+        settings: BackendSettings,
         mounts: tuple[Mount, ...] | None,
         image_env: Mapping[str, str],
         user: str | None,
@@ -288,7 +288,7 @@ class ContainerRunner:
         """Nothing now: containers still running are removed when gbbot exits (`remove_live`)."""
 
     @classmethod
-    def connect(cls, settings: RunnerConfig, pinned: Mapping[str, str] | None = None) -> ContainerRunner:
+    def connect(cls, settings: BackendSettings, pinned: Mapping[str, str] | None = None) -> ContainerBackend:
         """Talk to the engine once: check it answers, find the image, learn our own mounts.
         `pinned` variables are set in every container on top of the image's."""
         if not settings.image:

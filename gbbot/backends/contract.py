@@ -88,7 +88,7 @@ def entrypoint_dir(parent: Path, name: str) -> Path:
     return parent / name
 
 
-class Runner(Protocol):
+class Backend(Protocol):
     """A backend: runs one request to its end, and stops every run still going when asked (a
     Ctrl-C or a cancelled job must not wait for entrypoints to finish)."""
 
@@ -204,14 +204,14 @@ def ended(
 
 def run_all(
     requests: Sequence[RunRequest],
-    runner: Runner,
+    backend: Backend,
     jobs: int = 1,
     on_done: Callable[[RunOutcome], None] | None = None,
 ) -> list[RunOutcome]:
     """Run every request, `jobs` at a time; results in request order."""
 
     def one(request: RunRequest) -> RunOutcome:
-        outcome = runner(request)
+        outcome = backend(request)
         if on_done is not None:
             on_done(outcome)
         return outcome
@@ -223,7 +223,7 @@ def run_all(
     except KeyboardInterrupt:
         # Ctrl-C or a cancelled CI job: stop what runs now, start nothing more.
         pool.shutdown(wait=False, cancel_futures=True)
-        runner.stop_all()
+        backend.stop_all()
         raise
     finally:
         pool.shutdown(wait=True)

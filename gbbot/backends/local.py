@@ -119,8 +119,8 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
     return ended(request, process.returncode, signal_no, timed_out, time.monotonic() - started, base)
 
 
-class LocalRunner:
-    """A contract Runner: `run_one` for each request, from gbbot's environment with `pinned` on top."""
+class LocalBackend:
+    """A contract Backend: `run_one` for each request, from gbbot's environment with `pinned` on top."""
 
     def __init__(self, pinned: Mapping[str, str] | None = None) -> None:
         self.pinned = dict(pinned or {})
@@ -134,4 +134,4 @@ class LocalRunner:
             orphans.reap(LIVE.groups, lambda _child: True)
 
 
-run_local = LocalRunner()
+run_local = LocalBackend()

@@ -33,7 +33,7 @@ from gbbot.backends.contract import (
     KILL_GRACE_S,
     PACKAGE_DIR,
     SHIM_DIR,
-    Runner,
+    Backend,
     RunRequest,
     command,
     ended,
@@ -393,11 +393,11 @@ def _outcome(
     return replace(outcome, reads=recorded_reads(request))
 
 
-class WarmRunner:
-    """A contract Runner: Python entrypoints in a fork of the shared server, the rest (and all of
+class WarmBackend:
+    """A contract Backend: Python entrypoints in a fork of the shared server, the rest (and all of
     them when the server is unusable) by `fallback`, the local backend."""
 
-    def __init__(self, server: Server, fallback: Runner, pinned: Mapping[str, str] | None = None) -> None:
+    def __init__(self, server: Server, fallback: Backend, pinned: Mapping[str, str] | None = None) -> None:
         self.server = server
         self.fallback = fallback
         self.pinned = dict(pinned or {})

@@ -55,7 +55,7 @@ class DiffRun:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Setup:
     """Where the comparison happens: the config root, the repository top level, the base."""
 
     root: Path
@@ -72,16 +72,16 @@ class Plan:
         return baseline.Expected(self.base_sha, self.config.digest, torch_version, mode, names)
 
 
-def plan(root: Path, config: Config, options: DiffOptions) -> Plan:
+def setup(root: Path, config: Config, options: DiffOptions) -> Setup:
     top = git.toplevel(root)
     if top is None:
         raise GitError(f"{root} is not inside a git repository: `gbbot diff` compares git commits")
     base_sha = git.merge_base(top, options.base)
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    return Plan(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
+    return Setup(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
 
 
-def dirty_note(p: Plan) -> str | None:
+def dirty_note(p: Setup) -> str | None:
     changed = git.changed_paths(p.top)
     if not changed:
         return None
@@ -104,7 +104,7 @@ def split_jobs(jobs: int) -> tuple[int, int]:
     return max(1, (jobs + 1) // 2), max(1, jobs // 2)
 
 
-def run_both(p: Plan, on_done: OnDone) -> tuple[Report, Report]:
+def run_both(p: Setup, on_done: OnDone) -> tuple[Report, Report]:
     """Head and base at the same time, --jobs shared between them. The worktree is opened here, in
     the calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
     on_base = _labelled(on_done, p.base_sha)
@@ -134,21 +134,21 @@ class Sides:
 
 @dataclass(frozen=True)
 class _Run:
-    """One comparison under way: the plan, what was asked, and where progress and messages go."""
+    """One comparison under way: the setup, what was asked, and where progress and messages go."""
 
-    plan: Plan
+    setup: Setup
     options: DiffOptions
     progress: Progress
     log: Log
 
     def runs(self, sides: int) -> OnDone:
-        return self.progress(sides * len(select(self.plan.config, self.plan.options)))
+        return self.progress(sides * len(select(self.setup.config, self.setup.options)))
 
 
 def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
     """The base report without running it: from the baseline file, the audit's record, or a
     cache hit."""
-    p, options = r.plan, r.options
+    p, options = r.setup, r.options
     expected = p.expected(baseline.installed_torch())
     if options.baseline:
         found, mismatched = baseline.from_file(options.baseline, expected, options.allow_mismatch)
@@ -178,7 +178,7 @@ def sides(r: _Run) -> Sides:
 def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
     """Only the head runs; then what only its run can tell (the torch its entrypoints really
     imported) is checked against the baseline."""
-    p = r.plan
+    p = r.setup
     head = check(p.root, p.config, p.options, r.runs(1))
     recorded = r.options.recorded
     if recorded is not None and source == recorded.name:
@@ -198,7 +198,7 @@ def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
 
 
 def _run_both_and_cache(r: _Run) -> Sides:
-    p, cache = r.plan, r.options.cache
+    p, cache = r.setup, r.options.cache
     if head_first(p):
         head, base, notes = head_then_base(r)
     else:
@@ -209,11 +209,11 @@ def _run_both_and_cache(r: _Run) -> Sides:
     return Sides(head, base, "run", notes)
 
 
-def head_first(p: Plan) -> bool:
+def head_first(p: Setup) -> bool:
     """Whether the head runs before the base, so that the base runs only what the change can
     affect. Worth it when the runs record what they read (the warm server), and never slower one
     at a time; otherwise, with --jobs to spare, both sides run at once."""
-    warm = p.options.runner is None and p.config.runner.backend == "local" and p.config.runner.warm
+    warm = p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm
     return warm or p.options.jobs < 2
 
 
@@ -224,7 +224,7 @@ REPEATABLE = (Status.OK, Status.NO_COMPILE)
 def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
     """The head, then the base for only the entrypoints whose runs read something the change
     touches (gbbot/analysis/reads.py); the others' base results are the head's."""
-    p = r.plan
+    p = r.setup
     seen: dict[str, Reads | None] = {}
     on_head = r.progress(len(select(p.config, p.options)))
 
@@ -242,7 +242,7 @@ def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
     return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints))
 
 
-def rerun_reasons(p: Plan, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
+def rerun_reasons(p: Setup, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
     """Entrypoint name → why its base must run; those missing may take the head's result."""
     why = {e.name: f"it ended {e.status.value}" for e in head.entrypoints if e.status not in REPEATABLE}
     rest = [e.name for e in head.entrypoints if e.name not in why]
@@ -258,13 +258,13 @@ def rerun_reasons(p: Plan, head: Report, seen: Mapping[str, Reads | None]) -> di
     return why
 
 
-def _run_base_for(p: Plan, names: Sequence[str], on_done: OnDone) -> Report:
+def _run_base_for(p: Setup, names: Sequence[str], on_done: OnDone) -> Report:
     only = replace(p.options, only=tuple(names), shard=None)  # already this shard's
     with git.worktree(p.top, p.base_sha) as tree:
         return baseline.run_base(tree, p.prefix, p.config, only, _labelled(on_done, p.base_sha))
 
 
-def _base_report(p: Plan, head: Report, ran: Report | None, why: Mapping[str, str]) -> Report:
+def _base_report(p: Setup, head: Report, ran: Report | None, why: Mapping[str, str]) -> Report:
     by_name = {e.name: e for e in ran.entrypoints} if ran else {}
     entries = [by_name[e.name] if e.name in why else e for e in head.entrypoints]
     version = (ran.torch_version if ran else None) or head.torch_version
@@ -282,12 +282,12 @@ def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
     )
 
 
-def _run_base_only(p: Plan) -> Report:
+def _run_base_only(p: Setup) -> Report:
     with git.worktree(p.top, p.base_sha) as tree:
         return baseline.run_base(tree, p.prefix, p.config, p.options)
 
 
-def compare(p: Plan, s: Sides, note: str | None) -> Diff:
+def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
     notes = (*([note] if note else []), *s.notes)
     return break_diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
@@ -297,7 +297,7 @@ def run_diff(
     root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say
 ) -> DiffRun:
     """The head's report with its diff against the merge-base of `options.base` and HEAD."""
-    p = plan(root, config, options)
+    p = setup(root, config, options)
     note = dirty_note(p)
     log(f"comparing with {p.base_ref} at merge-base {p.base_sha[:7]}")
     if note:

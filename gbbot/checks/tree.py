@@ -9,8 +9,8 @@ from pathlib import Path, PurePath
 
 from gbbot.analysis import classify, recompile, report
 from gbbot.analysis.source import SourceTree
-from gbbot.backends.choose import runner_for
-from gbbot.backends.contract import Runner, RunRequest, entrypoint_dir, run_all
+from gbbot.backends.choose import backend_for
+from gbbot.backends.contract import Backend, RunRequest, entrypoint_dir, run_all
 from gbbot.core.config import Config, Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import EntrypointReport, Frame, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
@@ -50,7 +50,7 @@ class CheckOptions:
     shard: Shard | None = None
     keep_traces: Path | None = None
     save_results: bool = False
-    runner: Runner | None = None  # None: the backend the config's `runner:` names
+    backend: Backend | None = None  # None: the one the config's `runner:` names
 
 
 def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
@@ -117,8 +117,8 @@ def check(
             )
             for e in entrypoints
         ]
-        runner = options.runner or runner_for(config.runner)
-        outcomes = run_all(requests, runner, options.jobs, on_done)
+        backend = options.backend or backend_for(config.runner)
+        outcomes = run_all(requests, backend, options.jobs, on_done)
         tree = SourceTree(root.resolve())
         analysed = [analyse(o, root, config, tree) for o in outcomes]
     version = next((log.torch_version for _, log in analysed if log.torch_version), None)

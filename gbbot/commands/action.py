@@ -7,7 +7,7 @@ import argparse
 
 from gbbot.action import dispatch, inputs
 from gbbot.action.context import Context
-from gbbot.action.workflow import RunnerEnv
+from gbbot.action.workflow import WorkflowEnv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,4 +15,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return dispatch.run(Context(inputs.read(), RunnerEnv.read()))
+    return dispatch.run(Context(inputs.read(), WorkflowEnv.read()))

@@ -57,7 +57,7 @@ class IgnoreRule:
 
 
 @dataclass(frozen=True)
-class Runner:
+class BackendSettings:
     """Where entrypoints run: `local` subprocesses, or sibling `container`s (GPU runners)."""
 
     backend: str = "local"
@@ -94,7 +94,7 @@ class Config:
     header: str | None = None
     scrub_env: tuple[str, ...] = ()
     pass_env: tuple[str, ...] = ()  # more names (fnmatch globs) entrypoints inherit from gbbot
-    runner: Runner = field(default_factory=Runner)
+    runner: BackendSettings = field(default_factory=BackendSettings)
     audit: Audit = field(default_factory=Audit)
     autofix: bool = False  # the PR check pushes verified fixes of new breaks (same-repository PRs)
     digest: str = ""  # hash of the parsed config, for baseline cache keys
@@ -261,7 +261,7 @@ ENTRYPOINT_FIELDS: dict[str, Check] = {
     "kwargs": call_args.check_kwargs,
 }
 IGNORE_FIELDS: dict[str, Check] = {name: _string for name in IGNORE_KEYS}
-RUNNER_FIELDS: dict[str, Check] = {
+BACKEND_FIELDS: dict[str, Check] = {
     "backend": _choice("local", "container"),
     "image": _string,
     "gpus": _gpus,
@@ -311,8 +311,8 @@ def _ignore(path: str, key: str, value: Any) -> tuple[IgnoreRule, ...]:
     return tuple(rules)
 
 
-def _runner(path: str, key: str, value: Any) -> Runner:
-    runner = Runner(**_mapping(path, key, value, RUNNER_FIELDS))
+def _runner(path: str, key: str, value: Any) -> BackendSettings:
+    runner = BackendSettings(**_mapping(path, key, value, BACKEND_FIELDS))
     if runner.backend == "container" and not runner.image:
         raise ConfigError(path, f"{key}.image", "the container backend needs an image")
     return runner

@@ -27,13 +27,13 @@ def _text(found: Any, path: str, max_bytes: int) -> str:
         raise Unreadable(f"{path} is not UTF-8 text at the PR's head") from None
 
 
-def pr_files(repo: Any, sha: str, max_bytes: int, policy: retry.RetryPolicy, log: retry.Log) -> SourceReader:
+def pr_files(repo: Any, sha: str, max_bytes: int, retries: retry.Retries, log: retry.Log) -> SourceReader:
     """A reader of the files at commit `sha`; each path is fetched once."""
     seen: dict[str, str | Unreadable] = {}
 
     def fetch(path: str) -> str | Unreadable:
         try:
-            found = retry.call(lambda: repo.get_contents(path, ref=sha), f"{path} at the PR's head", policy, log)
+            found = retry.call(lambda: repo.get_contents(path, ref=sha), f"{path} at the PR's head", retries, log)
             return _text(found, path, max_bytes)
         except Unreadable as exc:
             return exc

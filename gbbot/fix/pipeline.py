@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gbbot.backends.contract import Runner
+from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, select
 from gbbot.core.config import Config
 from gbbot.core.model import GraphBreak, Mode, Report
@@ -25,7 +25,7 @@ from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
 from gbbot.fix.result import Counts, FixResult
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
-from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_runner, judge
+from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_backend, judge
 from gbbot.fix.workspace import copy_reader, library_lookup
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
@@ -39,8 +39,8 @@ class FixOptions:
     entrypoints: tuple[str, ...] = ()  # run only these (no report given)
     mode: Mode | None = None
     jobs: int = 2
-    runner: Runner | None = None
-    compare: ResultComparer | None = None  # None: in a child of the runner (compare.ChildComparer)
+    backend: Backend | None = None
+    compare: ResultComparer | None = None  # None: in a child of the backend (same_output.ChildComparer)
     progress: Callable[[str], None] = field(default=lambda _message: None)
     rounds: int = rounding.DEFAULT_ROUNDS  # 1: fix only the breaks the first run shows
 
@@ -71,9 +71,9 @@ class FixRun:
 
 
 def _rerun(scratch: Scratch, config: Config, options: FixOptions) -> Rerun:
-    runner = options.runner or default_runner(config)
-    compare = options.compare or ChildComparer(scratch.root, scratch.base / "compare", config, runner)
-    return Rerun(scratch, config, options.mode, options.jobs, runner, compare, options.progress)
+    backend = options.backend or default_backend(config)
+    compare = options.compare or ChildComparer(scratch.root, scratch.base / "compare", config, backend)
+    return Rerun(scratch, config, options.mode, options.jobs, backend, compare, options.progress)
 
 
 def _start(root: Path, rerun: Rerun, options: FixOptions, given: Report | None) -> tuple[Report, Baseline]:

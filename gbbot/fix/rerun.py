@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gbbot.backends.contract import Runner
+from gbbot.backends.contract import Backend
 from gbbot.core.config import Config
 from gbbot.core.model import Mode, Report, Status, Tool
 from gbbot.fix.batch import Trial
@@ -27,7 +27,7 @@ class Rerun:
     config: Config
     mode: Mode | None
     jobs: int
-    runner: Runner
+    backend: Backend
     compare: ResultComparer
     progress: Callable[[str], None]
 
@@ -38,7 +38,7 @@ def observe_named(rerun: Rerun, names: Iterable[str]) -> tuple[Report, Baseline]
     wanted = [n for n in names if n in known]
     if not wanted:  # (check() would take "no names" for "all of them")
         return Report(Tool(), None, rerun.mode or rerun.config.mode, None, ()), {}
-    return observe(rerun.scratch, rerun.config, wanted, rerun.mode, rerun.jobs, rerun.runner)
+    return observe(rerun.scratch, rerun.config, wanted, rerun.mode, rerun.jobs, rerun.backend)
 
 
 def fill_baseline(rerun: Rerun, baseline: Baseline, names: Iterable[str]) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot.backends.contract import Runner, RunRequest
+from gbbot.backends.contract import Backend, RunRequest
 from gbbot.child.launch import AFTER_VARIABLE, BEFORE_VARIABLE, REASON_CHARS, VERDICT_PREFIX
 from gbbot.core.config import Config, Entrypoint
 from gbbot.core.model import Mode, Status
@@ -76,12 +76,12 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 @dataclass(frozen=True)
 class ChildComparer:
-    """A `ResultComparer` that compares in a child of `runner`, in the scratch tree `tree`."""
+    """A `ResultComparer` that compares in a child of `backend`, in the scratch tree `tree`."""
 
     tree: Path
     work: Path  # a private directory for the child's output
     config: Config
-    runner: Runner
+    backend: Backend
 
     def __call__(self, entrypoint: Entrypoint, before: str, after: str) -> str | None:
         with _inputs(self.tree, before, after) as (old, new):
@@ -94,7 +94,7 @@ class ChildComparer:
             request = RunRequest(
                 child, self.tree, self.work, Mode.FAITHFUL, self.config.scrub_env, False, self.config.pass_env
             )
-            outcome = self.runner(request)
+            outcome = self.backend(request)
         why_none = f"the comparing process ended {outcome.status.value} (exit {outcome.exit_code})"
         verdict = parse_verdict(outcome.stdout_tail) if outcome.status is Status.OK else None
         return difference(verdict, f"{why_none}: {outcome.reason or _last_line(outcome.stderr_tail)}")

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot.backends.choose import runner_for
-from gbbot.backends.contract import Runner
+from gbbot.backends.choose import backend_for
+from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config, Entrypoint
 from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
@@ -143,20 +143,20 @@ class Observation:
     outcome: RunOutcome
 
 
-def default_runner(config: Config) -> Runner:
+def default_backend(config: Config) -> Backend:
     """The backend the config's `runner:` names, as `gbbot check` uses it: a fix is verified
     where the breaks were found. Rewritten files must never meet a stale .pyc from an earlier run."""
-    return runner_for(config.runner, pinned={"PYTHONDONTWRITEBYTECODE": "1"})
+    return backend_for(config.runner, pinned={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def observe(
-    scratch: Scratch, config: Config, names: Iterable[str], mode: Mode | None, jobs: int, runner: Runner
+    scratch: Scratch, config: Config, names: Iterable[str], mode: Mode | None, jobs: int, backend: Backend
 ) -> tuple[Report, dict[str, Observation]]:
     """Run the named entrypoints in the scratch copy, results saved for comparison."""
     wanted = tuple(sorted(set(names)))
     outcomes: dict[str, RunOutcome] = {}
     options = CheckOptions(
-        mode=mode, jobs=jobs, only=wanted, save_results=True, keep_traces=scratch.work_dir(), runner=runner
+        mode=mode, jobs=jobs, only=wanted, save_results=True, keep_traces=scratch.work_dir(), backend=backend
     )
     report = check(scratch.root, config, options, on_done=lambda o: outcomes.__setitem__(o.name, o))
     return report, {

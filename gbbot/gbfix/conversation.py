@@ -25,7 +25,7 @@ class PullHead:
     maintainer_can_modify: bool
 
 
-def pull_head(repo: Any, number: int, policy: retry.RetryPolicy, log: retry.Log) -> PullHead:
+def pull_head(repo: Any, number: int, retries: retry.Retries, log: retry.Log) -> PullHead:
     def read() -> PullHead:
         pull = repo.get_pull(number)
         head_repo = pull.head.repo  # None when the fork was deleted
@@ -41,18 +41,18 @@ def pull_head(repo: Any, number: int, policy: retry.RetryPolicy, log: retry.Log)
             maintainer_can_modify=bool(pull.maintainer_can_modify),
         )
 
-    return retry.call(read, f"PR #{number}", policy, log)
+    return retry.call(read, f"PR #{number}", retries, log)
 
 
-def react(repo: Any, number: int, comment_id: int, content: str, policy: retry.RetryPolicy, log: retry.Log) -> None:
+def react(repo: Any, number: int, comment_id: int, content: str, retries: retry.Retries, log: retry.Log) -> None:
     try:
         comment = repo.get_issue(number).get_comment(comment_id)
-        retry.call(lambda: comment.create_reaction(content), f"the {content} reaction", policy, log)
+        retry.call(lambda: comment.create_reaction(content), f"the {content} reaction", retries, log)
     except (GithubException, retry.PublishError) as exc:
         log(f"could not react {content} to the command: {retry.describe(exc)}")
 
 
-def reply(repo: Any, number: int, body: str, policy: retry.RetryPolicy, log: retry.Log) -> str:
+def reply(repo: Any, number: int, body: str, retries: retry.Retries, log: retry.Log) -> str:
     """Post the reply; its URL."""
     issue = repo.get_issue(number)
-    return retry.call(lambda: issue.create_comment(body), "the /gb-fix reply", policy, log).html_url
+    return retry.call(lambda: issue.create_comment(body), "the /gb-fix reply", retries, log).html_url

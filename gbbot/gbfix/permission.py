@@ -32,7 +32,7 @@ def role_from(answer: Any) -> str | None:
     return name if name in ROLES else legacy if legacy in ROLES else None
 
 
-def role_of(repo: Any, login: str, policy: retry.RetryPolicy, log: retry.Log) -> str | None:
+def role_of(repo: Any, login: str, retries: retry.Retries, log: retry.Log) -> str | None:
     """`login`'s role on `repo` (GET collaborators/{login}/permission), None when it cannot be had."""
     url = f"{repo.url}/collaborators/{quote(login, safe='')}/permission"
 
@@ -40,7 +40,7 @@ def role_of(repo: Any, login: str, policy: retry.RetryPolicy, log: retry.Log) ->
         return repo._requester.requestJsonAndCheck("GET", url)[1]  # PyGithub drops role_name
 
     try:
-        return role_from(retry.call(ask, f"the permission of {login}", policy, log))
+        return role_from(retry.call(ask, f"the permission of {login}", retries, log))
     except (GithubException, retry.PublishError, requests.exceptions.RequestException) as exc:
         log(f"the permission of {login} could not be read ({retry.describe(exc)}): treated as none")
         return None

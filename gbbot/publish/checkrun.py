@@ -144,7 +144,7 @@ def _append(
     wanted: CheckRunRequest,
     batch: list[dict[str, Any]],
     before: int,
-    policy: retry.RetryPolicy,
+    retries: retry.Retries,
     log: retry.Log,
 ) -> None:
     """One follow-up update; a retry first counts the run's annotations, so a batch that went
@@ -154,15 +154,15 @@ def _append(
         lambda: run.edit(output=output) or True,
         lambda: True if _annotation_count(run) >= before + len(batch) else None,
         f"check run annotations {before + 1}-{before + len(batch)}",
-        policy,
+        retries,
         log,
     )
 
 
-def publish(repo: Any, wanted: CheckRunRequest, policy: retry.RetryPolicy, log: retry.Log) -> CheckRunPosted:
-    run = retry.write(lambda: _create(repo, wanted), lambda: _existing(repo, wanted), "check run", policy, log)
+def publish(repo: Any, wanted: CheckRunRequest, retries: retry.Retries, log: retry.Log) -> CheckRunPosted:
+    run = retry.write(lambda: _create(repo, wanted), lambda: _existing(repo, wanted), "check run", retries, log)
     sent = len(wanted.batches[0])
     for batch in wanted.batches[1:]:
-        _append(run, wanted, batch, sent, policy, log)
+        _append(run, wanted, batch, sent, retries, log)
         sent += len(batch)
     return CheckRunPosted(run.id, run.html_url, wanted.conclusion, sent, len(wanted.batches))

@@ -9,11 +9,11 @@ from gbbot.publish import retry
 ACTIONS_BOT = "github-actions[bot]"
 # PyGithub's own pacing between writes, which GitHub asks integrations for (secondary limits).
 SECONDS_BETWEEN_WRITES = 1.0
-DEFAULT_POLICY = retry.RetryPolicy()
+DEFAULT_RETRIES = retry.Retries()
 
 
 def github_client(token: str, api_url: str, seconds_between_writes: float = SECONDS_BETWEEN_WRITES) -> Github:
-    """PyGithub without its own retries: gbbot's `retry` decides, so that one policy (and one log
+    """PyGithub without its own retries: gbbot's `retry` decides, so that one retry schedule (and one log
     line per retry) covers every call. Lazy: an object is fetched when a field is read, so e.g. a
     commit's check runs are listed without `GET` of the commit first."""
     return Github(
@@ -31,16 +31,16 @@ def is_forbidden(exc: Exception) -> bool:
     """A 403 that is about permission (read-only token, no checks:write), not a rate limit."""
     if not isinstance(exc, GithubException) or exc.status != 403:
         return False
-    return retry.rate_limit_wait(exc, DEFAULT_POLICY) is None
+    return retry.rate_limit_wait(exc, DEFAULT_RETRIES) is None
 
 
-def bot_login(client: Github, override: str, policy: retry.RetryPolicy, log: retry.Log) -> str:
+def bot_login(client: Github, override: str, retries: retry.Retries, log: retry.Log) -> str:
     """Whom the token comments as. The Actions token may not read `GET /user` (a 403); its
     comments are then authored by github-actions[bot]."""
     if override:
         return override
     try:
-        return retry.call(lambda: client.get_user().login, "who am I (GET /user)", policy, log)
+        return retry.call(lambda: client.get_user().login, "who am I (GET /user)", retries, log)
     except GithubException as exc:
         if exc.status in (401, 403):
             return ACTIONS_BOT

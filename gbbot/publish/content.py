@@ -12,7 +12,7 @@ from gbbot.render import markdown
 
 # Items per section tried, in order, until the text fits; 0 still shows the entrypoint table.
 ITEM_BUDGETS = (None, 100, 50, 20, 10, 5, 0)
-DEFAULT_TITLE = "gbbot: torch.compile graph breaks"
+DEFAULT_TITLE = markdown.TITLE
 
 
 def _no_extra(_brk: GraphBreak) -> Iterable[str]:

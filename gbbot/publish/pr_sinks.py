@@ -13,7 +13,7 @@ from gbbot.edges.console import say
 from gbbot.fix import present
 from gbbot.fix.result import FixStatus
 from gbbot.publish import checkrun, comment, retry
-from gbbot.publish.client import DEFAULT_POLICY, bot_login
+from gbbot.publish.client import DEFAULT_RETRIES, bot_login
 from gbbot.publish.comment import CommentMode, Posted
 from gbbot.publish.content import Content
 from gbbot.publish.review import ReviewPosted, changed_lines, post_review
@@ -22,14 +22,14 @@ from gbbot.publish.sink import Destination, Published, Sinks
 
 @dataclass(frozen=True)
 class GitHubSession:
-    """What every sink shares: the client, the retry policy and where messages go."""
+    """What every sink shares: the client, the retry retries and where messages go."""
 
     client: Github
-    policy: retry.RetryPolicy
+    retries: retry.Retries
     log: retry.Log
 
     def login(self, where: Destination) -> str:
-        return bot_login(self.client, where.bot_login, self.policy, self.log)
+        return bot_login(self.client, where.bot_login, self.retries, self.log)
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class CommentSink:
         login = s.login(where)
         pull = s.client.get_repo(where.repository).get_pull(where.pull_number)  # lazy: no request yet
         step = lambda: comment.upsert(pull, report, content, where.header, login, where.comment_mode)  # noqa: E731
-        posted = retry.call(step, "sticky comment", s.policy, s.log)
+        posted = retry.call(step, "sticky comment", s.retries, s.log)
         s.log(f"PR comment {posted.action.value}" + (f": {posted.url}" if posted.url else ""))
         return posted
 
@@ -66,7 +66,7 @@ class CheckRunSink:
             where.details_url,
             where.fail_on_recompiles,
         )
-        posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.policy, s.log)
+        posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
         requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"
         s.log(f"check run {posted.conclusion} with {posted.annotations} annotations in {requests}")
         return posted
@@ -86,19 +86,19 @@ class ReviewSink:
         s = self.session
         repo = s.client.get_repo(where.repository)
         pull = repo.get_pull(where.pull_number)
-        changed = retry.call(lambda: changed_lines(pull.get_files()), "the PR's changed lines", s.policy, s.log)
+        changed = retry.call(lambda: changed_lines(pull.get_files()), "the PR's changed lines", s.retries, s.log)
         suggestions = present.review_suggestions(results, changed)
         if not suggestions:
             s.log("verified fixes touch no line this PR changed: they stay in the comment, not in a review")
             return None
         login = s.login(where)
-        posted = post_review(pull, repo.get_commit(where.head_sha), suggestions, where.header, login, s.policy, s.log)
+        posted = post_review(pull, repo.get_commit(where.head_sha), suggestions, where.header, login, s.retries, s.log)
         s.log(f"review with {posted.comments} suggestions " + ("posted" if posted.posted else "already there"))
         return posted
 
 
-def pull_request_sinks(client: Github, policy: retry.RetryPolicy, log: retry.Log) -> Sinks:
-    session = GitHubSession(client, policy, log)
+def pull_request_sinks(client: Github, retries: retry.Retries, log: retry.Log) -> Sinks:
+    session = GitHubSession(client, retries, log)
     return Sinks((CommentSink(session), CheckRunSink(session), ReviewSink(session)), log)
 
 
@@ -107,8 +107,8 @@ def publish(
     report: Report,
     content: Content,
     where: Destination,
-    policy: retry.RetryPolicy = DEFAULT_POLICY,
+    retries: retry.Retries = DEFAULT_RETRIES,
     log: retry.Log = say,
 ) -> Published:
     """The comment, the check run, then the review of verified fixes (see `Sinks` for failures)."""
-    return pull_request_sinks(client, policy, log).publish(report, content, where)
+    return pull_request_sinks(client, retries, log).publish(report, content, where)

@@ -33,7 +33,7 @@ class PublishError(GbbotError):
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
+class Retries:
     tries: int = 5
     backoff_s: float = 2.0  # doubled after each failed try
     max_backoff_s: float = 60.0
@@ -54,7 +54,7 @@ def _message(exc: GithubException) -> str:
     return str(data.get("message") or exc.message or "").lower()
 
 
-def rate_limit_wait(exc: GithubException, policy: RetryPolicy) -> float | None:
+def rate_limit_wait(exc: GithubException, retries: Retries) -> float | None:
     """Seconds GitHub asks for on a 403/429 that is a rate limit; None when it is not one."""
     headers = _headers(exc)
     if "retry-after" in headers:
@@ -64,7 +64,7 @@ def rate_limit_wait(exc: GithubException, policy: RetryPolicy) -> float | None:
             return SECONDARY_LIMIT_WAIT_S
     if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
         try:
-            return max(float(headers["x-ratelimit-reset"]) - policy.clock(), 0.0) + 1.0
+            return max(float(headers["x-ratelimit-reset"]) - retries.clock(), 0.0) + 1.0
         except ValueError:
             return None
     if "secondary rate limit" in _message(exc):
@@ -72,16 +72,16 @@ def rate_limit_wait(exc: GithubException, policy: RetryPolicy) -> float | None:
     return None
 
 
-def wait_before_retry(exc: Exception, attempt: int, policy: RetryPolicy) -> float | None:
+def wait_before_retry(exc: Exception, attempt: int, retries: Retries) -> float | None:
     """How long to wait before the next try, or None when this failure is not worth retrying."""
     if isinstance(exc, GithubException):
         if exc.status in RETRIED_STATUSES:
-            return policy.backoff(attempt)
+            return retries.backoff(attempt)
         if exc.status in (403, 429):
-            return rate_limit_wait(exc, policy)
+            return rate_limit_wait(exc, retries)
         return None
     if isinstance(exc, TRANSPORT_ERRORS):
-        return policy.backoff(attempt)
+        return retries.backoff(attempt)
     return None
 
 
@@ -91,27 +91,26 @@ def describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def call(step: Callable[[], T], what: str, policy: RetryPolicy, log: Log) -> T:
+def call(step: Callable[[], T], what: str, retries: Retries, log: Log) -> T:
     """Run `step` (idempotent) until it succeeds, a failure is not retryable, or the tries run out."""
-    for attempt in range(1, policy.tries + 1):
+    for attempt in range(1, retries.tries + 1):
         try:
             return step()
         except (GithubException, requests.exceptions.RequestException) as exc:
-            delay = wait_before_retry(exc, attempt, policy)
+            delay = wait_before_retry(exc, attempt, retries)
             if delay is None:
                 raise
-            if attempt == policy.tries:
-                raise PublishError(f"{what}: gave up after {policy.tries} tries, last: {describe(exc)}") from exc
-            if delay > policy.max_wait_s:
-                raise PublishError(
-                    f"{what}: GitHub asks to wait {delay:.0f}s (over gbbot's {policy.max_wait_s:.0f}s); {describe(exc)}"
-                ) from exc
-            log(f"{what}: {describe(exc)}; retrying in {delay:.0f}s (try {attempt + 1} of {policy.tries})")
-            policy.sleep(delay)
+            if attempt == retries.tries:
+                raise PublishError(f"{what}: gave up after {retries.tries} tries, last: {describe(exc)}") from exc
+            if delay > retries.max_wait_s:
+                over = f"over gbbot's {retries.max_wait_s:.0f}s"
+                raise PublishError(f"{what}: GitHub asks to wait {delay:.0f}s ({over}); {describe(exc)}") from exc
+            log(f"{what}: {describe(exc)}; retrying in {delay:.0f}s (try {attempt + 1} of {retries.tries})")
+            retries.sleep(delay)
     raise AssertionError("unreachable: the loop returns or raises")
 
 
-def write(step: Callable[[], T], recover: Callable[[], T | None], what: str, policy: RetryPolicy, log: Log) -> T:
+def write(step: Callable[[], T], recover: Callable[[], T | None], what: str, retries: Retries, log: Log) -> T:
     """A write that may have reached GitHub although its answer was an error (a 5xx after the
     write, a dropped connection): before each retry, `recover` looks for it and returns it."""
     tries = 0
@@ -122,4 +121,4 @@ def write(step: Callable[[], T], recover: Callable[[], T | None], what: str, pol
         found = recover() if tries > 1 else None
         return found if found is not None else step()
 
-    return call(attempt, what, policy, log)
+    return call(attempt, what, retries, log)

@@ -79,12 +79,12 @@ def post_review(
     suggestions: Sequence[Suggestion],
     header: str,
     bot_login: str,
-    policy: retry.RetryPolicy,
+    retries: retry.Retries,
     log: retry.Log,
 ) -> ReviewPosted:
     chosen = list(suggestions)[:REVIEW_COMMENTS_MAX]
     tag = marker(header, chosen)
-    found = retry.call(lambda: _existing(pull, tag, bot_login), "earlier reviews", policy, log)
+    found = retry.call(lambda: _existing(pull, tag, bot_login), "earlier reviews", retries, log)
     if found is not None:
         return ReviewPosted(False, len(chosen), found.html_url)
     body = f"{tag}\ngbbot verified these fixes by re-running the entrypoints: each removes a graph break."
@@ -93,7 +93,7 @@ def post_review(
         lambda: pull.create_review(commit=commit, body=body, event="COMMENT", comments=comments),
         lambda: _existing(pull, tag, bot_login),
         "review with suggestions",
-        policy,
+        retries,
         log,
     )
     return ReviewPosted(True, len(chosen), review.html_url)

@@ -19,6 +19,8 @@ from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
 
+TITLE = "gbbot: torch.compile graph breaks"  # the comment's, the check run's and the summary's heading
+
 
 @dataclass(frozen=True)
 class Item:
@@ -47,7 +49,7 @@ class Section:
 
 @dataclass(frozen=True)
 class Options:
-    title: str = "gbbot: torch.compile graph breaks"
+    title: str = TITLE
     footer: tuple[str, ...] = ()
     extra: Callable[[GraphBreak], Iterable[str]] = field(default=lambda _b: ())
     max_items: int | None = None  # per section; the rest is counted, not shown

@@ -16,7 +16,7 @@ from gbbot.publish.client import ACTIONS_BOT, github_client
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
 from gbbot.publish.content import Content
 from gbbot.publish.pr_sinks import publish
-from gbbot.publish.retry import RetryPolicy
+from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, MAINTAINER_TOKEN, GitHubStandin
 from tests.publish.reports import HEAD_SHA, graph_break, report
@@ -34,8 +34,8 @@ class Recorder:
     sleeps: list[float] = field(default_factory=list)
     now: float = 1_000_000.0
 
-    def policy(self, tries: int = 4) -> RetryPolicy:
-        return RetryPolicy(tries=tries, sleep=self.sleeps.append, clock=lambda: self.now)
+    def retries(self, tries: int = 4) -> Retries:
+        return Retries(tries=tries, sleep=self.sleeps.append, clock=lambda: self.now)
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def run(
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
     content = Content(pointer=POINTER, extra=present.markdown_extra(present.results_of(result)))  # as the action does
-    return publish(client, result, content, target, recorder.policy(), recorder.lines.append)
+    return publish(client, result, content, target, recorder.retries(), recorder.lines.append)
 
 
 def bot_comments(standin: GitHubStandin) -> list:
@@ -298,7 +298,7 @@ def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHu
     target = Destination("octo-org/octo-repo", PR, HEAD_SHA, "", "gbbot", "gbbot:1:1", None, CommentMode.ALWAYS, "new")
     client = github_client(ACTIONS_TOKEN, "http://127.0.0.1:9", seconds_between_writes=0)  # discard port: refused
     published = publish(
-        client, report([graph_break(1)]), Content(), target, recorder.policy(tries=2), recorder.lines.append
+        client, report([graph_break(1)]), Content(), target, recorder.retries(tries=2), recorder.lines.append
     )
     assert recorder.sleeps == [2.0]
     assert published.problems and "ConnectionError" in published.problems[0]

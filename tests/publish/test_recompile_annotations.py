@@ -12,7 +12,7 @@ from gbbot.publish.client import github_client
 from gbbot.publish.comment import CommentMode
 from gbbot.publish.content import Content
 from gbbot.publish.pr_sinks import publish
-from gbbot.publish.retry import RetryPolicy
+from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination, Published
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.publish.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
@@ -44,7 +44,7 @@ def run(
         fail_on_recompiles=recompiles,
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
-    policy = RetryPolicy(tries=1, sleep=lambda _s: None, clock=lambda: 0.0)
+    policy = Retries(tries=1, sleep=lambda _s: None, clock=lambda: 0.0)
     return publish(client, result, Content(pointer="report"), where, policy, lambda _line: None)
 
 
