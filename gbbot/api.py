@@ -15,7 +15,7 @@ from gbbot.analysis import recompile
 from gbbot.analysis import report as report_
 from gbbot.checks.baseline import RecordedBase
 from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
-from gbbot.checks.tree import CheckOptions, Shard, check, select
+from gbbot.checks.tree import CheckOptions, Shard, check, from_logs, select
 from gbbot.core import counts
 from gbbot.core.config import Config
 from gbbot.core.model import EntrypointReport, Report, Status
@@ -36,6 +36,8 @@ __all__ = [
     "check",
     "diff",
     "fix",
+    "no_progress",
+    "parse_logs",
     "policy_breach",
     "select",
 ]
@@ -44,6 +46,11 @@ __all__ = [
 def diff(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> DiffRun:
     """The working tree's report with its diff against the merge-base of `options.base` and HEAD."""
     return run_diff(root, config, options, progress, log)
+
+
+def parse_logs(path: Path, root: Path, name: str = "log") -> Report:
+    """A report from existing logs (a TORCH_TRACE directory or file, or TORCH_LOGS text)."""
+    return from_logs(path, root, name)
 
 
 def audit_record(branch: str | None, cache: Path | None = None) -> RecordedBase | None:

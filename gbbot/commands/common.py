@@ -8,8 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot.analysis import report
-from gbbot.api import policy_breach
-from gbbot.checks.head_and_base import no_progress
+from gbbot.api import no_progress, policy_breach
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.errors import ExitCode
 from gbbot.core.model import Mode, Report, RunOutcome

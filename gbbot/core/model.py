@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 
 class Status(str, enum.Enum):
@@ -228,6 +229,8 @@ class Reads:
     # directory → the module names the import system looked for there
     searched: Mapping[str, frozenset[str]] = field(default_factory=dict)
     metadata: frozenset[str] = frozenset()  # searched for installed packages (*.dist-info, *.egg-info)
+
+    MAX_PATHS: ClassVar[int] = 20_000  # per list, as a child caps it; past it the record says it overflowed
 
 
 @dataclass(frozen=True)
