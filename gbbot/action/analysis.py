@@ -33,7 +33,7 @@ def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] 
     terminal.render(report, report_console())
     for line in notes:
         say(line.replace("`", ""))
-    breach = api.policy_breach(report, config.fail_on, config.fail_on_recompiles)
+    breach = api.Policy.resolve(config).verdict(report).reason
     if breach:
         say_styled(breach)
     return saved(ctx, report)

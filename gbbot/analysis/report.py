@@ -1,4 +1,4 @@
-"""Report: build from run outcomes and traces; JSON schema v1 in and out; the policy's verdict."""
+"""Report: build from run outcomes and traces; the breaks a policy counts; JSON schema v1 in and out."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def new_report(
     )
 
 
-# --- policy ------------------------------------------------------------------------------------
+# --- the breaks a policy counts ----------------------------------------------------------------
 
 
 def counted(report: Report) -> list[GraphBreak]:
@@ -134,27 +134,6 @@ def new_breaks(report: Report) -> list[GraphBreak]:
         return counted(report)
     new = set(report.diff.new)
     return [b for b in counted(report) if b.fingerprint in new]
-
-
-def policy_failed(report: Report, fail_on: str, recompiles: str | None = None) -> bool:
-    """fail_on: new → only breaks the diff calls new (every break without a baseline); any → any
-    break not ignored; none → never. `recompiles` is the recompilation policy (None: the default
-    that goes with `fail_on`, see recompile_policy)."""
-    from gbbot.analysis import recompile  # imports classify: only reports that get a verdict pay for it
-
-    if recompile.failing(report, recompile_policy(fail_on, recompiles)):
-        return True
-    if fail_on == "none":
-        return False
-    return bool(counted(report) if fail_on == "any" else new_breaks(report))
-
-
-def recompile_policy(fail_on: str, recompiles: str | None) -> str:
-    """A frame newly hitting the recompile limit fails unless the policy says otherwise: it
-    silently turns a compiled model eager. `fail_on: none` means never fail."""
-    if recompiles is not None:
-        return recompiles
-    return "none" if fail_on == "none" else "limit"
 
 
 # --- JSON --------------------------------------------------------------------------------------

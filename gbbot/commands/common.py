@@ -8,10 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot.analysis import report
-from gbbot.api import policy_breach
+from gbbot.analysis.policy import Policy
 from gbbot.checks.head_and_base import no_progress
 from gbbot.core.config import CONFIG_NAME, Config, load_config
-from gbbot.core.errors import ExitCode
 from gbbot.core.model import Mode, Report, RunOutcome
 from gbbot.edges import git
 from gbbot.edges.console import progress_printer, report_console, say, say_styled
@@ -99,10 +98,9 @@ def messages(args: argparse.Namespace) -> Callable[[str], None]:
     return (lambda _message: None) if getattr(args, "quiet", False) else say
 
 
-def policy_exit_code(result: Report, fail_on: str, recompiles: str | None = None) -> int:
+def policy_exit_code(result: Report, policy: Policy) -> int:
     """0 within policy, 1 when it failed, saying why on stderr."""
-    breach = policy_breach(result, fail_on, recompiles)
-    if breach is None:
-        return ExitCode.OK
-    say_styled(breach)
-    return ExitCode.POLICY
+    verdict = policy.verdict(result)
+    if verdict.reason:
+        say_styled(verdict.reason)
+    return verdict.exit_code

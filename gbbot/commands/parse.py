@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from gbbot.analysis import classify, recompile, report
+from gbbot.analysis.policy import Policy
 from gbbot.analysis.source import SourceTree
 from gbbot.checks.tree import unattributed
 from gbbot.commands import common
@@ -46,4 +47,4 @@ def run(args: argparse.Namespace) -> int:
     common.write_outputs(result, args)
     for problem in entry.trace_problems:
         print(f"gbbot: warning: {problem}", file=sys.stderr)
-    return common.policy_exit_code(result, args.fail_on)
+    return common.policy_exit_code(result, Policy.of(args.fail_on))

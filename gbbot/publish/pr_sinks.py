@@ -57,14 +57,7 @@ class CheckRunSink:
     def publish(self, report: Report, content: Content, where: Destination) -> checkrun.CheckRunPosted:
         s = self.session
         wanted = checkrun.request(
-            report,
-            where.fail_on,
-            content,
-            where.check_name,
-            where.head_sha,
-            where.external_id,
-            where.details_url,
-            where.fail_on_recompiles,
+            report, where.policy, content, where.check_name, where.head_sha, where.external_id, where.details_url
         )
         posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
         requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"
