@@ -62,7 +62,7 @@ def diff(ctx: Context, base: str) -> Report:
 
 
 def with_fixes(ctx: Context, report: Report) -> Report:
-    """Fixes for the new breaks: verified patches go into the report (extra.fixes), to be shown
+    """Fixes for the new breaks: verified patches go into the report (its `fixes`), to be shown
     under each break and suggested in a review. A failure here costs the fixes, not the run."""
     from gbbot.fix import present
     from gbbot.fix.pipeline import FixOptions  # LibCST: only when fixes are asked for

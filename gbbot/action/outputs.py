@@ -13,7 +13,6 @@ from gbbot.core import counts as counts_
 from gbbot.core import limits
 from gbbot.core.errors import ExitCode
 from gbbot.core.model import Report
-from gbbot.fix import present
 from gbbot.publish.content import Content, fitted, title_for
 from gbbot.publish.fallback import annotate
 from gbbot.publish.sink import Published
@@ -25,8 +24,7 @@ def content(ctx: Context, report: Report, run_url: str | None) -> Content:
     artifact = md_code(ctx.inputs.artifact_name)
     where = f"[this workflow run]({run_url})" if run_url else "this workflow run"
     pointer = f"📄 The full report is the {artifact} artifact of {where}."
-    extra = present.markdown_extra(present.results_of(report))  # verified fixes under their break
-    return Content(title=title_for(ctx.inputs.header), pointer=pointer, extra=extra)
+    return Content(title=title_for(ctx.inputs.header), pointer=pointer)
 
 
 def counts(report: Report) -> dict[str, str]:

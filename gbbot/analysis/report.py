@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 
 from gbbot import __version__
-from gbbot.core import counts, limits, untrusted_json
+from gbbot.core import counts, fixes, limits, untrusted_json
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     Category,
@@ -186,9 +186,20 @@ def to_json(report: Report) -> dict:
     if report.diff is not None:
         data["diff"] = _diff_json(report.diff)
     data["counts"] = counts.as_json(counts.counts(report))
-    if report.extra:
-        data["extra"] = report.extra
+    if extra := _extra_json(report):
+        data["extra"] = extra
     return data
+
+
+def _extra_json(report: Report) -> dict:
+    """What later steps added: the fix results (written even when there are none, since a fix
+    step did look), then the merged shards."""
+    extra: dict[str, Any] = {}
+    if report.fixes is not None:
+        extra["fixes"] = [fixes.to_json(f) for f in report.fixes]
+    if report.merged_shards:
+        extra["merged_shards"] = list(report.merged_shards)
+    return extra
 
 
 def dumps(report: Report) -> str:
@@ -279,6 +290,7 @@ def _recompile_diff(data: dict) -> RecompileDiff:
 def from_json(data: Any) -> Report:
     """Validated JSON → Report."""
     validate(data)
+    extra = data.get("extra", {})
     return Report(
         tool=Tool(**data["tool"]),
         torch_version=data["torch_version"],
@@ -288,7 +300,8 @@ def from_json(data: Any) -> Report:
         diff=_diff(data["diff"]) if data.get("diff") else None,
         config_hash=data.get("config_hash"),
         shard=data.get("shard"),
-        extra=data.get("extra", {}),
+        fixes=tuple(fixes.from_json(f) for f in extra["fixes"]) if "fixes" in extra else None,
+        merged_shards=tuple(extra.get("merged_shards", ())),
     )
 
 

@@ -14,7 +14,6 @@ from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.model import Mode, Report, RunOutcome
 from gbbot.edges import git
 from gbbot.edges.console import progress_printer, report_console, say, say_styled
-from gbbot.fix import present
 from gbbot.render import markdown, terminal
 
 
@@ -72,18 +71,12 @@ def config_for(args: argparse.Namespace, root: Path) -> Config:
     return config
 
 
-def render_markdown(result: Report) -> str:
-    """The markdown report, with any verified fixes the report carries under their break."""
-    extra = present.markdown_extra(present.results_of(result))
-    return markdown.render(result, markdown.Options(extra=extra))
-
-
 def write_outputs(result: Report, args: argparse.Namespace) -> None:
     if args.json:
         report.write(result, args.json)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(render_markdown(result), encoding="utf-8")
+        args.markdown.write_text(markdown.render(result), encoding="utf-8")
     if not args.quiet:
         terminal.render(result, report_console())
 

@@ -12,7 +12,6 @@ import pytest
 from gbbot.analysis.policy import Policy
 from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
-from gbbot.fix import present
 from gbbot.publish.client import ACTIONS_BOT, github_client
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
 from gbbot.publish.content import Content
@@ -60,7 +59,7 @@ def run(
         "octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1", None, mode, Policy.of(fail_on)
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
-    content = Content(pointer=POINTER, extra=present.markdown_extra(present.results_of(result)))  # as the action does
+    content = Content(pointer=POINTER)  # as the action does: the fixes come with the report
     return publish(client, result, content, target, recorder.retries(), recorder.lines.append)
 
 
