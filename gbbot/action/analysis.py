@@ -33,7 +33,7 @@ def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] 
     terminal.render(report, report_console())
     for line in notes:
         say(line.replace("`", ""))
-    breach = api.policy_breach(report, config.fail_on, config.fail_on_recompiles)
+    breach = api.Policy.resolve(config).verdict(report).reason
     if breach:
         say_styled(breach)
     return saved(ctx, report)
@@ -62,7 +62,7 @@ def diff(ctx: Context, base: str) -> Report:
 
 
 def with_fixes(ctx: Context, report: Report) -> Report:
-    """Fixes for the new breaks: verified patches go into the report (extra.fixes), to be shown
+    """Fixes for the new breaks: verified patches go into the report (its `fixes`), to be shown
     under each break and suggested in a review. A failure here costs the fixes, not the run."""
     from gbbot.fix import present
     from gbbot.fix.pipeline import FixOptions  # LibCST: only when fixes are asked for

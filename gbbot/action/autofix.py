@@ -23,7 +23,6 @@ from gbbot.core.model import Report
 from gbbot.deliver import loop, patchcheck, rederive
 from gbbot.deliver.pinned import Pinned
 from gbbot.edges import git
-from gbbot.fix import present
 from gbbot.gbfix import conversation as gh
 from gbbot.gbfix import replies
 from gbbot.publish import retry
@@ -56,7 +55,7 @@ def ineligible(ctx: Context, event: PullRequestEvent) -> str | None:
 
 def fixed_paths(report: Report) -> tuple[str, ...]:
     """The files the report's verified fixes edit."""
-    return tuple(sorted({r.file for r in rederive.verified_only(present.results_of(report))}))
+    return tuple(sorted({r.file for r in rederive.verified_only(report.fixes or ())}))
 
 
 def moved(pinned: str, now: str) -> str:

@@ -11,6 +11,7 @@ from github import Github
 
 from gbbot.action.inputs import Inputs
 from gbbot.action.workflow import WorkflowEnv
+from gbbot.analysis.policy import Policy
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.edges.console import say
 from gbbot.publish import retry
@@ -46,15 +47,9 @@ class Context:
     def config(self) -> Config:
         return load_config(self.config_path())
 
-    def fail_on(self) -> str:
-        """The input, else the config's (when there is a config to read), else `new`."""
-        if self.inputs.fail_on:
-            return self.inputs.fail_on
+    def policy(self) -> Policy:
+        """The config's fail policy (the default one without a config to read), its breaks'
+        part set by the fail-on input when given, as `--fail-on` does on the command line."""
         path = self.config_path()
-        return load_config(path).fail_on if path.exists() else "new"
-
-    def fail_on_recompiles(self) -> str | None:
-        """The config's `fail_on.recompiles`, else None (the default that goes with fail_on). The
-        fail-on input sets the breaks' policy only, as `--fail-on` does on the command line."""
-        path = self.config_path()
-        return load_config(path).fail_on_recompiles if path.exists() else None
+        override = self.inputs.fail_on or None
+        return Policy.resolve(load_config(path), override) if path.exists() else Policy.of(override or "new")

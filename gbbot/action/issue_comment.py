@@ -26,12 +26,12 @@ from gbbot.action.workflow import write_outputs
 from gbbot.analysis import report as report_
 from gbbot.core.config import CONFIG_NAME
 from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.core.fixes import Counts
 from gbbot.deliver import loop, patchcheck
 from gbbot.deliver.pinned import Pinned
 from gbbot.edges import git
 from gbbot.fix import commit as committing
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.result import Counts
 from gbbot.gbfix import conversation as gh
 from gbbot.gbfix import permission, replies
 from gbbot.gbfix.command import Command, Kind, parse

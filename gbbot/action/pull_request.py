@@ -18,11 +18,11 @@ def handle(ctx: Context, event: PullRequestEvent) -> int:
     why_not = autofix.ineligible(ctx, event) if wanted else None
     if ctx.inputs.fix or (wanted and why_not is None):
         report = analysis.with_fixes(ctx, report)
-    policy = ctx.fail_on()
+    policy = ctx.policy()
     text = outputs.content(ctx, report, ctx.env.run_url)
     if wanted:
         text = text.noted(autofix.run(ctx, event, report, why_not).note)
     where = destination(ctx, event.number, event.head_sha, policy, ctx.env.run_url)
     published = publish_or_fallback(ctx, report, text, where)
     outputs.finish(ctx, report, policy, text, published)
-    return outputs.exit_code(report, policy, published, ctx.fail_on_recompiles())
+    return outputs.exit_code(report, policy, published)

@@ -66,7 +66,7 @@ def handle(ctx: Context, event: OtherEvent) -> int:
     else:
         ctx.log("no token: the audit record is not kept and no issue is written; see the job summary")
         result = audit.outcome([], mine, config.audit.history, where(ctx))
-    policy = ctx.fail_on()
+    policy = ctx.policy()
     breach = audit.verdict(result)
     if breach:
         say_styled(breach)

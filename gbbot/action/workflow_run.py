@@ -112,7 +112,7 @@ def _content(ctx: Context, done: rederive.Rederived, target: Target | None, run_
 
 def handle(ctx: Context, run: WorkflowRunEvent) -> int:
     report = analysis.read_untrusted(ctx.report_path)
-    policy = ctx.fail_on()
+    policy = ctx.policy()
     run_url = run.html_url if run.html_url.startswith("https://") and " " not in run.html_url else None
     target = _target(ctx, run)
     done = believed(ctx, report, target, run.head_sha)

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gbbot.core.fixes import Counts, FixResult
 from gbbot.core.model import Report
 from gbbot.deliver import loop
-from gbbot.fix.result import Counts, FixResult
 from gbbot.gbfix.replies import fixed_lines
 from gbbot.render.escape import md_code, md_text
 

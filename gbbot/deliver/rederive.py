@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
-from gbbot.fix import engine, plan, present
-from gbbot.fix.result import FixResult, FixStatus, extra_json
+from gbbot.fix import engine, plan
 
 # repo-relative path → the file's text at the PR's head, or why it cannot be had (`Unreadable`)
 SourceReader = Callable[[str], str]
@@ -78,15 +78,10 @@ def rederive(report: Report, read: SourceReader, limit: int) -> Rederived:
     breaks = {b.fingerprint: b for b in report.breaks if not b.ignored}
     kept: list[FixResult] = []
     dropped: list[Dropped] = []
-    for n, result in enumerate(verified_only(present.results_of(report))):
+    for n, result in enumerate(verified_only(report.fixes or ())):
         outcome = check(result, breaks, read) if n < limit else Dropped(result.fingerprint, "over the limit")
         (kept if isinstance(outcome, FixResult) else dropped).append(outcome)
-    return Rederived(_with_fixes(report, kept), tuple(dropped))
-
-
-def _with_fixes(report: Report, kept: Sequence[FixResult]) -> Report:
-    extra = {k: v for k, v in report.extra.items() if k != "fixes"}
-    return replace(report, extra={**extra, **extra_json(kept)} if kept else extra)
+    return Rederived(replace(report, fixes=tuple(kept) or None), tuple(dropped))
 
 
 def dropped_note(dropped: Sequence[Dropped]) -> str | None:

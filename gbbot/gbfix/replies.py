@@ -7,9 +7,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from gbbot.core import limits
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
-from gbbot.fix import present
-from gbbot.fix.result import FixResult, FixStatus
 from gbbot.gbfix.command import USAGE, Command
 from gbbot.render.escape import md_code, md_text
 
@@ -73,7 +72,7 @@ def remaining_lines(report: Report, fixed: Iterable[str], command: Command) -> l
 
 
 def _results(report: Report) -> tuple[FixResult, ...]:
-    return present.results_of(report)
+    return report.fixes or ()
 
 
 def _sections(fixed: list[str], remaining: list[str]) -> str:

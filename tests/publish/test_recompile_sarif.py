@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gbbot.analysis import recompile
+from gbbot.analysis.policy import Policy
 from gbbot.render import sarif
 from tests.publish.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
 from tests.publish.reports import graph_break
@@ -67,7 +68,7 @@ def test_a_rule_per_guard_kind_with_help_and_the_recompilation_doc() -> None:
 
 
 def test_the_recompilation_policy_sets_the_level() -> None:
-    results = sarif.sarif(recompiled_report(), "new", "new")["runs"][0]["results"]
+    results = sarif.sarif(recompiled_report(), Policy.of("new", "new"))["runs"][0]["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [
         ("recompile/limit", "error"),
         ("recompile/int_argument", "error"),
