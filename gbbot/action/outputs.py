@@ -51,7 +51,7 @@ def write_sarif(ctx: Context, report: Report, policy: str, recompiles: str | Non
 
 
 def _step_outputs(ctx: Context, report: Report, policy: str, published: Published | None) -> dict[str, str]:
-    recompiles = ctx.fail_on_recompiles()
+    recompiles = ctx.settings.fail_on_recompiles
     sarif_path = write_sarif(ctx, report, policy, recompiles)
     posted_comment = published.comment if published else None
     posted_check = published.check_run if published else None

@@ -25,7 +25,7 @@ def destination(ctx: Context, number: int, head_sha: str, policy: str, run_url: 
         comment_mode=ctx.inputs.comment_mode,
         fail_on=policy,
         bot_login=ctx.inputs.bot_login,
-        fail_on_recompiles=ctx.fail_on_recompiles(),
+        fail_on_recompiles=ctx.settings.fail_on_recompiles,
     )
 
 

@@ -131,6 +131,10 @@ def from_json(data: Mapping[str, Any]) -> FixResult:
     )
 
 
+def verified_only(results: Iterable[FixResult]) -> list[FixResult]:
+    return [r for r in results if r.status is FixStatus.VERIFIED]
+
+
 def extra_json(results: Iterable[FixResult]) -> dict[str, Any]:
     """The `Report.extra` entry these results make."""
     return {"fixes": [to_json(r) for r in results]}
