@@ -6,7 +6,7 @@ and their JSON form: the report's `extra.fixes` (schema: gbbot/schema/report.sch
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -160,3 +160,7 @@ def from_json(data: Mapping[str, Any]) -> FixResult:
         tried=tuple(data.get("tried", ())),
         round=data.get("round", 1),
     )
+
+
+def verified_only(results: Iterable[FixResult]) -> list[FixResult]:
+    return [r for r in results if r.status is FixStatus.VERIFIED]

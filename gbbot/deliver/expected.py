@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gbbot.core.fixes import FixResult
+from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.limits import REDERIVED_FIXES_MAX
 from gbbot.core.model import Report
 from gbbot.deliver import rederive
 from gbbot.deliver.patchcheck import Refused
+from gbbot.deliver.sources import SourceReader
 from gbbot.fix import plan
 from gbbot.fix.patch import FilePatch
 
@@ -25,16 +26,16 @@ class Expected:
 
 def claimed(report: Report, paths: Sequence[str]) -> list[FixResult]:
     """The verified fixes the report claims for the files the patch edits."""
-    return [r for r in rederive.verified_only(report.fixes or ()) if r.file in paths]
+    return [r for r in verified_only(report.fixes or ()) if r.file in paths]
 
 
-def _candidate(result: FixResult, report: Report, read: rederive.SourceReader) -> plan.Candidate | None:
+def _candidate(result: FixResult, report: Report, read: SourceReader) -> plan.Candidate | None:
     brk = next(b for b in report.breaks if b.fingerprint == result.fingerprint)
     found, _ = plan.candidates(brk, read(brk.file), read)
     return next((c for c in found if c.recipe.variant == result.variant), None)
 
 
-def expected(report: Report, paths: Sequence[str], read: rederive.SourceReader) -> Expected | Refused:
+def expected(report: Report, paths: Sequence[str], read: SourceReader) -> Expected | Refused:
     """The patches gbbot's recipes make of the pinned source for the fixes the report claims on
     `paths`, or why the claim is not believed."""
     fixes = claimed(report, paths)

@@ -8,19 +8,13 @@ through a reader."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from gbbot.core.fixes import FixResult, FixStatus
+from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.model import GraphBreak, Report
+from gbbot.deliver.sources import SourceReader, Unreadable
 from gbbot.fix import engine, plan
-
-# repo-relative path → the file's text at the PR's head, or why it cannot be had (`Unreadable`)
-SourceReader = Callable[[str], str]
-
-
-class Unreadable(Exception):
-    """The PR's version of a file cannot be used: missing, too large, not UTF-8."""
 
 
 @dataclass(frozen=True)
@@ -65,10 +59,6 @@ def check(result: FixResult, breaks: dict[str, GraphBreak], read: SourceReader) 
         return Dropped(result.fingerprint, str(exc))
     derived = _derived(result, brk, text)
     return derived if isinstance(derived, FixResult) else Dropped(result.fingerprint, derived)
-
-
-def verified_only(results: Iterable[FixResult]) -> list[FixResult]:
-    return [r for r in results if r.status is FixStatus.VERIFIED]
 
 
 def rederive(report: Report, read: SourceReader, limit: int) -> Rederived:

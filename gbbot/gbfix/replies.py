@@ -4,7 +4,7 @@ report (break messages, reasons) is the fix job's word and is escaped like any u
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from gbbot.core import limits
 from gbbot.core.fixes import FixResult, FixStatus
@@ -36,15 +36,6 @@ def selected(brk: GraphBreak, command: Command) -> bool:
     if command.fingerprint:
         return brk.fingerprint == command.fingerprint
     return brk.file == command.path if command.path else True
-
-
-def fixed_lines(fixes: Sequence[FixResult], report: Report) -> list[str]:
-    ids = {b.fingerprint: b.gb_id or b.gb_type for b in report.breaks}
-    return [
-        f"- {md_code(ids.get(r.fingerprint, '?'))} {md_code(f'{r.file}:{r.line}')} ({md_text(r.recipe or '')}): "
-        f"{md_text(r.summary)}"
-        for r in fixes
-    ]
 
 
 def _why_not(result: FixResult | None) -> str:
