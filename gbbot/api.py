@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gbbot.analysis import report as _report
+from gbbot.analysis import shards as _shards
 from gbbot.analysis.policy import Policy, Verdict
 from gbbot.checks.baseline import RecordedBase
 from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
@@ -20,6 +22,7 @@ from gbbot.checks.tree import CheckOptions, Shard, check, from_logs, select
 from gbbot.core.config import Config
 from gbbot.core.model import Report
 from gbbot.edges.console import say
+from gbbot.trace import registry_entry
 
 if TYPE_CHECKING:  # the fix pipeline imports LibCST: only `fix` pays for it
     from gbbot.fix.pipeline import FixOptions, FixRun
@@ -28,19 +31,31 @@ __all__ = [
     "CheckOptions",
     "DiffOptions",
     "DiffRun",
+    "FixOptions",
+    "FixRun",
     "Log",
     "Policy",
     "Progress",
     "RecordedBase",
     "Shard",
+    "ShardReport",
     "Verdict",
     "audit_record",
     "check",
     "diff",
+    "dumps_report",
+    "explain",
     "fix",
+    "fix_summary",
+    "format_entry",
+    "load_report",
+    "load_untrusted_report",
+    "merge",
+    "new_breaks",
     "no_progress",
     "parse_logs",
     "select",
+    "write_report",
 ]
 
 
@@ -70,3 +85,34 @@ def fix(root: Path, config: Config, options: FixOptions | None = None, report: R
     from gbbot.fix import pipeline
 
     return pipeline.fix(root, config, options or pipeline.FixOptions(), report)
+
+
+def fix_summary(run: FixRun) -> tuple[str, ...]:
+    """What a fix run did, in the lines `gbbot fix` prints at the end."""
+    from gbbot.fix import present
+
+    return tuple(present.summary_lines(run))
+
+
+def __getattr__(name: str) -> object:
+    """`FixOptions` and `FixRun`, imported on first use: the fix pipeline imports LibCST, and only
+    callers that fix should pay for it."""
+    if name in ("FixOptions", "FixRun"):
+        from gbbot.fix import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Reports as files, for callers that keep or exchange them (a report from another job is untrusted:
+# bounded, then schema-checked), the breaks a diff calls new, shard reports joined, and what the
+# installed torch's registry says about an id.
+write_report = _report.write
+load_report = _report.load
+dumps_report = _report.dumps
+load_untrusted_report = _report.load_untrusted
+new_breaks = _report.new_breaks
+ShardReport = _shards.ShardReport
+merge = _shards.merge
+explain = registry_entry.explain
+format_entry = registry_entry.format_entry

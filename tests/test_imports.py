@@ -1,4 +1,10 @@
-"""No import cycles inside gbbot: between modules, and between its packages.
+"""gbbot's imports follow its layers, and have no cycles.
+
+The layers are the table that docs/architecture.md prints ("Where things live"): each package and
+the packages it may import. The table is read from the document itself, so a sentence there that
+the code does not keep fails here, and so does an import the table does not allow. Inside a
+package, two more rules: a backend imports no other backend, and an event handler of the action
+imports no other handler.
 
 A cycle is how a layered design rots: the contract starts importing a backend, a renderer starts
 importing the publisher. Every import counts, late ones inside functions too (they are still a
@@ -8,6 +14,7 @@ dependency, only deferred); imports under `if TYPE_CHECKING:` do not run and are
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -16,6 +23,17 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gbbot"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+# Backends are interchangeable: each imports the contract and shared support, never another one.
+BACKENDS = ("gbbot.backends.local", "gbbot.backends.warm", "gbbot.backends.container")
+# The action's event handlers: each adapts one event; what two of them share lives elsewhere.
+HANDLERS = (
+    "gbbot.action.pull_request",
+    "gbbot.action.workflow_run",
+    "gbbot.action.schedule",
+    "gbbot.action.issue_comment",
+    "gbbot.action.other",
+)
 
 
 def module_name(path: Path) -> str:
@@ -169,3 +187,109 @@ def test_the_fix_commit_and_push_import_no_libcst() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+# --- the layers --------------------------------------------------------------------------------
+
+
+def documented_layers(text: str) -> dict[str, frozenset[str]]:
+    """The layer table of docs/architecture.md: rows `| `pkg/` | … | `a`, `b` |` whose first cell
+    names a package (or a top-level module) and whose last cell lists what it may import."""
+    layers: dict[str, frozenset[str]] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not re.fullmatch(r"`[a-z_]+(/|\.py)`", cells[0]):
+            continue
+        name = "gbbot." + cells[0].strip("`").removesuffix("/").removesuffix(".py")
+        allowed = re.findall(r"`([a-z_][a-z_.]*)`", cells[-1])
+        layers[name] = frozenset(f"gbbot.{a}" for a in allowed)
+    return layers
+
+
+def allowed(target: str, entries: frozenset[str]) -> bool:
+    """An entry names a package (every module in it may be imported) or one module."""
+    return unit(target) in entries or any(target == e or target.startswith(e + ".") for e in entries)
+
+
+def layer_violations(graph: Mapping[str, set[str]], layers: Mapping[str, frozenset[str]]) -> list[str]:
+    """Every import the layers do not allow, as `importer -> imported`; a unit missing from the
+    table is a violation too (a new package must be placed)."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        mine = unit(module)
+        if mine == "gbbot":
+            continue
+        if mine not in layers:
+            found.append(f"{module}: its package {mine} is not in the layer table")
+            continue
+        for target in sorted(targets):
+            if unit(target) not in (mine, "gbbot") and not allowed(target, layers[mine]):
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def sibling_violations(graph: Mapping[str, set[str]]) -> list[str]:
+    found = []
+    for group in (BACKENDS, HANDLERS):
+        for module in group:
+            found += [f"{module} -> {t}" for t in sorted(graph.get(module, ())) if t in group]
+    return found
+
+
+def test_the_layer_table_is_the_documents() -> None:
+    layers = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert "gbbot.core" in layers and layers["gbbot.core"] == frozenset()
+    packages = {unit(m) for m in import_graph()} - {"gbbot"}
+    assert sorted(packages - set(layers)) == []  # every package and top-level module has a row
+    assert sorted(set(layers) - packages) == []  # and no row names one that is gone
+
+
+def test_every_import_follows_the_layers() -> None:
+    layers = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert layer_violations(import_graph(), layers) == []
+
+
+def test_no_backend_imports_another_and_no_handler_another() -> None:
+    assert sibling_violations(import_graph()) == []
+
+
+# Edges that once crept in; each must be caught if it comes back.
+REINTRODUCED = [
+    ("gbbot.publish.review", "gbbot.fix.present"),  # publishing re-parsing fix results
+    ("gbbot.render.markdown", "gbbot.fix.result"),
+    ("gbbot.backends.warm", "gbbot.analysis.reads"),  # a backend reaching into the analysis
+    ("gbbot.action.analysis", "gbbot.analysis.report"),  # the action going around the library
+    ("gbbot.action.outputs", "gbbot.fix.present"),
+    ("gbbot.checks.head_and_base", "gbbot.audit.reuse"),  # the core diff depending on the audit
+]
+
+
+@pytest.mark.parametrize(("importer", "imported"), REINTRODUCED)
+def test_an_edge_that_crept_in_before_is_caught(importer: str, imported: str) -> None:
+    graph = {module: set(targets) for module, targets in import_graph().items()}
+    graph.setdefault(importer, set()).add(imported)
+    layers = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert f"{importer} -> {imported}" in layer_violations(graph, layers)
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [("gbbot.backends.warm", "gbbot.backends.local"), ("gbbot.action.pull_request", "gbbot.action.issue_comment")],
+)
+def test_a_sibling_edge_is_caught(importer: str, imported: str) -> None:
+    graph = {module: set(targets) for module, targets in import_graph().items()}
+    graph.setdefault(importer, set()).add(imported)
+    assert f"{importer} -> {imported}" in sibling_violations(graph)
+
+
+def test_the_table_reader_reads_rows_and_skips_other_tables() -> None:
+    text = (
+        "| where | what | may import |\n|---|---|---|\n"
+        "| `core/` | values | — |\n| `edges/` | git | `core` |\n| `api.py` | library | `core`, `edges` |\n"
+        "| id | category |\n| GB0059 | SUPPORTABLE |\n"
+    )
+    assert documented_layers(text) == {
+        "gbbot.core": frozenset(),
+        "gbbot.edges": frozenset({"gbbot.core"}),
+        "gbbot.api": frozenset({"gbbot.core", "gbbot.edges"}),
+    }

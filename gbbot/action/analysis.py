@@ -8,7 +8,6 @@ from pathlib import Path
 
 from gbbot import api
 from gbbot.action.context import Context
-from gbbot.analysis import report as report_
 from gbbot.core.config import Config
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Report
@@ -23,8 +22,8 @@ def check_options(ctx: Context) -> api.CheckOptions:
 def saved(ctx: Context, report: Report) -> Report:
     """Write report.json and publish what it holds: the workflow_run half reads this file, so
     both halves publish exactly the same report."""
-    report_.write(report, ctx.report_path)
-    return report_.load(ctx.report_path)
+    api.write_report(report, ctx.report_path)
+    return api.load_report(ctx.report_path)
 
 
 def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] = ()) -> Report:
@@ -64,13 +63,13 @@ def diff(ctx: Context, base: str) -> Report:
 def with_fixes(ctx: Context, report: Report) -> Report:
     """Fixes for the new breaks: verified patches go into the report (its `fixes`), to be shown
     under each break and suggested in a review. A failure here costs the fixes, not the run."""
-    from gbbot.fix import present
-    from gbbot.fix.pipeline import FixOptions  # LibCST: only when fixes are asked for
 
-    new = tuple(sorted({b.fingerprint for b in report_.new_breaks(report)}))
+    new = tuple(sorted({b.fingerprint for b in api.new_breaks(report)}))
     if not new:
         return report
-    options = FixOptions(fingerprints=new, mode=ctx.settings.mode, jobs=ctx.settings.jobs, progress=_progress)
+    options = api.FixOptions(  # LibCST: imported only when fixes are asked for
+        fingerprints=new, mode=ctx.settings.mode, jobs=ctx.settings.jobs, progress=_progress
+    )
     try:
         done = api.fix(ctx.root, ctx.settings.config, options, report)
     except GbbotError as exc:
@@ -80,7 +79,7 @@ def with_fixes(ctx: Context, report: Report) -> Report:
         internal_error(exc)
         ctx.log("no fix suggestions: the fix pipeline failed; see the lines above")
         return report
-    say_lines(present.summary_lines(done))
+    say_lines(api.fix_summary(done))
     return saved(ctx, done.report)
 
 
@@ -90,4 +89,4 @@ def _progress(message: str) -> None:
 
 def read_untrusted(path: Path) -> Report:
     """A report made by another job (possibly from a fork's code): bounded, then schema-checked."""
-    return report_.load_untrusted(path)
+    return api.load_untrusted_report(path)

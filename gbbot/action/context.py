@@ -12,7 +12,7 @@ from github import Github
 
 from gbbot.action.inputs import Inputs
 from gbbot.action.workflow import WorkflowEnv
-from gbbot.analysis.policy import Policy
+from gbbot.api import Policy
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.errors import ConfigError
 from gbbot.core.model import Mode

@@ -25,7 +25,6 @@ from gbbot.action.context import Context
 from gbbot.action.event import SHA, IssueCommentEvent
 from gbbot.action.inputs import Inputs
 from gbbot.action.workflow import write_outputs
-from gbbot.analysis import report as report_
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.core.fixes import FixResult
 from gbbot.core.model import Report
@@ -34,7 +33,6 @@ from gbbot.deliver import patchcheck
 from gbbot.deliver import push as pushing
 from gbbot.deliver.sources import Pinned
 from gbbot.edges import git
-from gbbot.fix.patch import FilePatch
 from gbbot.gbfix import conversation as gh
 from gbbot.gbfix import permission, replies
 from gbbot.gbfix.command import Command, Kind, parse
@@ -175,10 +173,9 @@ def pinned_sha(ctx: Context) -> str:
 
 
 def _fix_run(ctx: Context, command: Command) -> Any:
-    from gbbot.fix.pipeline import FixOptions, FixRun  # LibCST: only when a fix is asked for
 
     config, mode = ctx.settings.config, ctx.settings.mode
-    options = FixOptions(
+    options = api.FixOptions(  # LibCST: imported only when a fix is asked for
         apply=True,
         only=(command.gb_id,) if command.gb_id else (),
         fingerprints=(command.fingerprint,) if command.fingerprint else (),
@@ -191,7 +188,7 @@ def _fix_run(ctx: Context, command: Command) -> Any:
     found = api.check(ctx.root, config, api.CheckOptions(mode=mode, jobs=ctx.settings.jobs))
     in_file = tuple(sorted({b.fingerprint for b in found.breaks if b.file == command.path and not b.ignored}))
     if not in_file:
-        return FixRun(found, ())
+        return api.FixRun(found, ())
     return api.fix(ctx.root, config, replace(options, fingerprints=in_file), found)
 
 
@@ -206,10 +203,10 @@ def fix(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
     out = ctx.root / ARTIFACT_DIR
     shutil.rmtree(out, ignore_errors=True)
     run = _fix_run(ctx, command)
-    patches = [FilePatch(p, _at(ctx.root, sha, p), (ctx.root / p).read_text(encoding="utf-8")) for p in run.written]
+    texts = [(p, _at(ctx.root, sha, p), (ctx.root / p).read_text(encoding="utf-8")) for p in run.written]
     out.mkdir(parents=True, exist_ok=True)
-    (out / PATCH_FILE).write_text(patchcheck.render(patches), encoding="utf-8")
-    report_.write(run.report, out / REPORT_FILE)
+    (out / PATCH_FILE).write_text(patchcheck.render_texts(texts), encoding="utf-8")
+    api.write_report(run.report, out / REPORT_FILE)
     ctx.log(f"/gb-fix fix: {len(run.written)} file(s) patched: {', '.join(run.written) or 'none'}; see {ARTIFACT_DIR}/")
     return ExitCode.OK
 
@@ -236,7 +233,7 @@ def read_artifact(ctx: Context) -> Artifact | str:
     with patch_path.open("rb") as stream:
         data = stream.read(patchcheck.PATCH_MAX_BYTES + 1)
     try:
-        report = report_.load_untrusted(report_path)
+        report = api.load_untrusted_report(report_path)
     except GbbotError as exc:
         return f"the fix job's report is not valid: {exc}"
     return Artifact(data, report)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gbbot import api
 from gbbot.action.context import Context
 from gbbot.action.workflow import write_outputs, write_step_summary
-from gbbot.analysis import report as report_
-from gbbot.analysis.policy import Policy
+from gbbot.api import Policy
 from gbbot.core import counts as counts_
 from gbbot.core import limits
 from gbbot.core.errors import ExitCode
@@ -30,7 +30,7 @@ def content(ctx: Context, report: Report, run_url: str | None) -> Content:
 def counts(report: Report) -> dict[str, str]:
     c = counts_.counts(report)
     return {
-        "new-breaks": str(counts_.distinct(report_.new_breaks(report))),
+        "new-breaks": str(counts_.distinct(api.new_breaks(report))),
         "fixed-breaks": str(c.fixed or 0),
         "hidden-breaks": str(c.hidden or 0),
         "total-breaks": str(c.distinct),

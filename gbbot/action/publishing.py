@@ -4,7 +4,7 @@ header and check name) and, without a token, the annotations instead."""
 from __future__ import annotations
 
 from gbbot.action.context import Context
-from gbbot.analysis.policy import Policy
+from gbbot.api import Policy
 from gbbot.core.model import Report
 from gbbot.publish.comment import header_key
 from gbbot.publish.content import Content

@@ -38,7 +38,6 @@ from gbbot.deliver.push import OnBranch, replace_own_branch
 from gbbot.deliver.sources import Pinned, Unreadable
 from gbbot.edges import git
 from gbbot.edges.console import say_styled
-from gbbot.fix import rounds
 from gbbot.publish import retry
 from gbbot.publish.client import bot_login
 
@@ -117,9 +116,10 @@ def not_done(fixed: int, reason: str) -> Outcome:
 
 
 def _fix_run(ctx: Context, report: Report) -> Any:  # a FixRun; the pipeline imports LibCST, so lazily
-    from gbbot.fix.pipeline import FixOptions
 
-    options = FixOptions(mode=ctx.settings.mode, jobs=ctx.settings.jobs, progress=ctx.log)
+    options = api.FixOptions(  # LibCST: imported only for the fix PR
+        mode=ctx.settings.mode, jobs=ctx.settings.jobs, progress=ctx.log
+    )
     return api.fix(ctx.root, ctx.settings.config, options, report)
 
 
@@ -150,7 +150,7 @@ def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Out
         return not_done(len(made.fixes), tip.reason)
     if tip.pushed:
         ctx.log(f"fix PR: pushed {tip.commit[:12]} to {fixpr.BRANCH}")
-    before, after = rounds.counts(done.report), rounds.counts(done.after or done.report)
+    before, after = done.totals
     text = fixpr.body(made.fixes, done.report, audited, before, after)
     return fixpr.publish(repo, owner, base, login, text, len(made.fixes), ctx.retries, ctx.log)
 

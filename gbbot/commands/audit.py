@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gbbot.analysis.policy import Policy
+from gbbot import api
 from gbbot.audit import history, issue
 from gbbot.audit import record as record_
 from gbbot.audit import run as audit
@@ -35,9 +35,7 @@ def run(args: argparse.Namespace) -> int:
     options = check_command.options(args)
     runs = audit.reports(config, audit.check_with(root, config, options))
     if args.json:
-        from gbbot.analysis import report
-
-        report.write(runs[0], args.json)
+        api.write_report(runs[0], args.json)
     mine = audit.record(runs)
     top = git.toplevel(root) or root
     tip = git.ref_sha(top, f"refs/heads/{branch}")
@@ -57,4 +55,4 @@ def run(args: argparse.Namespace) -> int:
     breach = audit.verdict(result)
     if breach:
         say_styled(breach)
-    return audit.exit_code(result, Policy.resolve(config, args.fail_on))
+    return audit.exit_code(result, api.Policy.resolve(config, args.fail_on))

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from gbbot.analysis import report
-from gbbot.analysis.policy import Policy
+from gbbot import api
 from gbbot.api import no_progress
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.model import Mode, Report, RunOutcome
@@ -73,7 +72,7 @@ def config_for(args: argparse.Namespace, root: Path) -> Config:
 
 def write_outputs(result: Report, args: argparse.Namespace) -> None:
     if args.json:
-        report.write(result, args.json)
+        api.write_report(result, args.json)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(markdown.render(result), encoding="utf-8")
@@ -91,7 +90,7 @@ def messages(args: argparse.Namespace) -> Callable[[str], None]:
     return (lambda _message: None) if getattr(args, "quiet", False) else say
 
 
-def policy_exit_code(result: Report, policy: Policy) -> int:
+def policy_exit_code(result: Report, policy: api.Policy) -> int:
     """0 within policy, 1 when it failed, saying why on stderr."""
     verdict = policy.verdict(result)
     if verdict.reason:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gbbot.trace import registry_entry
+from gbbot import api
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -12,5 +12,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    print("\n\n".join(registry_entry.format_entry(e) for e in registry_entry.explain(args.gb_id)))
+    print("\n\n".join(api.format_entry(e) for e in api.explain(args.gb_id)))
     return 0

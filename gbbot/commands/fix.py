@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot import api
-from gbbot.analysis import report
 from gbbot.commands import common
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.core.model import Mode
@@ -111,7 +110,7 @@ def _print_results(run: FixRun, quiet: bool) -> None:
 
 def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:
     if args.json:
-        report.write(run.report, args.json)
+        api.write_report(run.report, args.json)
     if args.markdown:
         shown = replace(run.report, fixes=run.results)  # in full, as the terminal shows them
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
@@ -134,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     author = committing.parse_author(args.author) if args.author else None
     root = common.repo_root(args)
     config = common.config_for(args, root)
-    given = report.load(args.report) if args.report else None
+    given = api.load_report(args.report) if args.report else None
     options = FixOptions(
         apply=args.apply or args.commit,
         only=tuple(args.only),

@@ -6,9 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gbbot.analysis import report
-from gbbot.analysis.policy import Policy
-from gbbot.analysis.shards import ShardReport, merge
+from gbbot import api
 from gbbot.commands import common
 
 
@@ -25,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    shards = [ShardReport(str(path), report.load(path)) for path in args.shards]
-    result = merge(shards, partial=args.partial)
+    shards = [api.ShardReport(str(path), api.load_report(path)) for path in args.shards]
+    result = api.merge(shards, partial=args.partial)
     common.write_outputs(result, args)
-    return common.policy_exit_code(result, Policy.of(args.fail_on))
+    return common.policy_exit_code(result, api.Policy.of(args.fail_on))

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from gbbot import api
-from gbbot.analysis.policy import Policy
 from gbbot.commands import common
 from gbbot.core.errors import GbbotError
 
@@ -33,4 +32,4 @@ def run(args: argparse.Namespace) -> int:
     common.write_outputs(result, args)
     for problem in result.entrypoints[0].trace_problems:
         print(f"gbbot: warning: {problem}", file=sys.stderr)
-    return common.policy_exit_code(result, Policy.of(args.fail_on))
+    return common.policy_exit_code(result, api.Policy.of(args.fail_on))

@@ -7,13 +7,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gbbot.analysis import report
+from gbbot import api
 from gbbot.core.model import Report
 from gbbot.render import annotations, markdown, sarif
 
 FORMATS: dict[str, Callable[[Report], str]] = {
     "markdown": markdown.render,
-    "json": report.dumps,
+    "json": api.dumps_report,
     "sarif": sarif.render,
     "annotations": annotations.render,
 }
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = FORMATS[args.format](report.load(args.report))
+    text = FORMATS[args.format](api.load_report(args.report))
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:

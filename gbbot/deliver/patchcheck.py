@@ -41,6 +41,11 @@ def render(patches: Iterable[FilePatch]) -> str:
     return "".join(f"diff --git a/{p.path} b/{p.path}\n{p.diff}" for p in sorted(patches, key=lambda p: p.path))
 
 
+def render_texts(texts: Iterable[tuple[str, str, str]]) -> str:
+    """`render` of (path, text before, text after) for each file."""
+    return render(FilePatch(path, before, after) for path, before, after in texts)
+
+
 def _header_problem(line: str, path: str) -> str | None:
     for start, what in NOT_AN_EDIT.items():
         if line.startswith(start):
