@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.github_standin import GitHubStandin
 
-WEBHOOKS = Path(__file__).parents[1] / "data" / "webhooks"
+WEBHOOKS = Path(__file__).parent / "data" / "webhooks"
 REPOSITORY = "octo-org/octo-repo"
 RUN_ID = "4242"
 

@@ -18,6 +18,8 @@ EXAMPLES = ROOT / "examples"
 PATTERNS = HERE / "breakpatterns"
 FAKE_SITE_PACKAGES = HERE / "breakpatterns_lib" / "site-packages"
 FIXTURES = HERE / "fixtures"
+DATA = HERE / "data"
+GOLDEN = HERE / "golden"
 
 
 def _run_children_like_this_process() -> None:

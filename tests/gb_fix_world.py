@@ -1,5 +1,5 @@
 """The world a `/gb-fix` test runs in: a repository with a PR branch on a real git remote over
-smart HTTP (tests/audit/git_http.py), the GitHub stand-in knowing the PR and who may push, and the
+smart HTTP (tests/git_http.py), the GitHub stand-in knowing the PR and who may push, and the
 workflow's three jobs run in sequence as gbbot-fix.yml runs them: `authorize` in an empty
 workspace, `fix` in a checkout of the pinned commit with no token, `push` in a fresh checkout of
 the pinned commit with the fix job's artifact downloaded into it."""
@@ -12,9 +12,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.action.helpers import ActionRun, run_action, webhook
-from tests.audit.git_http import GitHttpRemote
+from tests.action_run import ActionRun, run_action, webhook
 from tests.conftest import git
+from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
 from tests.step_project import author_repository
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from gbbot.analysis import recompile
 from gbbot.core.model import Diff, GraphBreak, Recompilation, RecompileDiff, RecompileReason, Report
 from tests import reports as shared
-from tests.publish.reports import BASE_SHA, HEAD_SHA, fingerprint
+from tests.builders import BASE_SHA, HEAD_SHA, fingerprint
 
 DOC = "https://docs.pytorch.org/docs/main/user_guide/torch_compiler/compile/programming_model.recompilation.html"
 

@@ -85,7 +85,7 @@ def _stop(pid_file: Path) -> None:
 @pytest.fixture(scope="session")
 def engine() -> Iterator[docker.DockerClient]:
     """A Docker engine: DOCKER_HOST's (or the default socket's), else ours from
-    tests/docker/start-engine.sh, installed and started when needed. Every session that uses ours
+    tests/e2e/docker/start-engine.sh, installed and started when needed. Every session that uses ours
     holds a shared lock on it; the one that started it stops it at the end unless another
     session still holds the lock (then the last one leaves it running: nothing is cut short)."""
     given = os.environ.get("DOCKER_HOST") or DEFAULT_HOST

@@ -4,7 +4,6 @@ classified, through `gbbot check` (one process compiles every pattern)."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -13,16 +12,16 @@ from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import parse_config
 from gbbot.core.model import Category, Origin, Status
 from gbbot.render import markdown
+from tests.conftest import FAKE_SITE_PACKAGES, PATTERNS
 
-HERE = Path(__file__).parent
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def patterns_report(tmp_path_factory):
     repo = tmp_path_factory.mktemp("patterns")
-    shutil.copy(HERE / "breakpatterns" / "patterns.py", repo / "patterns.py")
-    site = HERE / "breakpatterns_lib" / "site-packages"
+    shutil.copy(PATTERNS / "patterns.py", repo / "patterns.py")
+    site = FAKE_SITE_PACKAGES
     config = parse_config(
         f"version: 1\nentrypoints:\n  - name: patterns\n    run: python patterns.py\n"
         f"    env: {{PYTHONPATH: '{site}'}}\n"

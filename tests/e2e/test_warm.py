@@ -21,7 +21,7 @@ from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import ConfigError, parse_config
 from gbbot.main import main
 from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
-from tests.test_check import HANG, alive
+from tests.unit.checks.test_tree import HANG, alive
 
 pytestmark = pytest.mark.slow
 

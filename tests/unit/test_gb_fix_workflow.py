@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.test_workflows import ACTION, WORKFLOWS, granted, load, triggers, uses
+from tests.unit.test_workflows import ACTION, WORKFLOWS, granted, load, triggers, uses
 
 PATH = WORKFLOWS / "gbbot-fix.yml"
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "gbbot"
+from tests.conftest import ROOT
+
+PACKAGE = ROOT.resolve() / "gbbot"
 
 
 def module_name(path: Path) -> str:

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from gbbot.deliver import loop
-from tests.action.gb_fix_world import basic, checkout
-from tests.action.helpers import ActionRun, pull_request_event, run_action
-from tests.audit.git_http import GitHttpRemote
+from tests.action_run import ActionRun, pull_request_event, run_action
 from tests.conftest import git
+from tests.gb_fix_world import basic, checkout
+from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import CONFIG, MODEL, author_repository, with_line

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.action.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo
-from tests.audit.git_http import GitHttpRemote
 from tests.conftest import git
+from tests.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo
+from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 
@@ -147,7 +147,7 @@ def test_a_head_that_moved_after_the_command_gets_no_push_and_a_reply(world: Wor
 
 
 def basic_header() -> str:
-    from tests.action.gb_fix_world import basic
+    from tests.gb_fix_world import basic
 
     return basic(ACTIONS_TOKEN)
 

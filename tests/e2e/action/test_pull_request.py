@@ -12,11 +12,11 @@ from pathlib import Path
 import markdown_it
 import pytest
 
-from tests.action.helpers import ActionRun, pull_request_event, run_action
+from tests.action_run import ActionRun, pull_request_event, run_action
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.github_standin.fixtures import checked_standin
-from tests.publish.test_annotations import parse_command
+from tests.unit.render.test_annotations import parse_command
 
 PR = 2
 CONFIG = """\

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gbbot.analysis import report as report_io
-from tests.action.helpers import run_action, workflow_run_event
+from tests.action_run import run_action, workflow_run_event
+from tests.builders import HEAD_SHA
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
-from tests.publish.recompile_reports import DTYPE, recompiled_report
-from tests.publish.reports import HEAD_SHA
+from tests.recompile_reports import DTYPE, recompiled_report
 
 PR = 7
 CONFIG = """\

@@ -12,9 +12,9 @@ from gbbot.action import event, inputs
 from gbbot.action.workflow_run import FORK_NOTE
 from gbbot.analysis import report as report_io
 from gbbot.core.errors import GbbotError
-from tests.action.helpers import RUN_ID, run_action, workflow_run_event
+from tests.action_run import RUN_ID, run_action, workflow_run_event
+from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN, GitHubStandin
-from tests.publish.reports import HEAD_SHA, graph_break, report
 
 PR = 7
 

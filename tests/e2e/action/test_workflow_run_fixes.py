@@ -17,9 +17,9 @@ from gbbot.core.model import GraphBreak
 from gbbot.fix import plan
 from gbbot.fix.patch import Hunk
 from gbbot.fix.result import FixResult, FixStatus, extra_json
-from tests.action.helpers import run_action, workflow_run_event
+from tests.action_run import run_action, workflow_run_event
+from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
-from tests.publish.reports import HEAD_SHA, graph_break, report
 
 PR = 7
 SOURCE = 'import torch\n\n\ndef step(x):\n    y = x * 2\n    print("step", y)\n    return y + 1\n'

@@ -11,10 +11,10 @@ import pytest
 
 from gbbot import api
 from gbbot.core.config import load_config
-from tests.action.helpers import run_action
-from tests.audit.git_http import GitHttpRemote
-from tests.audit.test_audit_action import CONFIG, WITH_BREAK
+from tests.action_run import run_action
 from tests.conftest import git
+from tests.e2e.audit.test_audit_action import CONFIG, WITH_BREAK
+from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import author_repository

@@ -7,7 +7,7 @@ import pytest
 
 from gbbot.main import main
 from tests.conftest import git
-from tests.fix.test_fix_safety import make_repo, two_module_repo
+from tests.e2e.fix.test_fix_safety import make_repo, two_module_repo
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """The recipes chosen by a statement's shape or placed at the compile site, against real torch: one
-entrypoint each in tests/fix/e2e_project, `gbbot fix --apply` once for the module, then
+entrypoint each in tests/e2e/fix/e2e_project, `gbbot fix --apply` once for the module, then
 `gbbot check` on the written files. Each verified result carries the before/after counts of the
 real runs (the break gone, no new one, outputs equal)."""
 

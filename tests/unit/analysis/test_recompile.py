@@ -8,8 +8,9 @@ from pathlib import Path
 
 from gbbot.analysis import recompile
 from gbbot.trace import tracelog
+from tests.conftest import FIXTURES
 
-RECORDED = Path(__file__).parent / "fixtures" / "recompile.trace.log"  # frames 0 (`loop`) and 1 (`apply`)
+RECORDED = FIXTURES / "recompile.trace.log"  # frames 0 (`loop`) and 1 (`apply`)
 ROOT = "/tmp/rc"  # where the recorded program lived
 
 

@@ -18,11 +18,12 @@ from gbbot.audit.changes import compare
 from gbbot.audit.record import BreakEntry, EntrypointEntry, Record, dumps
 from gbbot.core.errors import GitError
 from gbbot.edges import git as git_
-from tests.audit.git_http import GitHttpRemote
-from tests.conftest import git
+from tests.conftest import GOLDEN as GOLDEN_DIR
+from tests.conftest import ROOT, git
+from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 
-GOLDEN = Path(__file__).parents[1] / "golden" / "audit_issue.md"
+GOLDEN = GOLDEN_DIR / "audit_issue.md"
 A, B, C = "a" * 40, "b" * 40, "c" * 40
 PRINT = BreakEntry(
     "1111aaaa",
@@ -104,7 +105,7 @@ def test_mermaid_blocks_parse():
             assert re.fullmatch(r'    y-axis "\w+" 0 --> \d+', lines[3])
             assert all(re.fullmatch(r"    line \[\d+(, \d+)*\]", line) for line in lines[4:])
         return
-    script = Path(__file__).parents[2] / ".ci" / "mermaid-parse.mjs"
+    script = ROOT / ".ci" / "mermaid-parse.mjs"
     for block in [*blocks, "xychart-beta\n    x-axis [a b\n"]:
         done = subprocess.run(
             [node, str(script)],

@@ -1,6 +1,6 @@
 """The container backend's decisions, without an engine: paths on the Docker host, what the
 container gets (environment, mounts, limits, GPUs), how its end reads. The engine itself is in
-tests/test_docker.py."""
+tests/e2e/test_docker.py."""
 
 from __future__ import annotations
 

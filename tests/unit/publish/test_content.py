@@ -12,8 +12,8 @@ from gbbot.action.workflow import write_outputs, write_step_summary
 from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
 from gbbot.publish.content import Content, fitted
-from tests.action.helpers import parse_outputs
-from tests.publish.reports import graph_break, report
+from tests.action_run import parse_outputs
+from tests.builders import graph_break, report
 
 POINTER = "Full report: the artifact."
 

@@ -18,8 +18,8 @@ from gbbot.publish.content import Content
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination
+from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, MAINTAINER_TOKEN, GitHubStandin
-from tests.publish.reports import HEAD_SHA, graph_break, report
 
 PR = 2
 POINTER = "📄 The full report is the `gbbot-report` artifact of [this workflow run](https://github.com/octo-org/octo-repo/actions/runs/1)."

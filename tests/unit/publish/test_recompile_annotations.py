@@ -14,9 +14,9 @@ from gbbot.publish.content import Content
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination, Published
+from tests.builders import HEAD_SHA, graph_break
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
-from tests.publish.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
-from tests.publish.reports import HEAD_SHA, graph_break
+from tests.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
 
 PR = 2
 LIMIT_TITLE = "Recompiled 8× (int argument) — hit the recompile limit: runs eagerly"

@@ -12,9 +12,9 @@ from gbbot.analysis import report as report_io
 from gbbot.fix import result as fix_result
 from gbbot.fix.patch import Hunk
 from gbbot.publish import review
+from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import GitHubStandin
-from tests.publish.reports import HEAD_SHA, graph_break, report
-from tests.publish.test_publish import PR, bot_comments, run
+from tests.unit.publish.test_pr_sinks import PR, bot_comments, run
 
 
 def verified(n: int) -> fix_result.FixResult:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from gbbot.render import annotations
 from gbbot.render.findings import Level, State, findings
-from tests.publish.reports import graph_break, report
+from tests.builders import graph_break, report
 
 HOSTILE = "line one\r\n::error file=evil.py::pwned %0A %25 @someone <script>alert(1)</script> `rm -rf` a::b, c:d"
 

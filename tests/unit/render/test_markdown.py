@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from gbbot.core.model import Category, Status
 from gbbot.render import markdown
 from gbbot.render.escape import md_code, md_code_block, md_text
+from tests.conftest import GOLDEN
 from tests.reports import entrypoint, graph_break, report
-
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def sample():

@@ -15,9 +15,10 @@ from gbbot.analysis.source import source_map
 from gbbot.core.model import BreakMessage, Frame, RawBreak
 from gbbot.main import main
 from gbbot.render import sarif
-from tests.publish.reports import graph_break, report
+from tests.builders import graph_break, report
+from tests.conftest import DATA
 
-SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
 
 
 def assert_valid(log: dict) -> None:

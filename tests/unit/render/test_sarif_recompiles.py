@@ -8,9 +8,9 @@ from dataclasses import replace
 
 from gbbot.analysis import recompile
 from gbbot.render import sarif
-from tests.publish.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
-from tests.publish.reports import graph_break
-from tests.publish.test_sarif import assert_valid
+from tests.builders import graph_break
+from tests.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
+from tests.unit.render.test_sarif import assert_valid
 
 INT_ARGUMENT = AT_LIMIT.reasons[0]
 

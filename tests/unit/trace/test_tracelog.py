@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from gbbot.analysis import classify
 from gbbot.main import main
 from gbbot.trace import logfiles, registry, tracelog
+from tests.conftest import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 TRACE = FIXTURES / "small.trace.log"
 LOGS = FIXTURES / "small.graph_breaks.txt"
 ROOT = "/tmp/gbbot-fixture"  # where record.py ran the program
