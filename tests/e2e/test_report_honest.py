@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import textwrap
 
-import pytest
-
 from gbbot.analysis import report
 from gbbot.api import policy_breach
 from gbbot.checks.tree import CheckOptions, check
@@ -15,9 +13,8 @@ from gbbot.core import counts
 from gbbot.core.config import parse_config
 from gbbot.core.model import Status
 from gbbot.publish import checkrun
-from gbbot.render import findings, markdown, terminal
-from gbbot.render.terminal import shorten
-from tests.cli_helpers import gbbot, write
+from gbbot.render import findings, markdown
+from tests.cli_helpers import write
 
 NEVER_COMPILES = {
     "plain.py": "print('no torch here')\n",
@@ -108,24 +105,6 @@ def test_a_fullgraph_entrypoint_that_raises_is_failed_with_its_break(tmp_path):
     assert "gbbot/child/launch.py" not in entry.error and "launch.py" not in entry.error
 
 
-def test_a_missing_call_target_is_one_line(tmp_path):
-    write(tmp_path, {"model.py": "def main():\n    return 1\n"})
-    result = run(
-        tmp_path,
-        """\
-        entrypoints:
-          - {name: nomodule, call: 'nowhere.bench:main'}
-          - {name: noattr, call: 'model:mian'}
-        """,
-    )
-    by_name = {e.name: e for e in result.entrypoints}
-    assert by_name["nomodule"].error.strip().splitlines()[-1] == (
-        "gbbot: call target 'nowhere.bench:main' not found: ModuleNotFoundError: No module named 'nowhere'"
-    )
-    assert "Traceback" not in by_name["noattr"].error
-    assert "has no attribute 'mian'" in by_name["noattr"].error
-
-
 def test_one_break_in_several_entrypoints_has_one_set_of_numbers(tmp_path):
     write(
         tmp_path,
@@ -171,38 +150,3 @@ def test_one_break_in_several_entrypoints_has_one_set_of_numbers(tmp_path):
     # Listed the other way round, the card says the same.
     flipped = result.__class__(**{**result.__dict__, "entrypoints": result.entrypoints[::-1]})
     assert f"×{c.occurrences}" in markdown.render(flipped)
-
-
-def test_parse_does_not_claim_a_mode_and_quiet_prints_no_progress(tmp_path):
-    write(tmp_path, {"log.txt": "nothing here\n", ".gbbot.yml": "version: 1\nentrypoints: [{name: t, run: 'true'}]\n"})
-    out = tmp_path / "r.json"
-    gbbot(tmp_path, "parse", "log.txt", "--json", str(out), "-q")
-    assert json.loads(out.read_text())["mode"] is None
-    assert "mode `unknown`" in markdown.render(report.load(out))
-    quiet = gbbot(tmp_path, "check", "--root", str(tmp_path), "-q")
-    assert quiet.returncode == 1 and "running 1 entrypoint" not in quiet.stderr and "[1/1]" not in quiet.stderr
-    assert "compiled nothing" in quiet.stderr  # the verdict is still shown
-
-
-def test_long_code_is_cut_at_a_token_with_an_ellipsis():
-    code = "out = torch.nn.functional.scaled_dot_product_attention(query_states, key_states, value_states)"
-    short = shorten(code, 60)
-    assert short.endswith("…") and len(short) <= 60
-    assert code.startswith(short[:-1]) and code[len(short) - 1] in " (,."
-    assert terminal.shorten("x = 1") == "x = 1"
-
-
-@pytest.mark.parametrize(
-    ("gb_type", "gb_id", "advice"),
-    [
-        ("torch.* op returned non-Tensor", "GB0208", "sdpa_kernel"),  # torch.backends.cuda.sdp_kernel()
-        ("Unsupported context manager", "GB0142", "torch.device"),  # `with torch.device("cpu"):`
-    ],
-)
-def test_common_breaks_have_a_category_and_advice(gb_type, gb_id, advice):
-    from gbbot.analysis.classify import load_rules
-    from gbbot.core.model import BreakMessage, Category
-
-    rules = load_rules()
-    message = BreakMessage(gb_type, gb_id)
-    assert rules.category(message) is Category.SUPPORTABLE and advice in rules.rule(message).title

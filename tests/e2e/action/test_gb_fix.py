@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.action_run import run_action
 from tests.conftest import git
 from tests.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo
 from tests.git_http import GitHttpRemote
@@ -234,3 +235,10 @@ def test_a_tampered_report_whose_hunks_match_the_tampered_patch_is_still_refused
     world.push(payload, world.head, artifact)
     assert world.remote.pushes == 0 and world.branch_tip() == world.head
     assert "its hunks are not what the recipe makes" in world.runs[-1].stderr
+
+
+def test_issue_comment_without_a_stage_runs_nothing_and_says_how_to_set_it_up(tmp_path, github_standin) -> None:
+    from tests.action_run import webhook
+
+    done = run_action(tmp_path, tmp_path / "run", github_standin, "issue_comment", webhook("issue_comment.created"), "")
+    assert done.code == 0 and "gbbot-fix.yml" in done.stderr and github_standin.requests == []

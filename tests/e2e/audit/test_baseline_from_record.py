@@ -6,14 +6,12 @@ it runs, so a test can tell which side of a diff ran."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from gbbot.analysis import break_diff, report
-from gbbot.audit import record, reuse
-from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, Status
+from gbbot.analysis import report
+from gbbot.audit import record
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -98,67 +96,6 @@ def test_a_record_made_with_another_config_is_not_used_and_the_base_runs(audited
     says = [line for line in run.stderr.splitlines() if "does not fit" in line]
     assert len(says) == 1 and "another .gbbot.yml" in says[0] and says[0].endswith("running the base")
     assert sorted(ran(marker)) == ["A", "B"]
-
-
-def test_without_a_record_of_the_merge_base_the_base_runs(in_git_dir, tmp_path):
-    write(in_git_dir, {".gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"})
-    git(in_git_dir, "add", "-A")
-    git(in_git_dir, "commit", "-q", "-m", "only commit")
-    # the entrypoint compiles nothing, which fails the default policy: only the baseline is asked about here
-    run = gbbot(
-        in_git_dir,
-        "diff",
-        "--base",
-        "main",
-        "--baseline-from-branch",
-        "gbbot-data",
-        "--fail-on",
-        "none",
-        "--json",
-        str(tmp_path / "r.json"),
-    )
-    assert run.returncode == 0, run.stderr
-    assert "no branch gbbot-data (nor origin/gbbot-data): running the base" in run.stderr
-    assert report.load(tmp_path / "r.json").diff.baseline_source == "run"
-
-
-def record_with(breaks: list[dict]) -> record.Record:
-    entry = {"name": "fwd", "status": "ok", "graphs": 2, "breaks": 1, "frames_eager": 0, "by_category": {}}
-    data = {
-        "gbbot_audit": 1,
-        "commit": "a" * 40,
-        "date": "2026-01-01T00:00:00Z",
-        "torch": "2.13.0",
-        "mode": "fast",
-        "config_hash": "c0ffee",
-        "repeat": 2,
-        "entrypoints": [{**entry, "fingerprints": breaks}],
-    }
-    return record.loads(json.dumps(data).encode())
-
-
-def brk(fingerprint: str, **flags) -> dict:
-    fields = {"gb_type": "print", "category": "SUPPORTABLE", "file": "m.py", "line": 3, "function": "f", "count": 1}
-    return {"fingerprint": fingerprint, "gb_id": "GB0059", **fields, **flags}
-
-
-def head_with(*breaks: GraphBreak) -> Report:
-    entry = EntrypointReport("fwd", Status.OK, 0, 1.0, 2, len(breaks), 0, breaks)
-    return report.new_report([entry], Mode.FAST, "2.13.0", "b" * 40, "c0ffee")
-
-
-def test_a_flaky_break_of_the_record_is_neither_fixed_when_gone_nor_new_when_seen():
-    base = reuse.baseline_from_record(record_with([brk("aaaaaaaa"), brk("bbbbbbbb", flaky=True)]))
-    steady, flaky = base.entrypoints[0].breaks
-    assert steady.explanation == "" and steady.hints == () and steady.fix is None  # nothing made up
-
-    gone = head_with(steady)
-    result = break_diff.diff(gone, reuse.settle_flaky(base, gone), "main", "a" * 40, source="record")
-    assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa",))
-
-    seen = head_with(steady, flaky)
-    result = break_diff.diff(seen, reuse.settle_flaky(base, seen), "main", "a" * 40, source="record")
-    assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa", "bbbbbbbb"))
 
 
 @pytest.mark.slow

@@ -207,3 +207,19 @@ def test_a_frame_reached_through_dotdot_is_outside_the_repository():
     assert brk.user_stack[-1].file == "mod.py"
     assert (brk.library_site.path, brk.library_site.line) == ("mod.py", 4)
     report.validate(report.to_json(_report(brk)))  # never a `..` path in the report
+
+
+@pytest.mark.parametrize(
+    ("gb_type", "gb_id", "advice"),
+    [
+        ("torch.* op returned non-Tensor", "GB0208", "sdpa_kernel"),  # torch.backends.cuda.sdp_kernel()
+        ("Unsupported context manager", "GB0142", "torch.device"),  # `with torch.device("cpu"):`
+    ],
+)
+def test_common_breaks_have_a_category_and_advice(gb_type, gb_id, advice):
+    from gbbot.analysis.classify import load_rules
+    from gbbot.core.model import BreakMessage, Category
+
+    rules = load_rules()
+    message = BreakMessage(gb_type, gb_id)
+    assert rules.category(message) is Category.SUPPORTABLE and advice in rules.rule(message).title

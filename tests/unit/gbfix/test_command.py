@@ -9,7 +9,6 @@ from gbbot.deliver import loop, patchcheck
 from gbbot.fix.patch import FilePatch
 from gbbot.gbfix import permission
 from gbbot.gbfix.command import FIRST_LINE_MAX, Command, Kind, parse
-from tests.action_run import run_action
 
 
 @pytest.mark.parametrize(
@@ -111,10 +110,3 @@ def test_two_gbbot_fix_commits_in_a_row_stop_the_next_one() -> None:
     person = ("dev@example.com", "gbbot: fix 1 graph break")
     assert loop.too_many([bot, bot, person])
     assert not loop.too_many([bot, person, bot]) and not loop.too_many([bot])
-
-
-def test_issue_comment_without_a_stage_runs_nothing_and_says_how_to_set_it_up(tmp_path, github_standin) -> None:
-    from tests.action_run import webhook
-
-    done = run_action(tmp_path, tmp_path / "run", github_standin, "issue_comment", webhook("issue_comment.created"), "")
-    assert done.code == 0 and "gbbot-fix.yml" in done.stderr and github_standin.requests == []
