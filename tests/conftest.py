@@ -12,6 +12,9 @@ import pytest
 
 from tests.github_standin.fixtures import github_standin  # noqa: F401 - shared fixture
 
+# The tiers: tests/e2e/ is `slow`, and outside it torch cannot start (tests/tiers.py).
+pytest_plugins = ["tests.tiers"]
+
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 EXAMPLES = ROOT / "examples"
