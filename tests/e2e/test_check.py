@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import parse_config
 from gbbot.core.model import Mode, Status
 from gbbot.main import main
 
 
-@pytest.mark.slow
 def test_example_project_end_to_end(example_repo, tmp_path, capsys):
     out, md = tmp_path / "report.json", tmp_path / "report.md"
     code = main(["check", "--root", str(example_repo), "--json", str(out), "--markdown", str(md), "-j", "2"])
@@ -37,7 +34,6 @@ def test_example_project_end_to_end(example_repo, tmp_path, capsys):
     assert "train-step" in terminal and "TinyNet.forward" in terminal
 
 
-@pytest.mark.slow
 def test_fast_mode_finds_the_same_breaks_as_faithful_mode(example_repo):
     config = parse_config((example_repo / ".gbbot.yml").read_text())
     found = {}

@@ -26,8 +26,6 @@ from gbbot.core.model import Mode, Report
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
-pytestmark = pytest.mark.slow
-
 BASE_FILES = {
     ".gbbot.yml": """\
         version: 1

@@ -13,8 +13,6 @@ import pytest
 from gbbot.main import main
 from tests.conftest import git
 
-pytestmark = pytest.mark.slow
-
 COMPILED = """
 @torch.compile
 def run(x):

@@ -47,7 +47,7 @@ from gbbot.main import main
 from tests.conftest import ROOT, git
 from tests.needs import unavailable
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = pytest.mark.docker  # and slow, as everything under tests/e2e/
 
 ENGINE_SCRIPT = Path(__file__).parent / "docker" / "start-engine.sh"
 CACHE = Path(os.environ.get("GBBOT_DOCKER_DIR") or Path(tempfile.gettempdir()) / "gbbot-docker")

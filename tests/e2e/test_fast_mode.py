@@ -11,8 +11,6 @@ from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import parse_config
 from gbbot.core.model import Mode, Status
 
-pytestmark = pytest.mark.slow
-
 PROGRAM = textwrap.dedent("""\
     import json, torch
 

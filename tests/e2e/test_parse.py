@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from gbbot.main import main
 
 LIBRARY_CALLED_TWICE = """\
@@ -24,7 +22,6 @@ torch.compile(f)(torch.ones(3))
 """
 
 
-@pytest.mark.slow
 def test_a_repeat_whose_user_stack_dynamo_suppressed_folds_into_its_break(tmp_path, capsys):
     """Dynamo prints a third-party break's user stack once; repeats say "user stack suppressed"
     and name only the library line. `gbbot parse` of such a TORCH_LOGS text is one break, not two."""

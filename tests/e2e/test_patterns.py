@@ -14,8 +14,6 @@ from gbbot.core.model import Category, Origin, Status
 from gbbot.render import markdown
 from tests.conftest import FAKE_SITE_PACKAGES, PATTERNS
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def patterns_report(tmp_path_factory):

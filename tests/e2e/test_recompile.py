@@ -12,8 +12,6 @@ from gbbot.core.errors import ConfigError
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
-pytestmark = pytest.mark.slow
-
 MODELS = """\
 import torch
 

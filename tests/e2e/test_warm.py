@@ -23,8 +23,6 @@ from gbbot.main import main
 from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
 from tests.unit.checks.test_tree import HANG, alive
 
-pytestmark = pytest.mark.slow
-
 
 def configured(root: Path, body: str, warm: bool):
     config = parse_config("version: 1\n" + textwrap.dedent(body))

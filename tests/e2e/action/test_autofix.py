@@ -24,8 +24,6 @@ from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import CONFIG, MODEL, author_repository, with_line
 
-pytestmark = pytest.mark.slow
-
 PR = 9
 BRANCH = "feature-9"
 WITH_PRINT = with_line('print("step", x)')

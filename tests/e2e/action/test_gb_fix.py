@@ -20,8 +20,6 @@ from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:

@@ -89,7 +89,6 @@ def fork_run(pr_repo, tmp_path_factory) -> Iterator[tuple[ActionRun, GitHubStand
         yield done, standin, scratch
 
 
-@pytest.mark.slow
 def test_same_repo_pr_runs_the_diff_and_publishes(same_repo_run, pr_repo) -> None:
     done, standin, _ = same_repo_run
     repo, base, head = pr_repo
@@ -115,7 +114,6 @@ def test_same_repo_pr_runs_the_diff_and_publishes(same_repo_run, pr_repo) -> Non
     assert not [line for line in done.stdout.splitlines() if line.startswith("::")]  # published: no fallback
 
 
-@pytest.mark.slow
 def test_entrypoints_never_see_a_token(same_repo_run, pr_repo) -> None:
     done, _, scratch = same_repo_run
     repo, _, _ = pr_repo
@@ -131,7 +129,6 @@ def test_entrypoints_never_see_a_token(same_repo_run, pr_repo) -> None:
         assert "GITHUB_EVENT_PATH" not in names  # everything else stays out
 
 
-@pytest.mark.slow
 def test_fork_pr_falls_back_to_escaped_annotations_and_says_why(fork_run) -> None:
     done, standin, _ = fork_run
     assert done.code == 1

@@ -7,16 +7,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.action_run import run_action
 from tests.conftest import git
 from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import CONFIG, MODEL, author_repository, with_line
-
-pytestmark = pytest.mark.slow
 
 WITH_BREAK = with_line("print('a break')")
 

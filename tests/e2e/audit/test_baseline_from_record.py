@@ -69,7 +69,6 @@ def ran(marker: Path) -> list[str]:
     return marker.read_text().split() if marker.exists() else []
 
 
-@pytest.mark.slow
 def test_the_audit_record_of_the_merge_base_is_the_baseline_and_only_the_head_runs(audited, tmp_path):
     repo, marker, base = audited
     commit(repo, {"pkg/bench.py": bench(marker, "B", extra='    x = x - 1\n    print("B")\n')}, "B adds a break")
@@ -86,7 +85,6 @@ def test_the_audit_record_of_the_merge_base_is_the_baseline_and_only_the_head_ru
     assert result.diff.entrypoints[0].graph_delta == 1  # the base's graph count, from the record
 
 
-@pytest.mark.slow
 def test_a_record_made_with_another_config_is_not_used_and_the_base_runs(audited, tmp_path):
     repo, marker, base = audited
     config = CONFIG.replace('"pkg.bench:run"}', '"pkg.bench:run", timeout: 300}')
@@ -98,7 +96,6 @@ def test_a_record_made_with_another_config_is_not_used_and_the_base_runs(audited
     assert sorted(ran(marker)) == ["A", "B"]
 
 
-@pytest.mark.slow
 def test_audit_writes_the_record_and_the_issue_body_and_leaves_the_branch_alone(in_git_dir, tmp_path):
     marker = tmp_path / "ran.txt"
     commit(in_git_dir, {".gbbot.yml": CONFIG, "pkg/__init__.py": "", "pkg/bench.py": bench(marker, "A")}, "A")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from gbbot import api
 from gbbot.core.config import load_config
 from tests.action_run import run_action
@@ -18,8 +16,6 @@ from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
 from tests.step_project import author_repository
-
-pytestmark = pytest.mark.slow
 
 BRANCH = "gbbot/fixes"
 MARKER = "<!-- gbbot:audit-fix-pr -->"

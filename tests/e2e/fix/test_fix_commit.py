@@ -3,13 +3,9 @@ verified patches, its message listing them; the rest of the tree (staged or not)
 
 from __future__ import annotations
 
-import pytest
-
 from gbbot.main import main
 from tests.conftest import git
 from tests.e2e.fix.test_fix_safety import make_repo, two_module_repo
-
-pytestmark = pytest.mark.slow
 
 
 def test_commit_holds_only_the_patched_files_and_names_each_fix(tmp_path, capsys):

@@ -27,8 +27,6 @@ from gbbot.render import markdown
 from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "e2e_project"
-pytestmark = pytest.mark.slow
-
 # entrypoint → (module file, the recipe its break needs)
 CALLS = {
     "logs": ("fixdemo/logs.py", "logger"),  # and a print

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import torch
 
 from gbbot.backends.local import run_local
@@ -25,8 +24,6 @@ from gbbot.fix.result import FixStatus
 from gbbot.fix.same_output import ChildComparer
 from gbbot.main import main
 from tests.conftest import git
-
-pytestmark = pytest.mark.slow
 
 STEP = """
 def step(x):

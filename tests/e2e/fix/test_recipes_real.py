@@ -19,8 +19,6 @@ from gbbot.fix.result import FixResult, FixStatus
 from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "e2e_project"
-pytestmark = pytest.mark.slow
-
 # entrypoint → the module it calls (fixdemo/<entrypoint>.py)
 ENTRYPOINTS = ("printfloat", "jitslice", "loguru_calls", "attention", "masked", "on_device")
 FIXED = ("printfloat", "jitslice", "loguru_calls", "attention", "masked")
