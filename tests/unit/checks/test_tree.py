@@ -15,9 +15,13 @@ from gbbot.core.config import parse_config
 from gbbot.core.model import Status
 from gbbot.main import main
 
+# Fresh processes (the local backend) here: the warm server imports torch, and its own crashes,
+# timeouts and Ctrl-C are tests/e2e/test_warm.py's, checked against these.
+FRESH = "runner: {warm: false}\n"
+
 
 def write_config(root: Path, body: str) -> None:
-    (root / ".gbbot.yml").write_text("version: 1\n" + textwrap.dedent(body))
+    (root / ".gbbot.yml").write_text("version: 1\n" + FRESH + textwrap.dedent(body))
 
 
 def run_check(root: Path, body: str, **options):

@@ -10,7 +10,8 @@ from tests.cli_helpers import write
 
 
 def run(root, body: str):
-    write(root, {".gbbot.yml": "version: 1\n" + textwrap.dedent(body)})
+    """`gbbot check` with the launcher in a fresh process: a warm server would import torch."""
+    write(root, {".gbbot.yml": "version: 1\nrunner: {warm: false}\n" + textwrap.dedent(body)})
     config = parse_config((root / ".gbbot.yml").read_text())
     return check(root, config, CheckOptions())
 

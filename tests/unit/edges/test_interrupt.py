@@ -18,7 +18,9 @@ def test_sigterm_stops_the_entrypoints_and_gbbot_promptly(tmp_path):
         time.sleep(300)
     """)
     )
-    (tmp_path / ".gbbot.yml").write_text("version: 1\nentrypoints: [{name: hang, run: python hang.py, timeout: 600}]\n")
+    # a fresh process: the warm server imports torch (a warm child: tests/e2e/test_warm.py)
+    entrypoints = "entrypoints: [{name: hang, run: python hang.py, timeout: 600}]\n"
+    (tmp_path / ".gbbot.yml").write_text("version: 1\nrunner: {warm: false}\n" + entrypoints)
     gbbot = subprocess.Popen(
         [sys.executable, "-m", "gbbot", "check", "--root", str(tmp_path), "--quiet"],
         stdout=subprocess.PIPE,
