@@ -11,9 +11,8 @@ import pytest
 
 from gbbot.analysis import report as report_io
 from tests.action_run import run_action, workflow_run_event
-from tests.builders import HEAD_SHA
+from tests.builders import DTYPE, HEAD_SHA, recompiled_report
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
-from tests.recompile_reports import DTYPE, recompiled_report
 
 PR = 7
 CONFIG = """\

@@ -9,7 +9,7 @@ from gbbot.analysis.classify import classify, normalise_code, origin_of, path_ma
 from gbbot.analysis.source import source_map
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import BreakMessage, Category, Frame, Mode, Origin, RawBreak, Report, Tool
-from tests.reports import entrypoint
+from tests.builders import entrypoint
 
 ROOT = "/repo"
 PRINT = BreakMessage("Failed to trace builtin operator", "GB0059", "print", ("Please report an issue to PyTorch.",))

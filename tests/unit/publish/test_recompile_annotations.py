@@ -14,9 +14,8 @@ from gbbot.publish.content import Content
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination, Published
-from tests.builders import HEAD_SHA, graph_break
+from tests.builders import AT_LIMIT, DTYPE, HEAD_SHA, INFO, RECOMPILE_DOC, graph_break, recompiled_report
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
-from tests.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
 
 PR = 2
 LIMIT_TITLE = "Recompiled 8× (int argument) — hit the recompile limit: runs eagerly"
@@ -68,7 +67,7 @@ def test_recompiled_frames_are_annotated_after_the_breaks_limit_first(standin: G
         "Cause of int_argument.",
         "Hint: Advice for int_argument.",
         "Entrypoints: train-step",
-        DOC,
+        RECOMPILE_DOC,
     ]
     assert check.annotations[2]["message"].splitlines()[:2] == [
         "Recompilation: scale compiled 2×",

@@ -13,7 +13,7 @@ from cmarkgfm.cmark import Options
 
 from gbbot.render import markdown
 from gbbot.render.escape import md_code, md_text
-from tests.reports import entrypoint, graph_break, report
+from tests.builders import entrypoint, report_of, traced_break
 
 # tagfilter is left out on purpose: it would rewrite a raw <script> that escaping let through, and
 # hide the bug. UNSAFE keeps raw HTML in the output for the same reason.
@@ -73,7 +73,7 @@ def test_code_spans_show_hostile_text_literally(text):
 
 def test_a_hostile_break_in_the_full_report_makes_no_link_and_no_html():
     hostile = " ".join(HOSTILE)
-    brk = graph_break(
+    brk = traced_break(
         1,
         code=hostile,
         explanation=hostile,
@@ -82,7 +82,7 @@ def test_a_hostile_break_in_the_full_report_makes_no_link_and_no_html():
         function="f<script>",
         file="pkg/www.evil.example.py",
     )
-    text = markdown.render(report(entrypoint("https://evil.example", [brk]), entrypoint("www.evil.example")))
+    text = markdown.render(report_of(entrypoint("https://evil.example", [brk]), entrypoint("www.evil.example")))
     rendered = cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
     hrefs = re.findall(r'<a [^>]*href="([^"]*)"', rendered)
     assert all(href.startswith(TRUSTED_HREF) for href in hrefs), hrefs

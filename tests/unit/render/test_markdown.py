@@ -8,12 +8,12 @@ import re
 from gbbot.core.model import Category, Status
 from gbbot.render import markdown
 from gbbot.render.escape import md_code, md_code_block, md_text
+from tests.builders import entrypoint, report_of, traced_break
 from tests.conftest import GOLDEN
-from tests.reports import entrypoint, graph_break, report
 
 
 def sample():
-    loop = graph_break(
+    loop = traced_break(
         2,
         gb_id="GB0025",
         gb_type="Call to `torch._dynamo.graph_break()`",
@@ -29,9 +29,9 @@ def sample():
         hints=("Remove the `torch._dynamo.graph_break()` call.",),
         doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0025.html",
     )
-    printed = graph_break(1, count=2)
+    printed = traced_break(1, count=2)
     failed = entrypoint("bench", status=Status.FAILED, exit_code=1, error="Traceback …\nRuntimeError: boom")
-    return report(entrypoint("train", [loop, printed]), failed)
+    return report_of(entrypoint("train", [loop, printed]), failed)
 
 
 def test_markdown_exact_output():
@@ -43,7 +43,7 @@ def test_markdown_exact_output():
 
 
 def test_no_breaks_says_so():
-    text = markdown.render(report(entrypoint("train")))
+    text = markdown.render(report_of(entrypoint("train")))
     assert "No graph breaks." in text
 
 
@@ -59,8 +59,8 @@ def outside_code(text: str) -> str:
 
 
 def test_hostile_break_text_is_harmless_in_markdown():
-    brk = graph_break(1, code=HOSTILE, explanation=HOSTILE, hints=(HOSTILE,), gb_type=HOSTILE, function="f<b>")
-    text = markdown.render(report(entrypoint("train", [brk])))
+    brk = traced_break(1, code=HOSTILE, explanation=HOSTILE, hints=(HOSTILE,), gb_type=HOSTILE, function="f<b>")
+    text = markdown.render(report_of(entrypoint("train", [brk])))
     live = outside_code(text)
     assert "<script" not in live and "<img" not in live and "<b>" not in live
     assert "@octocat" not in live and "@someone" not in live

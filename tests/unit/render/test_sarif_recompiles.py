@@ -8,8 +8,7 @@ from dataclasses import replace
 
 from gbbot.analysis import recompile
 from gbbot.render import sarif
-from tests.builders import graph_break
-from tests.recompile_reports import AT_LIMIT, DOC, DTYPE, INFO, recompiled_report
+from tests.builders import AT_LIMIT, DTYPE, INFO, RECOMPILE_DOC, graph_break, recompiled_report
 from tests.unit.render.test_sarif import assert_valid
 
 INT_ARGUMENT = AT_LIMIT.reasons[0]
@@ -43,7 +42,7 @@ def test_a_result_per_recompilation_problem_after_the_breaks() -> None:
         "Cause of int_argument.",
         "Hint: Advice for int_argument.",
         "Entrypoints: train-step",
-        DOC,
+        RECOMPILE_DOC,
     ]
     assert results[2]["properties"] == {
         "state": "new",
@@ -59,7 +58,7 @@ def test_a_result_per_recompilation_problem_after_the_breaks() -> None:
 def test_a_rule_per_guard_kind_with_help_and_the_recompilation_doc() -> None:
     rules = {r["id"]: r for r in sarif.sarif(recompiled_report())["runs"][0]["tool"]["driver"]["rules"]}
     assert set(rules) == {"recompile/limit", "recompile/int_argument", "recompile/dtype"}
-    assert {r["helpUri"] for r in rules.values()} == {DOC}
+    assert {r["helpUri"] for r in rules.values()} == {RECOMPILE_DOC}
     assert rules["recompile/dtype"]["help"]["text"] == "Cause of dtype.\nHint: Advice for dtype."
     assert rules["recompile/dtype"]["shortDescription"]["text"] == "torch.compile recompilation: dtype guard"
     limit = recompile.load_rules()
