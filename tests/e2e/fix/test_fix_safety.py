@@ -15,8 +15,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import torch
-
 from gbbot.backends.local import run_local
 from gbbot.core.config import Entrypoint, load_config
 from gbbot.fix.pipeline import FixOptions, fix
@@ -56,6 +54,8 @@ def _config(entrypoints: list[str]) -> str:
 
 
 def test_results_are_compared_in_a_child_of_the_runner(tmp_path):
+    import torch
+
     tree, work = tmp_path / "tree", tmp_path / "work"
     tree.mkdir()
     saved = {
