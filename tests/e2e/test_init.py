@@ -1,4 +1,5 @@
-"""`gbbot init` then `gbbot check` with real torch: the starter config runs without edits."""
+"""`gbbot init` run whole: the starter config `gbbot check` runs without edits (real torch), never
+written over an existing file, and suggested when there is no config."""
 
 from __future__ import annotations
 
@@ -104,3 +105,24 @@ def test_init_on_a_small_repository_finds_script_function_and_test_and_skips_the
     assert "Add the flags a short run needs" in text and ".venv" not in text and "build/" not in text
     entries = check_all_ok(repo, tmp_path)
     assert [b["code"] for b in entries["forward_once"]["breaks"]] == ['print("bench")  # a graph break']
+
+
+def test_init_never_overwrites_and_print_only_shows(tmp_path):
+    write(tmp_path, {**SMALL_REPO, ".gbbot.yml": "# mine\n"})
+    refused = gbbot(tmp_path, "init")
+    assert refused.returncode == 2
+    assert "/.gbbot.yml already exists; gbbot init never overwrites it" in refused.stderr
+    assert (tmp_path / ".gbbot.yml").read_text() == "# mine\n"
+    shown = gbbot(tmp_path, "init", "--print")
+    assert shown.returncode == 0 and (tmp_path / ".gbbot.yml").read_text() == "# mine\n"
+    assert [e.name for e in parse_config(shown.stdout).entrypoints] == ["train", "forward_once", "test_layers"]
+
+
+def test_without_a_config_check_suggests_init_and_init_says_when_nothing_compiles(tmp_path):
+    write(tmp_path, {"app.py": "import re\nre.compile('x')\n"})
+    missing = gbbot(tmp_path, "check", "--root", str(tmp_path))
+    assert missing.returncode == 2 and "run `gbbot init` to write a starter one" in missing.stderr
+    nothing = gbbot(tmp_path, "init")
+    assert nothing.returncode == 2
+    assert "found no torch.compile call sites to run in 1 Python files" in nothing.stderr
+    assert not (tmp_path / ".gbbot.yml").exists()

@@ -95,8 +95,3 @@ def test_a_daemon_is_left_alone_while_its_entrypoint_still_runs(tmp_path):
     finally:
         if alive(pid):
             os.kill(pid, 9)
-
-
-def test_stat_fields_are_read_after_a_command_name_with_spaces_and_parentheses():
-    child = parse_stat("4242 (evil) R 1 2 3) S 17 4242 4242 0 -1 4194560")
-    assert (child.pid, child.parent, child.group, child.session, child.zombie) == (4242, 17, 4242, 4242, False)

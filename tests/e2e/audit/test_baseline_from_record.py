@@ -109,3 +109,25 @@ def test_audit_writes_the_record_and_the_issue_body_and_leaves_the_branch_alone(
     text = body.read_text()
     assert text.startswith("<!-- gbbot:audit-issue -->") and "**1 graph break** (1 distinct) in 2 graphs" in text
     assert "`fwd`" in text
+
+
+def test_without_a_record_of_the_merge_base_the_base_runs(in_git_dir, tmp_path):
+    write(in_git_dir, {".gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"})
+    git(in_git_dir, "add", "-A")
+    git(in_git_dir, "commit", "-q", "-m", "only commit")
+    # the entrypoint compiles nothing, which fails the default policy: only the baseline is asked about here
+    run = gbbot(
+        in_git_dir,
+        "diff",
+        "--base",
+        "main",
+        "--baseline-from-branch",
+        "gbbot-data",
+        "--fail-on",
+        "none",
+        "--json",
+        str(tmp_path / "r.json"),
+    )
+    assert run.returncode == 0, run.stderr
+    assert "no branch gbbot-data (nor origin/gbbot-data): running the base" in run.stderr
+    assert report.load(tmp_path / "r.json").diff.baseline_source == "run"

@@ -6,11 +6,9 @@ import json
 
 import pytest
 
-from gbbot.analysis import classify, report
+from gbbot.analysis import classify
 from gbbot.main import main
-from gbbot.render import markdown
 from gbbot.trace import logfiles, registry, tracelog
-from tests.cli_helpers import gbbot, write
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "small.trace.log"
@@ -237,14 +235,3 @@ def test_a_torch_break_reached_through_contextlib_is_a_torch_break():
         assert (brk.origin, brk.file, brk.fix) == (classify.Origin.TORCH, "ddp.py", None)
         assert brk.library_site.package == "torch"
         assert brk.library_site.path == "torch/nn/parallel/distributed.py"
-
-
-def test_parse_does_not_claim_a_mode_and_quiet_prints_no_progress(tmp_path):
-    write(tmp_path, {"log.txt": "nothing here\n", ".gbbot.yml": "version: 1\nentrypoints: [{name: t, run: 'true'}]\n"})
-    out = tmp_path / "r.json"
-    gbbot(tmp_path, "parse", "log.txt", "--json", str(out), "-q")
-    assert json.loads(out.read_text())["mode"] is None
-    assert "mode `unknown`" in markdown.render(report.load(out))
-    quiet = gbbot(tmp_path, "check", "--root", str(tmp_path), "-q")
-    assert quiet.returncode == 1 and "running 1 entrypoint" not in quiet.stderr and "[1/1]" not in quiet.stderr
-    assert "compiled nothing" in quiet.stderr  # the verdict is still shown
