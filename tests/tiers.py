@@ -1,10 +1,11 @@
 """The suite's two tiers, as a pytest plugin (tests/conftest.py loads it).
 
-Tests under tests/e2e/ run real torch, real git workflows with torch, the action end to end and
-docker: they are marked `slow` by where they live, so no file carries the mark and none can forget
-it. Everything else is the fast tier, where torch cannot start: while collection or a fast test
-runs, torch is refused in this process and in every Python process started with this process's
-environment (tests/no_torch/sitecustomize.py), and a test that tried fails saying where it belongs.
+Tests under tests/e2e/ run gbbot whole (real torch, the CLI and the action as processes over real
+repositories, docker): they are marked `slow` by where they live, so no file carries the mark and
+none can forget it. Everything else is the fast tier, tests/unit/ mirroring gbbot/, where torch
+cannot start: while collection or a fast test runs, torch is refused in this process and in every
+Python process started with this process's environment (tests/no_torch/sitecustomize.py), and a
+test that tried fails saying where it belongs.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class TorchGate:
         finder = no_torch.RefuseTorch(lambda name: attempts.append(f"this process imported {name}"))
         loaded = {name: module for name, module in sys.modules.items() if no_torch.is_torch(name)}
         for name in loaded:
-            del sys.modules[name]  # loaded by an earlier slow test: it must be imported afresh
+            del sys.modules[name]  # an earlier slow test loaded it: importing it again meets the finder
         sys.meta_path.insert(0, finder)
         self._pythonpath(add=True)
         start = self.log.stat().st_size
