@@ -11,13 +11,13 @@ from gbbot.action.context import Context
 from gbbot.analysis import report as report_
 from gbbot.core.config import Config
 from gbbot.core.errors import GbbotError
-from gbbot.core.model import Mode, Report
+from gbbot.core.model import Report
 from gbbot.edges.console import internal_error, progress_printer, report_console, say, say_lines, say_styled
 from gbbot.render import terminal
 
 
 def check_options(ctx: Context) -> api.CheckOptions:
-    return api.CheckOptions(mode=Mode(ctx.inputs.mode) if ctx.inputs.mode else None, jobs=ctx.inputs.jobs)
+    return api.CheckOptions(mode=ctx.settings.mode, jobs=ctx.settings.jobs)
 
 
 def saved(ctx: Context, report: Report) -> Report:
@@ -33,7 +33,7 @@ def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] 
     terminal.render(report, report_console())
     for line in notes:
         say(line.replace("`", ""))
-    breach = api.policy_breach(report, config.fail_on, config.fail_on_recompiles)
+    breach = api.Policy.resolve(config).verdict(report).reason
     if breach:
         say_styled(breach)
     return saved(ctx, report)
@@ -41,7 +41,7 @@ def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] 
 
 def check(ctx: Context) -> Report:
     ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
-    config, options = ctx.config(), check_options(ctx)
+    config, options = ctx.settings.config, check_options(ctx)
     found = api.check(ctx.root, config, options, progress_printer(len(api.select(config, options))))
     return _shown(ctx, config, found)
 
@@ -54,7 +54,7 @@ def diff(ctx: Context, base: str) -> Report:
         cache=ctx.inputs.cache_dir,
         recorded=api.audit_record(ctx.inputs.baseline_from_branch, ctx.inputs.cache_dir),
     )
-    config = ctx.config()
+    config = ctx.settings.config
     done = api.diff(ctx.root, config, options, progress_printer, say)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()
     notes = (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline))
@@ -62,7 +62,7 @@ def diff(ctx: Context, base: str) -> Report:
 
 
 def with_fixes(ctx: Context, report: Report) -> Report:
-    """Fixes for the new breaks: verified patches go into the report (extra.fixes), to be shown
+    """Fixes for the new breaks: verified patches go into the report (its `fixes`), to be shown
     under each break and suggested in a review. A failure here costs the fixes, not the run."""
     from gbbot.fix import present
     from gbbot.fix.pipeline import FixOptions  # LibCST: only when fixes are asked for
@@ -70,10 +70,9 @@ def with_fixes(ctx: Context, report: Report) -> Report:
     new = tuple(sorted({b.fingerprint for b in report_.new_breaks(report)}))
     if not new:
         return report
-    mode = Mode(ctx.inputs.mode) if ctx.inputs.mode else None
-    options = FixOptions(fingerprints=new, mode=mode, jobs=ctx.inputs.jobs, progress=_progress)
+    options = FixOptions(fingerprints=new, mode=ctx.settings.mode, jobs=ctx.settings.jobs, progress=_progress)
     try:
-        done = api.fix(ctx.root, ctx.config(), options, report)
+        done = api.fix(ctx.root, ctx.settings.config, options, report)
     except GbbotError as exc:
         ctx.log(f"no fix suggestions: {exc}")
         return report

@@ -15,30 +15,29 @@ pinned commit travels between jobs."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gbbot import api
 from gbbot.action.context import Context
 from gbbot.action.event import SHA, IssueCommentEvent
+from gbbot.action.inputs import Inputs
 from gbbot.action.workflow import write_outputs
 from gbbot.analysis import report as report_
-from gbbot.core.config import CONFIG_NAME
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.deliver import loop, patchcheck
-from gbbot.deliver.pinned import Pinned
+from gbbot.core.fixes import FixResult
+from gbbot.core.model import Report
+from gbbot.deliver import commit as fix_commit
+from gbbot.deliver import patchcheck
+from gbbot.deliver import push as pushing
+from gbbot.deliver.sources import Pinned
 from gbbot.edges import git
-from gbbot.fix import commit as committing
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.result import Counts
 from gbbot.gbfix import conversation as gh
 from gbbot.gbfix import permission, replies
 from gbbot.gbfix.command import Command, Kind, parse
-
-if TYPE_CHECKING:
-    from gbbot.deliver.expected import Expected
-from gbbot.core.model import Mode, Report
 
 ARTIFACT_DIR = "gbbot-fix"
 PATCH_FILE, REPORT_FILE = "fix.patch", "report.json"
@@ -46,7 +45,13 @@ SETUP = (
     "issue_comment: nothing to do without the gb-fix input. To answer `/gb-fix` comments, copy "
     ".github/workflows/gbbot-fix.yml: it runs this action three times, with gb-fix: authorize, fix and push."
 )
-IDENTITY = {"GIT_AUTHOR_NAME": "gbbot", "GIT_COMMITTER_NAME": "gbbot"}  # emails: git.COMMITTER's
+MOVED = " after the command, so nothing was pushed; comment /gb-fix again to fix the new head."
+
+
+def reads_config(given: Inputs) -> bool:
+    """Only the fix stage runs entrypoints, so only it reads the config (the PR's, in its checkout);
+    authorize and push hold a write token and never open it."""
+    return given.gb_fix == "fix"
 
 
 def handle(ctx: Context, event: IssueCommentEvent) -> int:
@@ -111,8 +116,8 @@ class Thread:
         self.ctx.log(f"/gb-fix: {self.event.login} has role {role or 'none'}; {required} is needed")
         return permission.allows(role, required)
 
-    def pull(self) -> gh.PullHead:
-        return gh.pull_head(self.repo, self.event.number, self.ctx.retries, self.ctx.log)
+    def pull(self) -> pushing.PullHead:
+        return pushing.pull_head(self.repo, self.event.number, self.ctx.retries, self.ctx.log)
 
 
 def thread(ctx: Context, event: IssueCommentEvent) -> Thread:
@@ -172,19 +177,18 @@ def pinned_sha(ctx: Context) -> str:
 def _fix_run(ctx: Context, command: Command) -> Any:
     from gbbot.fix.pipeline import FixOptions, FixRun  # LibCST: only when a fix is asked for
 
-    config = ctx.config()
-    mode = Mode(ctx.inputs.mode) if ctx.inputs.mode else None
+    config, mode = ctx.settings.config, ctx.settings.mode
     options = FixOptions(
         apply=True,
         only=(command.gb_id,) if command.gb_id else (),
         fingerprints=(command.fingerprint,) if command.fingerprint else (),
         mode=mode,
-        jobs=ctx.inputs.jobs,
+        jobs=ctx.settings.jobs,
         progress=ctx.log,
     )
     if not command.path:
         return api.fix(ctx.root, config, options)
-    found = api.check(ctx.root, config, api.CheckOptions(mode=mode, jobs=ctx.inputs.jobs))
+    found = api.check(ctx.root, config, api.CheckOptions(mode=mode, jobs=ctx.settings.jobs))
     in_file = tuple(sorted({b.fingerprint for b in found.breaks if b.file == command.path and not b.ignored}))
     if not in_file:
         return FixRun(found, ())
@@ -238,34 +242,38 @@ def read_artifact(ctx: Context) -> Artifact | str:
     return Artifact(data, report)
 
 
-def config_paths(ctx: Context) -> tuple[str, ...]:
-    given = ctx.inputs.config
-    return (CONFIG_NAME, *([given.as_posix()] if given and not given.is_absolute() else []))
+@dataclass(frozen=True)
+class Answer:
+    """What the reply says of verified fixes: the patch, what it fixes and what remains."""
+
+    here: Thread
+    patch: str
+    fixed: list[str]
+    left: list[str]
+
+    def with_patch(self, why: str, reaction: str) -> int:
+        self.here.react(reaction)
+        self.here.reply(replies.patch_comment(why, self.patch, self.fixed, self.left))
+        return ExitCode.OK
 
 
-def believe(ctx: Context, artifact: Artifact, pinned: Pinned) -> Expected | str:
-    """What the commit will hold, re-derived from the pinned source, or why the patch is refused."""
-    from gbbot.deliver.expected import claimed, expected  # LibCST: only when there is a patch
-
-    paths = patchcheck.paths_of(artifact.patch)
-    if isinstance(paths, patchcheck.Refused):
-        return paths.reason
-    named = {r.file for r in claimed(artifact.report, paths)}
-    why = patchcheck.protected(paths, config_paths(ctx), named)
-    if why:
-        return why
-    found = expected(artifact.report, paths, pinned.read)
-    if isinstance(found, patchcheck.Refused):
-        return found.reason
-    if patchcheck.render(found.patches).encode("utf-8") != artifact.patch:
-        return "the patch differs from what gbbot's recipes make of the pinned source"
-    return found
+def answer(here: Thread, artifact: Artifact, command: Command, fixes: Sequence[FixResult]) -> Answer:
+    fixed = fix_commit.fixed_lines(fixes, artifact.report)
+    left = replies.remaining_lines(artifact.report, {r.fingerprint for r in fixes}, command)
+    return Answer(here, artifact.patch.decode("utf-8"), fixed, left)
 
 
-def commit_message(found: Expected, report: Report) -> str:
-    ids = {b.fingerprint: b.gb_id or b.gb_type for b in report.breaks}
-    before = Counts(sum(e.break_count for e in report.entrypoints), sum(e.graph_count for e in report.entrypoints))
-    return committing.message(list(found.fixes), ids, before, None)
+def posted_instead(command: Command, pull: pushing.PullHead) -> tuple[str, str] | None:
+    """Why the verified patch is posted rather than pushed, with the reaction; None: it is pushed."""
+    if command.dry_run:
+        return "dry run: the verified patch, not pushed.", gh.ROCKET
+    if pull.from_fork and not pull.maintainer_can_modify:
+        return "this fork's PR does not allow edits from maintainers, so nothing was pushed.", gh.CONFUSED
+    return None
+
+
+def refused_patch(reason: str) -> str:
+    return f"the fix job's patch is refused: {reason}"
 
 
 def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
@@ -277,57 +285,44 @@ def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
         return here.refuse(not_permitted(ctx, event))
     pull = here.pull()
     if pull.sha != sha:
-        return here.refuse(moved(sha, pull.sha))
-    if loop.too_many(git.recent_commits(ctx.root, sha, loop.IN_A_ROW_MAX)):
-        return here.refuse("the branch's last two commits are gbbot fix commits already; gbbot stops there")
+        return here.refuse(pushing.Moved(sha, pull.sha).reason + MOVED)
+    if fix_commit.stops_at(ctx.root, sha):
+        return here.refuse(fix_commit.STOPS)
     artifact = read_artifact(ctx)
     if isinstance(artifact, str):
         return here.refuse(artifact)
-    remaining = lambda fixed: replies.remaining_lines(artifact.report, fixed, command)  # noqa: E731
     if not artifact.patch:
         here.react(gh.CONFUSED)
-        here.reply(replies.nothing_to_fix(remaining(())))
+        here.reply(replies.nothing_to_fix(replies.remaining_lines(artifact.report, (), command)))
         return ExitCode.OK
-    pinned = Pinned(ctx.root, sha)
-    found = believe(ctx, artifact, pinned)
-    if isinstance(found, str):
-        return here.refuse(f"the fix job's patch is refused: {found}")
-    fixed = replies.fixed_lines(found.fixes, artifact.report)
-    left = remaining({r.fingerprint for r in found.fixes})
-    patch_text = artifact.patch.decode("utf-8")
+    paths = patchcheck.paths_of(artifact.patch)
+    if isinstance(paths, patchcheck.Refused):
+        return here.refuse(refused_patch(paths.reason))
+    source, config = Pinned(ctx.root, sha), fix_commit.config_paths(ctx.inputs.config)
+    instead = posted_instead(command, pull)
+    if instead:  # the patch is checked all the same; no commit is made
+        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch)
+        if isinstance(found, fix_commit.Refusal):
+            return here.refuse(refused_patch(found.reason))
+        return answer(here, artifact, command, found.fixes).with_patch(*instead)
+    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch)
+    if isinstance(made, fix_commit.Refusal):
+        return here.refuse(refused_patch(made.reason))
+    return pushed(ctx, here, sha, made, answer(here, artifact, command, made.fixes))
 
-    def post_patch(why: str, reaction: str) -> int:
-        here.react(reaction)
-        here.reply(replies.patch_comment(why, patch_text, fixed, left))
-        return ExitCode.OK
 
-    if command.dry_run:
-        return post_patch("dry run: the verified patch, not pushed.", gh.ROCKET)
-    if pull.from_fork and not pull.maintainer_can_modify:
-        return post_patch("this fork's PR does not allow edits from maintainers, so nothing was pushed.", gh.CONFUSED)
-    files = {p.path: (pinned.mode(p.path), p.after.encode("utf-8")) for p in found.patches}
-    commit = git.commit_files(ctx.root, sha, files, commit_message(found, artifact.report), IDENTITY)
-    now = here.pull()
-    if now.sha != sha:  # the command's commit is no longer the head: a push would be refused or wrong
-        return here.refuse(moved(sha, now.sha))
-    refused = git.push(ctx.root, git.Remote(pull.clone_url, ctx.inputs.token), commit, pull.ref)
-    if refused:
-        ctx.log(f"/gb-fix: the push was refused: {refused}")
-        return post_patch(f"the push to {pull.ref} was refused ({refused}), so here is the patch.", gh.CONFUSED)
-    write_outputs(ctx.env.output, {"fix-commit": commit})
+def pushed(ctx: Context, here: Thread, sha: str, made: fix_commit.Committed, said: Answer) -> int:
+    """Push the commit while the PR's head is still the pinned commit; the patch when git refuses."""
+    token, number = ctx.inputs.token, here.event.number
+    done = pushing.push_if_head_is(ctx.root, here.repo, number, sha, made.commit, token, ctx.retries, ctx.log)
+    if isinstance(done, pushing.PushRefused):
+        ctx.log(f"/gb-fix: the push was refused: {done.said}")
+        return said.with_patch(f"{done.reason}, so here is the patch.", gh.CONFUSED)
+    if not isinstance(done, pushing.Pushed):  # the command's commit is no longer the head
+        return here.refuse(done.reason + MOVED)
+    write_outputs(ctx.env.output, {"fix-commit": made.commit})
     here.react(gh.ROCKET)
-    here.reply(replies.pushed(commit_url(ctx, pull, commit), commit, fixed, left))
-    ctx.log(f"/gb-fix: pushed {commit} to {pull.ref}")
+    url = pushing.commit_url(ctx.env.server_url, ctx.env.repository, done.head, made.commit)
+    here.reply(replies.pushed(url, made.commit, said.fixed, said.left))
+    ctx.log(f"/gb-fix: pushed {made.commit} to {done.head.ref}")
     return ExitCode.OK
-
-
-def moved(pinned: str, now: str) -> str:
-    return (
-        f"the PR's head moved from {pinned[:7]} to {now[:7]} after the command, so nothing was pushed; "
-        "comment /gb-fix again to fix the new head."
-    )
-
-
-def commit_url(ctx: Context, pull: gh.PullHead, commit: str) -> str:
-    repository = pull.repo_full_name or ctx.env.repository
-    return f"{ctx.env.server_url}/{repository}/commit/{commit}"

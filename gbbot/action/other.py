@@ -12,6 +12,6 @@ from gbbot.action.event import OtherEvent
 def handle(ctx: Context, event: OtherEvent) -> int:
     ctx.log(f"event {event.name}: checking the workspace; there is no pull request to publish on")
     report = analysis.check(ctx)
-    policy = ctx.fail_on()
+    policy = ctx.settings.policy
     outputs.finish(ctx, report, policy, outputs.content(ctx, report, ctx.env.run_url), None)
-    return outputs.exit_code(report, policy, None, ctx.fail_on_recompiles())
+    return outputs.exit_code(report, policy, None)

@@ -8,12 +8,11 @@ from pathlib import Path
 from gbbot.action.context import Context
 from gbbot.action.workflow import write_outputs, write_step_summary
 from gbbot.analysis import report as report_
+from gbbot.analysis.policy import Policy
 from gbbot.core import counts as counts_
 from gbbot.core import limits
 from gbbot.core.errors import ExitCode
 from gbbot.core.model import Report
-from gbbot.fix import present
-from gbbot.publish import checkrun
 from gbbot.publish.content import Content, fitted, title_for
 from gbbot.publish.fallback import annotate
 from gbbot.publish.sink import Published
@@ -25,8 +24,7 @@ def content(ctx: Context, report: Report, run_url: str | None) -> Content:
     artifact = md_code(ctx.inputs.artifact_name)
     where = f"[this workflow run]({run_url})" if run_url else "this workflow run"
     pointer = f"📄 The full report is the {artifact} artifact of {where}."
-    extra = present.markdown_extra(present.results_of(report))  # verified fixes under their break
-    return Content(title=title_for(ctx.inputs.header), pointer=pointer, extra=extra)
+    return Content(title=title_for(ctx.inputs.header), pointer=pointer)
 
 
 def counts(report: Report) -> dict[str, str]:
@@ -41,31 +39,30 @@ def counts(report: Report) -> dict[str, str]:
     }
 
 
-def write_sarif(ctx: Context, report: Report, policy: str, recompiles: str | None = None) -> Path | None:
+def write_sarif(ctx: Context, report: Report, policy: Policy) -> Path | None:
     if ctx.inputs.sarif_path is None:
         return None
     path = ctx.path(ctx.inputs.sarif_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(sarif.render(report, policy, recompiles), encoding="utf-8")
+    path.write_text(sarif.render(report, policy), encoding="utf-8")
     return path
 
 
-def _step_outputs(ctx: Context, report: Report, policy: str, published: Published | None) -> dict[str, str]:
-    recompiles = ctx.fail_on_recompiles()
-    sarif_path = write_sarif(ctx, report, policy, recompiles)
+def _step_outputs(ctx: Context, report: Report, policy: Policy, published: Published | None) -> dict[str, str]:
+    sarif_path = write_sarif(ctx, report, policy)
     posted_comment = published.comment if published else None
     posted_check = published.check_run if published else None
     return {
         **counts(report),
         "report-path": str(ctx.report_path),
         "sarif-path": str(sarif_path or ""),
-        "conclusion": checkrun.conclusion(report, policy, recompiles),
+        "conclusion": policy.verdict(report).conclusion,
         "comment-url": (posted_comment.url or "") if posted_comment else "",
         "check-run-url": posted_check.url if posted_check else "",
     }
 
 
-def finish(ctx: Context, report: Report, policy: str, text: Content, published: Published | None) -> None:
+def finish(ctx: Context, report: Report, policy: Policy, text: Content, published: Published | None) -> None:
     """SARIF, outputs, job summary, and the fallback's annotations."""
     write_outputs(ctx.env.output, _step_outputs(ctx, report, policy, published))
     notice = published.fallback.summary + "\n" if published and published.fallback else ""
@@ -75,7 +72,7 @@ def finish(ctx: Context, report: Report, policy: str, text: Content, published: 
         annotate(published.fallback)
 
 
-def exit_code(report: Report, policy: str, published: Published | None, recompiles: str | None = None) -> int:
+def exit_code(report: Report, policy: Policy, published: Published | None) -> int:
     if published and published.problems:
         return ExitCode.USAGE  # publishing failed for another reason than permission: say so
-    return ExitCode.POLICY if checkrun.conclusion(report, policy, recompiles) == "failure" else ExitCode.OK
+    return policy.verdict(report).exit_code

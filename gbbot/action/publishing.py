@@ -4,6 +4,7 @@ header and check name) and, without a token, the annotations instead."""
 from __future__ import annotations
 
 from gbbot.action.context import Context
+from gbbot.analysis.policy import Policy
 from gbbot.core.model import Report
 from gbbot.publish.comment import header_key
 from gbbot.publish.content import Content
@@ -12,7 +13,7 @@ from gbbot.publish.pr_sinks import publish
 from gbbot.publish.sink import Destination, Published
 
 
-def destination(ctx: Context, number: int, head_sha: str, policy: str, run_url: str | None) -> Destination:
+def destination(ctx: Context, number: int, head_sha: str, policy: Policy, run_url: str | None) -> Destination:
     header = ctx.inputs.header
     return Destination(
         repository=ctx.env.repository,
@@ -23,9 +24,8 @@ def destination(ctx: Context, number: int, head_sha: str, policy: str, run_url: 
         external_id=f"{header_key(header)}:{ctx.env.run_id}:{ctx.env.run_attempt}",
         details_url=run_url,
         comment_mode=ctx.inputs.comment_mode,
-        fail_on=policy,
+        policy=policy,
         bot_login=ctx.inputs.bot_login,
-        fail_on_recompiles=ctx.fail_on_recompiles(),
     )
 
 
@@ -33,5 +33,5 @@ def publish_or_fallback(ctx: Context, report: Report, text: Content, where: Dest
     if not ctx.inputs.token:
         ctx.log("no token given: not publishing; the breaks are shown as annotations instead")
         reason = "no token was given to the action"
-        return Published(fallback=fallback(report, where.fail_on, reason, where.fail_on_recompiles))
+        return Published(fallback=fallback(report, where.policy, reason))
     return publish(ctx.connect(ctx.inputs.token, ctx.env.api_url), report, text, where, ctx.retries, ctx.log)

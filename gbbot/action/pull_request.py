@@ -1,28 +1,116 @@
 """`pull_request`: run the diff against the PR's base (no token is used until every entrypoint has
 finished; their environment is scrubbed of tokens), write report.json, SARIF, the job summary and
 the outputs, then publish — or fall back to annotations when the token is read-only (a fork's PR).
-With `autofix: true` in the config, a same-repository PR also gets the verified fixes of its new
-breaks pushed to its branch (gbbot/action/autofix.py), and the comment says what was pushed."""
+
+`autofix: true` in the config: the check itself pushes the verified fixes of the PR's new breaks
+as one commit to the PR's branch, and the comment says what was pushed. Only for a PR from a
+branch of this repository: a fork's code must never run beside a write token (and its token is
+read-only anyway). The commit is `deliver`'s, with `/gb-fix`'s guards: made of the pinned head (the
+PR event's head commit) read from git objects, never of the files the run left behind; never
+touching `.github/` or the config; pushed without force, only while the PR's head is still that
+commit; and none when the branch already ends in two gbbot fix commits (this one is such a commit
+too, so two automations cannot feed each other)."""
 
 from __future__ import annotations
 
-from gbbot.action import analysis, autofix, outputs
+from dataclasses import dataclass
+
+from github import GithubException
+
+from gbbot.action import analysis, outputs
 from gbbot.action.context import Context
 from gbbot.action.event import PullRequestEvent
 from gbbot.action.publishing import destination, publish_or_fallback
+from gbbot.action.workflow import write_outputs
+from gbbot.core.errors import GitError
+from gbbot.core.model import Report
+from gbbot.deliver import commit as fix_commit
+from gbbot.deliver import push as pushing
+from gbbot.deliver.sources import Pinned, Unreadable
+from gbbot.publish import retry
+from gbbot.render.escape import md_code, md_text
+
+MOVED = " while the check ran; the check of the new head decides again."
 
 
 def handle(ctx: Context, event: PullRequestEvent) -> int:
     report = analysis.diff(ctx, ctx.inputs.base_ref or event.base_sha)
-    wanted = ctx.config().autofix
-    why_not = autofix.ineligible(ctx, event) if wanted else None
+    wanted = ctx.settings.config.autofix
+    why_not = ineligible(ctx, event) if wanted else None
     if ctx.inputs.fix or (wanted and why_not is None):
         report = analysis.with_fixes(ctx, report)
-    policy = ctx.fail_on()
+    policy = ctx.settings.policy
     text = outputs.content(ctx, report, ctx.env.run_url)
     if wanted:
-        text = text.noted(autofix.run(ctx, event, report, why_not).note)
+        text = text.noted(autofix(ctx, event, report, why_not).note)
     where = destination(ctx, event.number, event.head_sha, policy, ctx.env.run_url)
     published = publish_or_fallback(ctx, report, text, where)
     outputs.finish(ctx, report, policy, text, published)
-    return outputs.exit_code(report, policy, published, ctx.fail_on_recompiles())
+    return outputs.exit_code(report, policy, published)
+
+
+# --- autofix ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the sticky comment says: `note` is trusted markdown (untrusted parts escaped)."""
+
+    note: str
+    commit: str = ""  # the commit pushed, or ""
+    reason: str = ""  # why none was, as plain text for the log
+
+
+def not_pushed(reason: str) -> Outcome:
+    return Outcome(f"🤖 **autofix**: nothing was pushed: {md_text(reason)}", reason=reason)
+
+
+def ineligible(ctx: Context, event: PullRequestEvent) -> str | None:
+    """Why autofix does not even start (before any fix is computed), or None."""
+    if event.is_fork:
+        return "this PR comes from a fork; autofix pushes only to branches of this repository."
+    if not ctx.inputs.token:
+        return "no token was given to the action."
+    if fix_commit.stops_at(ctx.root, event.head_sha):
+        return f"{fix_commit.STOPS}."
+    return None
+
+
+def push_fixes(ctx: Context, event: PullRequestEvent, report: Report) -> Outcome:
+    """Commit the re-derived fixes on the pinned head and push them, or say why not."""
+    pinned = event.head_sha
+    paths = fix_commit.fixed_paths(report)
+    if not paths:
+        return not_pushed("no verified fix for the new breaks.")
+    source, config = Pinned(ctx.root, pinned), fix_commit.config_paths(ctx.inputs.config)
+    try:
+        made = fix_commit.commit_verified(source, report, paths, config)
+    except (GitError, Unreadable) as exc:
+        return not_pushed(f"the commit could not be made: {exc}")
+    if not isinstance(made, fix_commit.Committed):
+        return not_pushed(made.said)
+    try:
+        repo = ctx.connect(ctx.inputs.token, ctx.env.api_url).get_repo(ctx.env.repository)
+        done = pushing.push_if_head_is(
+            ctx.root, repo, event.number, pinned, made.commit, ctx.inputs.token, ctx.retries, ctx.log, True
+        )
+    except (GithubException, retry.PublishError) as exc:
+        return not_pushed(f"the pull request could not be read: {retry.describe(exc)}")
+    if not isinstance(done, pushing.Pushed):
+        return not_pushed(done.reason + (MOVED if isinstance(done, pushing.Moved) else "."))
+    url = pushing.commit_url(ctx.env.server_url, ctx.env.repository, done.head, made.commit)
+    fixed = fix_commit.fixed_lines(made.fixes, report)
+    link = f"[{md_code(made.commit[:12])}]({url})"
+    head = f"🤖 **autofix**: pushed {link} to {md_code(done.head.ref)} with {len(fixed)} verified fix(es):"
+    return Outcome("\n".join([head, "", *fixed]), made.commit)
+
+
+def autofix(ctx: Context, event: PullRequestEvent, report: Report, why_not: str | None) -> Outcome:
+    """The outcome, logged, and the `fix-commit` output when a commit was pushed."""
+    done = not_pushed(why_not) if why_not else push_fixes(ctx, event, report)
+    if done.commit:
+        write_outputs(ctx.env.output, {"fix-commit": done.commit})
+        ctx.log(f"autofix: pushed {done.commit} to the PR's branch")
+    else:
+        ctx.log(f"autofix: nothing was pushed: {done.reason}")
+    return done

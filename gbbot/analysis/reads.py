@@ -26,64 +26,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from gbbot.core import untrusted_json
 from gbbot.core.model import Reads
 
-MAX_PATHS = 20_000  # per list, as the child caps it
-MAX_PATH_CHARS = 4096
-MAX_RECORD_BYTES = 8 << 20
-BOUNDS = untrusted_json.Bounds(depth=3, values=2 * MAX_PATHS + 16, number_chars=8)
 EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 NOT_RECORDED = "what it read was not recorded (it did not run in the warm server)"
 DISTRIBUTIONS = (".dist-info", ".egg-info")  # what a reader of installed packages' metadata looks for
-
-
-def parse(text: str) -> Reads:
-    """A child's record (JSON written by a process that ran PR code): bounded and checked field by
-    field; `untrusted_json.Refused` when it is not what a child writes."""
-    data = untrusted_json.loads(text, BOUNDS)
-    if not isinstance(data, dict):
-        raise untrusted_json.Refused("not an object")
-    spawned, overflow = data.get("spawned"), data.get("overflow")
-    if spawned is not None and not (isinstance(spawned, str) and len(spawned) <= 100):
-        raise untrusted_json.Refused("`spawned` is not a short string")
-    if not isinstance(overflow, bool):
-        raise untrusted_json.Refused("`overflow` is not true or false")
-    return Reads(
-        _paths(data, "files"),
-        _paths(data, "directories"),
-        spawned=spawned,
-        overflow=overflow,
-        searched=_searched(data.get("searched")),
-        metadata=_paths(data, "metadata"),
-    )
-
-
-def _searched(found: object) -> dict[str, frozenset[str]]:
-    if not isinstance(found, dict) or len(found) > MAX_PATHS:
-        raise untrusted_json.Refused(f"`searched` is not an object of at most {MAX_PATHS} directories")
-    for directory, names in found.items():
-        if not (directory.startswith("/") and len(directory) <= MAX_PATH_CHARS):
-            raise untrusted_json.Refused("`searched` holds something other than absolute paths")
-        if not isinstance(names, list) or not all(_module_name(n) for n in names):
-            raise untrusted_json.Refused("`searched` holds something other than lists of module names")
-    return {directory: frozenset(names) for directory, names in found.items()}
-
-
-def _module_name(name: object) -> bool:
-    return isinstance(name, str) and 0 < len(name) <= 255 and "/" not in name and "." not in name
-
-
-def _paths(data: dict, key: str) -> frozenset[str]:
-    paths = data.get(key)
-    if not isinstance(paths, list) or len(paths) > MAX_PATHS:
-        raise untrusted_json.Refused(f"`{key}` is not a list of at most {MAX_PATHS} paths")
-    if not all(isinstance(p, str) and p.startswith("/") and len(p) <= MAX_PATH_CHARS for p in paths):
-        raise untrusted_json.Refused(f"`{key}` holds something other than absolute paths")
-    return frozenset(paths)
-
-
-# --- how the working tree differs from the base ------------------------------------------------
 
 
 def _parents(path: str) -> Iterable[str]:
@@ -161,7 +108,7 @@ def why_rerun(reads: Reads | None, changes: Changes, tops: Sequence[str]) -> str
     if reads.spawned:
         return f"it started another program ({reads.spawned}), whose reads are not recorded"
     if reads.overflow:
-        return f"it read more than {MAX_PATHS} files or directories"
+        return f"it read more than {Reads.MAX_PATHS} files or directories"
     for path in sorted(reads.files):
         rel = relative(path, tops)
         if not rel:

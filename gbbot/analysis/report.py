@@ -1,4 +1,4 @@
-"""Report: build from run outcomes and traces; JSON schema v1 in and out; the policy's verdict."""
+"""Report: build from run outcomes and traces; the breaks a policy counts; JSON schema v1 in and out."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 
 from gbbot import __version__
-from gbbot.core import counts, limits, untrusted_json
+from gbbot.core import counts, fixes, limits, untrusted_json
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     Category,
@@ -122,7 +122,7 @@ def new_report(
     )
 
 
-# --- policy ------------------------------------------------------------------------------------
+# --- the breaks a policy counts ----------------------------------------------------------------
 
 
 def counted(report: Report) -> list[GraphBreak]:
@@ -134,27 +134,6 @@ def new_breaks(report: Report) -> list[GraphBreak]:
         return counted(report)
     new = set(report.diff.new)
     return [b for b in counted(report) if b.fingerprint in new]
-
-
-def policy_failed(report: Report, fail_on: str, recompiles: str | None = None) -> bool:
-    """fail_on: new → only breaks the diff calls new (every break without a baseline); any → any
-    break not ignored; none → never. `recompiles` is the recompilation policy (None: the default
-    that goes with `fail_on`, see recompile_policy)."""
-    from gbbot.analysis import recompile  # imports classify: only reports that get a verdict pay for it
-
-    if recompile.failing(report, recompile_policy(fail_on, recompiles)):
-        return True
-    if fail_on == "none":
-        return False
-    return bool(counted(report) if fail_on == "any" else new_breaks(report))
-
-
-def recompile_policy(fail_on: str, recompiles: str | None) -> str:
-    """A frame newly hitting the recompile limit fails unless the policy says otherwise: it
-    silently turns a compiled model eager. `fail_on: none` means never fail."""
-    if recompiles is not None:
-        return recompiles
-    return "none" if fail_on == "none" else "limit"
 
 
 # --- JSON --------------------------------------------------------------------------------------
@@ -207,9 +186,20 @@ def to_json(report: Report) -> dict:
     if report.diff is not None:
         data["diff"] = _diff_json(report.diff)
     data["counts"] = counts.as_json(counts.counts(report))
-    if report.extra:
-        data["extra"] = report.extra
+    if extra := _extra_json(report):
+        data["extra"] = extra
     return data
+
+
+def _extra_json(report: Report) -> dict:
+    """What later steps added: the fix results (written even when there are none, since a fix
+    step did look), then the merged shards."""
+    extra: dict[str, Any] = {}
+    if report.fixes is not None:
+        extra["fixes"] = [fixes.to_json(f) for f in report.fixes]
+    if report.merged_shards:
+        extra["merged_shards"] = list(report.merged_shards)
+    return extra
 
 
 def dumps(report: Report) -> str:
@@ -300,6 +290,7 @@ def _recompile_diff(data: dict) -> RecompileDiff:
 def from_json(data: Any) -> Report:
     """Validated JSON → Report."""
     validate(data)
+    extra = data.get("extra", {})
     return Report(
         tool=Tool(**data["tool"]),
         torch_version=data["torch_version"],
@@ -309,7 +300,8 @@ def from_json(data: Any) -> Report:
         diff=_diff(data["diff"]) if data.get("diff") else None,
         config_hash=data.get("config_hash"),
         shard=data.get("shard"),
-        extra=data.get("extra", {}),
+        fixes=tuple(fixes.from_json(f) for f in extra["fixes"]) if "fixes" in extra else None,
+        merged_shards=tuple(extra.get("merged_shards", ())),
     )
 
 

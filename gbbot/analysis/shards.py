@@ -97,12 +97,12 @@ def merge(shards: Sequence[ShardReport], partial: bool = False) -> Report:
         _same(shards, what, field)
     _check_entrypoints(shards)
     ordered = sorted(shards, key=_index)
-    fixes = [f for s in ordered for f in s.report.extra.get("fixes", ())]  # each shard fixed its own breaks
-    extra = {"fixes": fixes} if fixes else {}
+    fixes = tuple(f for s in ordered for f in s.report.fixes or ())  # each shard fixed its own breaks
     return replace(
         ordered[0].report,
         entrypoints=tuple(e for s in ordered for e in s.report.entrypoints),
         diff=_merged_diff(ordered),
         shard=None,
-        extra={**extra, "merged_shards": [s.report.shard for s in ordered]},
+        fixes=fixes or None,
+        merged_shards=tuple(s.report.shard for s in ordered),
     )

@@ -1,7 +1,8 @@
 """`audit: {open_fix_pr: true}`: the audit's fix pull request, as GitHub shows it. The branch is
 gbbot's own (`gbbot/fixes`), one commit on the audited commit; the one PR from it is found by head
 branch, a hidden marker in its body and its author (the token's user), opened once, then edited.
-What the PR and the tracking issue say is pure and lives here; the action composes the rest."""
+What the PR and the tracking issue say is pure; finding, opening and editing the PR is one
+idempotent step. The commit and the branch are `deliver`'s; the action composes the rest."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gbbot.core.fixes import Counts, FixResult
 from gbbot.core.model import Report
-from gbbot.deliver import loop
-from gbbot.fix.result import Counts, FixResult
-from gbbot.gbfix.replies import fixed_lines
+from gbbot.deliver.commit import fixed_lines
+from gbbot.publish import retry
 from gbbot.render.escape import md_code, md_text
 
 BRANCH = "gbbot/fixes"
@@ -21,12 +22,6 @@ MARKER = "<!-- gbbot:audit-fix-pr -->"
 TITLE = "gbbot: verified fixes for graph breaks"
 FETCHED_REF = "refs/gbbot/fixes-tip"  # where the remote fix branch is fetched to, in the clone
 DEFAULT_REF = "refs/gbbot/default-tip"  # and the default branch, to see the audited commit is on it
-
-
-def made_by_gbbot(email: str, subject: str) -> bool:
-    """A tip gbbot may replace: a fix commit of gbbot's own (its author and subject), so that a
-    commit anyone else put on the branch is never force-pushed away."""
-    return loop.is_fix_commit(email, subject)
 
 
 def body(fixes: Sequence[FixResult], report: Report, audited: str, before: Counts, after: Counts) -> str:
@@ -95,3 +90,27 @@ class Outcome:
         else:
             said = f"{self._breaks()} a verified fix: {link}"
         return ["### Verified fixes", "", said, ""]
+
+
+def upsert(repo: Any, owner: str, base: str, login: str, text: str) -> tuple[Action, Any]:
+    """One idempotent step (a retry finds what an earlier try opened)."""
+    found = find_open(repo, owner, base, login)
+    if found is not None:
+        found.edit(title=TITLE, body=text)
+        return Action.UPDATED, found
+    return Action.OPENED, repo.create_pull(base=base, head=BRANCH, title=TITLE, body=text)
+
+
+def publish(
+    repo: Any, owner: str, base: str, login: str, text: str, fixed: int, retries: retry.Retries, log: retry.Log
+) -> Outcome:
+    """Open the fix PR, or edit the open one, to say `text` about `fixed` fixes."""
+    update = lambda: upsert(repo, owner, base, login, text)  # noqa: E731
+    action, pull = retry.call(update, "open or update the fix PR", retries, log)
+    return Outcome(action, fixed, pull.number, pull.html_url)
+
+
+def earlier(repo: Any, owner: str, base: str, login: str, retries: retry.Retries, log: retry.Log) -> Outcome:
+    """With no fix tonight: an earlier night's PR, still open, is stale; else there is nothing to say."""
+    found = retry.call(lambda: find_open(repo, owner, base, login), "find the fix PR", retries, log)
+    return Outcome(Action.STALE, number=found.number, url=found.html_url) if found else Outcome(Action.NONE)

@@ -17,6 +17,7 @@ from typing import Any
 
 import jsonschema
 
+from gbbot.core.fixes import FixStatus
 from gbbot.core.model import Category, EntrypointReport, GraphBreak, Report, Status
 
 FORMAT = 1
@@ -253,11 +254,10 @@ def entrypoint_entry(runs: Sequence[EntrypointReport]) -> EntrypointEntry:
 
 
 def verified_fixes(report: Report) -> tuple[tuple[str, str], ...]:
-    fixes = report.extra.get("fixes", ()) if isinstance(report.extra, dict) else ()
     return tuple(
-        (f["fingerprint"], _cut(f.get("recipe") or "fix", TEXT_CHARS) or "fix")
-        for f in fixes
-        if isinstance(f, dict) and f.get("status") == "verified" and isinstance(f.get("fingerprint"), str)
+        (f.fingerprint, _cut(f.recipe or "fix", TEXT_CHARS) or "fix")
+        for f in report.fixes or ()
+        if f.status is FixStatus.VERIFIED
     )
 
 

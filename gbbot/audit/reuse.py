@@ -25,8 +25,6 @@ from gbbot.audit.record import MAX_BREAKS_PER_ENTRYPOINT, BreakEntry, Entrypoint
 from gbbot.checks import baseline
 from gbbot.core.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status
 
-FLAKY = "audit_flaky"  # Report.extra key: the record's flaky fingerprints, settled against the head
-
 Log = history.Log
 
 
@@ -73,12 +71,12 @@ def baseline_from_record(rec: Record) -> Report:
         (entrypoint_report(e) for e in rec.entrypoints), Mode(rec.mode), rec.torch, rec.commit, rec.config_hash
     )
     flaky = sorted({b.fingerprint for e in rec.entrypoints for b in e.fingerprints if b.flaky})
-    return replace(base, extra={FLAKY: flaky}) if flaky else base
+    return replace(base, flaky=tuple(flaky))
 
 
 def settle_flaky(base: Report, head: Report) -> Report:
     """Keep a flaky base break only where the head shows it too (see the module's docstring)."""
-    flaky = set(base.extra.get(FLAKY, ()))
+    flaky = set(base.flaky)
     if not flaky:
         return base
     seen = {b.fingerprint for b in head.breaks}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gbbot.analysis.policy import Policy
 from gbbot.audit import issue
 from gbbot.audit.changes import Changes, compare
 from gbbot.audit.record import Record, from_reports
@@ -56,13 +57,13 @@ def outcome(
     return Outcome(shown, changes, issue.render(shown, changes, where, fixes))
 
 
-def exit_code(result: Outcome, fail_on: str) -> int:
-    """fail_on new: a regression fails; any: any counted break (or an entrypoint not running)
-    fails; none: never."""
+def exit_code(result: Outcome, policy: Policy) -> int:
+    """By the breaks' policy: new → a regression fails; any → any counted break (or an entrypoint
+    not running) fails; none → never."""
     current = result.changes.current
-    if fail_on == "none":
+    if policy.breaks == "none":
         return ExitCode.OK
-    if fail_on == "any":
+    if policy.breaks == "any":
         failed = bool(current.breaks()) or bool(result.changes.failing)
         return ExitCode.POLICY if failed else ExitCode.OK
     return ExitCode.POLICY if result.changes.regression else ExitCode.OK

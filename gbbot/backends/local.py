@@ -3,71 +3,22 @@ the group (a daemon) is killed when its entrypoint ends (see orphans)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping
 
 from gbbot.backends import orphans
 from gbbot.backends.contract import (
-    KILL_GRACE_S,
     RunRequest,
     command,
     ended,
     environment,
     signal_number,
 )
+from gbbot.backends.groups import LIVE, SPAWNING, kill_group
 from gbbot.core.model import RunOutcome, Status
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    """Stop the whole process group: TERM, a grace period for the leader, then KILL whatever of
-    the group is left (background children that ignore TERM included)."""
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return  # nothing left in the group
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=KILL_GRACE_S)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-class _LiveProcesses:
-    """Process groups still running, so an interrupt can stop them instead of waiting for them."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._processes: set[subprocess.Popen] = set()
-
-    def groups(self) -> set[int]:
-        with self._lock:
-            return {process.pid for process in self._processes}  # each leads its own group
-
-    def add(self, process: subprocess.Popen) -> None:
-        with self._lock:
-            self._processes.add(process)
-
-    def discard(self, process: subprocess.Popen) -> None:
-        with self._lock:
-            self._processes.discard(process)
-
-    def kill_all(self) -> None:
-        with self._lock:
-            processes = list(self._processes)
-        for process in processes:
-            _kill_group(process)
-
-
-LIVE = _LiveProcesses()
-# Held while an entrypoint starts and while orphans are reaped: a process just started but not yet
-# in LIVE would otherwise look like an orphan.
-SPAWNING = threading.Lock()
 
 
 def _reap_orphans(request: RunRequest) -> None:
@@ -112,7 +63,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            _kill_group(process)  # also reaps what the entrypoint left running in the background
+            kill_group(process)  # also reaps what the entrypoint left running in the background
             LIVE.discard(process)
             _reap_orphans(request)
     signal_no = signal_number(process.returncode, isinstance(cmd, str))

@@ -27,8 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gbbot.analysis import reads
-from gbbot.backends import orphans
+from gbbot.backends import orphans, reads_record
 from gbbot.backends.contract import (
     KILL_GRACE_S,
     PACKAGE_DIR,
@@ -41,7 +40,7 @@ from gbbot.backends.contract import (
     inherits,
     signal_number,
 )
-from gbbot.backends.local import LIVE, SPAWNING
+from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
 from gbbot.edges.console import say
@@ -333,9 +332,9 @@ def recorded_reads(request: RunRequest) -> Reads | None:
     file it points to."""
     path = request.work_dir / READS_FILE
     try:
-        if path.stat().st_size > reads.MAX_RECORD_BYTES:
+        if path.stat().st_size > reads_record.MAX_RECORD_BYTES:
             return None
-        found = reads.parse(path.read_text(encoding="utf-8"))
+        found = reads_record.parse(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, Refused):
         return None
     there = {f for f in found.files if os.path.lexists(f)}

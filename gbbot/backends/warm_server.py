@@ -141,7 +141,7 @@ def warm_up():
 # Ways to start another program: what that program reads, this process's hook does not see.
 SPAWNS = frozenset({"os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "pty.spawn",
                     "subprocess.Popen"})  # fmt: skip
-MAX_PATHS = 20000  # per list; past it the record says it overflowed (gbbot.analysis.reads refuses more)
+MAX_PATHS = 20000  # per list; past it the record says it overflowed (backends/reads_record.py refuses more)
 
 
 class ReadRecorder:

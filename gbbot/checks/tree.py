@@ -134,3 +134,18 @@ def check(
 
 def skipped(entrypoint: Entrypoint, reason: str) -> EntrypointReport:
     return EntrypointReport(entrypoint.name, Status.SKIPPED, None, 0.0, 0, 0, 0, (), reason)
+
+
+def from_logs(path: Path, root: Path, name: str) -> Report:
+    """A report from logs someone already has (a TORCH_TRACE directory or file, or saved
+    TORCH_LOGS=graph_breaks text), as one entrypoint called `name`; nothing runs."""
+    log = tracelog.read_path(path)
+    tree = SourceTree(root)
+    breaks = classify.classify(log.breaks, str(root), tree.get, entrypoint=name)
+    outcome = RunOutcome(name, Status.OK, None, 0.0)
+    problems = unattributed(log.breaks, str(root))
+    entry = report.entrypoint_report(
+        outcome, log, breaks, problems=problems, recompiles=recompile.analyse(log, str(root), tree.get)
+    )
+    # Logs made elsewhere do not say whether torch.compile ran with its own backend or gbbot's.
+    return report.new_report([entry], None, log.torch_version, None)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 
 from gbbot.action import dispatch, inputs
-from gbbot.action.context import Context
 from gbbot.action.workflow import WorkflowEnv
 
 
@@ -15,4 +14,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return dispatch.run(Context(inputs.read(), WorkflowEnv.read()))
+    return dispatch.run(inputs.read(), WorkflowEnv.read())

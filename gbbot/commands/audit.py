@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gbbot.analysis.policy import Policy
 from gbbot.audit import history, issue
 from gbbot.audit import record as record_
 from gbbot.audit import run as audit
@@ -56,4 +57,4 @@ def run(args: argparse.Namespace) -> int:
     breach = audit.verdict(result)
     if breach:
         say_styled(breach)
-    return audit.exit_code(result, args.fail_on or config.fail_on)
+    return audit.exit_code(result, Policy.resolve(config, args.fail_on))

@@ -31,4 +31,4 @@ def run(args: argparse.Namespace) -> int:
     on_done = common.progress(args)(len(api.select(config, opts)))
     result = api.check(root, config, opts, on_done)
     common.write_outputs(result, args)
-    return common.policy_exit_code(result, args.fail_on or config.fail_on, config.fail_on_recompiles)
+    return common.policy_exit_code(result, api.Policy.resolve(config, args.fail_on))

@@ -8,14 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot.analysis import report
-from gbbot.api import policy_breach
-from gbbot.checks.head_and_base import no_progress
+from gbbot.analysis.policy import Policy
+from gbbot.api import no_progress
 from gbbot.core.config import CONFIG_NAME, Config, load_config
-from gbbot.core.errors import ExitCode
 from gbbot.core.model import Mode, Report, RunOutcome
 from gbbot.edges import git
 from gbbot.edges.console import progress_printer, report_console, say, say_styled
-from gbbot.fix import present
 from gbbot.render import markdown, terminal
 
 
@@ -73,18 +71,12 @@ def config_for(args: argparse.Namespace, root: Path) -> Config:
     return config
 
 
-def render_markdown(result: Report) -> str:
-    """The markdown report, with any verified fixes the report carries under their break."""
-    extra = present.markdown_extra(present.results_of(result))
-    return markdown.render(result, markdown.Options(extra=extra))
-
-
 def write_outputs(result: Report, args: argparse.Namespace) -> None:
     if args.json:
         report.write(result, args.json)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(render_markdown(result), encoding="utf-8")
+        args.markdown.write_text(markdown.render(result), encoding="utf-8")
     if not args.quiet:
         terminal.render(result, report_console())
 
@@ -99,10 +91,9 @@ def messages(args: argparse.Namespace) -> Callable[[str], None]:
     return (lambda _message: None) if getattr(args, "quiet", False) else say
 
 
-def policy_exit_code(result: Report, fail_on: str, recompiles: str | None = None) -> int:
+def policy_exit_code(result: Report, policy: Policy) -> int:
     """0 within policy, 1 when it failed, saying why on stderr."""
-    breach = policy_breach(result, fail_on, recompiles)
-    if breach is None:
-        return ExitCode.OK
-    say_styled(breach)
-    return ExitCode.POLICY
+    verdict = policy.verdict(result)
+    if verdict.reason:
+        say_styled(verdict.reason)
+    return verdict.exit_code

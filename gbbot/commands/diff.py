@@ -60,4 +60,4 @@ def run(args: argparse.Namespace) -> int:
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()
     for line in (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline)):
         say(line.replace("`", ""))
-    return common.policy_exit_code(done.report, args.fail_on or config.fail_on, config.fail_on_recompiles)
+    return common.policy_exit_code(done.report, api.Policy.resolve(config, args.fail_on))

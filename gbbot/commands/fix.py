@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from gbbot import api
@@ -112,9 +113,9 @@ def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:
     if args.json:
         report.write(run.report, args.json)
     if args.markdown:
-        options = markdown.Options(extra=present.markdown_extra(run.results))
+        shown = replace(run.report, fixes=run.results)  # in full, as the terminal shows them
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(markdown.render(run.report, options), encoding="utf-8")
+        args.markdown.write_text(markdown.render(shown), encoding="utf-8")
 
 
 def _commit(run: FixRun, root: Path, author: committing.Author | None) -> None:

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from gbbot.analysis import report
+from gbbot.analysis.policy import Policy
 from gbbot.analysis.shards import ShardReport, merge
 from gbbot.commands import common
 
@@ -27,4 +28,4 @@ def run(args: argparse.Namespace) -> int:
     shards = [ShardReport(str(path), report.load(path)) for path in args.shards]
     result = merge(shards, partial=args.partial)
     common.write_outputs(result, args)
-    return common.policy_exit_code(result, args.fail_on)
+    return common.policy_exit_code(result, Policy.of(args.fail_on))

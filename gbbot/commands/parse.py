@@ -6,13 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from gbbot.analysis import classify, recompile, report
-from gbbot.analysis.source import SourceTree
-from gbbot.checks.tree import unattributed
+from gbbot import api
+from gbbot.analysis.policy import Policy
 from gbbot.commands import common
 from gbbot.core.errors import GbbotError
-from gbbot.core.model import RunOutcome, Status
-from gbbot.trace import tracelog
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,18 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.path.exists():
         raise GbbotError(f"{args.path}: no such file or directory")
-    root = (args.root or Path.cwd()).resolve()
-    log = tracelog.read_path(args.path)
-    tree = SourceTree(root)
-    breaks = classify.classify(log.breaks, str(root), tree.get, entrypoint=args.name)
-    outcome = RunOutcome(args.name, Status.OK, None, 0.0)
-    problems = unattributed(log.breaks, str(root))
-    entry = report.entrypoint_report(
-        outcome, log, breaks, problems=problems, recompiles=recompile.analyse(log, str(root), tree.get)
-    )
-    # Logs made elsewhere do not say whether torch.compile ran with its own backend or gbbot's.
-    result = report.new_report([entry], None, log.torch_version, None)
+    result = api.parse_logs(args.path, (args.root or Path.cwd()).resolve(), args.name)
     common.write_outputs(result, args)
-    for problem in entry.trace_problems:
+    for problem in result.entrypoints[0].trace_problems:
         print(f"gbbot: warning: {problem}", file=sys.stderr)
-    return common.policy_exit_code(result, args.fail_on)
+    return common.policy_exit_code(result, Policy.of(args.fail_on))

@@ -8,12 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gbbot.analysis import report
-from gbbot.commands.common import render_markdown
 from gbbot.core.model import Report
-from gbbot.render import annotations, sarif
+from gbbot.render import annotations, markdown, sarif
 
 FORMATS: dict[str, Callable[[Report], str]] = {
-    "markdown": render_markdown,
+    "markdown": markdown.render,
     "json": report.dumps,
     "sarif": sarif.render,
     "annotations": annotations.render,

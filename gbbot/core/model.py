@@ -8,6 +8,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+from gbbot.core.fixes import FixResult
 
 
 class Status(str, enum.Enum):
@@ -229,6 +232,8 @@ class Reads:
     searched: Mapping[str, frozenset[str]] = field(default_factory=dict)
     metadata: frozenset[str] = frozenset()  # searched for installed packages (*.dist-info, *.egg-info)
 
+    MAX_PATHS: ClassVar[int] = 20_000  # per list, as a child caps it; past it the record says it overflowed
+
 
 @dataclass(frozen=True)
 class RunOutcome:
@@ -323,7 +328,13 @@ class Report:
     config_hash: str | None = None
     shard: str | None = None
     schema_version: int = 1
-    extra: dict = field(default_factory=dict)
+    # What `gbbot fix` concluded per break, in report order (the JSON's `extra.fixes`); None: no
+    # fix step looked at this report, () : one did and had nothing to say.
+    fixes: tuple[FixResult, ...] | None = None
+    merged_shards: tuple[str | None, ...] = ()  # the shards `gbbot merge` joined (`extra.merged_shards`)
+    # A baseline rebuilt from an audit record: the breaks the record saw in some runs only, to
+    # settle against the head. Never in the JSON.
+    flaky: tuple[str, ...] = ()
 
     @property
     def breaks(self) -> tuple[GraphBreak, ...]:

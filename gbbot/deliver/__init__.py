@@ -1,2 +1,4 @@
-"""Delivering verified fixes: the pinned source read from git objects, fixes re-derived from it,
-the checks a patch must pass, and the loop guard."""
+"""Delivering verified fixes across a trust boundary, one way for every deliverer (the PR check's
+autofix, `/gb-fix`'s push stage, the audit's fix PR): the PR's files read as data (`sources`), the
+fixes re-derived from them with gbbot's own recipes (`rederive`, `expected`), the checks a patch
+must pass (`patchcheck`), the fix commit and the loop guard (`commit`), and the push (`push`)."""

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.limits import REDERIVED_FIXES_MAX
 from gbbot.core.model import Report
 from gbbot.deliver import rederive
 from gbbot.deliver.patchcheck import Refused
-from gbbot.fix import plan, present
+from gbbot.deliver.sources import SourceReader
+from gbbot.fix import plan
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.result import FixResult, extra_json
 
 
 @dataclass(frozen=True)
@@ -25,27 +26,27 @@ class Expected:
 
 def claimed(report: Report, paths: Sequence[str]) -> list[FixResult]:
     """The verified fixes the report claims for the files the patch edits."""
-    return [r for r in rederive.verified_only(present.results_of(report)) if r.file in paths]
+    return [r for r in verified_only(report.fixes or ()) if r.file in paths]
 
 
-def _candidate(result: FixResult, report: Report, read: rederive.SourceReader) -> plan.Candidate | None:
+def _candidate(result: FixResult, report: Report, read: SourceReader) -> plan.Candidate | None:
     brk = next(b for b in report.breaks if b.fingerprint == result.fingerprint)
     found, _ = plan.candidates(brk, read(brk.file), read)
     return next((c for c in found if c.recipe.variant == result.variant), None)
 
 
-def expected(report: Report, paths: Sequence[str], read: rederive.SourceReader) -> Expected | Refused:
+def expected(report: Report, paths: Sequence[str], read: SourceReader) -> Expected | Refused:
     """The patches gbbot's recipes make of the pinned source for the fixes the report claims on
     `paths`, or why the claim is not believed."""
     fixes = claimed(report, paths)
     if not fixes:
         return Refused("no verified fix in the report names the files the patch edits")
-    narrowed = replace(report, extra={**report.extra, **extra_json(fixes)})
+    narrowed = replace(report, fixes=tuple(fixes))
     done = rederive.rederive(narrowed, read, REDERIVED_FIXES_MAX)
     if done.dropped:
         first = done.dropped[0]
         return Refused(f"the fix for break {first.fingerprint} is not believed: {first.reason}")
-    kept = present.results_of(done.report)
+    kept = done.report.fixes or ()
     candidates = [c for c in (_candidate(r, done.report, read) for r in kept) if c is not None]
     patches, missed = plan.combine(candidates, read)
     if missed or len(candidates) != len(kept):

@@ -8,19 +8,13 @@ through a reader."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.model import GraphBreak, Report
-from gbbot.fix import engine, plan, present
-from gbbot.fix.result import FixResult, FixStatus, extra_json
-
-# repo-relative path → the file's text at the PR's head, or why it cannot be had (`Unreadable`)
-SourceReader = Callable[[str], str]
-
-
-class Unreadable(Exception):
-    """The PR's version of a file cannot be used: missing, too large, not UTF-8."""
+from gbbot.deliver.sources import SourceReader, Unreadable
+from gbbot.fix import engine, plan
 
 
 @dataclass(frozen=True)
@@ -67,10 +61,6 @@ def check(result: FixResult, breaks: dict[str, GraphBreak], read: SourceReader) 
     return derived if isinstance(derived, FixResult) else Dropped(result.fingerprint, derived)
 
 
-def verified_only(results: Iterable[FixResult]) -> list[FixResult]:
-    return [r for r in results if r.status is FixStatus.VERIFIED]
-
-
 def rederive(report: Report, read: SourceReader, limit: int) -> Rederived:
     """Every verified fix of `report` checked against the PR's code (at most `limit` of them; the
     rest are dropped). Other fix results (advice, scaffolds, skips) are not shown: they, too, are
@@ -78,15 +68,10 @@ def rederive(report: Report, read: SourceReader, limit: int) -> Rederived:
     breaks = {b.fingerprint: b for b in report.breaks if not b.ignored}
     kept: list[FixResult] = []
     dropped: list[Dropped] = []
-    for n, result in enumerate(verified_only(present.results_of(report))):
+    for n, result in enumerate(verified_only(report.fixes or ())):
         outcome = check(result, breaks, read) if n < limit else Dropped(result.fingerprint, "over the limit")
         (kept if isinstance(outcome, FixResult) else dropped).append(outcome)
-    return Rederived(_with_fixes(report, kept), tuple(dropped))
-
-
-def _with_fixes(report: Report, kept: Sequence[FixResult]) -> Report:
-    extra = {k: v for k, v in report.extra.items() if k != "fixes"}
-    return replace(report, extra={**extra, **extra_json(kept)} if kept else extra)
+    return Rederived(replace(report, fixes=tuple(kept) or None), tuple(dropped))
 
 
 def dropped_note(dropped: Sequence[Dropped]) -> str | None:

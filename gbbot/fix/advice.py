@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from gbbot.core.fixes import Advice, FixResult, FixStatus
 from gbbot.core.model import GraphBreak
-from gbbot.fix.result import Advice, FixResult, FixStatus
 
 ADVICE_PATH = Path(__file__).parent.parent / "data" / "advice.yaml"
 MAX_HINTS = 4

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gbbot.core.config import Config
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.recipes.base import Recipe
-from gbbot.fix.result import FixResult, FixStatus
 from gbbot.fix.verify import Goal, Judgement
 
 

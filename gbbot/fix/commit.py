@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core.errors import GbbotError
+from gbbot.core.fixes import Counts, FixResult, FixStatus
 from gbbot.edges.process import cmd_output
-from gbbot.fix.result import Counts, FixResult, FixStatus
 
 AUTHOR_RE = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>\s]+)>\s*")
 

@@ -6,18 +6,7 @@ import difflib
 from dataclasses import dataclass
 from functools import cached_property
 
-
-@dataclass(frozen=True)
-class Hunk:
-    """Original lines `start_line`..`end_line` (1-based, inclusive) become `replacement`.
-
-    Always covers at least one original line, so it can be a GitHub suggestion (whose range is
-    the commented lines): a pure insertion is widened to the line before it."""
-
-    path: str
-    start_line: int
-    end_line: int
-    replacement: tuple[str, ...]  # lines without their newline
+from gbbot.core.fixes import Hunk
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,14 @@ from pathlib import Path
 from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, select
 from gbbot.core.config import Config
+from gbbot.core.fixes import Counts, FixResult, bounded
 from gbbot.core.model import GraphBreak, Mode, Report
 from gbbot.edges import git
 from gbbot.fix import plan as planning
-from gbbot.fix import result as fix_result
 from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, Settled, settle, write_all
 from gbbot.fix.batch import Scope, verify_all
 from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
-from gbbot.fix.result import Counts, FixResult
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
 from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_backend, judge
@@ -47,7 +46,7 @@ class FixOptions:
 
 @dataclass(frozen=True)
 class FixRun:
-    report: Report  # the baseline, with extra["fixes"]
+    report: Report  # the baseline, with the fix results
     results: tuple[FixResult, ...]  # round by round, each in report order
     written: tuple[str, ...] = ()  # repository files written (apply)
     joint: tuple[Judgement, ...] = ()  # patches sharing a file or entrypoint, verified together
@@ -99,7 +98,9 @@ def _in_report_order(
 
 
 def with_fixes(report: Report, results: Iterable[FixResult]) -> Report:
-    return replace(report, extra={**report.extra, **fix_result.extra_json(results)})
+    """The report with `results` as it keeps them: within the schema's bounds, so that this report
+    reads the same as the one its JSON loads into."""
+    return replace(report, fixes=tuple(bounded(r) for r in results))
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ import libcst as cst
 
 from gbbot.analysis.classify import normalise_code
 from gbbot.analysis.source import source_map
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Frame, GraphBreak, Origin, Report
 from gbbot.fix import advice, engine, scaffold
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.recipes import choices, variants
 from gbbot.fix.recipes.base import BreakSite, Recipe
 from gbbot.fix.recipes.compile_site import compile_sites
-from gbbot.fix.result import FixResult, FixStatus
 
 
 class Unpatchable(Exception):

@@ -1,115 +1,19 @@
-"""Fix results for people: markdown lines under each break (PR comment, check run, summary),
-review comments with ```suggestion blocks, and terminal text. Pure.
-
-Results may come from an untrusted report (workflow_run): every string that is not gbbot's own
-constant text goes through the escaping helpers or into a fenced block.
-"""
+"""Fix results for `gbbot fix` and the action's log: a terminal block per result, a line per
+round, the totals. Pure. (The markdown under each break is gbbot/render/fixes.py; the review
+suggestions are gbbot/publish/review.py: both read the report's `fixes`.)"""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gbbot.core.limits import REVIEW_COMMENTS_MAX
-from gbbot.core.model import GraphBreak, Report
-from gbbot.core.suggestion import Suggestion
-from gbbot.fix.result import Counts, FixResult, FixStatus, from_extra
-from gbbot.render.escape import md_code, md_code_block, md_link, md_text
+from gbbot.core.fixes import Counts, FixResult, FixStatus
+from gbbot.core.model import GraphBreak
 
 if TYPE_CHECKING:
     from gbbot.fix.pipeline import FixRun
     from gbbot.fix.rounds import Round
-
-HEADINGS = {
-    FixStatus.VERIFIED: "✅ **Verified fix**",
-    FixStatus.DROPPED: "❌ **Candidate fix dropped**",
-    FixStatus.SCAFFOLD: "🧩 **Scaffold, not a verified fix**",
-    FixStatus.ADVICE: "💡 **No mechanical fix**",
-    FixStatus.SKIPPED: "⏭️ **Fix skipped**",
-}
-
-
-def results_of(report: Report) -> tuple[FixResult, ...]:
-    """The fix results stored in a (validated) report."""
-    return from_extra(report.extra)
-
-
-def _recipe(result: FixResult) -> str:
-    return f" ({md_code(result.recipe)} recipe)" if result.recipe else ""
-
-
-def markdown_lines(result: FixResult) -> tuple[str, ...]:
-    """Trusted markdown for one break's fix result: heading, what it does, the verified diff or
-    the scaffold or the options."""
-    head = f"{HEADINGS[result.status]}{_recipe(result)}"
-    if result.status is FixStatus.VERIFIED:
-        lines = [f"{head}: {md_text(result.summary)}.", "", md_text(result.description)]
-        lines += ["", md_code_block(result.diff or "", "diff")]
-    elif result.status is FixStatus.SCAFFOLD:
-        lines = [f"{head}: {md_text(result.reason)}.", "", md_text(result.description)]
-        lines += ["", md_code_block(result.scaffold or "", "python")]
-    elif result.status is FixStatus.ADVICE:
-        lines = [f"{head}: {md_text(result.reason)}."] + [_option(a.text, a.url) for a in result.advice]
-    else:
-        lines = [f"{head}: {md_text(result.reason)}."]
-    lines += [f"- earlier variant dropped: {md_text(t)}" for t in result.tried]
-    return ("", *lines)
-
-
-def _option(text: str, url: str | None) -> str:
-    return f"- {md_text(text)} ({md_link('docs', url)})" if url else f"- {md_text(text)}"
-
-
-def markdown_extra(results: Iterable[FixResult]) -> Callable[[GraphBreak], tuple[str, ...]]:
-    """For `gbbot.render.markdown.Options.extra`: the lines to add under each break."""
-    by_fingerprint = {r.fingerprint: r for r in results}
-
-    def extra(brk: GraphBreak) -> tuple[str, ...]:
-        found = by_fingerprint.get(brk.fingerprint)
-        return markdown_lines(found) if found else ()
-
-    return extra
-
-
-# --- review suggestions ---------------------------------------------------------------------------
-
-
-def suggestion_block(lines: Sequence[str]) -> str:
-    """A ```suggestion fence longer than any backtick run inside; no lines = delete the range."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`{3,}", line)), default=2)
-    fence = "`" * (longest + 1)
-    inside = "".join(f"{line}\n" for line in lines)
-    return f"{fence}suggestion\n{inside}{fence}"
-
-
-def _inside_diff(result: FixResult, changed: Mapping[str, AbstractSet[int]]) -> bool:
-    lines = [(h.path, n) for h in result.hunks for n in range(h.start_line, h.end_line + 1)]
-    return bool(lines) and all(n in changed.get(path, ()) for path, n in lines)
-
-
-def review_suggestions(
-    results: Iterable[FixResult], changed: Mapping[str, AbstractSet[int]], limit: int = REVIEW_COMMENTS_MAX
-) -> tuple[Suggestion, ...]:
-    """Verified patches whose every replaced line is among the PR's added or changed lines, as
-    review comments (at most `limit`). A patch is posted whole or not at all: half a patch could
-    break the code. The rest stays in the PR comment."""
-    out: list[Suggestion] = []
-    for result in results:
-        if result.status is not FixStatus.VERIFIED or not _inside_diff(result, changed):
-            continue
-        if len(out) + len(result.hunks) > limit:
-            break
-        note = f"gbbot verified fix{_recipe(result)}: {md_text(result.summary)}. {md_text(result.description)}"
-        for hunk in result.hunks:
-            body = f"{note}\n\n{suggestion_block(hunk.replacement)}"
-            out.append(Suggestion(hunk.path, hunk.start_line, hunk.end_line, body))
-    return tuple(out)
-
-
-# --- terminal ------------------------------------------------------------------------------------
 
 
 def terminal_text(result: FixResult, doc_url: str | None = None) -> str:

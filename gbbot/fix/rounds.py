@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from gbbot.core.fixes import Counts, FixResult
 from gbbot.core.model import GraphBreak, Report
 from gbbot.fix.patch import FilePatch, original_line, rebased
 from gbbot.fix.plan import Candidate
-from gbbot.fix.result import Counts, FixResult
 from gbbot.fix.verify import Observation, appeared_breaks
 
 DEFAULT_ROUNDS = 4

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gbbot.analysis.source import source_map
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Frame, GraphBreak
-from gbbot.fix.result import FixResult, FixStatus
 
 SourceLookup = Callable[[str], "str | None"]  # display path (e.g. "lib/mod.py") → text
 MAX_COPIED_LINES = 200

@@ -21,10 +21,10 @@ from gbbot.backends.choose import backend_for
 from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config, Entrypoint
+from gbbot.core.fixes import Counts
 from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
 from gbbot.edges import git
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.result import Counts
 
 NEVER_COPIED = (".git", "__pycache__")
 DIFF_DETAIL_CHARS = 300

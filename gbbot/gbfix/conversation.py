@@ -1,9 +1,9 @@
-"""The GitHub calls `/gb-fix` makes: the pull request's head as it is now, reactions on the
-command's comment and the one reply. Reactions are courtesy: one that fails is logged, not fatal."""
+"""The GitHub calls `/gb-fix` makes on the conversation: reactions on the command's comment and
+the one reply (the PR's head is read with `deliver.push.pull_head`). Reactions are courtesy: one
+that fails is logged, not fatal."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from github import GithubException
@@ -11,37 +11,6 @@ from github import GithubException
 from gbbot.publish import retry
 
 EYES, ROCKET, CONFUSED = "eyes", "rocket", "confused"
-
-
-@dataclass(frozen=True)
-class PullHead:
-    number: int
-    state: str
-    sha: str
-    ref: str
-    repo_full_name: str  # the head repository ("" when the fork is gone)
-    clone_url: str
-    from_fork: bool
-    maintainer_can_modify: bool
-
-
-def pull_head(repo: Any, number: int, retries: retry.Retries, log: retry.Log) -> PullHead:
-    def read() -> PullHead:
-        pull = repo.get_pull(number)
-        head_repo = pull.head.repo  # None when the fork was deleted
-        full_name = head_repo.full_name if head_repo is not None else ""
-        return PullHead(
-            number=number,
-            state=pull.state,
-            sha=pull.head.sha,
-            ref=pull.head.ref,
-            repo_full_name=full_name,
-            clone_url=head_repo.clone_url if head_repo is not None else "",
-            from_fork=full_name != pull.base.repo.full_name,
-            maintainer_can_modify=bool(pull.maintainer_can_modify),
-        )
-
-    return retry.call(read, f"PR #{number}", retries, log)
 
 
 def react(repo: Any, number: int, comment_id: int, content: str, retries: retry.Retries, log: retry.Log) -> None:

@@ -4,12 +4,11 @@ report (break messages, reasons) is the fix job's word and is escaped like any u
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from gbbot.core import limits
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
-from gbbot.fix import present
-from gbbot.fix.result import FixResult, FixStatus
 from gbbot.gbfix.command import USAGE, Command
 from gbbot.render.escape import md_code, md_text
 
@@ -39,15 +38,6 @@ def selected(brk: GraphBreak, command: Command) -> bool:
     return brk.file == command.path if command.path else True
 
 
-def fixed_lines(fixes: Sequence[FixResult], report: Report) -> list[str]:
-    ids = {b.fingerprint: b.gb_id or b.gb_type for b in report.breaks}
-    return [
-        f"- {md_code(ids.get(r.fingerprint, '?'))} {md_code(f'{r.file}:{r.line}')} ({md_text(r.recipe or '')}): "
-        f"{md_text(r.summary)}"
-        for r in fixes
-    ]
-
-
 def _why_not(result: FixResult | None) -> str:
     if result is None:
         return "no fix recipe applies"
@@ -73,7 +63,7 @@ def remaining_lines(report: Report, fixed: Iterable[str], command: Command) -> l
 
 
 def _results(report: Report) -> tuple[FixResult, ...]:
-    return present.results_of(report)
+    return report.fixes or ()
 
 
 def _sections(fixed: list[str], remaining: list[str]) -> str:

@@ -1,4 +1,4 @@
-"""The check run on the PR's head commit: conclusion from the policy, the report as its summary,
+"""The check run on the PR's head commit: conclusion from the policy's verdict, the report as its summary,
 an annotation at each break's file and line, then one at each frame with a recompilation problem.
 
 GitHub takes at most 50 annotations per request and appends those of each update to the run, so
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gbbot.analysis import report as report_
+from gbbot.analysis.policy import Policy
 from gbbot.core import counts, limits
 from gbbot.core.model import Report
 from gbbot.publish import retry
@@ -27,14 +27,6 @@ class CheckRunPosted:
     conclusion: str
     annotations: int
     requests: int  # create + updates that carried annotations
-
-
-def conclusion(report: Report, fail_on: str, recompiles: str | None = None) -> str:
-    """`failure` when the policy fails (breaks by `fail_on`, recompilations by `recompiles`, None:
-    the default that goes with `fail_on`) or, unless fail_on is none, an entrypoint did not run
-    cleanly or compiled nothing."""
-    broken = fail_on != "none" and bool(counts.counts(report).not_clean)
-    return "failure" if broken or report_.policy_failed(report, fail_on, recompiles) else "success"
 
 
 def title(report: Report) -> str:
@@ -60,9 +52,9 @@ def annotation(finding: Finding | RecompileFinding) -> dict[str, Any]:
     }
 
 
-def annotations(report: Report, fail_on: str, recompiles: str | None = None) -> list[dict[str, Any]]:
+def annotations(report: Report, policy: Policy) -> list[dict[str, Any]]:
     """The breaks, then the recompilation problems, each in impact order."""
-    found = [*findings(report, fail_on), *recompile_findings(report, fail_on, recompiles)]
+    found = [*findings(report, policy), *recompile_findings(report, policy)]
     return [annotation(f) for f in found if f.path is not None]
 
 
@@ -96,20 +88,20 @@ def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str
 
 def request(
     report: Report,
-    fail_on: str,
+    policy: Policy,
     content: Content,
     name: str,
     head_sha: str,
     external_id: str,
     details_url: str | None = None,
-    recompiles: str | None = None,
 ) -> CheckRunRequest:
-    notes, content = capped(annotations(report, fail_on, recompiles), content)
+    """The conclusion is the policy's verdict."""
+    notes, content = capped(annotations(report, policy), content)
     return CheckRunRequest(
         name=name,
         head_sha=head_sha,
         external_id=external_id,
-        conclusion=conclusion(report, fail_on, recompiles),
+        conclusion=policy.verdict(report).conclusion,
         title=title(report)[: limits.CHECK_RUN_TITLE_MAX],
         summary=fitted(report, content, limits.CHECK_RUN_TEXT_MAX),
         batches=batches(notes),

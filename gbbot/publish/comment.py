@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gbbot.analysis import report as report_
-from gbbot.core import limits
-from gbbot.core.model import Report, Status
+from gbbot.core import counts, limits
+from gbbot.core.model import Report
 from gbbot.publish.content import Content, fitted
 from gbbot.render import markdown
 
@@ -71,7 +71,7 @@ def content_hash(report: Report, content: Content) -> str:
 def has_news(report: Report) -> bool:
     """Something a PR author should hear about: new or fixed breaks, or an entrypoint that failed."""
     diff = report.diff
-    failed = any(e.status not in (Status.OK, Status.SKIPPED) for e in report.entrypoints)
+    failed = any(e.status not in counts.CLEAN for e in report.entrypoints)
     return bool(report_.new_breaks(report)) or bool(diff and (diff.fixed or diff.hidden)) or failed
 
 

@@ -3,20 +3,16 @@ size limit: fewer items per section first, then a cut with a pointer to the full
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gbbot.core import limits
-from gbbot.core.model import GraphBreak, Report
+from gbbot.core.model import Report
 from gbbot.render import markdown
 
 # Items per section tried, in order, until the text fits; 0 still shows the entrypoint table.
 ITEM_BUDGETS = (None, 100, 50, 20, 10, 5, 0)
 DEFAULT_TITLE = markdown.TITLE
-
-
-def _no_extra(_brk: GraphBreak) -> Iterable[str]:
-    return ()
 
 
 @dataclass(frozen=True)
@@ -25,7 +21,6 @@ class Content:
 
     title: str = DEFAULT_TITLE
     pointer: str = ""  # trusted markdown: where the full report is (workflow run, artifact)
-    extra: Callable[[GraphBreak], Iterable[str]] = _no_extra  # trusted lines per break (verified fixes)
     notes: tuple[str, ...] = ()  # trusted markdown lines at the end: where figures come from, what was left out
 
     def noted(self, line: str) -> Content:
@@ -36,7 +31,7 @@ class Content:
         notes += self.notes
         if footer and self.pointer:
             notes.append(self.pointer)
-        return markdown.Options(title=self.title, footer=tuple(notes), extra=self.extra, max_items=max_items)
+        return markdown.Options(title=self.title, footer=tuple(notes), max_items=max_items)
 
 
 def title_for(header: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gbbot.analysis.policy import Policy
 from gbbot.core.limits import WORKFLOW_ANNOTATIONS_SHOWN
 from gbbot.core.model import Report
 from gbbot.render import annotations
@@ -65,9 +66,9 @@ def summary(reason: str, rest: list[Pointed], shown: int, what: str = "new graph
     return "\n".join(lines) + "\n"
 
 
-def fallback(report: Report, fail_on: str, reason: str, recompiles: str | None = None) -> Fallback:
+def fallback(report: Report, policy: Policy, reason: str) -> Fallback:
     """The new breaks, then the new recompilation problems, as annotations up to the runner's cap."""
-    found = annotations.new_findings(report, fail_on, recompiles)
+    found = annotations.new_findings(report, policy)
     shown, rest = shown_and_rest(found)
     recompiled = any(isinstance(f, RecompileFinding) for f in found)
     what = "new graph breaks and recompilations" if recompiled else "new graph breaks"

@@ -8,15 +8,14 @@ from dataclasses import dataclass
 
 from github import Github
 
+from gbbot.core.fixes import FixStatus
 from gbbot.core.model import Report
 from gbbot.edges.console import say
-from gbbot.fix import present
-from gbbot.fix.result import FixStatus
 from gbbot.publish import checkrun, comment, retry
 from gbbot.publish.client import DEFAULT_RETRIES, bot_login
 from gbbot.publish.comment import CommentMode, Posted
 from gbbot.publish.content import Content
-from gbbot.publish.review import ReviewPosted, changed_lines, post_review
+from gbbot.publish.review import ReviewPosted, changed_lines, post_review, review_suggestions
 from gbbot.publish.sink import Destination, Published, Sinks
 
 
@@ -57,14 +56,7 @@ class CheckRunSink:
     def publish(self, report: Report, content: Content, where: Destination) -> checkrun.CheckRunPosted:
         s = self.session
         wanted = checkrun.request(
-            report,
-            where.fail_on,
-            content,
-            where.check_name,
-            where.head_sha,
-            where.external_id,
-            where.details_url,
-            where.fail_on_recompiles,
+            report, where.policy, content, where.check_name, where.head_sha, where.external_id, where.details_url
         )
         posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
         requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"
@@ -74,20 +66,20 @@ class CheckRunSink:
 
 @dataclass(frozen=True)
 class ReviewSink:
-    """Verified fixes (from `gbbot fix`, in the report) as suggestions on the lines the PR changed."""
+    """Verified fixes (the fix step's, in the report) as suggestions on the lines the PR changed."""
 
     session: GitHubSession
     name: str = "review"
 
     def publish(self, report: Report, content: Content, where: Destination) -> ReviewPosted | None:
-        results = present.results_of(report)
+        results = report.fixes or ()
         if not any(r.status is FixStatus.VERIFIED for r in results):
             return None
         s = self.session
         repo = s.client.get_repo(where.repository)
         pull = repo.get_pull(where.pull_number)
         changed = retry.call(lambda: changed_lines(pull.get_files()), "the PR's changed lines", s.retries, s.log)
-        suggestions = present.review_suggestions(results, changed)
+        suggestions = review_suggestions(results, changed)
         if not suggestions:
             s.log("verified fixes touch no line this PR changed: they stay in the comment, not in a review")
             return None

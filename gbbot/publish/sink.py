@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import requests
 from github import GithubException
 
+from gbbot.analysis.policy import Policy
 from gbbot.core.model import Report
 from gbbot.publish import checkrun, retry
 from gbbot.publish.client import is_forbidden
@@ -35,9 +36,8 @@ class Destination:
     external_id: str
     details_url: str | None
     comment_mode: CommentMode
-    fail_on: str
+    policy: Policy  # the check run's conclusion and the annotations' levels
     bot_login: str = ""
-    fail_on_recompiles: str | None = None  # the recompilation policy; None: the default for fail_on
 
 
 SinkResult = Posted | checkrun.CheckRunPosted | ReviewPosted | None
@@ -82,9 +82,7 @@ class Sinks:
         what = name.replace("_", " ")
         self.log(f"cannot publish the {what}: {reason}. Falling back to annotations and the job summary")
         problems = () if is_forbidden(exc) else (reason,)
-        return Published(
-            **posted, fallback=fallback(report, where.fail_on, reason, where.fail_on_recompiles), problems=problems
-        )
+        return Published(**posted, fallback=fallback(report, where.policy, reason), problems=problems)
 
 
 def _reason(step: str, exc: Exception) -> str:

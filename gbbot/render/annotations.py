@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gbbot.analysis.policy import DEFAULT, Policy
 from gbbot.core.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
 from gbbot.core.model import Report
 from gbbot.render.findings import Finding, Level, State, findings
@@ -41,13 +42,13 @@ def commands(found: Iterable[Finding | RecompileFinding]) -> list[str]:
     return [command(f) for f in found]
 
 
-def new_findings(report: Report, fail_on: str, recompiles: str | None = None) -> list[Finding | RecompileFinding]:
+def new_findings(report: Report, policy: Policy) -> list[Finding | RecompileFinding]:
     """The new breaks, then the frames with a new recompilation problem (everything, without a
     baseline), each in impact order."""
     new = frozenset({State.NEW})
-    return [*findings(report, fail_on, new), *recompile_findings(report, fail_on, recompiles, new)]
+    return [*findings(report, policy, new), *recompile_findings(report, policy, new)]
 
 
-def render(report: Report, fail_on: str = "new", recompiles: str | None = None) -> str:
+def render(report: Report, policy: Policy = DEFAULT) -> str:
     """Every new break and recompilation problem as a workflow command, one per line."""
-    return "".join(line + "\n" for line in commands(new_findings(report, fail_on, recompiles)))
+    return "".join(line + "\n" for line in commands(new_findings(report, policy)))

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from gbbot.analysis import report as report_
+from gbbot.analysis.policy import Policy
 from gbbot.core import counts
 from gbbot.core.model import GraphBreak, Report
 
@@ -94,12 +95,9 @@ def message(finding: Finding) -> str:
     return "\n".join(lines)
 
 
-def _counted_by_policy(state: State, fail_on: str) -> bool:
-    return fail_on == "any" or (fail_on == "new" and state is State.NEW)
-
-
-def findings(report: Report, fail_on: str, states: frozenset[State] = frozenset(State)) -> list[Finding]:
-    """One finding per distinct break that is not ignored, in the report's (impact) order."""
+def findings(report: Report, policy: Policy, states: frozenset[State] = frozenset(State)) -> list[Finding]:
+    """One finding per distinct break that is not ignored, in the report's (impact) order; those
+    the policy counts are failures."""
     new = {b.fingerprint for b in report_.new_breaks(report)}
     seen: dict[str, GraphBreak] = {}
     for brk in report_.counted(report):
@@ -110,7 +108,7 @@ def findings(report: Report, fail_on: str, states: frozenset[State] = frozenset(
         state = State.NEW if brk.fingerprint in new else State.PERSISTING
         if state not in states:
             continue
-        if _counted_by_policy(state, fail_on):
+        if policy.counts_break(state is State.NEW):
             level = Level.FAILURE
         else:
             level = Level.WARNING if state is State.NEW else Level.NOTICE

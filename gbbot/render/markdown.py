@@ -4,8 +4,7 @@ template, every untrusted string passes an escaping filter."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -14,6 +13,7 @@ from gbbot.analysis import recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
 from gbbot.core.model import GraphBreak, Report, Status
+from gbbot.render import fixes
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -26,7 +26,7 @@ TITLE = "gbbot: torch.compile graph breaks"  # the comment's, the check run's an
 class Item:
     brk: GraphBreak
     entrypoints: tuple[str, ...]
-    extra: tuple[str, ...] = ()  # trusted markdown lines added by other steps (verified fixes)
+    fix_lines: tuple[str, ...] = ()  # trusted markdown: what the fix step concluded for it
     counted: BreakCounts | None = None  # over every entrypoint (a fixed break: the base's record)
     note: str = ""  # markdown: why it is in its section (what hides it)
 
@@ -51,7 +51,6 @@ class Section:
 class Options:
     title: str = TITLE
     footer: tuple[str, ...] = ()
-    extra: Callable[[GraphBreak], Iterable[str]] = field(default=lambda _b: ())
     max_items: int | None = None  # per section; the rest is counted, not shown
 
 
@@ -74,13 +73,15 @@ def _environment() -> jinja2.Environment:
 ENV = _environment()
 
 
-def items(report: Report, options: Options) -> list[Item]:
-    """One item per fingerprint, with every entrypoint it appeared in, in impact order."""
+def items(report: Report) -> list[Item]:
+    """One item per fingerprint, with every entrypoint it appeared in and its fix result, in
+    impact order."""
     seen: dict[str, GraphBreak] = {}
     for brk in report.breaks:
         seen.setdefault(brk.fingerprint, brk)
     each = counts.per_break(report)
-    return [Item(b, each[f].entrypoints, tuple(options.extra(b)), each[f]) for f, b in seen.items()]
+    fixed = fixes.lines_by_break(report)
+    return [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f]) for f, b in seen.items()]
 
 
 def _limit(found: list[Item], options: Options) -> tuple[Item, ...]:
@@ -88,7 +89,7 @@ def _limit(found: list[Item], options: Options) -> tuple[Item, ...]:
 
 
 def sections(report: Report, options: Options) -> list[Section]:
-    found = items(report, options)
+    found = items(report)
     ignored = [i for i in found if i.brk.ignored]
     counted = [i for i in found if not i.brk.ignored]
     out: list[Section] = []

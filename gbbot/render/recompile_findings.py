@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gbbot.analysis import recompile
-from gbbot.analysis import report as report_
+from gbbot.analysis.policy import Policy
 from gbbot.core.model import Recompilation, RecompileReason, Report
 from gbbot.render.findings import SAFE_PATH, Level, State
 
@@ -119,11 +119,11 @@ def _problem_level(fingerprint: str, state: State, failing: set[str]) -> Level:
 
 
 def recompile_findings(
-    report: Report, fail_on: str, recompiles: str | None = None, states: frozenset[State] = frozenset(State)
+    report: Report, policy: Policy, states: frozenset[State] = frozenset(State)
 ) -> list[RecompileFinding]:
     """A finding per frame with a problem, in impact order (limit first, then by compiles); each
-    problem's level from the recompilation policy (`recompiles`, None: the default for `fail_on`)."""
-    failing = set(recompile.failing(report, report_.recompile_policy(fail_on, recompiles)))
+    problem's level from the policy's `recompiles`."""
+    failing = set(policy.failing_recompiles(report))
     now = recompile.problems(recompile.all_recompiles(report))
     compared = report.diff.recompiles if report.diff else None
     new = set(compared.new) if compared is not None else set(now)  # no baseline: all new

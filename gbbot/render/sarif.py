@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from gbbot.analysis import recompile
+from gbbot.analysis.policy import DEFAULT, Policy
 from gbbot.core import counts
 from gbbot.core.model import GraphBreak, Report
 from gbbot.render.findings import Finding, Level, findings
@@ -159,11 +160,11 @@ def recompile_result(finding: RecompileFinding, problem: Problem, rule_index: in
 
 
 def _recompile_results(
-    report: Report, fail_on: str, recompiles: str | None, described: list[dict[str, Any]]
+    report: Report, policy: Policy, described: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
     """Results after the breaks' (their rules appended to `described`), and how many frames had
     no safe path to put them at."""
-    found = recompile_findings(report, fail_on, recompiles)
+    found = recompile_findings(report, policy)
     rules: dict[str, int] = {}
     results = []
     for finding in (f for f in found if f.path is not None):
@@ -175,8 +176,9 @@ def _recompile_results(
     return results, sum(1 for f in found if f.path is None)
 
 
-def sarif(report: Report, fail_on: str = "new", recompiles: str | None = None) -> dict[str, Any]:
-    found = findings(report, fail_on)
+def sarif(report: Report, policy: Policy = DEFAULT) -> dict[str, Any]:
+    """Levels from the policy: what it counts is an error."""
+    found = findings(report, policy)
     located = [f for f in found if f.path is not None]
     rules: dict[str, int] = {}
     described: list[dict[str, Any]] = []
@@ -184,7 +186,7 @@ def sarif(report: Report, fail_on: str = "new", recompiles: str | None = None) -
         if rule_id(finding.brk) not in rules:
             rules[rule_id(finding.brk)] = len(described)
             described.append(rule(finding.brk))
-    recompiled, unlocated_recompiles = _recompile_results(report, fail_on, recompiles, described)
+    recompiled, unlocated_recompiles = _recompile_results(report, policy, described)
     driver = {"name": "gbbot", "informationUri": INFORMATION_URI, "rules": described}
     if report.tool.version:
         driver["version"] = report.tool.version
@@ -205,5 +207,5 @@ def sarif(report: Report, fail_on: str = "new", recompiles: str | None = None) -
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(report: Report, fail_on: str = "new", recompiles: str | None = None) -> str:
-    return json.dumps(sarif(report, fail_on, recompiles), indent=2, ensure_ascii=False) + "\n"
+def render(report: Report, policy: Policy = DEFAULT) -> str:
+    return json.dumps(sarif(report, policy), indent=2, ensure_ascii=False) + "\n"

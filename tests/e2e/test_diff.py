@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gbbot.analysis import break_diff, report
+from gbbot.analysis.policy import Policy
 from gbbot.analysis.shards import ShardReport, merge
 from gbbot.checks import baseline
 from gbbot.commands import common
@@ -371,7 +372,7 @@ def test_ignore_rules_apply_to_both_sides(pr):
     # with only `fwd` compared, nothing is new: fail_on new passes
     only_fwd = replace(head, entrypoints=tuple(e for e in head.entrypoints if e.name == "fwd"))
     ignored = break_diff.diff(only_fwd, base_report(pr), "main", d.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
-    assert common.policy_exit_code(break_diff.with_diff(only_fwd, ignored), "new") == 0
+    assert common.policy_exit_code(break_diff.with_diff(only_fwd, ignored), Policy.of("new")) == 0
 
 
 def test_without_the_rename_map_the_renamed_break_would_look_new(pr):

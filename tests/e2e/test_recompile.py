@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from gbbot.analysis import recompile, report
+from gbbot.analysis.policy import Policy
 from gbbot.core.config import parse_config
 from gbbot.core.errors import ConfigError
 from tests.cli_helpers import gbbot, write
@@ -124,8 +125,9 @@ def test_limit_first_then_by_count_in_every_rendering(checked):
 
 
 def test_without_a_baseline_a_frame_at_the_limit_fails_the_default_policy(checked):
-    assert report.recompile_policy("new", None) == "limit"
-    assert report.policy_failed(checked, "new") and not report.policy_failed(checked, "none")
+    assert Policy.of("new").recompiles == "limit"
+    assert "newly at the recompile limit" in Policy.of("new").verdict(checked).reason
+    assert Policy.of("none").verdict(checked).passed
 
 
 def test_fast_and_faithful_mode_count_the_same_recompilations(checked, tmp_path):

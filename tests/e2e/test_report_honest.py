@@ -7,7 +7,7 @@ import json
 import textwrap
 
 from gbbot.analysis import report
-from gbbot.api import policy_breach
+from gbbot.analysis.policy import Policy
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core import counts
 from gbbot.core.config import parse_config
@@ -62,8 +62,9 @@ def test_entrypoints_that_compiled_nothing_are_no_compile_and_fail_the_policy(tm
     assert by_name["flagged"].error.startswith("compiled nothing: no ")
     text = markdown.render(result)
     assert "🎉" not in text and "no_compile" in text and "its breaks are unknown" in text
-    assert "flagged" in policy_breach(result, "new") and "compiled nothing" in policy_breach(result, "new")
-    assert checkrun.conclusion(result, "new") == "failure"
+    verdict = Policy.of("new").verdict(result)
+    assert "flagged" in verdict.reason and "compiled nothing" in verdict.reason
+    assert verdict.conclusion == "failure"
     assert "did not run cleanly" in checkrun.title(result)
     assert report.from_json(json.loads(report.dumps(result))).entrypoints[0].status is Status.NO_COMPILE
 
@@ -141,11 +142,11 @@ def test_one_break_in_several_entrypoints_has_one_set_of_numbers(tmp_path):
     text = markdown.render(result)
     assert f"**1 graph break** ({c.occurrences} occurrences) in 2 entrypoints" in text
     assert f"×{c.occurrences}" in text
-    assert policy_breach(result, "any").endswith(": 1 graph break")
+    assert Policy.of("any").verdict(result).reason.endswith(": 1 graph break")
     assert checkrun.title(result) == "1 graph break"
     assert json.loads(report.dumps(result))["counts"]["distinct"] == 1
     assert json.loads(report.dumps(result))["counts"]["occurrences"] == c.occurrences
-    (finding,) = findings.findings(result, "any")
+    (finding,) = findings.findings(result, Policy.of("any"))
     assert finding.total == c.occurrences and finding.entrypoints == ("once", "thrice")
     # Listed the other way round, the card says the same.
     flipped = result.__class__(**{**result.__dict__, "entrypoints": result.entrypoints[::-1]})

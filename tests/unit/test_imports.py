@@ -8,6 +8,8 @@ dependency, only deferred); imports under `if TYPE_CHECKING:` do not run and are
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -158,3 +160,14 @@ def test_a_late_import_is_an_edge_and_a_type_checking_one_is_not(tmp_path: Path)
     )
     known = {"gbbot.analysis.report": source, "gbbot.core.config": source, "gbbot.mod": source}
     assert imported("gbbot.mod", source, known) == {"gbbot.core.config"}
+
+
+def test_the_fix_commit_and_push_import_no_libcst() -> None:
+    """Only re-deriving a fix needs LibCST (imported when there is something to commit): the audit's
+    fix PR text, the loop guard and the push are plain."""
+    probe = (
+        "import sys; import gbbot.deliver.commit, gbbot.deliver.push, gbbot.deliver.sources, gbbot.audit.fixpr;"
+        " print('libcst' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

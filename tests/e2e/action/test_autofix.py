@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.deliver import loop
+from gbbot.deliver import commit as fix_commit
 from tests.action_run import ActionRun, pull_request_event, run_action
 from tests.conftest import git
 from tests.gb_fix_world import basic, checkout
@@ -27,7 +27,7 @@ from tests.step_project import CONFIG, MODEL, author_repository, with_line
 PR = 9
 BRANCH = "feature-9"
 WITH_PRINT = with_line('print("step", x)')
-GBBOT = {"GIT_AUTHOR_NAME": "gbbot", "GIT_AUTHOR_EMAIL": loop.AUTHOR_EMAIL}
+GBBOT = {"GIT_AUTHOR_NAME": "gbbot", "GIT_AUTHOR_EMAIL": fix_commit.AUTHOR_EMAIL}
 
 
 @dataclass
@@ -107,7 +107,7 @@ def test_autofix_pushes_one_commit_that_fixes_the_new_break_and_says_so(pr: Pr) 
     assert git(pr.bare, "rev-parse", f"{tip}^") == pr.head  # on top of the pinned head, not forced
     assert git(pr.bare, "diff", "--name-only", pr.head, tip).split() == ["model.py"]
     email, subject = git(pr.bare, "log", "-1", "--format=%ae|%s", tip).split("|")
-    assert loop.is_fix_commit(email, subject)  # the next autofix counts it
+    assert fix_commit.is_fix_commit(email, subject)  # the next autofix counts it
     assert "if not torch.compiler.is_compiling():" in git(pr.bare, "show", f"{tip}:model.py")
     assert breaks_at(pr, pr.head) and breaks_at(pr, tip) == []
     body = pr.comment()

@@ -13,10 +13,9 @@ import pytest
 
 from gbbot.action.workflow_run import FORK_NOTE
 from gbbot.analysis import report as report_io
+from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import GraphBreak
 from gbbot.fix import plan
-from gbbot.fix.patch import Hunk
-from gbbot.fix.result import FixResult, FixStatus, extra_json
 from tests.action_run import run_action, workflow_run_event
 from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
@@ -69,7 +68,7 @@ def publish(
     fixes: list[FixResult],
     **inputs: str,
 ):
-    made = replace(report(breaks, new=breaks), extra=extra_json(fixes))
+    made = replace(report(breaks, new=breaks), fixes=tuple(fixes))
     (workspace / "gbbot-report" / "report.json").write_text(json.dumps(report_io.to_json(made)))
     done = run_action(
         workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN, **inputs

@@ -18,10 +18,9 @@ import pytest
 from gbbot.analysis import report
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config, load_config
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
-from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun, fix
-from gbbot.fix.result import FixResult, FixStatus
 from gbbot.main import main
 from gbbot.render import markdown
 from tests.conftest import git
@@ -234,9 +233,8 @@ def test_the_report_carries_the_results_and_renders_them(session, tmp_path):
     path = tmp_path / "report.json"
     report.write(session.run.report, path)
     loaded = report.load(path)
-    results = present.results_of(loaded)
-    assert results == session.run.results
-    text = markdown.render(loaded, markdown.Options(extra=present.markdown_extra(results)))
+    assert loaded.fixes == session.run.results == session.run.report.fixes
+    text = markdown.render(loaded)
     assert "✅ **Verified fix** (`deepcopy` recipe): removes 1 break" in text
     assert "❌ **Candidate fix dropped** (`tolist` recipe)" in text
     assert "🧩 **Scaffold, not a verified fix**" in text

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from gbbot.backends.local import run_local
 from gbbot.core.config import Entrypoint, load_config
+from gbbot.core.fixes import FixStatus
 from gbbot.fix.pipeline import FixOptions, fix
-from gbbot.fix.result import FixStatus
 from gbbot.fix.same_output import ChildComparer
 from gbbot.main import main
 from tests.conftest import git

@@ -13,9 +13,9 @@ import pytest
 
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import load_config
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Report
 from gbbot.fix.pipeline import FixOptions, FixRun, fix
-from gbbot.fix.result import FixResult, FixStatus
 from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "e2e_project"

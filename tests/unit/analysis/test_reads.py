@@ -9,6 +9,7 @@ import json
 import pytest
 
 from gbbot.analysis import reads
+from gbbot.backends import reads_record
 from gbbot.core.model import Reads
 from gbbot.core.untrusted_json import Refused
 
@@ -126,7 +127,7 @@ def test_a_childs_record_is_checked_before_it_is_believed():
     good = {"files": ["/a/b.py"], "directories": ["/a"], "metadata": [], "searched": {"/a": ["b"]},
             "spawned": None, "overflow": False}  # fmt: skip
     expected = Reads(frozenset({"/a/b.py"}), frozenset({"/a"}), searched={"/a": frozenset({"b"})})
-    assert reads.parse(json.dumps(good)) == expected
+    assert reads_record.parse(json.dumps(good)) == expected
     bad = [
         "[]",
         json.dumps({**good, "files": ["relative.py"]}),
@@ -134,7 +135,7 @@ def test_a_childs_record_is_checked_before_it_is_believed():
         json.dumps({**good, "overflow": "no"}),
         json.dumps({**good, "spawned": "x" * 500}),
         json.dumps({**good, "files": [["/nested"]]}),
-        json.dumps({**good, "files": [f"/{i}" for i in range(reads.MAX_PATHS + 1)]}),
+        json.dumps({**good, "files": [f"/{i}" for i in range(reads_record.MAX_PATHS + 1)]}),
         json.dumps({**good, "searched": {"relative": ["b"]}}),
         json.dumps({**good, "searched": {"/a": ["../b"]}}),
         json.dumps({**good, "searched": ["/a"]}),
@@ -143,4 +144,4 @@ def test_a_childs_record_is_checked_before_it_is_believed():
     ]
     for text in bad:
         with pytest.raises(Refused):
-            reads.parse(text)
+            reads_record.parse(text)

@@ -71,7 +71,7 @@ def test_shards_are_deterministic_disjoint_slices_that_merge_into_the_whole(suit
     assert run.returncode == 0, run.stderr
     whole = report.load(merged)
     assert [e.name for e in whole.entrypoints] == ["alpha", "delta", "bravo", "echo", "charlie"]
-    assert whole.shard is None and whole.extra["merged_shards"] == ["1/3", "2/3", "3/3"]
+    assert whole.shard is None and whole.merged_shards == ("1/3", "2/3", "3/3")
     assert whole.commit == git(suite, "rev-parse", "HEAD")
 
 

@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot.core.config import parse_config
+from gbbot.core.fixes import FixStatus
 from gbbot.core.model import Category, Frame, GraphBreak, Origin
 from gbbot.fix import plan
 from gbbot.fix.advice import options_for
-from gbbot.fix.result import FixStatus
 from gbbot.fix.scaffold import scaffold, unbound_names
 from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
 

@@ -1,4 +1,5 @@
-"""Fix results as the report JSON (schema-valid, bounded), markdown lines and review suggestions."""
+"""Fix results as the report's typed `fixes` and its JSON (schema-valid, bounded), markdown lines,
+review suggestions and terminal text."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import pytest
 
 from gbbot.analysis import report
 from gbbot.core.errors import ReportError
+from gbbot.core.fixes import Advice, Counts, FixResult, FixStatus, bounded
 from gbbot.core.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status, Tool
 from gbbot.fix import present
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.result import Advice, Counts, FixResult, FixStatus, extra_json, from_extra
 from gbbot.fix.rounds import Round
+from gbbot.publish.review import review_suggestions
 from gbbot.render import markdown
+from gbbot.render.fixes import markdown_lines
 
 PATCH = FilePatch(
     "pkg/model.py",
@@ -67,7 +70,7 @@ def verified(fingerprint: str = "0123456789abcdef", patch: FilePatch = PATCH) ->
 
 def a_report(results) -> Report:
     entry = EntrypointReport("forward", Status.OK, 0, 1.0, 3, 1, 0, (brk(),))
-    return Report(Tool(version="0"), "2.13.0", Mode.FAST, None, (entry,), extra=extra_json(results))
+    return Report(Tool(version="0"), "2.13.0", Mode.FAST, None, (entry,), fixes=tuple(results))
 
 
 def test_results_round_trip_through_a_schema_valid_report():
@@ -85,7 +88,14 @@ def test_results_round_trip_through_a_schema_valid_report():
     )
     data = report.to_json(a_report(results))
     report.validate(data)
-    assert from_extra(report.from_json(json.loads(json.dumps(data))).extra) == results
+    assert report.from_json(json.loads(json.dumps(data))).fixes == results
+
+
+def test_a_report_a_fix_step_looked_at_says_so_even_with_no_results():
+    assert report.to_json(a_report(()))["extra"] == {"fixes": []}
+    assert "extra" not in report.to_json(replace(a_report(()), fixes=None))
+    assert report.from_json(report.to_json(a_report(()))).fixes == ()
+    assert report.from_json(report.to_json(replace(a_report(()), fixes=None))).fixes is None
 
 
 def test_the_schema_refuses_unknown_keys_and_paths_outside_the_repo():
@@ -111,11 +121,13 @@ def test_long_text_is_cut_to_the_schema_bounds():
     fix = data["extra"]["fixes"][0]
     assert len(fix["reason"]) == 8192 and fix["reason"].endswith("…")
     assert len(fix["tried"]) == 20
+    assert report.from_json(data).fixes == (bounded(long),)  # what a report keeps is what its JSON says
+    assert bounded(bounded(long)) == bounded(long)
 
 
 def test_markdown_shows_the_verified_diff_and_result_under_the_break():
     results = (verified(),)
-    text = markdown.render(a_report(results), markdown.Options(extra=present.markdown_extra(results)))
+    text = markdown.render(a_report(results))
     assert "✅ **Verified fix** (`print` recipe): removes 1 break; graphs 3 → 1; outputs equal." in text
     assert "```diff\n--- a/pkg/model.py\n+++ b/pkg/model.py\n" in text
     assert "+    if not torch.compiler.is_compiling():" in text
@@ -130,11 +142,11 @@ def test_markdown_escapes_what_came_from_user_code():
         recipe="print",
         reason="new break at a.py:3 (<img src=x onerror=alert(1)> @admin ``` )",
     )
-    lines = "\n".join(present.markdown_lines(hostile))
+    lines = "\n".join(markdown_lines(hostile))
     assert "<img" not in lines and "&lt;img" in lines
     assert "@admin" not in lines
     diff = FixResult("0123456789abcdef", FixStatus.VERIFIED, "a.py", 1, diff="+ ```\n+ <b>x</b>\n")
-    block = "\n".join(present.markdown_lines(diff))
+    block = "\n".join(markdown_lines(diff))
     assert "````diff\n+ ```\n+ <b>x</b>\n````" in block
 
 
@@ -150,13 +162,13 @@ def test_advice_lists_the_options_with_links():
             Advice("Move the check out."),
         ),
     )
-    lines = present.markdown_lines(result)
+    lines = markdown_lines(result)
     assert "- Use `torch.cond`. ([docs](https://docs.pytorch.org/docs/stable/generated/torch.cond.html))" in lines
     assert "- Move the check out." in lines
 
 
 def test_suggestions_cover_exactly_the_replaced_lines_inside_the_pr_diff():
-    suggestions = present.review_suggestions([verified()], {"pkg/model.py": {1, 2, 3}})
+    suggestions = review_suggestions([verified()], {"pkg/model.py": {1, 2, 3}})
     assert len(suggestions) == 1
     s = suggestions[0]
     assert (s.path, s.start_line, s.end_line) == ("pkg/model.py", 2, 2)
@@ -165,8 +177,8 @@ def test_suggestions_cover_exactly_the_replaced_lines_inside_the_pr_diff():
 
 
 def test_a_patch_outside_the_pr_diff_is_not_suggested():
-    assert present.review_suggestions([verified()], {"pkg/model.py": {1, 3}}) == ()
-    assert present.review_suggestions([verified()], {"other.py": {2}}) == ()
+    assert review_suggestions([verified()], {"pkg/model.py": {1, 3}}) == ()
+    assert review_suggestions([verified()], {"other.py": {2}}) == ()
 
 
 def test_a_patch_is_suggested_whole_or_not_at_all():
@@ -174,26 +186,26 @@ def test_a_patch_is_suggested_whole_or_not_at_all():
     after = "class A:\n    def __init__(self):\n        self.n = torch.IntTensor([4])\n        self.n_value = 4\n\n    def f(self):\n        return self.n_value\n"
     two_hunks = verified(patch=FilePatch("pkg/model.py", before, after))
     assert len(two_hunks.hunks) == 2
-    assert present.review_suggestions([two_hunks], {"pkg/model.py": {6}}) == ()
-    both = present.review_suggestions([two_hunks], {"pkg/model.py": {3, 6}})
+    assert review_suggestions([two_hunks], {"pkg/model.py": {6}}) == ()
+    both = review_suggestions([two_hunks], {"pkg/model.py": {3, 6}})
     assert [(s.start_line, s.end_line) for s in both] == [(3, 3), (6, 6)]
 
 
 def test_a_deletion_is_an_empty_suggestion():
     deletion = verified(patch=FilePatch("m.py", "a\ntorch._dynamo.graph_break()\nb\n", "a\nb\n"))
-    (s,) = present.review_suggestions([deletion], {"m.py": {2}})
+    (s,) = review_suggestions([deletion], {"m.py": {2}})
     assert s.body.endswith("```suggestion\n```")
 
 
 def test_at_most_thirty_suggestions_per_review():
     many = [verified(f"{i:016x}") for i in range(40)]
-    assert len(present.review_suggestions(many, {"pkg/model.py": {2}})) == 30
-    assert len(present.review_suggestions(many, {"pkg/model.py": {2}}, limit=5)) == 5
+    assert len(review_suggestions(many, {"pkg/model.py": {2}})) == 30
+    assert len(review_suggestions(many, {"pkg/model.py": {2}}, limit=5)) == 5
 
 
 def test_only_verified_patches_become_suggestions():
     dropped = FixResult("0123456789abcdef", FixStatus.DROPPED, "pkg/model.py", 2, hunks=PATCH.hunks)
-    assert present.review_suggestions([dropped], {"pkg/model.py": {2}}) == ()
+    assert review_suggestions([dropped], {"pkg/model.py": {2}}) == ()
 
 
 def test_rounds_say_what_each_fixed_and_what_was_revealed():

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gbbot.deliver import loop, patchcheck
+from gbbot.deliver import commit as fix_commit
+from gbbot.deliver import patchcheck
 from gbbot.fix.patch import FilePatch
 from gbbot.gbfix import permission
 from gbbot.gbfix.command import FIRST_LINE_MAX, Command, Kind, parse
@@ -106,7 +107,7 @@ def test_protected_paths() -> None:
 
 
 def test_two_gbbot_fix_commits_in_a_row_stop_the_next_one() -> None:
-    bot = (loop.AUTHOR_EMAIL, "gbbot: fix 1 graph break")
+    bot = (fix_commit.AUTHOR_EMAIL, "gbbot: fix 1 graph break")
     person = ("dev@example.com", "gbbot: fix 1 graph break")
-    assert loop.too_many([bot, bot, person])
-    assert not loop.too_many([bot, person, bot]) and not loop.too_many([bot])
+    assert fix_commit.too_many([bot, bot, person])
+    assert not fix_commit.too_many([bot, person, bot]) and not fix_commit.too_many([bot])

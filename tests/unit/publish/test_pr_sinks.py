@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 import markdown_it
 import pytest
 
+from gbbot.analysis.policy import Policy
 from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
-from gbbot.fix import present
 from gbbot.publish.client import ACTIONS_BOT, github_client
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
 from gbbot.publish.content import Content
@@ -56,10 +56,10 @@ def run(
 ):
     recorder = recorder or Recorder()
     target = Destination(
-        "octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1", None, mode, fail_on
+        "octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1", None, mode, Policy.of(fail_on)
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
-    content = Content(pointer=POINTER, extra=present.markdown_extra(present.results_of(result)))  # as the action does
+    content = Content(pointer=POINTER)  # as the action does: the fixes come with the report
     return publish(client, result, content, target, recorder.retries(), recorder.lines.append)
 
 
@@ -295,7 +295,9 @@ def test_a_rate_limit_reset_too_far_away_is_not_waited_for(standin: GitHubStandi
 
 def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHubStandin) -> None:
     recorder = Recorder()
-    target = Destination("octo-org/octo-repo", PR, HEAD_SHA, "", "gbbot", "gbbot:1:1", None, CommentMode.ALWAYS, "new")
+    target = Destination(
+        "octo-org/octo-repo", PR, HEAD_SHA, "", "gbbot", "gbbot:1:1", None, CommentMode.ALWAYS, Policy.of()
+    )
     client = github_client(ACTIONS_TOKEN, "http://127.0.0.1:9", seconds_between_writes=0)  # discard port: refused
     published = publish(
         client, report([graph_break(1)]), Content(), target, recorder.retries(tries=2), recorder.lines.append

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gbbot.analysis import recompile
+from gbbot.analysis.policy import Policy
 from gbbot.core.model import Status
 from gbbot.publish.client import github_client
 from gbbot.publish.comment import CommentMode
@@ -39,8 +40,7 @@ def run(
         "gbbot:1:1",
         None,
         CommentMode.OFF,
-        fail_on,
-        fail_on_recompiles=recompiles,
+        Policy.of(fail_on, recompiles),
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
     policy = Retries(tries=1, sleep=lambda _s: None, clock=lambda: 0.0)

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from gbbot.analysis import report as report_io
-from gbbot.fix import result as fix_result
-from gbbot.fix.patch import Hunk
+from gbbot.core import fixes as fix_result
+from gbbot.core.fixes import Hunk
 from gbbot.publish import review
 from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import GitHubStandin
@@ -34,7 +34,7 @@ def verified(n: int) -> fix_result.FixResult:
 
 def with_fixes(breaks, fixes):
     made = report(breaks, new=breaks)
-    made = replace(made, extra=fix_result.extra_json(fixes))
+    made = replace(made, fixes=tuple(fixes))
     report_io.validate(report_io.to_json(made))  # what workflow_run would accept
     return made
 

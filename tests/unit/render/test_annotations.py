@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gbbot.analysis.policy import Policy
 from gbbot.render import annotations
 from gbbot.render.findings import Level, State, findings
 from tests.builders import graph_break, report
@@ -47,15 +48,15 @@ def test_hostile_break_text_reads_back_verbatim_and_forges_nothing() -> None:
 def test_levels_follow_the_policy() -> None:
     new, old = graph_break(1), graph_break(2)
     result = report([new, old], new=[new])
-    levels = {f.brk.fingerprint: (f.state, f.level) for f in findings(result, "new")}
+    levels = {f.brk.fingerprint: (f.state, f.level) for f in findings(result, Policy.of("new"))}
     assert levels == {new.fingerprint: (State.NEW, Level.FAILURE), old.fingerprint: (State.PERSISTING, Level.NOTICE)}
-    assert {f.level for f in findings(result, "none")} == {Level.WARNING, Level.NOTICE}
-    assert {f.level for f in findings(result, "any")} == {Level.FAILURE}
+    assert {f.level for f in findings(result, Policy.of("none"))} == {Level.WARNING, Level.NOTICE}
+    assert {f.level for f in findings(result, Policy.of("any"))} == {Level.FAILURE}
 
 
 def test_only_new_breaks_become_commands_and_ignored_ones_never() -> None:
     new, old, ignored = graph_break(1), graph_break(2), graph_break(3, ignored=True)
-    lines = annotations.render(report([new, old, ignored], new=[new, ignored]), fail_on="none").splitlines()
+    lines = annotations.render(report([new, old, ignored], new=[new, ignored]), Policy.of("none")).splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("::warning file=model/layer_1.py,line=11,")
 

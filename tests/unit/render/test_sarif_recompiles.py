@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gbbot.analysis import recompile
+from gbbot.analysis.policy import Policy
 from gbbot.render import sarif
 from tests.builders import AT_LIMIT, DTYPE, INFO, RECOMPILE_DOC, graph_break, recompiled_report
 from tests.unit.render.test_sarif import assert_valid
@@ -66,7 +67,7 @@ def test_a_rule_per_guard_kind_with_help_and_the_recompilation_doc() -> None:
 
 
 def test_the_recompilation_policy_sets_the_level() -> None:
-    results = sarif.sarif(recompiled_report(), "new", "new")["runs"][0]["results"]
+    results = sarif.sarif(recompiled_report(), Policy.of("new", "new"))["runs"][0]["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [
         ("recompile/limit", "error"),
         ("recompile/int_argument", "error"),

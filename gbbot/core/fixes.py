@@ -1,15 +1,37 @@
-"""What gbbot concluded for one break: a verified patch, a dropped candidate (and why), a
-scaffold for third-party code, advice in words, or a skip. Frozen records and their JSON form
-(`Report.extra["fixes"]`, schema: gbbot/schema/report.schema.json#/$defs/fix)."""
+"""What gbbot concluded for one break, as values every stage can read without the fix pipeline:
+a verified patch, a dropped candidate (and why), a scaffold for third-party code, advice in words,
+or a skip; the replaced line ranges a patch is made of, and a review suggestion. Frozen records,
+and their JSON form: the report's `extra.fixes` (schema: gbbot/schema/report.schema.json#/$defs/fix)."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from gbbot.fix.patch import Hunk
+
+@dataclass(frozen=True)
+class Hunk:
+    """Original lines `start_line`..`end_line` (1-based, inclusive) become `replacement`.
+
+    Always covers at least one original line, so it can be a GitHub suggestion (whose range is
+    the commented lines): a pure insertion is widened to the line before it."""
+
+    path: str
+    start_line: int
+    end_line: int
+    replacement: tuple[str, ...]  # lines without their newline
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One review comment: the range is exactly the lines the suggestion replaces."""
+
+    path: str
+    start_line: int
+    end_line: int
+    body: str
 
 
 class FixStatus(str, enum.Enum):
@@ -66,15 +88,21 @@ def _cut(text: str | None, limit: int) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _hunks(hunks: tuple[Hunk, ...]) -> list[dict[str, Any]]:
-    """Hunks become review suggestions, which must be exact: too many or too long, and there
-    are none (the diff still shows the patch)."""
-    if len(hunks) > HUNKS_MAX or any(len(line) > HUNK_LINE_MAX for h in hunks for line in h.replacement):
-        return []
-    return [
-        {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "replacement": list(h.replacement)}
-        for h in hunks
-    ]
+def _exact(hunks: tuple[Hunk, ...]) -> bool:
+    return len(hunks) <= HUNKS_MAX and all(len(line) <= HUNK_LINE_MAX for h in hunks for line in h.replacement)
+
+
+def bounded(result: FixResult) -> FixResult:
+    """`result` within the schema's bounds, as a report keeps it: long text is cut (marked with
+    …), never rejected. Hunks become review suggestions, which must be exact: too many or too
+    long, and there are none (the diff still shows the patch)."""
+    return replace(
+        result,
+        **{name: _cut(getattr(result, name), limit) for name, limit in LIMITS.items()},
+        hunks=result.hunks if _exact(result.hunks) else (),
+        advice=tuple(Advice(_cut(a.text, ADVICE_TEXT_MAX) or "", a.url) for a in result.advice),
+        tried=tuple(_cut(t, LIMITS["reason"]) or "" for t in result.tried[:TRIED_MAX]),
+    )
 
 
 def _counts(data: Mapping[str, Any] | None) -> Counts | None:
@@ -82,8 +110,8 @@ def _counts(data: Mapping[str, Any] | None) -> Counts | None:
 
 
 def to_json(result: FixResult) -> dict[str, Any]:
-    """JSON within the schema's bounds: long text is cut (marked with …), never rejected."""
-    text = {name: _cut(getattr(result, name), limit) for name, limit in LIMITS.items()}
+    """One `extra.fixes[]` entry, within the schema's bounds (see `bounded`)."""
+    result = bounded(result)
     return {
         "fingerprint": result.fingerprint,
         "status": result.status.value,
@@ -91,14 +119,17 @@ def to_json(result: FixResult) -> dict[str, Any]:
         "line": result.line,
         "recipe": result.recipe,
         "variant": result.variant,
-        **text,
-        "hunks": _hunks(result.hunks),
-        "advice": [{"text": _cut(a.text, ADVICE_TEXT_MAX), "url": a.url} for a in result.advice],
+        **{name: getattr(result, name) for name in LIMITS},
+        "hunks": [
+            {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "replacement": list(h.replacement)}
+            for h in result.hunks
+        ],
+        "advice": [{"text": a.text, "url": a.url} for a in result.advice],
         "entrypoints": list(result.entrypoints),
         "before": vars(result.before) if result.before else None,
         "after": vars(result.after) if result.after else None,
         "revealed": list(result.revealed),
-        "tried": [_cut(t, LIMITS["reason"]) for t in result.tried[:TRIED_MAX]],
+        "tried": list(result.tried),
         "round": result.round,
     }
 
@@ -131,10 +162,5 @@ def from_json(data: Mapping[str, Any]) -> FixResult:
     )
 
 
-def extra_json(results: Iterable[FixResult]) -> dict[str, Any]:
-    """The `Report.extra` entry these results make."""
-    return {"fixes": [to_json(r) for r in results]}
-
-
-def from_extra(extra: Mapping[str, Any]) -> tuple[FixResult, ...]:
-    return tuple(from_json(item) for item in extra.get("fixes", ()))
+def verified_only(results: Iterable[FixResult]) -> list[FixResult]:
+    return [r for r in results if r.status is FixStatus.VERIFIED]
