@@ -12,12 +12,17 @@ import pytest
 
 from tests.github_standin.fixtures import github_standin  # noqa: F401 - shared fixture
 
+# The tiers: tests/e2e/ is `slow`, and outside it torch cannot start (tests/tiers.py).
+pytest_plugins = ["tests.tiers"]
+
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 EXAMPLES = ROOT / "examples"
 PATTERNS = HERE / "breakpatterns"
 FAKE_SITE_PACKAGES = HERE / "breakpatterns_lib" / "site-packages"
 FIXTURES = HERE / "fixtures"
+DATA = HERE / "data"
+GOLDEN = HERE / "golden"
 
 
 def _run_children_like_this_process() -> None:

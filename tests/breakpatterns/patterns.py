@@ -1,4 +1,4 @@
-"""One function per graph-break pattern, each compiled on its own (tests/test_patterns.py).
+"""One function per graph-break pattern, each compiled on its own (tests/e2e/test_patterns.py).
 
 The function names are what the tests look up; the comment on each line says what Dynamo reports
 for it in torch 2.13.

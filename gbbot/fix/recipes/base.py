@@ -2,8 +2,8 @@
 
 A recipe is a LibCST visitor that only *records* `Edit`s (node → replacement, imports it needs);
 `gbbot.fix.engine` applies them. Each recipe carries its own before/after examples (and look-alikes
-it must leave alone), which tests/fix run as golden cases. A line marked `# BREAK` in an example is
-where the graph break is reported.
+it must leave alone), which tests/unit/fix/test_recipes.py runs as golden cases. A line marked
+`# BREAK` in an example is where the graph break is reported.
 """
 
 from __future__ import annotations

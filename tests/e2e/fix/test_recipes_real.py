@@ -1,0 +1,128 @@
+"""The recipes chosen by a statement's shape or placed at the compile site, against real torch: one
+entrypoint each in tests/e2e/fix/e2e_project, `gbbot fix --apply` once for the module, then
+`gbbot check` on the written files. Each verified result carries the before/after counts of the
+real runs (the break gone, no new one, outputs equal)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import load_config
+from gbbot.core.fixes import FixResult, FixStatus
+from gbbot.core.model import Report
+from gbbot.fix.pipeline import FixOptions, FixRun, fix
+from tests.conftest import git
+
+PROJECT = Path(__file__).parent / "e2e_project"
+# entrypoint → the module it calls (fixdemo/<entrypoint>.py)
+ENTRYPOINTS = ("printfloat", "jitslice", "loguru_calls", "attention", "masked", "on_device")
+FIXED = ("printfloat", "jitslice", "loguru_calls", "attention", "masked")
+
+
+@dataclass
+class Session:
+    repo: Path
+    run: FixRun
+    after: Report
+
+    def results(self, entrypoint: str) -> list[FixResult]:
+        fingerprints = {b.fingerprint for e in self.run.report.entrypoints if e.name == entrypoint for b in e.breaks}
+        return [r for r in self.run.results if r.fingerprint in fingerprints]
+
+    def verified(self, entrypoint: str) -> FixResult:
+        found = [r for r in self.results(entrypoint) if r.status is FixStatus.VERIFIED]
+        assert found, (entrypoint, self.results(entrypoint))
+        return found[0]
+
+    def text(self, entrypoint: str) -> str:
+        return (self.repo / f"fixdemo/{entrypoint}.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory) -> Session:
+    repo = tmp_path_factory.mktemp("recipes-real") / "repo"
+    shutil.copytree(PROJECT, repo, ignore=shutil.ignore_patterns("thirdlib_src", "__pycache__"))
+    lines = ["version: 1", "mode: fast", "entrypoints:"]
+    lines += [f"  - {{name: {name}, call: 'fixdemo.{name}:run', timeout: 120}}" for name in ENTRYPOINTS]
+    (repo / ".gbbot.yml").write_text("\n".join(lines) + "\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "project")
+    config = load_config(repo / ".gbbot.yml")
+    run = fix(repo, config, FixOptions(apply=True, jobs=2))
+    after = check(repo, config, CheckOptions(only=FIXED, jobs=2))
+    return Session(repo, run, after)
+
+
+def _removes_its_break(result: FixResult) -> None:
+    assert result.summary.startswith("removes") and result.summary.endswith("outputs equal"), result.summary
+    assert result.after.breaks < result.before.breaks
+
+
+def test_a_print_whose_argument_breaks_as_item_is_guarded_whole(session):
+    (brk,) = next(e for e in session.run.report.entrypoints if e.name == "printfloat").breaks
+    assert (brk.gb_id, brk.fix) == ("GB0124", "item")  # float() of a tensor, not the print
+    result = session.verified("printfloat")
+    assert (result.recipe, result.variant) == ("side_effect", "guard")
+    _removes_its_break(result)
+    assert '        if not torch.compiler.is_compiling():\n            print("step", float(v.mean()))' in session.text(
+        "printfloat"
+    )
+
+
+def test_an_implicit_item_in_a_jit_script_helper_is_fixed_at_the_compile_site(session):
+    result = session.verified("jitslice")
+    assert (result.recipe, result.variant, result.file) == ("item", "capture_scalar_outputs", "fixdemo/jitslice.py")
+    _removes_its_break(result)
+    text = session.text("jitslice")
+    assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Net()))(" in text
+    assert "    return x[:, : n_channels[0]]\n" in text  # the helper itself is untouched
+    assert "capture_scalar_outputs = True" not in text  # no process-wide assignment
+
+
+def test_a_loguru_call_is_guarded_at_the_call_line_not_scaffolded(session):
+    results = session.results("loguru_calls")
+    assert all(r.scaffold is None for r in results)
+    result = session.verified("loguru_calls")
+    assert (result.recipe, result.variant) == ("side_effect", "guard")
+    _removes_its_break(result)
+    assert '    if not torch.compiler.is_compiling():\n        logger.info("body done {}"' in session.text(
+        "loguru_calls"
+    )
+
+
+def test_the_deprecated_sdp_kernel_becomes_sdpa_kernel_and_traces(session):
+    ids = sorted(b.gb_id for e in session.run.report.entrypoints if e.name == "attention" for b in e.breaks)
+    assert "GB0142" in ids  # Dynamo cannot enter torch.backends.cuda.sdp_kernel
+    result = session.verified("attention")
+    assert (result.recipe, result.variant) == ("sdp_kernel", "sdpa_kernel")
+    _removes_its_break(result)
+    assert (
+        "with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.MATH, "
+        "torch.nn.attention.SDPBackend.CUDNN_ATTENTION]):" in session.text("attention")
+    )
+
+
+def test_a_boolean_mask_is_fixed_by_a_setting_on_the_compiled_function(session):
+    result = session.verified("masked")
+    assert (result.recipe, result.variant) == ("dynamic_shape", "capture_dynamic_output_shape_ops")
+    _removes_its_break(result)
+    assert "@torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)\n@torch.compile\n" in session.text(
+        "masked"
+    )
+
+
+def test_with_torch_device_gets_the_documented_options_and_no_patch(session):
+    (result,) = session.results("on_device")
+    assert result.status is FixStatus.ADVICE and result.diff is None
+    assert any("device=" in a.text for a in result.advice)
+    assert session.text("on_device") == (PROJECT / "fixdemo/on_device.py").read_text()
+
+
+def test_check_agrees_the_fixed_entrypoints_no_longer_break(session):
+    assert {e.name: len(e.breaks) for e in session.after.entrypoints} == dict.fromkeys(FIXED, 0)

@@ -1,0 +1,46 @@
+"""`gbbot check` on the bundled example, with real torch: every break found, in both modes."""
+
+from __future__ import annotations
+
+import json
+
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import parse_config
+from gbbot.core.model import Mode, Status
+from gbbot.main import main
+
+
+def test_example_project_end_to_end(example_repo, tmp_path, capsys):
+    out, md = tmp_path / "report.json", tmp_path / "report.md"
+    code = main(["check", "--root", str(example_repo), "--json", str(out), "--markdown", str(md), "-j", "2"])
+    assert code == 1  # fail_on: new and no baseline: every break is new
+    data = json.loads(out.read_text())
+    found = {(b["gb_id"], b["file"], b["function"]) for e in data["entrypoints"] for b in e["breaks"]}
+    assert found == {
+        ("GB0025", "tinymodel/model.py", "smooth"),
+        ("GB0170", "tinymodel/model.py", "clip_grad"),
+        ("GB0059", "tinymodel/model.py", "TinyNet.forward"),
+        ("GB0124", "tinymodel/model.py", "TinyNet.forward"),
+        ("GB0291", "tinymodel/model.py", "TinyNet.forward"),
+        ("GB4198", "train.py", "loss_fn"),
+    }
+    assert data["commit"] and data["mode"] == "fast" and data["torch_version"].startswith("2.13")
+    train = next(e for e in data["entrypoints"] if e["name"] == "train-step")
+    assert train["frames_skipped"] == 1 and train["graph_count"] >= 5
+    assert train["breaks"][0]["gb_id"] == "GB0025" and train["breaks"][0]["frame_skipped"]
+    text = md.read_text()
+    assert text.index("GB0025") < text.index("GB0059")  # impact order
+    terminal = capsys.readouterr().out
+    assert "train-step" in terminal and "TinyNet.forward" in terminal
+
+
+def test_fast_mode_finds_the_same_breaks_as_faithful_mode(example_repo):
+    config = parse_config((example_repo / ".gbbot.yml").read_text())
+    found = {}
+    for mode in (Mode.FAST, Mode.FAITHFUL):
+        result = check(example_repo, config, CheckOptions(mode=mode, only=("forward",)))
+        (entry,) = result.entrypoints
+        assert entry.status is Status.OK and result.mode is mode
+        found[mode] = ({b.fingerprint for b in entry.breaks}, entry.graph_count)
+    assert found[Mode.FAST] == found[Mode.FAITHFUL]
+    assert len(found[Mode.FAST][0]) == 3  # print, .item(), log.info in TinyNet.forward

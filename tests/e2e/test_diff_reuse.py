@@ -1,0 +1,102 @@
+"""`gbbot diff` runs the base only for the entrypoints whose runs read something the change touches
+(a file modified or removed, a directory that gains or loses a module, anything read by another
+program); the others' base results are the head's. The comparison must come out exactly as when
+every base runs (`--no-warm`: nothing is recorded, so nothing is skipped)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gbbot.main import main
+from tests.conftest import git
+
+COMPILED = """
+@torch.compile
+def run(x):
+    x = x + 1
+    {body}
+    return x * 2
+
+run(torch.ones(3))
+"""
+FILES = {
+    "lib_a.py": "import torch\n\ndef step(x):\n    return torch.sin(x)\n",
+    "a.py": "import torch\nfrom lib_a import step\n" + COMPILED.format(body="x = step(x)"),
+    "b.py": "import torch\n" + COMPILED.format(body='print("b")'),
+    "settings.json": '{"loud": false}\n',
+    "README.md": "# a project\n",
+    "c.py": "import json, torch\nLOUD = json.load(open('settings.json'))['loud']\n"
+    + COMPILED.format(body='print("loud") if LOUD else None'),
+    "plugins/__init__.py": "",
+    "plugins/extra.py": "def shout():\n    print('shout')\n",
+    "d.py": "import torch\ntry:\n    from plugins import extra\nexcept ImportError:\n    extra = None\n"
+    + COMPILED.format(body="extra.shout() if extra else None"),
+    "e.py": "import subprocess, torch\nsubprocess.run(['true'], check=True)\n" + COMPILED.format(body='print("e")'),
+}
+CONFIG = "version: 1\nentrypoints:\n" + "".join(f"  - {{name: {n}, run: python {n}.py}}\n" for n in "abcde")
+
+
+@pytest.fixture
+def project(in_git_dir: Path) -> Path:
+    repo = in_git_dir
+    for name, text in FILES.items():
+        (repo / name).parent.mkdir(exist_ok=True)
+        (repo / name).write_text(text)
+    (repo / ".gbbot.yml").write_text(CONFIG)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "lib_a.py").write_text("import torch\n\ndef step(x):\n    print('step')\n    return torch.sin(x)\n")
+    (repo / "settings.json").write_text('{"loud": true}\n')
+    (repo / "plugins" / "extra.py").unlink()
+    git(repo, "commit", "-qam", "head")
+    return repo
+
+
+def diff(repo: Path, capsys, *flags: str) -> tuple[dict, str]:
+    out = repo.parent / "report.json"
+    args = ["diff", "--base", "HEAD~1", "--root", str(repo), "--json", str(out), "--fail-on", "none", *flags]
+    assert main(args) == 0
+    return json.loads(out.read_text())["diff"], capsys.readouterr().err
+
+
+def by_entrypoint(found: dict) -> dict:
+    return {e["name"]: {k: e[k] for k in ("new", "fixed", "persisting", "graph_delta", "no_baseline")}
+            for e in found["entrypoints"]}  # fmt: skip
+
+
+def test_the_base_runs_only_where_the_change_reaches_and_the_diff_is_the_same(project, capsys):
+    reused, err = diff(project, capsys)
+    ran_on_base = {line.split("] ")[1].split(" (base")[0] for line in err.splitlines() if "(base " in line}
+    # a read lib_a.py, c settings.json (both modified); d listed plugins/ (extra.py removed); e
+    # started another program; b read nothing the change touches
+    assert ran_on_base == {"a", "c", "d", "e"}
+    assert any("not run again for 1 of 5 entrypoints (`b`)" in note for note in reused["notes"])
+    assert "the base runs `a` again: it read `lib_a.py`, which the change touches" in err
+    assert (
+        "the base runs `d` again: it looked for module `extra` in `plugins/`, where the change adds or removes "
+        "`extra.py`" in err
+    )
+    assert "the base runs `e` again: it started another program (subprocess.Popen)" in err
+
+    every, err = diff(project, capsys, "--no-warm")
+    assert err.count("(base ") == 5
+    assert by_entrypoint(reused) == by_entrypoint(every)
+    got = by_entrypoint(reused)
+    assert [bool(got[n]["new"]) for n in "abcde"] == [True, False, True, False, False]
+    assert got["d"]["fixed"] and got["b"]["persisting"] and got["e"]["persisting"]
+    assert sorted(reused["new"]) == sorted(every["new"]) and reused["fixed"] == every["fixed"]
+
+
+def test_only_what_could_differ_runs_on_the_base(project, capsys):
+    git(project, "reset", "-q", "--hard", "HEAD~1")
+    (project / "README.md").write_text("# a project nothing reads\n")
+    (project / "plugins" / "NOTES.md").write_text("plugins/ gains a file, though not one anything imports\n")
+    (project / "tools").mkdir()
+    (project / "tools" / "new_tool.py").write_text("print('a new script nothing runs')\n")
+    found, err = diff(project, capsys, "--base", "HEAD")
+    assert [line.split("] ")[1].split(" (base")[0] for line in err.splitlines() if "(base " in line] == ["e"]
+    assert all(not e["new"] and not e["fixed"] for e in found["entrypoints"])
+    assert any("not run again for 4 of 5 entrypoints (`a`, `b`, `c`, `d`)" in note for note in found["notes"])

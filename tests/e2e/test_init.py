@@ -1,0 +1,128 @@
+"""`gbbot init` run whole: the starter config `gbbot check` runs without edits (real torch), never
+written over an existing file, and suggested when there is no config."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from gbbot.core.config import parse_config
+from tests.cli_helpers import gbbot, write
+from tests.conftest import EXAMPLES
+
+SMALL_REPO = {
+    "scripts/train.py": """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x) * 2
+
+
+        def main():
+            # a module of the repository's own: torch's built-in modules alone are not traced
+            model = Net()
+            model.compile()
+            print(model(torch.ones(3, 4)).shape)
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "pkg/__init__.py": "",
+    "pkg/bench.py": """\
+        import torch as t
+
+
+        @t.compile
+        def forward_once():
+            x = t.ones(2, 3)
+            print("bench")  # a graph break
+            return x * 2
+    """,
+    "pkg/layers.py": """\
+        from torch import compile as jit
+
+
+        @jit(dynamic=False)
+        def scale(x, factor=2.0):
+            return x * factor
+    """,
+    "pkg/text.py": "import re\n\nPATTERN = re.compile('a+')\n",  # no torch: not a site
+    "tests/test_layers.py": """\
+        import torch
+
+        from pkg import layers
+
+
+        def test_scale():
+            assert layers.scale(torch.ones(2)).tolist() == [2.0, 2.0]
+    """,
+    "tests/test_text.py": "from pkg.text import PATTERN\n\ndef test_text():\n    assert PATTERN.match('aa')\n",
+    ".venv/lib/site-packages/other/model.py": "import torch\n\nf = torch.compile(lambda x: x)\n",
+    "build/lib/pkg/bench.py": "import torch\n\n@torch.compile\ndef forward_once():\n    pass\n",
+}
+
+
+def check_all_ok(repo, tmp_path) -> dict:
+    result = gbbot(repo, "check", "--json", str(tmp_path / "report.json"), "--quiet")
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    statuses = {e["name"]: (e["status"], e["error"]) for e in report["entrypoints"]}
+    assert all(status == "ok" for status, _ in statuses.values()), statuses
+    return {e["name"]: e for e in report["entrypoints"]}
+
+
+def test_init_on_the_bundled_example_writes_a_config_check_runs_without_edits(tmp_path):
+    repo = tmp_path / "example"
+    shutil.copytree(EXAMPLES, repo, ignore=shutil.ignore_patterns("__pycache__", ".gbbot.yml"))
+    made = gbbot(repo, "init")
+    assert made.returncode == 0, made.stderr
+    assert "wrote" in made.stderr and "review it, then run: gbbot check" in made.stderr
+    config = parse_config((repo / ".gbbot.yml").read_text())
+    assert {(e.kind, e.run or e.call) for e in config.entrypoints} == {
+        ("run", "python train.py"),
+        ("call", "tinymodel.bench:forward_once"),
+    }
+    entries = check_all_ok(repo, tmp_path)
+    assert {b["gb_id"] for e in entries.values() for b in e["breaks"]} >= {"GB0059", "GB0124", "GB4198"}
+
+
+def test_init_on_a_small_repository_finds_script_function_and_test_and_skips_the_rest(tmp_path):
+    repo = tmp_path / "repo"
+    write(repo, SMALL_REPO)
+    made = gbbot(repo, "init")
+    assert made.returncode == 0, made.stderr
+    text = (repo / ".gbbot.yml").read_text()
+    config = parse_config(text)
+    assert [(e.name, e.kind, e.run or e.call or e.pytest) for e in config.entrypoints] == [
+        ("train", "run", "python scripts/train.py"),
+        ("forward_once", "call", "pkg.bench:forward_once"),
+        ("test_layers", "pytest", ("tests/test_layers.py",)),
+    ]
+    assert "tests/test_layers.py imports pkg.layers, which compiles (line 4)." in text
+    assert "Add the flags a short run needs" in text and ".venv" not in text and "build/" not in text
+    entries = check_all_ok(repo, tmp_path)
+    assert [b["code"] for b in entries["forward_once"]["breaks"]] == ['print("bench")  # a graph break']
+
+
+def test_init_never_overwrites_and_print_only_shows(tmp_path):
+    write(tmp_path, {**SMALL_REPO, ".gbbot.yml": "# mine\n"})
+    refused = gbbot(tmp_path, "init")
+    assert refused.returncode == 2
+    assert "/.gbbot.yml already exists; gbbot init never overwrites it" in refused.stderr
+    assert (tmp_path / ".gbbot.yml").read_text() == "# mine\n"
+    shown = gbbot(tmp_path, "init", "--print")
+    assert shown.returncode == 0 and (tmp_path / ".gbbot.yml").read_text() == "# mine\n"
+    assert [e.name for e in parse_config(shown.stdout).entrypoints] == ["train", "forward_once", "test_layers"]
+
+
+def test_without_a_config_check_suggests_init_and_init_says_when_nothing_compiles(tmp_path):
+    write(tmp_path, {"app.py": "import re\nre.compile('x')\n"})
+    missing = gbbot(tmp_path, "check", "--root", str(tmp_path))
+    assert missing.returncode == 2 and "run `gbbot init` to write a starter one" in missing.stderr
+    nothing = gbbot(tmp_path, "init")
+    assert nothing.returncode == 2
+    assert "found no torch.compile call sites to run in 1 Python files" in nothing.stderr
+    assert not (tmp_path / ".gbbot.yml").exists()

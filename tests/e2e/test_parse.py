@@ -1,0 +1,59 @@
+"""`gbbot parse` run whole: on a trace recorded here and now with real torch, and what it claims
+about a report it did not run."""
+
+from __future__ import annotations
+
+import json
+
+from gbbot.analysis import report
+from gbbot.main import main
+from gbbot.render import markdown
+from tests.cli_helpers import gbbot, write
+
+LIBRARY_CALLED_TWICE = """\
+import torch
+import fakelib
+
+
+def f(x):
+    x = fakelib.scale(x)
+    x = x + 1
+    x = fakelib.scale(x)
+    return x
+
+
+torch.compile(f)(torch.ones(3))
+"""
+
+
+def test_a_repeat_whose_user_stack_dynamo_suppressed_folds_into_its_break(tmp_path, capsys):
+    """Dynamo prints a third-party break's user stack once; repeats say "user stack suppressed"
+    and name only the library line. `gbbot parse` of such a TORCH_LOGS text is one break, not two."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import FAKE_SITE_PACKAGES
+
+    (tmp_path / "s.py").write_text(LIBRARY_CALLED_TWICE)
+    env = {**os.environ, "TORCH_LOGS": "graph_breaks", "PYTHONPATH": str(FAKE_SITE_PACKAGES)}
+    run = subprocess.run([sys.executable, "s.py"], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    (tmp_path / "log.txt").write_text(run.stdout + run.stderr)
+    assert "user stack suppressed" in run.stderr  # the case under test really happened
+    out = tmp_path / "report.json"
+    assert main(["parse", str(tmp_path / "log.txt"), "--root", str(tmp_path), "--json", str(out), "-q",
+                 "--fail-on", "none"]) == 0  # fmt: skip
+    (brk,) = json.loads(out.read_text())["entrypoints"][0]["breaks"]
+    assert (brk["gb_id"], brk["file"], brk["line"], brk["count"]) == ("GB0025", "s.py", 6, 3)
+    assert brk["library_site"]["path"] == "fakelib/__init__.py"
+
+
+def test_parse_does_not_claim_a_mode_and_quiet_prints_no_progress(tmp_path):
+    write(tmp_path, {"log.txt": "nothing here\n", ".gbbot.yml": "version: 1\nentrypoints: [{name: t, run: 'true'}]\n"})
+    out = tmp_path / "r.json"
+    gbbot(tmp_path, "parse", "log.txt", "--json", str(out), "-q")
+    assert json.loads(out.read_text())["mode"] is None
+    assert "mode `unknown`" in markdown.render(report.load(out))
+    quiet = gbbot(tmp_path, "check", "--root", str(tmp_path), "-q")
+    assert quiet.returncode == 1 and "running 1 entrypoint" not in quiet.stderr and "[1/1]" not in quiet.stderr
+    assert "compiled nothing" in quiet.stderr  # the verdict is still shown

@@ -1,0 +1,256 @@
+"""Recompilations with real torch: what a user sees for frames Dynamo compiles more than once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gbbot.analysis import recompile, report
+from gbbot.analysis.policy import Policy
+from gbbot.core.config import parse_config
+from gbbot.core.errors import ConfigError
+from tests.cli_helpers import gbbot, write
+from tests.conftest import git
+
+MODELS = """\
+import torch
+
+
+def repeat(x, n):
+    for _ in range(n):
+        x = x + 1
+    return x
+
+
+# range() specialises n: every new value compiles `repeat` again.
+def int_argument():
+    step = torch.compile(repeat)
+    for n in range(1, 5):
+        step(torch.ones(3), n)
+
+
+def at_the_limit():
+    torch._dynamo.config.recompile_limit = 2
+    step = torch.compile(repeat)
+    for n in range(1, 6):
+        step(torch.ones(3), n)
+
+
+def scale(x):
+    return x * 2
+
+
+def dtype_flip():
+    fn = torch.compile(scale)
+    fn(torch.ones(3))
+    fn(torch.ones(3, dtype=torch.float64))
+
+
+def grow(x):
+    return x.cos()
+
+
+def growing_batch():
+    fn = torch.compile(grow)
+    for size in (3, 5, 7, 9):
+        fn(torch.ones(size))
+"""
+
+CONFIG = """\
+version: 1
+entrypoints:
+  - {name: int_argument, call: "models:int_argument"}
+  - {name: at_the_limit, call: "models:at_the_limit"}
+  - {name: dtype_flip, call: "models:dtype_flip"}
+  - {name: growing_batch, call: "models:growing_batch"}
+"""
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory) -> report.Report:
+    repo = tmp_path_factory.mktemp("recompiles")
+    write(repo, {"models.py": MODELS, ".gbbot.yml": CONFIG})
+    done = gbbot(repo, "check", "--json", "report.json", "--jobs", "2")
+    assert done.returncode in (0, 1), done.stderr
+    return report.load(repo / "report.json")
+
+
+def only(result: report.Report, name: str):
+    entry = next(e for e in result.entrypoints if e.name == name)
+    assert entry.status.value == "ok", entry.error
+    assert len(entry.recompiles) == 1, entry.recompiles
+    return entry.recompiles[0]
+
+
+def test_an_int_argument_that_changes_every_call_recompiles_every_call(checked):
+    rc = only(checked, "int_argument")
+    assert (rc.file, rc.line, rc.function, rc.compilations, rc.limit_hit) == ("models.py", 4, "repeat", 4, False)
+    (reason,) = rc.reasons
+    assert reason.kind == "int_argument" and not reason.dynamic and reason.count == 3
+    assert reason.guard.startswith("n == ") and (reason.line, reason.code) == (5, "for _ in range(n):")
+    assert "mark_dynamic" in reason.advice and not rc.info_only
+
+
+def test_a_frame_at_the_recompile_limit_falls_back_to_eager(checked):
+    rc = only(checked, "at_the_limit")
+    assert rc.limit_hit and rc.compilations == 2
+    entry = next(e for e in checked.entrypoints if e.name == "at_the_limit")
+    assert entry.frames_skipped == 1
+    assert all(not rc.limit_hit for e in checked.entrypoints if e.name != "at_the_limit" for rc in e.recompiles)
+
+
+def test_a_dtype_flip_is_named_with_its_advice(checked):
+    rc = only(checked, "dtype_flip")
+    (reason,) = rc.reasons
+    assert (rc.function, rc.compilations, reason.kind, reason.dynamic) == ("scale", 2, "dtype", False)
+    assert "dtype mismatch" in reason.guard and "Cast inputs" in reason.advice
+
+
+def test_automatic_dynamic_recompiles_once_and_is_info_not_a_problem(checked):
+    rc = only(checked, "growing_batch")
+    (reason,) = rc.reasons
+    assert rc.compilations == 2, "four sizes, but after the first change the size is dynamic"
+    assert reason.kind == "shape" and reason.dynamic and rc.info_only
+    assert recompile.problems([rc]) == {}, "nothing for the diff or the policy to count"
+
+
+def test_limit_first_then_by_count_in_every_rendering(checked):
+    from gbbot.render import markdown
+
+    text = markdown.render(checked)
+    section = text[text.index("### Recompilations") :]
+    assert section.index("hit the recompile limit") < section.index("`scale`") < section.index("info: automatic")
+    assert "Recompilation documentation" in section
+
+
+def test_without_a_baseline_a_frame_at_the_limit_fails_the_default_policy(checked):
+    assert Policy.of("new").recompiles == "limit"
+    assert "newly at the recompile limit" in Policy.of("new").verdict(checked).reason
+    assert Policy.of("none").verdict(checked).passed
+
+
+def test_fast_and_faithful_mode_count_the_same_recompilations(checked, tmp_path):
+    write(tmp_path, {"models.py": MODELS, ".gbbot.yml": CONFIG})
+    done = gbbot(tmp_path, "check", "--mode", "faithful", "-e", "at_the_limit", "-e", "dtype_flip", "--json", "f.json")
+    assert done.returncode in (0, 1), done.stderr
+    faithful = report.load(tmp_path / "f.json")
+    assert faithful.mode.value == "faithful" and checked.mode.value == "fast"
+    for name in ("at_the_limit", "dtype_flip"):
+        fast, slow = only(checked, name), only(faithful, name)
+        assert (fast.compilations, fast.limit_hit, [r.kind for r in fast.reasons]) == (
+            slow.compilations,
+            slow.limit_hit,
+            [r.kind for r in slow.reasons],
+        )
+
+
+# --- diff and policy -------------------------------------------------------------------------
+
+BASE = """\
+import torch
+
+
+def repeat(x, n):
+    for _ in range(n):
+        x = x + 1
+    return x
+
+
+def main():
+    step = torch.compile(repeat)
+    for n in range(1, 4):
+        step(torch.ones(3), n)
+"""
+
+HEAD = """\
+import torch
+
+# Lines added above every frame: fingerprints must not move with them.
+PADDING = 1
+
+
+def repeat(x, n):
+    for _ in range(n):
+        x = x + 1
+    return x
+
+
+def scale(x):
+    return x * 2
+
+
+def main():
+    step = torch.compile(repeat)
+    for n in range(1, 4):
+        step(torch.ones(3), n)
+    fn = torch.compile(scale)
+    fn(torch.ones(3))
+    fn(torch.ones(3, dtype=torch.float64))
+"""
+
+
+def test_diff_marks_the_heads_recompile_new_and_the_shifted_one_persisting(in_git_dir, tmp_path):
+    config = "version: 1\nentrypoints: [{name: main, call: 'app:main'}]\nfail_on: {breaks: new, recompiles: new}\n"
+    write(in_git_dir, {"app.py": BASE, ".gbbot.yml": config})
+    git(in_git_dir, "add", "-A")
+    git(in_git_dir, "commit", "-q", "-m", "base")
+    git(in_git_dir, "checkout", "-q", "-b", "feature")
+    write(in_git_dir, {"app.py": HEAD})
+    git(in_git_dir, "commit", "-qam", "head: a dtype flip")
+
+    done = gbbot(in_git_dir, "diff", "--base", "main", "--json", str(tmp_path / "d.json"), tmp=tmp_path)
+    result = report.load(tmp_path / "d.json")
+    by_function = {rc.function: rc for rc in result.entrypoints[0].recompiles}
+    assert set(by_function) == {"repeat", "scale"}
+    changes = result.diff.recompiles
+    assert changes.persisting == (by_function["repeat"].reasons[0].fingerprint,)
+    assert changes.new == (by_function["scale"].reasons[0].fingerprint,) and changes.fixed == ()
+    assert done.returncode == 1 and "fail_on.recompiles=new: 1 recompilation problem" in done.stderr
+    assert "Recompilations" in done.stdout
+
+
+# --- config ------------------------------------------------------------------------------------
+
+HEADER = "version: 1\nentrypoints: [{name: a, run: x}]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "breaks", "recompiles"),
+    [
+        ("fail_on: new\n", "new", None),
+        ("fail_on: {breaks: any, recompiles: new}\n", "any", "new"),
+        ("fail_on: {recompiles: none}\n", "new", "none"),
+    ],
+)
+def test_fail_on_string_and_mapping_forms(text, breaks, recompiles):
+    config = parse_config(HEADER + text, "cfg.yml")
+    assert (config.fail_on, config.fail_on_recompiles) == (breaks, recompiles)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "fail_on: {breaks: new, recompile: new}\n",
+            "cfg.yml: fail_on.recompile: unknown key; did you mean 'recompiles'?",
+        ),
+        ("fail_on: {recompiles: always}\n", "cfg.yml: fail_on.recompiles: expected one of limit, new, any, none"),
+        ("fail_on: {breaks: limit}\n", "cfg.yml: fail_on.breaks: expected one of new, any, none, got 'limit'"),
+        (
+            "fail_on: {}\n",
+            "cfg.yml: fail_on: expected one of new, any, none, or a mapping with breaks: and recompiles:",
+        ),
+    ],
+)
+def test_fail_on_mapping_errors_name_the_file_and_key(text, message):
+    with pytest.raises(ConfigError) as info:
+        parse_config(HEADER + text, "cfg.yml")
+    assert str(info.value).startswith(message)
+
+
+def test_reports_without_recompiles_still_load(tmp_path: Path, checked):
+    data = report.to_json(checked)
+    for entry in data["entrypoints"]:
+        entry.pop("recompiles")
+    assert all(e.recompiles == () for e in report.from_json(data).entrypoints)

@@ -1,0 +1,305 @@
+"""The warm server: Python entrypoints forked from a process that imported torch once report what
+fresh processes report (breaks, graphs, statuses, exits, output), and nothing leaks between them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gbbot.backends.contract import RunRequest
+from gbbot.backends.warm import launch_of
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import ConfigError, parse_config
+from gbbot.main import main
+from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
+from tests.unit.checks.test_tree import HANG, alive
+
+
+def configured(root: Path, body: str, warm: bool):
+    config = parse_config("version: 1\n" + textwrap.dedent(body))
+    return replace(config, runner=replace(config.runner, warm=warm))
+
+
+def entries(root: Path, body: str, warm: bool, **options) -> dict:
+    return {e.name: e for e in check(root, configured(root, body, warm), CheckOptions(**options)).entrypoints}
+
+
+def observable(entry) -> tuple:
+    """All a report says about an entrypoint, but how long it took."""
+    return (
+        entry.status, entry.exit_code, entry.error, entry.graph_count, entry.frames_skipped, entry.break_count,
+        sorted((b.fingerprint, b.count) for b in entry.breaks), entry.trace_problems, entry.env_withheld,
+    )  # fmt: skip
+
+
+def same_both_ways(root: Path, body: str, **options) -> dict:
+    warm, fresh = (entries(root, body, on, **options) for on in (True, False))
+    assert {n: observable(e) for n, e in warm.items()} == {n: observable(e) for n, e in fresh.items()}
+    return warm
+
+
+def test_python_entrypoints_fork_from_the_server_the_rest_start_fresh(tmp_path):
+    (tmp_path / "probe.py").write_text("import sys\nopen(sys.argv[1], 'w').write(str('torch' in sys.modules))\n")
+    body = """\
+        entrypoints:
+          - {name: script, run: python probe.py script}
+          - {name: pipeline, run: "python probe.py pipeline | cat"}
+    """
+    entries(tmp_path, body, warm=True)
+    assert (tmp_path / "script").read_text() == "True"  # imported by the server before the fork
+    assert (tmp_path / "pipeline").read_text() == "False"
+    entries(tmp_path, body, warm=False)
+    assert (tmp_path / "script").read_text() == "False"
+
+
+def test_example_project_reports_the_same(tmp_path):
+    repo = tmp_path / "example"
+    subprocess.run(["cp", "-r", str(EXAMPLES), str(repo)], check=True)
+    body = (repo / ".gbbot.yml").read_text().replace("version: 1\n", "")
+    warm = same_both_ways(repo, body)
+    assert len({b.fingerprint for e in warm.values() for b in e.breaks}) == 6
+    assert warm["train-step"].frames_skipped == 1
+
+
+def test_break_patterns_report_the_same(tmp_path):
+    (tmp_path / "patterns.py").write_text((PATTERNS / "patterns.py").read_text())
+    body = (
+        f"entrypoints:\n  - {{name: patterns, run: python patterns.py, env: {{PYTHONPATH: '{FAKE_SITE_PACKAGES}'}}}}\n"
+    )
+    warm = same_both_ways(tmp_path, body)
+    assert len(warm["patterns"].breaks) > 10
+
+
+ITEM = """\
+import sys, torch, torch._dynamo
+def f(x):
+    return x * x.sum().item()
+if sys.argv[1] == "flip":
+    import helper
+    torch._dynamo.config.capture_scalar_outputs = True
+    torch.leaked = True
+else:
+    assert "helper" not in sys.modules and not hasattr(torch, "leaked"), "leaked from the first entrypoint"
+    assert not torch._dynamo.config.capture_scalar_outputs, "Dynamo config leaked"
+torch.compile(f)(torch.ones(3))
+"""
+
+
+def test_nothing_an_entrypoint_changes_reaches_the_next(tmp_path):
+    (tmp_path / "item.py").write_text(ITEM)
+    (tmp_path / "helper.py").write_text("")
+    body = """\
+        entrypoints:
+          - {name: flips, run: python item.py flip}
+          - {name: next, run: python item.py plain}
+    """
+    found = same_both_ways(tmp_path, body)
+    assert found["flips"].breaks == () and found["next"].status.value == "ok"
+    assert [b.gb_type for b in found["next"].breaks] == [
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    ]
+
+
+def test_crashes_failures_and_floods_read_as_from_fresh_processes(tmp_path):
+    (tmp_path / "boom.py").write_text("def f():\n    raise RuntimeError('kaboom in f')\nf()\n")
+    (tmp_path / "segv.py").write_text("import ctypes\nctypes.string_at(0)\n")
+    (tmp_path / "flood.py").write_text("import sys\nsys.stdout.write('x' * 5_000_000 + '\\nTHE END\\n')\nsys.exit(3)\n")
+    (tmp_path / "bye.py").write_text("raise SystemExit('bye now')\n")
+    body = """\
+        entrypoints:
+          - {name: raises, run: python boom.py}
+          - {name: segfault, run: python segv.py}
+          - {name: flood, run: python flood.py}
+          - {name: message, run: python bye.py}
+          - {name: missing, run: python no_such.py}
+          - {name: no-module, run: python -m no_such_module}
+    """
+    found = same_both_ways(tmp_path, body, keep_traces=tmp_path / "kept")
+    assert (tmp_path / "kept" / "flood" / "stdout.txt").stat().st_size > 5_000_000
+    assert found["segfault"].status.value == "crashed" and "killed by signal 11" in found["segfault"].error
+    assert found["flood"].exit_code == 3
+    assert "RuntimeError: kaboom in f" in found["raises"].error
+    assert found["message"].exit_code == 1 and "bye now" in found["message"].error
+
+
+def test_timeout_kills_the_child_and_what_it_started(tmp_path):
+    (tmp_path / "hang.py").write_text(HANG)
+    started = time.monotonic()
+    entry = entries(tmp_path, "entrypoints: [{name: hang, run: python hang.py, timeout: 2}]\n", warm=True)["hang"]
+    assert time.monotonic() - started < 60
+    assert entry.status.value == "timeout" and "timed out after 2 s; process group killed" in entry.error
+    assert not alive(int((tmp_path / "child.pid").read_text()))
+
+
+def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly(tmp_path):
+    (tmp_path / "hang.py").write_text(
+        "import os, time\nopen('started.pid', 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
+    )
+    (tmp_path / ".gbbot.yml").write_text("version: 1\nentrypoints: [{name: hang, run: python hang.py, timeout: 600}]\n")
+    gbbot = subprocess.Popen([sys.executable, "-m", "gbbot", "check", "--root", str(tmp_path), "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    pid_file = tmp_path / "started.pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    assert Path(f"/proc/{child}/status").read_text().count("PPid") and os.getppid() != child
+    gbbot.send_signal(signal.SIGINT)
+    _, err = gbbot.communicate(timeout=30)
+    assert gbbot.returncode == 130 and "interrupted" in err
+    assert not alive(child)
+
+
+def test_diff_runs_base_and_head_on_one_server(in_git_dir):
+    repo, parents = in_git_dir, in_git_dir.parent / "parents.txt"
+    (repo / "who.py").write_text(f"import os\nopen({str(parents)!r}, 'a').write(f'{{os.getppid()}}\\n')\n")
+    (repo / ".gbbot.yml").write_text("version: 1\nentrypoints: [{name: who, run: python who.py}]\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "who.py").write_text((repo / "who.py").read_text() + "print('head')\n")
+    # who.py compiles nothing (a failure of the default policy): only where it ran matters here
+    assert main(["diff", "--base", "HEAD", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
+    base, head = parents.read_text().split()
+    assert base == head  # one parent for both sides: the warm server
+    assert "warm_server.py" in Path(f"/proc/{head}/cmdline").read_text()
+
+
+def test_a_server_that_cannot_fork_safely_says_why_once_and_runs_fresh(tmp_path, monkeypatch, capsys):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "spins.py").write_text(
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    (tmp_path / "ok.py").write_text("import sys\nopen(sys.argv[1], 'w').write('ran')\n")
+    body = "runner: {preload: [spins]}\nentrypoints: [{name: a, run: python ok.py a}, {name: b, run: python ok.py b}]\n"
+    found = entries(tmp_path, body, warm=True)
+    assert all(e.status.value == "no_compile" for e in found.values())  # ran cleanly, compiled nothing
+    assert (tmp_path / "a").read_text() == (tmp_path / "b").read_text() == "ran"
+    err = capsys.readouterr().err
+    assert err.count("warm server off") == 1 and "1 Python thread(s) running in the server" in err
+
+
+def test_a_warm_up_that_fails_sends_later_entrypoints_to_fresh_processes_and_says_why(tmp_path, monkeypatch, capsys):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "nocompile.py").write_text(
+        "import torch\ndef refuse(*args, **kwargs):\n    raise RuntimeError('no compiling in the server')\n"
+        "torch.compile = refuse\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    (tmp_path / "where.py").write_text("import sys, torch\nopen(sys.argv[1], 'w').write(torch.compile.__name__)\n")
+    body = "runner: {preload: [nocompile]}\nentrypoints: [{name: a, run: python where.py a}, {name: b, run: python where.py b}]\n"
+    entries(tmp_path, body, warm=True)
+    # a was forked before the warm-up (it sees the preloaded module's torch.compile); b ran fresh
+    assert ((tmp_path / "a").read_text(), (tmp_path / "b").read_text()) == ("refuse", "compile")
+    err = capsys.readouterr().err
+    assert err.count("warm server off") == 1 and "the warm-up compile failed: RuntimeError: no compiling" in err
+
+
+def test_a_child_records_what_it_read_and_one_that_dies_early_leaves_no_record(tmp_path):
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "data.txt").write_text("x\n")
+    (tmp_path / "reads.py").write_text(
+        "import os, sys, helper\nopen('data.txt').read()\nopen('out.txt', 'w').write('written, not read')\n"
+        "if sys.argv[1] == 'die':\n    os._exit(0)\n"
+    )
+    body = "entrypoints: [{name: e, run: python reads.py {how}}]\n"
+    kept, seen = tmp_path / "kept", {}
+    for how in ("live", "die"):  # the same kept directory: the first run's record is still there
+        config = configured(tmp_path, body.replace("{how}", how), warm=True)
+        check(tmp_path, config, CheckOptions(keep_traces=kept), on_done=lambda o, how=how: seen.update({how: o.reads}))
+    files = {Path(f).name for f in seen["live"].files if f.startswith(str(tmp_path))}
+    assert files == {"reads.py", "helper.py", "data.txt"}  # not out.txt, nothing of gbbot's or the trace's
+    assert "helper" in seen["live"].searched[str(tmp_path)] and seen["live"].spawned is None
+    assert seen["die"] is None
+
+
+@pytest.mark.parametrize(
+    ("run", "expected"),
+    [
+        ("python train.py --steps 2", ("script", "train.py", ("--steps", "2"))),
+        ("python -m pkg.mod a 'b c'", ("module", "pkg.mod", ("a", "b c"))),
+        ("python train.py | tee log", None),
+        ("SEED=1 python train.py", None),
+        ("torchrun train.py", None),
+        ("python -u train.py", None),
+        ("python -c 'print(1)'", None),
+    ],
+)
+def test_only_plain_python_commands_run_warm(tmp_path, run, expected):
+    (tmp_path / "train.py").write_text("")
+    config = parse_config(f"version: 1\nentrypoints: [{{name: e, run: {json.dumps(run)}}}]\n")
+    launch = launch_of(RunRequest(config.entrypoints[0], tmp_path, tmp_path / "w"), os.environ)
+    assert (launch and (launch.kind, launch.target, launch.args)) == expected
+
+
+def test_config_keys_and_no_warm(tmp_path):
+    config = parse_config(
+        "version: 1\nentrypoints: [{name: e, run: 'true'}]\nrunner: {warm: false, preload: [transformers]}\n"
+    )
+    assert config.runner.warm is False and config.runner.preload == ("transformers",)
+    with pytest.raises(ConfigError, match=r"\.gbbot\.yml.*runner\.preload\[0\].*module name"):
+        parse_config("version: 1\nentrypoints: [{name: e, run: 'true'}]\nrunner: {preload: ['no good']}\n")
+
+
+BREAKS = """\
+import sys, torch
+from torch._dynamo import trace_rules
+open(sys.argv[1], "w").write(str(trace_rules.get_tensor_method.cache_info().currsize))
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 3)
+    def forward(self, x):
+        y = self.linear(x)
+        print("break")
+        return y.sum() * x.sum().item()
+torch.compile(Net())(torch.ones(2, 3))
+torch.compile(Net())(torch.ones(4, 3))  # a second module: a recompilation of the same frames
+"""
+
+
+def trace_ids(kept: Path) -> tuple[list, set, int]:
+    """What a kept trace says about numbering: each record's compile id, in order, the strings it
+    interned and the first string id. A child's stacks also pass through warm_server.py, which
+    interns one more string (as before the warm-up): that string is left out."""
+    ids, strings = [], {}
+    for line in (line for log in sorted(kept.rglob("*.log")) for line in log.read_text().splitlines()):
+        if line.startswith("\t") or "] " not in line:
+            continue
+        record = json.loads(line.split("] ", 1)[1])
+        name = next(iter(record))
+        if name == "str":
+            strings.update([record["str"]])
+        else:
+            ids.append((name, record.get("frame_id"), record.get("frame_compile_id"), record.get("attempt")))
+    return ids, {s for s in strings if not s.endswith("warm_server.py")}, min(strings.values())
+
+
+def test_a_child_numbers_its_compiles_as_a_fresh_process_though_the_server_compiled_first(tmp_path):
+    (tmp_path / "breaks.py").write_text(BREAKS)
+    # the server warms up while its first child runs: the second is forked from the warmed server
+    body = "entrypoints: [{name: first, run: python breaks.py first}, {name: breaks, run: python breaks.py built}]\n"
+    runs = {}
+    for warm in (True, False):
+        found = entries(tmp_path, body, warm, keep_traces=tmp_path / f"kept-{warm}")["breaks"]
+        kept = tmp_path / f"kept-{warm}" / "breaks"
+        runs[warm] = observable(found), trace_ids(kept), (tmp_path / "built").read_text()
+    assert runs[True][:2] == runs[False][:2]
+    (status, _, _, graphs, _, breaks, *_), (ids, _, first_string), _ = runs[True]
+    assert status.value == "ok" and graphs > 1 and breaks > 0
+    assert ids[0][1:3] == (0, 0)  # the child's first compile is [0/0], as in a fresh process
+    assert {(frame, compile_) for _, frame, compile_, _ in ids if frame is not None} >= {(0, 0), (0, 1), (1, 0)}
+    assert first_string == 0  # interned strings are numbered from 0 again
+    # the server's warm-up compile built trace_rules' map of tensor methods; a fresh process does it on its first
+    assert (runs[True][2], runs[False][2]) == ("1", "0")

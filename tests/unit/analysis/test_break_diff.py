@@ -1,0 +1,286 @@
+"""The diff of two reports (gbbot/analysis/break_diff.py) on hand-made values, no torch and no git:
+which fingerprints land in new, fixed, persisting and hidden, per entrypoint and overall, what an
+entrypoint without a baseline says, renamed files, shards joined, and recompilations.
+(`gbbot diff` on real repositories with real torch: tests/e2e/test_diff.py, test_diff_hidden.py.)"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gbbot.analysis import break_diff, classify, recompile
+from gbbot.core.config import IgnoreRule
+from gbbot.core.model import Diff, Frame, GraphBreak, Origin, Status
+from tests.builders import (
+    AT_LIMIT,
+    DTYPE,
+    INFO,
+    entrypoint,
+    recompile_reason,
+    recompiled_frame,
+    report_of,
+    traced_break,
+)
+
+BASE_SHA = "b" * 40
+
+
+def brk(fp: str, **changes) -> GraphBreak:
+    """A break known by its fingerprint: a print in pkg/model.py's Net.forward unless told."""
+    return traced_break(fingerprint=fp, **changes)
+
+
+def compared(head: dict, base: dict, **options) -> Diff:
+    """diff() of two reports, each given as {entrypoint name: its breaks}."""
+    head_report = report_of(*(entrypoint(name, breaks) for name, breaks in head.items()))
+    base_report = report_of(*(entrypoint(name, breaks) for name, breaks in base.items()))
+    return break_diff.diff(head_report, base_report, "main", BASE_SHA, **options)
+
+
+def by_name(result: Diff) -> dict:
+    return {e.name: e for e in result.entrypoints}
+
+
+# --- new, fixed, persisting ----------------------------------------------------------------------
+
+
+def test_a_break_only_on_the_head_is_new_only_on_the_base_fixed_on_both_persisting():
+    fixed_one = brk("a" * 16, line=11)
+    result = compared({"train": [brk("b" * 16), brk("c" * 16)]}, {"train": [fixed_one, brk("b" * 16)]})
+    assert (result.new, result.fixed, result.persisting) == (("c" * 16,), ("a" * 16,), ("b" * 16,))
+    assert result.fixed_breaks == (fixed_one,)  # the base's record, to show what went away
+    train = by_name(result)["train"]
+    assert (train.new, train.fixed, train.persisting, train.no_baseline) == (
+        ("c" * 16,),
+        ("a" * 16,),
+        ("b" * 16,),
+        None,
+    )
+    assert result.hidden == () and result.base_ref == "main" and result.base_sha == BASE_SHA
+
+
+def test_the_graph_delta_is_the_head_minus_the_base():
+    head = entrypoint("train", [brk("a" * 16)], graph_count=7)
+    base = entrypoint("train", [brk("a" * 16)], graph_count=4)
+    result = break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA)
+    assert by_name(result)["train"].graph_delta == 3
+
+
+def test_a_break_that_moved_to_another_entrypoint_persists_overall():
+    moved = brk("m" * 16)
+    result = compared({"first": [], "second": [moved]}, {"first": [moved], "second": []})
+    assert by_name(result)["first"].fixed == ("m" * 16,) and by_name(result)["second"].new == ("m" * 16,)
+    assert (result.new, result.fixed, result.persisting) == ((), (), ("m" * 16,))
+
+
+def test_a_base_entrypoint_the_head_does_not_have_plays_no_part():
+    result = compared({"kept": [brk("k" * 16)]}, {"kept": [brk("k" * 16)], "removed": [brk("r" * 16)]})
+    assert [e.name for e in result.entrypoints] == ["kept"]
+    assert (result.new, result.fixed, result.persisting) == ((), (), ("k" * 16,))
+
+
+def test_when_the_head_run_did_not_finish_nothing_is_fixed():
+    cut_short = entrypoint("train", [brk("b" * 16)], status=Status.TIMEOUT, exit_code=None)
+    base = entrypoint("train", [brk("a" * 16), brk("b" * 16)])
+    result = break_diff.diff(report_of(cut_short), report_of(base), "main", BASE_SHA)
+    assert (result.new, result.fixed, result.persisting) == ((), (), ("b" * 16,))
+
+
+def test_ignored_breaks_count_on_neither_side_and_the_heads_rules_apply_to_the_base():
+    scripts = dict(file="scripts/tool.py")
+    head = {"train": [brk("i" * 16, ignored=True), brk("p" * 16)]}
+    base = {"train": [brk("p" * 16), brk("s" * 16, **scripts)]}  # made without the head's rule
+    result = compared(head, base, ignore=(IgnoreRule(path="scripts/**"),))
+    assert (result.new, result.fixed, result.persisting) == ((), (), ("p" * 16,))
+
+
+# --- hidden: gone from the head only because its frame now runs eagerly -------------------------
+
+
+def eager(fp: str, **changes) -> GraphBreak:
+    """A head break that makes its frame run eagerly (a break in a loop: the frame is skipped)."""
+    return brk(fp, frame_skipped=True, in_loop=True, gb_id="GB0025", code="torch._dynamo.graph_break()", **changes)
+
+
+def test_a_base_break_in_a_frame_that_now_runs_eagerly_is_hidden_not_fixed():
+    printed = brk("p" * 16, line=20)
+    result = compared({"train": [eager("e" * 16, line=12)]}, {"train": [printed]})
+    assert result.new == ("e" * 16,) and result.fixed == () and result.fixed_breaks == ()
+    assert result.hidden == ("p" * 16,) and result.hidden_breaks == (printed,)
+    assert result.hidden_by == (("p" * 16, "e" * 16),)
+    assert by_name(result)["train"].hidden == ("p" * 16,)
+
+
+def test_a_break_in_a_callee_is_hidden_when_its_caller_runs_eagerly():
+    stack = (Frame("pkg/model.py", 30, "forward", "y = helper(x)"), Frame("pkg/util.py", 4, "helper", 'print("h")'))
+    in_helper = brk("h" * 16, file="pkg/util.py", function="helper", user_stack=stack)
+    result = compared({"train": [eager("e" * 16)]}, {"train": [in_helper]})
+    assert result.hidden == ("h" * 16,) and result.hidden_by == (("h" * 16, "e" * 16),)
+
+
+def test_a_base_break_in_a_frame_still_traced_is_fixed():
+    elsewhere = brk(
+        "o" * 16, file="pkg/other.py", function="other", user_stack=(Frame("pkg/other.py", 3, "other", "x"),)
+    )
+    result = compared({"train": [eager("e" * 16)]}, {"train": [elsewhere]})
+    assert result.fixed == ("o" * 16,) and result.hidden == ()
+
+
+def test_a_break_hidden_in_one_entrypoint_but_still_seen_in_another_persists():
+    printed = brk("p" * 16)
+    result = compared({"a": [eager("e" * 16)], "b": [printed]}, {"a": [printed], "b": [printed]})
+    assert result.persisting == ("p" * 16,) and result.hidden == () and result.fixed == ()
+
+
+# --- renamed files ------------------------------------------------------------------------------
+
+
+def classified(path: str, line: int, code: str, occurrence: int = 0, **changes) -> GraphBreak:
+    """A user-code print whose fingerprint is the one classify gives it at `path`."""
+    key = classify.fingerprint_key("GB0059", path, "Net.forward", code, Origin.USER, None)
+    return brk(classify.fingerprint(key, occurrence), file=path, line=line, code=code, **changes)
+
+
+def test_a_break_in_a_renamed_file_persists_under_its_new_fingerprint():
+    base = classified("pkg/helpers.py", 5, 'print("h")')
+    head = classified("pkg/utils.py", 5, 'print("h")')
+    assert base.fingerprint != head.fingerprint  # the path is part of a fingerprint
+    renames = {"pkg/helpers.py": "pkg/utils.py"}
+    result = compared({"train": [head]}, {"train": [base]}, renames=renames)
+    assert (result.new, result.fixed, result.persisting) == ((), (), (head.fingerprint,))
+    without = compared({"train": [head]}, {"train": [base]})
+    assert (without.new, without.fixed) == ((head.fingerprint,), (base.fingerprint,))
+
+
+def test_identical_breaks_in_a_renamed_file_keep_their_occurrence_order():
+    """classify numbers breaks with one key from the last line up: the rename must too."""
+    base = [classified("a.py", 9, "print(x)", 0), classified("a.py", 3, "print(x)", 1)]
+    head = [classified("b.py", 9, "print(x)", 0), classified("b.py", 3, "print(x)", 1)]
+    result = compared({"train": head}, {"train": base}, renames={"a.py": "b.py"})
+    assert set(result.persisting) == {b.fingerprint for b in head} and result.new == result.fixed == ()
+
+
+def test_a_base_record_whose_fingerprint_gbbot_did_not_make_this_way_is_left_as_it_is():
+    foreign = replace(classified("a.py", 9, "print(x)"), fingerprint="f" * 16)
+    (kept,) = break_diff.renamed([foreign], {"a.py": "b.py"})
+    assert kept == foreign
+
+
+def test_renames_are_taken_relative_to_the_config_root():
+    renames = {"sub/pkg/a.py": "sub/pkg/b.py", "other/c.py": "sub/c.py", "top.py": "moved.py"}
+    assert break_diff.relative_renames(renames, "sub") == {"pkg/a.py": "pkg/b.py"}
+    assert break_diff.relative_renames(renames, "") == renames
+
+
+# --- no baseline --------------------------------------------------------------------------------
+
+
+def base_run(status: Status, exit_code: int | None, error: str | None = None):
+    return entrypoint("train", [brk("a" * 16)], status=status, exit_code=exit_code, error=error)
+
+
+NO_BASELINE = "no baseline for `train` on base bbbbbbb: "
+
+
+@pytest.mark.parametrize(
+    ("base", "reason"),
+    [
+        (None, "the baseline report does not have this entrypoint"),
+        (
+            base_run(Status.FAILED, 1, "Traceback …\nModuleNotFoundError: No module named 'pkg.bench'\n"),
+            "entrypoint not defined there (ModuleNotFoundError: No module named 'pkg.bench')",
+        ),
+        (base_run(Status.FAILED, 127, "sh: 1: nope: not found"), "entrypoint not defined there"),
+        (
+            base_run(Status.FAILED, 1, "Traceback …\n  raise RuntimeError\nRuntimeError: boom\n\n"),
+            "it failed there (exit 1): RuntimeError: boom",
+        ),
+        (base_run(Status.TIMEOUT, None, "timed out after 900 s"), "it timed out there"),
+        (base_run(Status.CRASHED, -11, "killed by signal 11"), "it crashed there (exit -11): killed by signal 11"),
+        (base_run(Status.SKIPPED, None, "not in this shard"), "it was skipped there (not in this shard)"),
+        (base_run(Status.SKIPPED, None), "it was skipped there (no reason given)"),
+    ],
+    ids=[
+        "missing",
+        "module not found",
+        "command not found",
+        "failed",
+        "timed out",
+        "crashed",
+        "skipped",
+        "skipped silently",
+    ],
+)
+def test_an_entrypoint_without_a_baseline_says_why_and_all_its_breaks_are_new(base, reason):
+    head = entrypoint("train", [brk("a" * 16), brk("n" * 16)])
+    base_report = report_of(*([base] if base is not None else [entrypoint("other")]))
+    result = break_diff.diff(report_of(head), base_report, "main", BASE_SHA)
+    (train,) = result.entrypoints
+    assert train.no_baseline == NO_BASELINE + reason
+    assert train.new == ("a" * 16, "n" * 16) and train.fixed == train.persisting == () and train.graph_delta is None
+    assert result.new == ("a" * 16, "n" * 16) and result.fixed == result.persisting == ()
+
+
+def test_a_long_failure_is_cut_in_the_reason():
+    base = base_run(Status.FAILED, 1, "RuntimeError: " + "x" * 1000)
+    reason = break_diff.no_baseline_reason("train", BASE_SHA, base)
+    assert reason.startswith(NO_BASELINE + "it failed there (exit 1): RuntimeError: xxx") and reason.endswith("…")
+    assert len(reason) < len(NO_BASELINE) + 40 + break_diff.REASON_CHARS
+
+
+# --- shards -------------------------------------------------------------------------------------
+
+
+def test_the_shards_diffs_joined_are_the_whole_diff():
+    moved, printed = brk("m" * 16), brk("p" * 16, line=20)
+    head = {"a": [], "b": [moved], "c": [eager("e" * 16)], "d": [brk("n" * 16)]}
+    base = {"a": [moved], "b": [], "c": [printed], "d": [brk("f" * 16, line=30)]}
+    whole = compared(head, base)
+    shards = [compared({n: head[n] for n in names}, base) for names in (("a", "c"), ("b", "d"))]
+    joined = break_diff.union(shards)
+    for field in ("new", "fixed", "persisting", "hidden", "hidden_by"):
+        assert set(getattr(joined, field)) == set(getattr(whole, field)), field
+    assert [b.fingerprint for b in joined.fixed_breaks] == [b.fingerprint for b in whole.fixed_breaks] == ["f" * 16]
+    assert joined.hidden_breaks == (printed,)
+    assert sorted(e.name for e in joined.entrypoints) == ["a", "b", "c", "d"]
+    assert joined.persisting == ("m" * 16,)  # fixed in shard 1, new in shard 2: still there
+
+
+def test_joined_shards_keep_one_copy_of_each_note():
+    one = compared({"a": []}, {"a": []}, notes=("the head is the working tree",))
+    two = compared({"b": []}, {"b": []}, notes=("the head is the working tree",))
+    assert break_diff.union([one, two]).notes == ("the head is the working tree",)
+
+
+# --- recompilations -----------------------------------------------------------------------------
+
+
+def recompiling(*frames, status: Status = Status.OK):
+    return report_of(entrypoint("train", [], recompiles=frames, status=status))
+
+
+def test_recompile_problems_are_new_fixed_or_persisting_and_a_new_limit_is_named():
+    limit = recompile.limit_fingerprint(AT_LIMIT)
+    (int_reason,) = AT_LIMIT.reasons
+    (dtype_reason,) = DTYPE.reasons
+    result = break_diff.recompile_diff(recompiling(AT_LIMIT, DTYPE, INFO), recompiling(DTYPE))
+    assert set(result.new) == {limit, int_reason.fingerprint} and result.new_limit == (limit,)
+    assert result.persisting == (dtype_reason.fingerprint,) and result.fixed == ()
+    gone = break_diff.recompile_diff(recompiling(INFO), recompiling(DTYPE))
+    assert gone.fixed == (dtype_reason.fingerprint,) and gone.new == ()  # automatic dynamic is no problem
+
+
+def test_recompilations_of_a_base_run_that_failed_are_no_baseline():
+    result = break_diff.recompile_diff(recompiling(DTYPE), recompiling(DTYPE, status=Status.FAILED))
+    (dtype_reason,) = DTYPE.reasons
+    assert result.new == (dtype_reason.fingerprint,) and result.persisting == ()
+
+
+def test_joined_shards_join_their_recompilations_too():
+    guard = recompiled_frame("step", 3, 2, (recompile_reason("dtype"),))
+    first = compared({"a": []}, {"a": []})
+    first = replace(first, recompiles=break_diff.recompile_diff(recompiling(guard), recompiling()))
+    second = replace(first, entrypoints=(), recompiles=break_diff.recompile_diff(recompiling(), recompiling(guard)))
+    joined = break_diff.union([first, second]).recompiles
+    assert joined.persisting == (guard.reasons[0].fingerprint,) and joined.new == joined.fixed == ()
