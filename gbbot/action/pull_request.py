@@ -40,7 +40,7 @@ def handle(ctx: Context, event: PullRequestEvent) -> int:
     if ctx.inputs.fix or (wanted and why_not is None):
         report = analysis.with_fixes(ctx, report)
     policy = ctx.settings.policy
-    text = outputs.content(ctx, report, ctx.env.run_url)
+    text = outputs.content(ctx, report, ctx.env.run_url, event.head_sha)
     if wanted:
         text = text.noted(autofix(ctx, event, report, why_not).note)
     where = destination(ctx, event.number, event.head_sha, policy, ctx.env.run_url)
