@@ -18,9 +18,8 @@ from gbbot.publish.content import Content, fitted, title_for
 from gbbot.publish.fallback import annotate
 from gbbot.publish.sink import Published
 from gbbot.render import sarif
-from gbbot.render.markdown import SourceLinks
 from gbbot.render.escape import md_code
-
+from gbbot.render.markdown import SourceLinks
 
 # A workflow that runs this action's `/gb-fix` stages: the repository answers `/gb-fix` comments.
 GB_FIX_STAGE = re.compile(r"^\s*gb-fix:\s*['\"]?authorize\b", re.MULTILINE)

@@ -170,6 +170,19 @@ def display_path(file: str, root: str) -> str:
     return PurePosixPath(_normal(file)).name
 
 
+INSTALLED_PREFIX = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?[^\s\"',:]*[/\\](?:site|dist)-packages[/\\]")
+
+
+def relative_paths(text: str, root: str) -> str:
+    """Text that quotes paths (a traceback): the repository's as repository-relative paths, an
+    installed package's from its package directory on, as `display_path` names them. The runner's
+    directories say nothing to a reader and differ from machine to machine."""
+    for prefix in {root.rstrip("/\\"), str(PurePosixPath(root))}:
+        if prefix:
+            text = text.replace(prefix + "/", "").replace(prefix + "\\", "")
+    return INSTALLED_PREFIX.sub("", text)
+
+
 # Dynamo's own stand-ins for builtins (it inlines them where the program called a builtin): like
 # the standard library, they are never where a break is to be fixed.
 POLYFILLS = "torch/_dynamo/polyfills/"

@@ -142,7 +142,7 @@ def one_line(code: str, limit: int = CODE_IN_TABLE) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def where(brk: GraphBreak, links: SourceLinks | None, sha: str | None = None) -> str:
+def where(brk: GraphBreak | Recompilation, links: SourceLinks | None, sha: str | None = None) -> str:
     """`file:line`, linked to the line when the repository's address is known."""
     label = md_code(f"{brk.file}:{brk.line}")
     url = links.line(brk.file, brk.line, sha) if links else None
@@ -161,9 +161,7 @@ def items(report: Report) -> list[Item]:
     each = counts.per_break(report)
     fixed = fixes.lines_by_break(report)
     verified = {r.fingerprint for r in report.fixes or () if r.status is FixStatus.VERIFIED}
-    return [
-        Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()
-    ]
+    return [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
 
 
 def hidden_items(report: Report) -> list[Item]:
@@ -227,16 +225,22 @@ def sort(report: Report) -> Sorted:
 # --- the verdict and its context ---------------------------------------------------------------
 
 
+def _changes(counted: list[tuple[int, str]], noun: str) -> list[str]:
+    """`adds **2** graph breaks`, `fixes **1**`: the noun only after the first number."""
+    out = []
+    for n, verb in counted:
+        if n:
+            out.append(f"{verb} **{n}**" + ("" if out else f" {noun}{'s' * (n != 1)}"))
+    return out
+
+
 def _recompile_change(report: Report) -> str:
     compared = report.diff.recompiles if report.diff else None
-    if compared is None or not (compared.new or compared.fixed):
+    if compared is None:
         return ""
-    parts = []
-    if compared.new:
-        parts.append(f"adds **{len(compared.new)}** recompilation problem{'s' * (len(compared.new) != 1)}")
-    if compared.fixed:
-        parts.append(f"fixes **{len(compared.fixed)}**" if compared.new else f"fixes **{len(compared.fixed)}** recompilation problem{'s' * (len(compared.fixed) != 1)}")
-    return listed(parts)
+    return listed(
+        _changes([(len(compared.new), "adds"), (len(compared.fixed), "fixes")], "recompilation problem") or [""]
+    )
 
 
 def headline(report: Report) -> str:
@@ -246,18 +250,17 @@ def headline(report: Report) -> str:
         if not c.distinct:
             return "No graph breaks."
         return f"**{plural(c.distinct, 'graph break')}** in {plural(c.entrypoints, 'entrypoint')}."
-    breaks = []
-    if c.new:
-        breaks.append(f"adds **{c.new}** graph break{'s' * (c.new != 1)}")
-    if c.fixed:
-        breaks.append(f"fixes **{c.fixed}**" if breaks else f"fixes **{c.fixed}** graph break{'s' * (c.fixed != 1)}")
+    breaks = _changes([(c.new or 0, "adds"), (c.fixed or 0, "fixes")], "graph break")
     if c.hidden:
-        breaks.append(f"hides **{c.hidden}** (not fixed: {'its' if c.hidden == 1 else 'their'} frame now runs eagerly)")
+        noun = "" if breaks else f" graph break{'s' * (c.hidden != 1)}"
+        their = "its" if c.hidden == 1 else "their"
+        breaks.append(f"hides **{c.hidden}**{noun} (not fixed: {their} frame now runs eagerly)")
     rc = _recompile_change(report)
+    other = " other" if c.not_clean else ""  # the line above says what failed
     if not breaks and not rc:
-        return "This PR makes no change in graph breaks or recompilations."
+        return f"This PR makes no{other} change in graph breaks or recompilations."
     if not breaks:
-        return f"This PR makes no change in graph breaks; it {rc}."
+        return f"This PR makes no{other} change in graph breaks; it {rc}."
     tail = f"; it {rc}" if rc else ""
     return f"This PR {listed(breaks)}{tail}."
 
@@ -342,9 +345,8 @@ def frame_note(item: Item) -> str:
     brk = item.brk
     if not item.frame_eager:
         return ""
-    return (
-        f"**The whole frame runs eagerly**: Dynamo gave up on {md_code(brk.function)} and runs it uncompiled"
-        + (" (the break is inside a loop)." if brk.in_loop else ".")
+    return f"**The whole frame runs eagerly**: Dynamo gave up on {md_code(brk.function)} and runs it uncompiled" + (
+        " (the break is inside a loop)." if brk.in_loop else "."
     )
 
 
