@@ -302,6 +302,7 @@ class _Located:
     qualname: str
     code: str
     in_loop: bool
+    statement: str = ""  # the whole statement, when it spans more lines than the break's
 
     @property
     def rank(self) -> int | None:
@@ -320,7 +321,8 @@ def _locate(raw: RawBreak, root: str, lookup: SourceLookup) -> _Located | None:
     line, function = site.frame.line, site.frame.function
     code = site.frame.code or (source.line(line).strip() if source else "")
     qualname = source.qualname(line, function) if source else function
-    return _Located(raw, site, qualname, code, bool(source and source.in_loop(line)))
+    statement = source.statement(line) if source else ""
+    return _Located(raw, site, qualname, code, bool(source and source.in_loop(line)), statement)
 
 
 def _glob_re(pattern: str) -> re.Pattern[str]:
@@ -443,6 +445,7 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         line=site.frame.line,
         function=first.qualname,
         code=first.code,
+        statement=first.statement,
         explanation=root.explanation,
         hints=root.hints,
         doc_url=root.doc_url,

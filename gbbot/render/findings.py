@@ -77,6 +77,9 @@ def message(finding: Finding) -> str:
     lines = [f"{'New graph break' if finding.state is State.NEW else 'Graph break'}: {brk.gb_type}"]
     if brk.library_site is not None:
         lines.extend(library_lines(brk))
+    elif brk.statement:
+        lines.append("Code:")
+        lines.extend(f"    {line}" for line in brk.statement.splitlines())
     elif brk.code:
         lines.append(f"Code: {brk.code}")
     if brk.fullgraph_failure:

@@ -134,7 +134,7 @@ def what(brk: GraphBreak) -> str:
 
 def statement(brk: GraphBreak) -> str:
     """The code at the break, as shown: the whole statement when the report has it."""
-    return getattr(brk, "statement", "") or brk.code
+    return brk.statement or brk.code
 
 
 def one_line(code: str, limit: int = CODE_IN_TABLE) -> str:
