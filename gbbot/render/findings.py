@@ -85,7 +85,8 @@ def message(finding: Finding) -> str:
     if brk.fullgraph_failure:
         lines.append("This break made the fullgraph=True compile fail.")
     if finding.frame_eager:
-        lines.append("The whole frame runs eagerly (Dynamo skipped it).")
+        named = ", ".join(str(f) for f in brk.makes_eager) or brk.function
+        lines.append(f"It makes {named} run eagerly (Dynamo runs that frame uncompiled).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
     if brk.explanation:

@@ -20,7 +20,7 @@ from gbbot.analysis import advice, classify, recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
 from gbbot.core.fixes import FixStatus
-from gbbot.core.model import BreakMessage, Frame, GraphBreak, Recompilation, Report, Status
+from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
 from gbbot.render import fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
 from gbbot.render.findings import SAFE_PATH
@@ -178,8 +178,12 @@ def hidden_items(report: Report) -> list[Item]:
 
     def note(fingerprint: str) -> str:
         hider = at.get(by.get(fingerprint, ""))
-        place = f" at {md_code(f'{hider.file}:{hider.line}')}" if hider else ""
-        return f"its frame now runs eagerly because of the new break{place}, so it is no longer traced"
+        if hider is None:
+            return "its frame now runs eagerly because of a new break, so it is no longer traced"
+        frames = eager_frames(hider)
+        frame = f" {listed([md_code(f.function) for f in frames])}" if frames else ""
+        place = md_code(f"{hider.file}:{hider.line}")
+        return f"the new break at {place} makes its frame{frame} run eagerly, so it is no longer traced"
 
     return [Item(b, tuple(hidden_in.get(b.fingerprint, ())), note=note(b.fingerprint)) for b in d.hidden_breaks]
 
@@ -341,13 +345,42 @@ def todo(item: Item, options: Options) -> str:
     return md_link("see the documentation", brk.doc_url) if brk.doc_url else ""
 
 
-def frame_note(item: Item) -> str:
-    brk = item.brk
-    if not item.frame_eager:
+def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:
+    """The frames this break makes run eagerly: the report's (the frame Dynamo was compiling,
+    often a caller that inlined the break's function), else, from a report made before frames
+    were recorded, the break's own function."""
+    if brk.makes_eager:
+        return brk.makes_eager
+    return (FrameRef(brk.file, 0, brk.function),) if brk.frame_skipped else ()  # 0: its first line is not known
+
+
+def frame_link(ref: FrameRef, links: SourceLinks | None) -> str:
+    """`forward` (model.py:12), linked to the frame's first line."""
+    if not ref.line:
+        return md_code(ref.function)
+    label = f"{md_code(ref.function)} ({md_text(ref.file.rsplit('/', 1)[-1])}:{ref.line})"
+    url = links.line(ref.file, ref.line) if links else None
+    return f"[{label}]({url})" if url else label
+
+
+def eager_words(item: Item, links: SourceLinks | None) -> str:
+    """`makes `Net.forward` (model.py:12) run eagerly`, or "" when it makes no frame eager."""
+    found = eager_frames(item.brk) if item.frame_eager else ()
+    if not found:
         return ""
-    return f"**The whole frame runs eagerly**: Dynamo gave up on {md_code(brk.function)} and runs it uncompiled" + (
-        " (the break is inside a loop)." if brk.in_loop else "."
-    )
+    named = listed([frame_link(f, links) for f in found])
+    return f"makes {named} run eagerly"
+
+
+def frame_note(item: Item, links: SourceLinks | None = None) -> str:
+    words = eager_words(item, links)
+    if not words:
+        return ""
+    brk = item.brk
+    inlined = [f for f in eager_frames(brk) if f.function != brk.function.rsplit(".", 1)[-1]]
+    why = f" (it inlined {md_code(brk.function)})" if inlined else ""
+    loop = " The break is inside a loop, so Dynamo gives up on the whole frame." if brk.in_loop else ""
+    return f"**This break {words}**: Dynamo runs that frame uncompiled{why}.{loop}"
 
 
 def shown_stack(brk: GraphBreak) -> tuple[Frame, ...]:
@@ -377,7 +410,8 @@ def brief_line(item: Item, links: SourceLinks | None, sha: str | None = None) ->
     brk = item.brk
     code = f": {md_code(one_line(statement(brk)))}" if brk.code else ""
     times = f" · ×{item.total}" if item.total > 1 else ""
-    eager = " · the whole frame runs eagerly" if item.frame_eager else ""
+    words = eager_words(item, links)
+    eager = f" · {words}" if words else ""
     note = f" — {item.note}" if item.note else ""
     head = f"**{md_text(brk.gb_id or 'no id')}** {md_text(what(brk))}"
     return f"- {head} · {where(brk, links, sha)} in {md_code(brk.function)}{code}{times}{eager}{note}"
@@ -467,7 +501,8 @@ def render(report: Report, options: Options = Options()) -> str:
         one_line=lambda brk: one_line(statement(brk)),
         statement=statement,
         todo=lambda item: todo(item, options),
-        frame_note=frame_note,
+        frame_note=lambda item: frame_note(item, options.links),
+        eager=lambda item: eager_words(item, options.links),
         stack=lambda brk: stack_lines(brk, options.links),
         explanation=advice.curated_explanation,
         reading=advice.reading,

@@ -163,7 +163,11 @@ def test_limit_first_then_by_count_in_every_rendering(checked):
 
     text = markdown.render(checked)
     section = text[text.index("### Recompilations") :]
-    assert section.index("hit the recompile limit") < section.index("`scale`") < section.index("automatic dynamic shapes at work")
+    assert (
+        section.index("hit the recompile limit")
+        < section.index("`scale`")
+        < section.index("automatic dynamic shapes at work")
+    )
     assert "Recompilation documentation" in section
 
 

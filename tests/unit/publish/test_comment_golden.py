@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot.core.model import Diff, EntrypointDiff, Frame, Status
+from gbbot.core.model import Diff, EntrypointDiff, Frame, FrameRef, Status
 from gbbot.publish import comment
 from gbbot.publish.comment import CommentMode
 from gbbot.publish.content import Content, fitted
@@ -41,7 +41,8 @@ FIRST_SCREEN = 15  # lines of markdown
 
 # The breaks of a small model: a print in the block's forward, reached one call deeper than the
 # compiled function (Dynamo inlined Block.forward into Net.forward); an .item() beside it; a
-# graph_break() in a loop that makes its frame run eagerly.
+# graph_break() in a loop of `smooth`, which Dynamo inlined into Net.forward: the frame that runs
+# eagerly is the caller's.
 PRINTED = traced_break(
     1,
     file="pkg/blocks.py",
@@ -86,6 +87,7 @@ LOOP = traced_break(
     doc_url="https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0025.html",
     frame_skipped=True,
     in_loop=True,
+    makes_eager=(FrameRef("pkg/model.py", 12, "forward"),),
     fix="graph_break",
     consequences=("graph break in loop",),
     user_stack=(),
@@ -234,6 +236,16 @@ def test_a_hidden_break_is_said_hidden_and_not_fixed() -> None:
     )
     assert "fixes" not in text.splitlines()[2]
     assert "🙈 1 graph break hidden, not fixed" in first_screen(text)
+    assert "makes its frame `forward` run eagerly" in text
+
+
+def test_the_card_names_the_caller_that_runs_eagerly_not_the_callee() -> None:
+    text = shown(hides_one())
+    caller = f"[`forward` (model.py:12)]({WEB}/blob/{HEAD_SHA}/pkg/model.py#L12)"
+    assert f"**makes {caller} run eagerly**" in first_screen(text)
+    assert (
+        f"**This break makes {caller} run eagerly**: Dynamo runs that frame uncompiled (it inlined `smooth`)." in text
+    )
 
 
 def test_torch_s_generic_hints_are_left_out() -> None:
