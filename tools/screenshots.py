@@ -42,24 +42,12 @@ from gbbot.core.model import Report  # noqa: E402
 from gbbot.publish import checkrun, comment  # noqa: E402
 from gbbot.publish.content import Content  # noqa: E402
 from gbbot.render.markdown import SourceLinks  # noqa: E402
+from tools.example_outputs import CHANGE, git  # noqa: E402  (the same change, made the same way)
 
 WEB = "https://github.com/octo-org/octo-repo"
 WIDTH = 920  # CSS pixels: a PR conversation column
 EXAMPLES = ROOT / "examples"
 GOLDEN = ROOT / "tests" / "golden" / "comment"
-CHANGE = (
-    'print("tinynet: first block done")  # GB0059',
-    'warnings.warn("tinynet: first block done")  # GB0007',
-)
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-}
-
 STYLE = """
 body { margin: 0; background: #fff; color: #1f2328; font: 14px/1.5 -apple-system, "Segoe UI",
   "Noto Sans", Helvetica, Arial, sans-serif; }
@@ -165,11 +153,6 @@ def write(out: Path, name: str, text: str) -> None:
 
 
 # --- the example's real run --------------------------------------------------------------------
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, **GIT_ENV}
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def example_diff(scratch: Path) -> tuple[Report, str]:
