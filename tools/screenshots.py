@@ -6,8 +6,8 @@ cmark-gfm (the renderer GitHub uses, with its extensions) and take headless-Chro
 writes, from a real run of the bundled example's change (one break added, one fixed, five left as
 they were; the same change tools/example_outputs.py makes):
 
-- comment.png, comment.html: the sticky PR comment as a reviewer first sees it (folds closed);
-- check-run.png, check-run.html: the check run's page: conclusion, title, summary, annotations;
+- comment.png: the sticky PR comment as a reviewer first sees it (folds closed);
+- check-run.png: the check run's page: conclusion, title, summary, annotations;
 
 and with --golden, for each golden comment of the tests (tests/golden/comment/*.md), NAME.html
 and NAME.png in DIR, to look at what a change to the renderer does to each case.
@@ -146,9 +146,12 @@ def screenshot(html_path: Path, png: Path) -> None:
     _browser(f"--window-size={WIDTH},{height}", f"--screenshot={png}", html_path.as_uri())
 
 
-def write(out: Path, name: str, text: str) -> None:
-    (out / f"{name}.html").write_text(text, encoding="utf-8")
-    screenshot(out / f"{name}.html", out / f"{name}.png")
+def write(out: Path, name: str, text: str, keep_html: bool = False) -> None:
+    """NAME.png in `out`; the page itself beside it only when asked (docs/ keeps the pictures)."""
+    with tempfile.TemporaryDirectory(prefix="gbbot-page-") as scratch:
+        page_path = (out if keep_html else Path(scratch)) / f"{name}.html"
+        page_path.write_text(text, encoding="utf-8")
+        screenshot(page_path, out / f"{name}.png")
     print(f"wrote {out / name}.png")
 
 
@@ -195,7 +198,7 @@ def main(argv: list[str]) -> int:
     if args.golden:
         args.golden.mkdir(parents=True, exist_ok=True)
         for path in sorted(GOLDEN.glob("*.md")):
-            write(args.golden.resolve(), path.stem, comment_page(path.read_text(encoding="utf-8")))
+            write(args.golden.resolve(), path.stem, comment_page(path.read_text(encoding="utf-8")), keep_html=True)
     return 0
 
 
