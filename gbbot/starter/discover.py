@@ -1,4 +1,4 @@
-"""Find where a repository compiles, read with LibCST (nothing is imported or run), and what would
+"""Find where a repository compiles, read with Python's own parser (nothing is imported or run), and what would
 drive those sites: scripts, zero-argument functions, the tests that reach them, nn.Module classes.
 
 Sites: `torch.compile(...)`, `x.compile(...)` (nn.Module.compile) in a file that imports torch,
@@ -13,14 +13,13 @@ their constructor's and forward's parameters, and, for scripts, their knobs and 
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 MAX_FILES = 5000  # Python files read; a monorepo past this is told to pass --root
 MAX_FILE_BYTES = 300_000  # larger .py files are generated code or tables, not model code to drive
@@ -123,38 +122,40 @@ class Scan:
 # --- one file: pure -------------------------------------------------------------------------------
 
 
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
         base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
+        return f"{base}.{node.attr}" if base else None
     return None
 
 
-def _module_name(node: cst.BaseExpression | None) -> str:
-    return _dotted(node) or "" if node is not None else ""
-
-
-def _literal(node: cst.BaseExpression | None) -> Any:
-    if isinstance(node, cst.Integer | cst.Float):
-        return node.evaluated_value
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _literal(node.expression)
+def _literal(node: ast.expr | None) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | str | bool | type(None)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal(node.operand)
         return -inner if isinstance(inner, int | float) and not isinstance(inner, bool) else OTHER
     return OTHER
 
 
-def _params(params: cst.Parameters) -> tuple[Param, ...]:
-    positional = [*params.posonly_params, *params.params]
-    found = [Param(p.name.value, p.default is None, _literal(p.default) if p.default else None) for p in positional]
-    found += [Param(p.name.value, p.default is None, _literal(p.default) if p.default else None, True)
-              for p in params.kwonly_params]  # fmt: skip
+def _params(args: ast.arguments) -> tuple[Param, ...]:
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    found = [Param(a.arg, d is None, _literal(d) if d is not None else None) for a, d in zip(positional, defaults)]
+    found += [Param(a.arg, d is None, _literal(d) if d is not None else None, True)
+              for a, d in zip(args.kwonlyargs, args.kw_defaults)]  # fmt: skip
     return tuple(found)
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    if not isinstance(test, ast.Compare):
+        return False
+    parts = [test.left, *test.comparators]
+    names = {p.id for p in parts if isinstance(p, ast.Name)}
+    strings = {p.value for p in parts if isinstance(p, ast.Constant)}
+    return names == {"__name__"} and strings == {"__main__"}
 
 
 @dataclass
@@ -171,8 +172,8 @@ class _Unit:
     uses: set[str] = field(default_factory=set)
 
 
-class _Collector(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+class _Collector(ast.NodeVisitor):
+    """One pass over a module's syntax tree (stdlib `ast`: parsing is what `init` spends its time on)."""
 
     def __init__(self, package: list[str]) -> None:
         self.package = package  # the file's package, for relative imports
@@ -193,42 +194,33 @@ class _Collector(cst.CSTVisitor):
         self.configurator = False
         self._depth = 0  # function/class nesting
         self._class: tuple[str, int, tuple[str, ...], list[int]] | None = None  # the module-level class visited
-        self._units: list[_Unit | None] = []  # per function level: the unit it belongs to
+        self._unit: _Unit | None = None
         self._returns = 0  # return statements being visited
 
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
-
-    @property
-    def _unit(self) -> _Unit | None:
-        return self._units[-1] if self._units else None
-
-    def visit_Import(self, node: cst.Import) -> None:
+    def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            name = _module_name(alias.name)
-            bound = alias.asname.name.value if alias.asname else name.split(".")[0]
-            self.imports.append(name)
-            self.bindings[bound] = name if alias.asname else bound
-            (self.torch_names if name == "torch" else self.other_modules).add(bound)
+            bound = alias.asname or alias.name.split(".")[0]
+            self.imports.append(alias.name)
+            self.bindings[bound] = alias.name if alias.asname else bound
+            (self.torch_names if alias.name == "torch" else self.other_modules).add(bound)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        level = len(node.relative)
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        level = node.level
         base = self.package[: len(self.package) - level + 1] if level else []
-        module = ".".join([*base, *filter(None, [_module_name(node.module)])])
+        module = ".".join([*base, *filter(None, [node.module or ""])])
         if module:
             self.imports.append(module)
-        if isinstance(node.names, cst.ImportStar):
-            return
         for alias in node.names:
-            name = _module_name(alias.name)
-            bound = alias.asname.name.value if alias.asname else name
-            self.imports.append(f"{module}.{name}" if module else name)
-            self.bindings[bound] = f"{module}.{name}" if module else name
-            if module == "torch" and name == "compile":
+            if alias.name == "*":
+                continue
+            bound = alias.asname or alias.name
+            self.imports.append(f"{module}.{alias.name}" if module else alias.name)
+            self.bindings[bound] = f"{module}.{alias.name}" if module else alias.name
+            if module == "torch" and alias.name == "compile":
                 self.compile_names.add(bound)
 
-    def _is_torch_compile(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Call):
+    def _is_torch_compile(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Call):
             node = node.func
         dotted = _dotted(node)
         return dotted in self.compile_names or any(dotted == f"{t}.compile" for t in self.torch_names)
@@ -245,96 +237,90 @@ class _Collector(cst.CSTVisitor):
         elif self._depth == 0:
             self.top_sites.append(line)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        method = isinstance(func, cst.Attribute) and func.attr.value == "compile"
-        receiver = _dotted(func.value) if method else None
+        method = isinstance(func, ast.Attribute) and func.attr == "compile"
+        receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else None
         if self._is_torch_compile(func) or (method and receiver not in self.other_modules):
-            self._site(self._line(node))
+            self._site(node.lineno)
         dotted = _dotted(func) or ""
-        if dotted.endswith("add_argument") and node.args and isinstance(node.args[0].value, cst.SimpleString):
-            option = node.args[0].value.evaluated_value
-            if isinstance(option, str) and option.startswith("--"):
-                self.knobs.append(Knob(option, self._line(node)))
+        first = node.args[0] if node.args else None
+        if dotted.endswith("add_argument") and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            if first.value.startswith("--"):
+                self.knobs.append(Knob(first.value, node.lineno))
         if any(dotted == loader or dotted.endswith("." + loader) for loader in LOADERS):
-            self.reads.append(Read(dotted, self._line(node), True))
+            self.reads.append(Read(dotted, node.lineno, True))
+        self.generic_visit(node)
 
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        try:
-            text = node.evaluated_value
-        except Exception:  # noqa: BLE001 - a string LibCST cannot evaluate is no file name
-            return
+    def visit_Constant(self, node: ast.Constant) -> None:
+        text = node.value
         if not isinstance(text, str) or len(text) > 200:
             return
         self.configurator |= text.endswith("configurator.py")
         if text.lower().endswith(DATA_SUFFIXES) and " " not in text:
-            self.reads.append(Read(text, self._line(node)))
+            self.reads.append(Read(text, node.lineno))
 
-    def visit_Name(self, node: cst.Name) -> None:
+    def visit_Name(self, node: ast.Name) -> None:
         if self._unit is not None:
-            self._unit.uses.add(node.value)
+            self._unit.uses.add(node.id)
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
+    def visit_Attribute(self, node: ast.Attribute) -> None:
         dotted = _dotted(node)
         if dotted and self._unit is not None:
             self._unit.uses.add(dotted)
+        self.generic_visit(node)
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def visit_Return(self, node: ast.Return) -> None:
         self._returns += 1
-
-    def leave_Return(self, node: cst.Return) -> None:
+        self.generic_visit(node)
         self._returns -= 1
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if self._depth:
-            return
-        targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
-        if isinstance(node.value, cst.Call) and self._is_torch_compile(node.value.func):
-            self.compiled += targets
-        value = _literal(node.value)
-        if isinstance(value, int | float | bool | str) and value is not OTHER:
-            self.knobs += [Knob(name, self._line(node), value) for name in targets]
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if self._depth == 0:
+            targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            if isinstance(node.value, ast.Call) and self._is_torch_compile(node.value.func):
+                self.compiled += targets
+            value = _literal(node.value)
+            if value is not OTHER and value is not None:
+                self.knobs += [Knob(name, node.lineno, value) for name in targets]
+        self.generic_visit(node)
 
-    def visit_Expr(self, node: cst.Expr) -> None:
-        self.top_work |= self._depth == 0 and isinstance(node.value, cst.Call)
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self.top_work |= self._depth == 0 and isinstance(node.value, ast.Call)
+        self.generic_visit(node)
 
-    def _loop(self, node: cst.CSTNode) -> None:
+    def _loop(self, node: ast.stmt) -> None:
         self.top_work |= self._depth == 0
+        self.generic_visit(node)
 
-    visit_For = visit_While = visit_With = _loop
+    visit_For = visit_While = visit_With = visit_AsyncFor = visit_AsyncWith = _loop
 
-    def visit_If(self, node: cst.If) -> None:
-        if self._depth == 0 and isinstance(node.test, cst.Comparison):
-            parts = [node.test.left, *(c.comparator for c in node.test.comparisons)]
-            names = {p.value for p in parts if isinstance(p, cst.Name)}
-            strings = {p.evaluated_value for p in parts if isinstance(p, cst.SimpleString)}
-            self.main_guard |= names == {"__name__"} and strings == {"__main__"}
+    def visit_If(self, node: ast.If) -> None:
+        self.main_guard |= self._depth == 0 and _is_main_guard(node.test)
+        self.generic_visit(node)
 
-    def _decorator_names(self, node: cst.FunctionDef) -> list[str]:
-        found = []
-        for d in node.decorators:
-            target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-            found.append(_dotted(target) or "")
-        return found
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        own = [self._line(d) for d in node.decorators if self._is_torch_compile(d.decorator)]
-        if self._depth == 0 or (self._depth == 1 and self._class is not None and not self._units):
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        own = [d.lineno for d in node.decorator_list if self._is_torch_compile(d)]
+        starts_unit = self._depth == 0 or (self._depth == 1 and self._class is not None and self._unit is None)
+        outer = self._unit
+        if starts_unit:
+            names = [_dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
+            fixture = any(name.split(".")[-1] == "fixture" for name in names)
             prefix = f"{self._class[0]}." if self._class is not None else ""
-            fixture = any(name.split(".")[-1] == "fixture" for name in self._decorator_names(node))
-            self._units.append(_Unit(prefix + node.name.value, self._line(node), bool(own), fixture, _params(node.params)))
-        else:
-            self._units.append(self._unit)
+            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args))
         for line in own:
             self._site(line)
         self._depth += 1
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for child in [*node.decorator_list, node.args, *node.body]:
+            self.visit(child)
         self._depth -= 1
-        unit = self._units.pop()
-        if unit is None or (self._units and self._units[-1] is unit):
-            return
-        own = {self._line(d) for d in node.decorators if self._is_torch_compile(d.decorator)}
+        if starts_unit:
+            self._record(self._unit, set(own))
+            self._unit = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _record(self, unit: _Unit, own: set[int]) -> None:
         body = [s for s in unit.sites if s not in own]  # in its body, not only its own decorator
         params = unit.params[1:] if self._class is not None else unit.params  # self
         self.functions.append(
@@ -351,15 +337,15 @@ class _Collector(cst.CSTVisitor):
             )
         )
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if self._depth == 0:
-            bases = tuple(filter(None, (_dotted(b.value) for b in node.bases)))
-            self._class = (node.name.value, self._line(node), bases, [])
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        top = self._depth == 0
+        if top:
+            bases = tuple(filter(None, (_dotted(b) for b in node.bases)))
+            self._class = (node.name, node.lineno, bases, [])
         self._depth += 1
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.generic_visit(node)
         self._depth -= 1
-        if self._depth == 0 and self._class is not None:
+        if top and self._class is not None:
             name, line, bases, sites = self._class
             self.classes.append(ClassFacts(name, line, bases, bool(sites)))
             self._class = None
@@ -377,13 +363,16 @@ def module_of(path: str) -> str:
 def facts_of(path: str, source: str) -> FileFacts | None:
     """Pure: one file's compile sites and what could drive them; None when it does not parse."""
     try:
-        wrapper = MetadataWrapper(cst.parse_module(source))
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        tree = ast.parse(source)
+    except (SyntaxError, RecursionError, ValueError, MemoryError):
         return None
     module = module_of(path)
     package = module.split(".") if path.endswith("__init__.py") else module.split(".")[:-1]
     collector = _Collector(package)
-    wrapper.visit(collector)
+    try:
+        collector.visit(tree)
+    except RecursionError:  # an expression nested thousands deep: generated code
+        return None
     functions = tuple(collector.functions)
     if not collector.torch_names and not collector.compile_names:
         collector.sites = collector.top_sites = []  # `.compile(` without torch is re, keras, …
@@ -409,14 +398,14 @@ def facts_of(path: str, source: str) -> FileFacts | None:
     )
 
 
-def worth_parsing(path: str, head: bytes) -> bool:
+def worth_parsing(path: str, head: bytes, models: bool = False) -> bool:
     """Pure: whether a file can hold a candidate or lead to one, from its name and bytes alone.
-    Parsing is what costs: a file that never says `compile` or `Module` is neither a site nor a
-    model, and is read only when it is a test (tests reach compiled code through imports), a
-    conftest (fixtures) or a package's __init__ (re-exports)."""
+    Parsing is what costs: a file that never says `compile` is no site, and is read only when it
+    is a test (tests reach compiled code through imports), a conftest (fixtures) or a package's
+    __init__ (re-exports). `models`: nn.Module classes are wanted too (nothing compiles)."""
     name = path.rsplit("/", 1)[-1]
     special = name.startswith("test_") or name.endswith("_test.py") or name in ("conftest.py", "__init__.py")
-    return special or b"compile" in head or b"Module" in head
+    return special or b"compile" in head or (models and b"Module" in head)
 
 
 # --- the tree: I/O --------------------------------------------------------------------------------
@@ -453,28 +442,52 @@ def python_files(root: Path) -> Iterator[Path]:
 Progress = Callable[[int, int], None]  # (files read, files parsed)
 
 
+def _read(root: Path, path: Path) -> tuple[str, bytes] | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        return path.relative_to(root).as_posix(), path.read_bytes()
+    except OSError:
+        return None
+
+
+def _parse(relative: str, data: bytes) -> FileFacts | None:
+    try:
+        return facts_of(relative, data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
 def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = None) -> Scan:
+    """Two passes over what was read: the files that can compile or lead to a compile, then, only
+    when nothing compiles, the files that may define an nn.Module (model: candidates)."""
     found: list[FileFacts] = []
+    deferred: list[Path] = []
     read = parsed = 0
     names: set[str] = set()
+    truncated = False
     for path in walk(root, names):
         if read == max_files:
-            return Scan(tuple(found), read, True, parsed, frozenset(names))
+            truncated = True
+            break
         read += 1
         if progress is not None:
             progress(read, parsed)
-        relative = path.relative_to(root).as_posix()
-        try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
-            if not worth_parsing(relative, data):
-                continue
-            source = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError):
+        got = _read(root, path)
+        if got is None:
+            continue
+        if not worth_parsing(*got):
+            deferred += [path] if worth_parsing(*got, models=True) else []
             continue
         parsed += 1
-        facts = facts_of(relative, source)
-        if facts is not None:
-            found.append(facts)
-    return Scan(tuple(found), read, False, parsed, frozenset(names))
+        facts = _parse(*got)
+        found += [facts] if facts is not None else []
+    if not any(f.sites for f in found):
+        for path in deferred:
+            got = _read(root, path)
+            parsed += 1
+            facts = _parse(*got) if got else None
+            found += [facts] if facts is not None else []
+            if progress is not None:
+                progress(read, parsed)
+    return Scan(tuple(found), read, truncated, parsed, frozenset(names))

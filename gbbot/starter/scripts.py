@@ -21,6 +21,7 @@ SHORT = 2
 DEVICE = re.compile(r"device")
 COMPILE = re.compile(r"(use_|do_|torch_)?compile")
 MAX_READS_SHOWN = 3
+FILE_NAME = re.compile(r"([\w.-]+/)*[\w-][\w.-]*\.\w+")  # a path to one file: not a suffix, not a glob
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def _missing_reads(facts: FileFacts, names: frozenset[str]) -> list[str]:
     """What it reads that the repository does not hold: data files by name, checkpoints by loader."""
     notes = []
     for read in facts.reads:
-        if not read.loader and read.what.rsplit("/", 1)[-1] not in names:
+        if not read.loader and FILE_NAME.fullmatch(read.what) and read.what.rsplit("/", 1)[-1] not in names:
             notes.append(f"line {read.line}: reads {read.what}, which is not in the repository")
         elif read.loader:
             notes.append(f"line {read.line}: {read.what}(...) loads data or weights from outside the repository")

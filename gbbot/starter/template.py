@@ -148,7 +148,7 @@ def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan, t
     """Pure: the starter config's text."""
     lines = [
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
-        f"# in {scan.read} Python files (read with LibCST; nothing was run). Review it, then run:",
+        f"# in {scan.read} Python files (parsed, nothing was run). Review it, then run:",
         f"#   {NEXT_COMMAND}",
         "# Keys: docs/configuration.md. call: and model: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",

@@ -231,6 +231,7 @@ def test_nothing_found_shows_the_model_template():
 
 def test_files_that_cannot_hold_a_candidate_are_not_parsed():
     assert not discover.worth_parsing("pkg/util.py", b"def f():\n    return 1\n")
-    assert discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...")
+    assert not discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...")
+    assert discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...", models=True)
     assert discover.worth_parsing("tests/test_util.py", b"def test_f(): ...")
     assert discover.worth_parsing("pkg/__init__.py", b"")
