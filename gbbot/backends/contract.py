@@ -104,6 +104,9 @@ def command(request: RunRequest, python: str = sys.executable) -> list[str] | st
     if entrypoint.pytest is not None:
         # --gbbot: the plugin notes which trace records each test wrote (gbbot/child/pytest_plugin.py)
         return [python, "-m", "pytest", "-p", "gbbot.child.pytest_plugin", "--gbbot", *entrypoint.pytest]
+    if entrypoint.model is not None:
+        args = [python, "-m", "gbbot.child.launch", "--model", call_args.encode_model(entrypoint), entrypoint.model]
+        return [*args, str(request.result_path)] if request.save_result else args
     given = entrypoint.args or entrypoint.kwargs
     arguments = ["--arguments", call_args.encode(entrypoint.args, entrypoint.kwargs)] if given else []
     args = [python, "-m", "gbbot.child.launch", *arguments, str(entrypoint.call)]
@@ -123,7 +126,7 @@ def environment(
     own = dict(request.entrypoint.env)
     paths = [str(shim_dir)] if request.mode is Mode.FAST else []
     paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
-    if request.entrypoint.call or request.entrypoint.pytest:
+    if request.entrypoint.kind != "run":  # gbbot.child's launcher or pytest plugin runs in it
         paths.append(str(package_parent))
     env.update(own)
     env.update(

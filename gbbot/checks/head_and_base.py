@@ -170,7 +170,25 @@ def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
     return None
 
 
+def head_is_base(p: Setup) -> bool:
+    """The merge-base is the commit checked out, unchanged: a commit made on the base branch (or a
+    diff asked for on it). Running the base would run the same code again."""
+    return git.head_sha(p.top) == p.base_sha and not git.changed_paths(p.top)
+
+
+def nothing_to_compare_note(p: Setup) -> str:
+    return (
+        f"Nothing to compare: the merge-base of `{p.base_ref}` and HEAD is HEAD itself "
+        f"({p.base_sha[:7]}), so the head and the base are one commit and every break is the same on both. "
+        f"To compare a change with `{p.base_ref}`, commit it on a branch of its own."
+    )
+
+
 def sides(r: _Run) -> Sides:
+    p = r.setup
+    if head_is_base(p):
+        head = check(p.root, p.config, p.options, r.runs(1))  # the base is this same run
+        return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),))
     known = known_baseline(r)
     return _run_both_and_cache(r) if known is None else _with_known(r, *known)
 

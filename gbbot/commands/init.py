@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -20,6 +21,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+PROGRESS_EVERY_S = 2.0
+
+
+def _progress() -> discover.Progress:
+    """A line on stderr every few seconds while a large tree is read, so init never looks stuck."""
+    last = time.monotonic()
+
+    def report(read: int, parsed: int) -> None:
+        nonlocal last
+        if time.monotonic() - last >= PROGRESS_EVERY_S:
+            last = time.monotonic()
+            say(f"… read {read} Python files, parsed {parsed} that can hold a candidate")
+
+    return report
+
+
 def run(args: argparse.Namespace) -> int:
     root = (args.root or Path.cwd()).resolve()
     if not root.is_dir():
@@ -30,7 +47,10 @@ def run(args: argparse.Namespace) -> int:
             f"{existing} already exists; gbbot init never overwrites it "
             "(`gbbot init --print` shows the suggestion without writing)"
         )
-    text, chosen = template.starter(discover.scan(root))
+    started = time.monotonic()
+    scan = discover.scan(root, progress=_progress())
+    say(f"read {scan.read} Python files, parsed {scan.parsed}, in {time.monotonic() - started:.1f}s")
+    text, chosen = template.starter(scan)
     if args.to_stdout:
         sys.stdout.write(text)
         return ExitCode.OK
