@@ -16,6 +16,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from gbbot.core import source_limits
+
 MAX_FILES = 5000  # Python files read; a monorepo past this is told to pass --root
 MAX_FILE_BYTES = 1_000_000  # larger .py files are generated code, not model code
 SKIPPED_DIRS = frozenset({"site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"})
@@ -172,9 +174,11 @@ def module_of(path: str) -> str:
 
 def facts_of(path: str, source: str) -> FileFacts | None:
     """Pure: one file's compile sites and what could drive them; None when it does not parse."""
+    if source_limits.refusal(source):  # deeper or larger than LibCST survives, or not Python
+        return None
     try:
         wrapper = MetadataWrapper(cst.parse_module(source))
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
     module = module_of(path)
     package = module.split(".") if path.endswith("__init__.py") else module.split(".")[:-1]
