@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 
+from gbbot.core import source_limits
+
 MAX_FILES = 5000  # Python files read; a monorepo past this is told to pass --root
 MAX_FILE_BYTES = 300_000  # larger .py files are generated code or tables, not model code to drive
 SKIPPED_DIRS = frozenset({"site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"})
@@ -362,6 +364,8 @@ def module_of(path: str) -> str:
 
 def facts_of(path: str, source: str) -> FileFacts | None:
     """Pure: one file's compile sites and what could drive them; None when it does not parse."""
+    if source_limits.refusal(source):  # deeper or larger than LibCST survives, or not Python
+        return None
     try:
         tree = ast.parse(source)
     except (SyntaxError, RecursionError, ValueError, MemoryError):
