@@ -174,6 +174,19 @@ def display_path(file: str, root: str) -> str:
     return PurePosixPath(_normal(file)).name
 
 
+INSTALLED_PREFIX = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?[^\s\"',:]*[/\\](?:site|dist)-packages[/\\]")
+
+
+def relative_paths(text: str, root: str) -> str:
+    """Text that quotes paths (a traceback): the repository's as repository-relative paths, an
+    installed package's from its package directory on, as `display_path` names them. The runner's
+    directories say nothing to a reader and differ from machine to machine."""
+    for prefix in {root.rstrip("/\\"), str(PurePosixPath(root))}:
+        if prefix:
+            text = text.replace(prefix + "/", "").replace(prefix + "\\", "")
+    return INSTALLED_PREFIX.sub("", text)
+
+
 # Dynamo's own stand-ins for builtins (it inlines them where the program called a builtin): like
 # the standard library, they are never where a break is to be fixed.
 POLYFILLS = "torch/_dynamo/polyfills/"
@@ -319,6 +332,7 @@ class _Located:
     qualname: str
     code: str
     in_loop: bool
+    statement: str = ""  # the whole statement, when it spans more lines than the break's
 
     @property
     def rank(self) -> int | None:
@@ -337,7 +351,8 @@ def _locate(raw: RawBreak, root: str, lookup: SourceLookup) -> _Located | None:
     line, function = site.frame.line, site.frame.function
     code = site.frame.code or (source.line(line).strip() if source else "")
     qualname = source.qualname(line, function) if source else function
-    return _Located(raw, site, qualname, code, bool(source and source.in_loop(line)))
+    statement = source.statement(line) if source else ""
+    return _Located(raw, site, qualname, code, bool(source and source.in_loop(line)), statement)
 
 
 def _glob_re(pattern: str) -> re.Pattern[str]:
@@ -481,6 +496,7 @@ def _fold(
         line=site.frame.line,
         function=first.qualname,
         code=first.code,
+        statement=first.statement,
         explanation=root.explanation,
         hints=root.hints,
         doc_url=root.doc_url,

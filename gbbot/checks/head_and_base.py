@@ -295,8 +295,8 @@ def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
     if not same:
         return ()
     return (
-        f"The base was not run again for {len(same)} of {total} entrypoints ({_listed(same)}): they read "
-        "no file this change touches, so their base results are the head's.",
+        f"The base was not run again for {len(same)} of {total} entrypoint{'s' * (total != 1)} ({_listed(same)}): "
+        "they read no file this change touches, so their base results are the head's.",
     )
 
 

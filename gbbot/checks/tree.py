@@ -104,8 +104,10 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     found = logfiles.trace_files(trace_dir) if trace_dir and trace_dir.exists() else []
     log = tracelog.read_path(trace_dir, attribution.owners(trace_dir, tests)) if found else TraceLog((), ())
     failing = attribution.failure_reason(tests) if outcome.status is Status.FAILED else ""
-    outcome = replace(outcome, reason="\n".join(r for r in (outcome.reason, failing) if r))
     where = str(root.resolve())
+    reason = "\n".join(r for r in (outcome.reason, failing) if r)
+    tail = classify.relative_paths(outcome.stderr_tail, where)
+    outcome = replace(outcome, reason=classify.relative_paths(reason, where), stderr_tail=tail)
     parts = classified(log, where, tree, config, outcome.name)
     recompiles = recompile.analyse(log, where, tree.get)
     no_compile = report.compiled_nothing(log, len(found))

@@ -213,6 +213,9 @@ class GraphBreak:
     ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
     fullgraph_failure: bool = False  # this break made a fullgraph=True compile fail
     tests: tuple[str, ...] = ()  # pytest node ids during which it was traced (pytest: entrypoints)
+    # The whole statement `code` is one line of (`image_ids = torch.repeat_interleave(` and the
+    # lines after it), for display; "" when the statement is that one line. Not part of identity.
+    statement: str = ""
     # The compiled frames it was traced in, first traced first (the frame being compiled, which
     # is its own function's or a caller's that inlined it), and the frames it made run eagerly.
     frames: tuple[FrameRef, ...] = ()
