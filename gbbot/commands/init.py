@@ -10,7 +10,7 @@ from pathlib import Path
 from gbbot.core.config import CONFIG_NAME
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.edges.console import say
-from gbbot.starter import discover, template
+from gbbot.starter import discover, environment, template
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             f"{existing} already exists; gbbot init never overwrites it "
             "(`gbbot init --print` shows the suggestion without writing)"
         )
-    text, chosen = template.starter(discover.scan(root))
+    text, chosen = template.starter(discover.scan(root), environment.found(root))
     if args.to_stdout:
         sys.stdout.write(text)
         return ExitCode.OK

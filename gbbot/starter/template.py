@@ -19,6 +19,7 @@ from pathlib import Path
 from gbbot.core.config import CONFIG_NAME, NAME_RE, parse_config
 from gbbot.core.errors import GbbotError
 from gbbot.starter.discover import FileFacts, Scan
+from gbbot.starter.environment import EnvironmentFiles, setup_lines
 
 MAX_ENTRYPOINTS = 20  # more is a suite to curate, not a starter; the rest are listed as comments
 MAX_LINES_SHOWN = 4
@@ -108,7 +109,7 @@ def _scalar(text: str) -> str:
     return text if plain else json.dumps(text)
 
 
-def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan) -> str:
+def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan, environment: EnvironmentFiles) -> str:
     """Pure: the starter config's text."""
     lines = [
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
@@ -117,6 +118,7 @@ def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan) -
         "# Keys: docs/configuration.md. call: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",
         "version: 1",
+        *setup_lines(environment),
         "entrypoints:",
     ]
     for candidate in chosen:
@@ -132,7 +134,10 @@ def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan) -
     return "\n".join(lines) + "\n"
 
 
-def starter(scan: Scan) -> tuple[str, list[Candidate]]:
+NOTHING_TO_INSTALL = EnvironmentFiles()
+
+
+def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> tuple[str, list[Candidate]]:
     """The config text and its entrypoints; GbbotError when there is nothing to run."""
     found = candidates(scan)
     if not found:
@@ -142,7 +147,7 @@ def starter(scan: Scan) -> tuple[str, list[Candidate]]:
             f"write {CONFIG_NAME} by hand (docs/configuration.md)"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
-    text = render(chosen, more, scan)
+    text = render(chosen, more, scan, environment)
     parse_config(text, CONFIG_NAME)  # what init writes, check reads: a ConfigError here is a bug
     return text, chosen
 
