@@ -11,13 +11,10 @@ torch) through a .pth file, so what setup installs lands there and nowhere else.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import subprocess
 import sys
 import sysconfig
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from tests.action_run import ActionRun, pull_request_event, run_action
 from tests.conftest import git
 from tests.github_standin import ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
+from tests.local_package import tinydep_wheel
 
 PR = 7
 CONFIG = """\
@@ -38,16 +36,6 @@ entrypoints:
 fail_on: new
 """
 REQUIREMENTS = "--no-index\n--find-links vendor\ntinydep==1.0\n"
-# The package: a helper that prints, one call below the function the repository compiles.
-TINYDEP = """\
-def describe(x):
-    print("tinydep: shape", tuple(x.shape))
-    return x
-
-
-def scale(x):
-    return describe(x) * 3
-"""
 MODEL = """\
 import torch
 import tinydep
@@ -68,29 +56,6 @@ def forward():
 """
 # The PR: a second break, in the repository's own callee.
 HEAD_MODEL = MODEL.replace("    return x + 1\n", "    torch._dynamo.graph_break()\n    return x + 1\n")
-
-
-def record_line(path: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{path},sha256={digest},{len(data)}"
-
-
-def tinydep_wheel(directory: Path, version: str = "1.0") -> Path:
-    """A pure-Python wheel, written as the format says (PEP 427): no build backend, no index."""
-    files = {
-        "tinydep/__init__.py": TINYDEP.encode(),
-        f"tinydep-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: tinydep\nVersion: {version}\n".encode(),
-        f"tinydep-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = f"tinydep-{version}.dist-info/RECORD"
-    lines = [record_line(p, d) for p, d in files.items()] + [f"{record},,"]
-    files[record] = ("\n".join(lines) + "\n").encode()
-    directory.mkdir(parents=True, exist_ok=True)
-    wheel = directory / f"tinydep-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, data in files.items():
-            archive.writestr(path, data)
-    return wheel
 
 
 def job_python(where: Path) -> str:
