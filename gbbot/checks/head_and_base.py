@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gbbot.analysis import break_diff, reads, report
 from gbbot.checks import baseline
+from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select
 from gbbot.core.config import Config
 from gbbot.core.errors import GitError, ReportError
@@ -91,6 +92,18 @@ def dirty_note(p: Setup) -> str | None:
         f"path{'s' * (len(changed) != 1)}: {_listed(changed)}), "
         f"not commit {head}."
     )
+
+
+def packages_note(p: Setup) -> str | None:
+    """With setup: steps, both sides run in the one environment they built from the head's
+    files: said when the change touches what is installed (a requirements file, pyproject.toml,
+    a file a step names)."""
+    if not p.config.setup:
+        return None
+    changed = [path for _, path in git.name_status(p.top, p.base_sha)] + list(git.untracked(p.top))
+    inside = f"{p.prefix}/" if p.prefix else ""
+    relative = [path.removeprefix(inside) if inside else path for path in changed]
+    return setup_steps.both_sides_note(setup_steps.requirement_changes(relative, p.config.setup))
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -321,4 +334,7 @@ def run_diff(
     if note:
         log(note.replace("`", ""))
     s = sides(_Run(p, options, progress, log))
+    packages = packages_note(p)
+    if packages:
+        s = replace(s, notes=(*s.notes, packages))
     return DiffRun(break_diff.with_diff(s.head, compare(p, s, note)), s.notes)

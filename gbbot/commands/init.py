@@ -11,7 +11,7 @@ from pathlib import Path
 from gbbot.core.config import CONFIG_NAME
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.edges.console import say
-from gbbot.starter import discover, template
+from gbbot.starter import discover, environment, template
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     scan = discover.scan(root, progress=_progress())
     say(f"read {scan.read} Python files, parsed {scan.parsed}, in {time.monotonic() - started:.1f}s")
-    text, chosen = template.starter(scan)
+    text, chosen = template.starter(scan, environment.found(root))
     if args.to_stdout:
         sys.stdout.write(text)
         return ExitCode.OK

@@ -109,6 +109,9 @@ class Config:
     runner: BackendSettings = field(default_factory=BackendSettings)
     audit: Audit = field(default_factory=Audit)
     autofix: bool = False  # the PR check pushes verified fixes of new breaks (same-repository PRs)
+    # Shell commands that build the entrypoints' environment (`pip install -r requirements.txt`),
+    # run once, in order, before them: by the action always, by `gbbot check|diff --setup`.
+    setup: tuple[str, ...] = ()
     digest: str = ""  # hash of the parsed config, for baseline cache keys
 
     def entrypoint(self, name: str) -> Entrypoint | None:
@@ -222,6 +225,12 @@ def _pytest_args(path: str, key: str, value: Any) -> tuple[str, ...]:
         return tuple(shlex.split(text)) or _fail_empty(path, key, value)
     except ValueError as exc:
         raise ConfigError(path, key, f"cannot split into pytest arguments: {exc}") from None
+
+
+def _setup(path: str, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise _fail(path, key, "a non-empty list of shell commands, e.g. [pip install -r requirements.txt]", value)
+    return tuple(_string(path, f"{key}[{i}]", v) for i, v in enumerate(value))
 
 
 def _fail_empty(path: str, key: str, value: Any) -> tuple[str, ...]:
@@ -427,6 +436,7 @@ TOP_FIELDS: dict[str, Check] = {
     "runner": _runner,
     "audit": _audit,
     "autofix": _boolean,
+    "setup": _setup,
 }
 
 
@@ -551,6 +561,14 @@ def parse_config(text: str, path: str = CONFIG_NAME) -> Config:
         fields["mode"] = Mode(fields["mode"])
     if "fail_on" in fields:
         fields["fail_on"], fields["fail_on_recompiles"] = fields["fail_on"]
+    runner = fields.get("runner", BackendSettings())
+    if fields.get("setup") and runner.backend != "local":
+        raise ConfigError(
+            path,
+            "setup",
+            f"runs in gbbot's own environment, which the {runner.backend} backend's entrypoints do not use: "
+            "install their packages in runner.image instead",
+        )
     digest = hashlib.sha256(json.dumps(document, sort_keys=True, default=str).encode()).hexdigest()
     return Config(path=path, digest=digest[:16], **fields)
 

@@ -26,6 +26,7 @@ from gbbot.core.config import CONFIG_NAME, NAME_RE, parse_config
 from gbbot.core.errors import GbbotError
 from gbbot.starter import models, reach, scripts
 from gbbot.starter.discover import FileFacts, Scan
+from gbbot.starter.environment import EnvironmentFiles, setup_lines
 
 MAX_ENTRYPOINTS = 20  # more is a suite to curate, not a starter; the rest are listed as comments
 MAX_LINES_SHOWN = 4
@@ -144,7 +145,13 @@ def _scalar(text: str) -> str:
     return text if plain else json.dumps(text)
 
 
-def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan, templates: Sequence[str] = ()) -> str:
+def render(
+    chosen: Sequence[Candidate],
+    more: Sequence[Candidate],
+    scan: Scan,
+    environment: EnvironmentFiles,
+    templates: Sequence[str] = (),
+) -> str:
     """Pure: the starter config's text."""
     lines = [
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
@@ -153,6 +160,7 @@ def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan, t
         "# Keys: docs/configuration.md. call: and model: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",
         "version: 1",
+        *setup_lines(environment),
         "entrypoints:",
     ]
     for candidate in chosen:
@@ -170,7 +178,10 @@ def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan, t
     return "\n".join(lines) + "\n"
 
 
-def starter(scan: Scan) -> tuple[str, list[Candidate]]:
+NOTHING_TO_INSTALL = EnvironmentFiles()
+
+
+def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> tuple[str, list[Candidate]]:
     """The config text and its entrypoints; GbbotError when there is nothing to run."""
     found, templates = candidates(scan), []
     if not found:
@@ -185,7 +196,7 @@ def starter(scan: Scan) -> tuple[str, list[Candidate]]:
             f"(docs/configuration.md):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
-    text = render(chosen, more, scan, templates)
+    text = render(chosen, more, scan, environment, templates)
     parse_config(text, CONFIG_NAME)  # what init writes, check reads: a ConfigError here is a bug
     return text, chosen
 
