@@ -21,8 +21,8 @@ is the candidate, if it is the only one: verification by re-running decides.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 COMPILE_WORD = "compile"  # files without it are not parsed
 CALL_METHODS = ("forward", "__call__")  # a module instance's call runs these
@@ -61,7 +61,11 @@ class Search:
     owner: str | None = None
 
 
-# --- the frame's function and the classes whose call runs it -----------------------------------------
+# --- modules, and what their names refer to ------------------------------------------------------------
+
+Id = tuple["str | None", str]  # (repository file, or None outside it; the class's or function's name)
+UNRESOLVED: Id = (None, "")
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -69,61 +73,6 @@ def _parse(text: str) -> ast.Module | None:
         return ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-
-
-def _span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return start, node.end_lineno or node.lineno
-
-
-def owner_of(tree: ast.Module, frame: CompiledFrame) -> tuple[str | None, bool]:
-    """The class the frame's function is defined in (None: a plain function), and whether the
-    function was found at all."""
-    found: list[tuple[int, str | None]] = []
-
-    def walk(node: ast.AST, cls: str | None) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                walk(child, child.name)
-            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                start, end = _span(child)
-                if child.name == frame.name and (not frame.first_line or start <= frame.first_line <= end):
-                    found.append((end - start, cls))
-                walk(child, None)
-            else:
-                walk(child, cls)
-
-    walk(tree, None)
-    if not found:
-        return None, False
-    return min(found, key=lambda f: f[0])[1], True
-
-
-def _base_names(node: ast.ClassDef) -> set[str]:
-    return {part for base in node.bases for part in _dotted(base).split(".") if part}
-
-
-def owner_classes(owner: str | None, frame: CompiledFrame, trees: Iterable[ast.Module]) -> frozenset[str]:
-    """The frame's class and the classes that inherit the frame's method from it (by name, across
-    the repository)."""
-    if owner is None:
-        return frozenset()
-    defined = [n for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)]
-    classes = [(n.name, _base_names(n), _defines(n, frame.name)) for n in defined]
-    found = {owner}
-    grew = True
-    while grew:
-        more = {name for name, bases, overrides in classes if bases & found and not overrides and name not in found}
-        found |= more
-        grew = bool(more)
-    return frozenset(found)
-
-
-def _defines(cls: ast.ClassDef, name: str) -> bool:
-    return any(isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name for s in cls.body)
-
-
-# --- compile sites of one module -------------------------------------------------------------------------
 
 
 def _dotted(node: ast.AST) -> str:
@@ -135,19 +84,76 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
-class _Imports:
-    """How the module spells `torch` and `torch.compile`."""
+def _span(node: FunctionNode) -> tuple[int, int]:
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return start, node.end_lineno or node.lineno
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.torch: set[str] = set()
-        self.compile: set[str] = set()
-        for node in ast.walk(tree):
+
+def module_names(paths: Iterable[str]) -> dict[str, str]:
+    """Dotted module name → repository file (`src/` layouts too)."""
+    found: dict[str, str] = {}
+    for path in paths:
+        dotted = path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+        found.setdefault(dotted, path)
+        if dotted.startswith("src."):
+            found.setdefault(dotted[len("src.") :], path)
+    return found
+
+
+@dataclass
+class _Module:
+    """One file: its tree, what its top-level names refer to (a class or function of a file, or a
+    module by dotted name), and how it spells `torch` and `torch.compile`."""
+
+    path: str
+    tree: ast.Module
+    modules: Mapping[str, str]
+    symbols: dict[str, Id] = field(default_factory=dict)
+    imported_modules: dict[str, str] = field(default_factory=dict)  # local name → dotted module
+    torch: set[str] = field(default_factory=set)
+    compile: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        for node in self.tree.body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                self.symbols[node.name] = (self.path, node.name)
+        for node in ast.walk(self.tree):
             if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name == "torch" or (alias.name.startswith("torch.") and alias.asname is None):
-                        self.torch.add(alias.asname or "torch")
-            elif isinstance(node, ast.ImportFrom) and node.module == "torch":
-                self.compile.update(a.asname or a.name for a in node.names if a.name == "compile")
+                self._import(node)
+            elif isinstance(node, ast.ImportFrom):
+                self._import_from(node)
+
+    def _import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name == "torch" or (alias.name.startswith("torch.") and alias.asname is None):
+                self.torch.add(alias.asname or "torch")
+            local = alias.asname or alias.name.split(".")[0]
+            self.imported_modules[local] = alias.name if alias.asname else alias.name.split(".")[0]
+
+    def _package(self, level: int) -> str:
+        parts = self.path[: -len(".py")].split("/")[:-1]
+        return ".".join(parts[: len(parts) - (level - 1)] if level > 1 else parts)
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            base = ".".join(p for p in (self._package(node.level), base) if p)
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if base == "torch" and alias.name == "compile":
+                self.compile.add(local)
+            if f"{base}.{alias.name}" in self.modules:
+                self.imported_modules[local] = f"{base}.{alias.name}"
+            else:
+                self.symbols[local] = (self.modules.get(base), alias.name)
+
+    def resolve(self, dotted: str) -> Id:
+        """The class or function a dotted name refers to (for `C.method`: the class C)."""
+        parts = dotted.split(".")
+        if parts[0] in self.imported_modules and len(parts) > 1:
+            module = ".".join([self.imported_modules[parts[0]], *parts[1:-1]])
+            return (self.modules.get(module), parts[-1])
+        return self.symbols.get(parts[0], UNRESOLVED)
 
     def is_compile(self, func: ast.AST) -> bool:
         if isinstance(func, ast.Call):
@@ -156,29 +162,110 @@ class _Imports:
             return func.id in self.compile
         return isinstance(func, ast.Attribute) and func.attr == "compile" and _dotted(func.value) in self.torch
 
+    def functions(self) -> Iterator[tuple[FunctionNode, str | None]]:
+        """Every function of the module, with the class it is a method of."""
+
+        def walk(node: ast.AST, cls: str | None) -> Iterator[tuple[FunctionNode, str | None]]:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    yield from walk(child, child.name)
+                elif isinstance(child, FunctionNode):
+                    yield child, cls
+                    yield from walk(child, None)
+                else:
+                    yield from walk(child, cls)
+
+        return walk(self.tree, None)
+
+    def classes(self) -> Iterator[ast.ClassDef]:
+        return (n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef))
+
+
+def owner_of(module: _Module, frame: CompiledFrame) -> str | None:
+    """The class the frame's function is a method of (None: a plain function, or not found)."""
+    found = [
+        (_span(node)[1] - _span(node)[0], cls)
+        for node, cls in module.functions()
+        if node.name == frame.name and (not frame.first_line or _span(node)[0] <= frame.first_line <= _span(node)[1])
+    ]
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
+# --- what runs the frame ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What runs the frame when called, by identity: module-level functions, methods (by name)
+    and classes (an instance's call)."""
+
+    functions: frozenset[Id]
+    methods: frozenset[str]
+    classes: frozenset[Id]
+    owners: frozenset[Id]  # the frame's own class and the classes inheriting the frame from it
+
+
+def _calls(module: _Module, node: ast.AST) -> tuple[set[Id], set[str]]:
+    """What a function calls: resolved classes and functions, and method names (`x.f(...)`)."""
+    ids: set[Id] = set()
+    methods: set[str] = set()
+    for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
+        dotted = _dotted(call.func)
+        resolved = module.resolve(dotted) if dotted else UNRESOLVED
+        if resolved != UNRESOLVED and resolved[0] is not None:
+            ids.add(resolved)
+        elif isinstance(call.func, ast.Attribute):
+            methods.add(call.func.attr)
+    return ids, methods
+
+
+def reaching(frame: CompiledFrame, modules: Sequence[_Module]) -> Reach:
+    """The functions and classes whose call runs the frame: the frame's function, what calls one of
+    them, the classes whose `forward`/`__call__` does or that make an instance of one
+    (`self.blocks = ModuleList([Block()])`: calling the model calls the block), and subclasses that
+    inherit a reached call. Dynamo inlines what a compiled call runs, so compiling any of them
+    traces the frame."""
+    here = next((m for m in modules if m.path == frame.file), None)
+    owner = owner_of(here, frame) if here is not None else None
+    functions: set[Id] = set() if owner else {(frame.file, frame.name)}
+    methods: set[str] = {frame.name} if owner and frame.name not in CALL_METHODS else set()
+    classes: set[Id] = {(frame.file, owner)} if owner and frame.name in CALL_METHODS else set()
+    owners: set[Id] = {(frame.file, owner)} if owner else set()
+    defs = [(m, node, cls, *_calls(m, node)) for m in modules for node, cls in m.functions()]
+    bases = [(m, c, {m.resolve(_dotted(b)) for b in c.bases}) for m in modules for c in m.classes()]
+    while True:
+        size = (len(functions), len(methods), len(classes), len(owners))
+        for module, node, cls, ids, called in defs:
+            runs = bool(ids & functions or called & methods)
+            if cls is None and runs:
+                functions.add((module.path, node.name))
+            elif cls is not None and runs and node.name not in CALL_METHODS:
+                methods.add(node.name)
+            if cls is not None and ((runs and node.name in CALL_METHODS) or ids & classes):
+                classes.add((module.path, cls))
+        for module, cls, parents in bases:
+            if parents & owners and not any(isinstance(s, FunctionNode) and s.name == frame.name for s in cls.body):
+                owners.add((module.path, cls.name))
+            if parents & classes:
+                classes.add((module.path, cls.name))
+        if (len(functions), len(methods), len(classes), len(owners)) == size:
+            break
+    return Reach(frozenset(functions), frozenset(methods), frozenset(classes), frozenset(owners))
+
+
+# --- compile sites of one module -------------------------------------------------------------------------
+
 
 MATCH, OTHER, UNKNOWN = "match", "other", "unknown"
 
 
-@dataclass(frozen=True)
-class _Wanted:
-    function: str
-    owners: frozenset[str]  # the frame's class and the classes that inherit it (empty: a function)
-    known_classes: frozenset[str]  # every class the repository defines
-
-    @property
-    def classes(self) -> frozenset[str]:
-        """Classes whose instances' call runs the frame."""
-        return self.owners if self.function in CALL_METHODS else frozenset()
-
-
 class _Scope:
-    """Names bound in one function (or the module, or a class's `self.`), to the class names of
-    the calls that made them."""
+    """Names bound in one function (or the module, or a class's `self.`), to what the calls that
+    made them refer to."""
 
-    def __init__(self, nodes: Sequence[ast.AST], functions: set[str]) -> None:
-        self.bound: dict[str, set[str]] = {}
-        self.functions = functions
+    def __init__(self, module: _Module, nodes: Sequence[ast.AST]) -> None:
+        self.module = module
+        self.bound: dict[str, set[Id]] = {}
         for node in nodes:
             for stmt in ast.walk(node):
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -189,96 +276,91 @@ class _Scope:
     def _bind(self, name: str, value: ast.AST) -> None:
         if not name:
             return
-        if isinstance(value, ast.Call):
-            callee = _dotted(value.func)
-            if callee.endswith(".compile") or callee == "compile":  # m = torch.compile(m): m stays m
-                return
-            self.bound.setdefault(name, set()).update(callee.split("."))
-        else:
-            self.bound.setdefault(name, set()).add("")
+        if isinstance(value, ast.Call) and self.module.is_compile(value.func):
+            return  # m = torch.compile(m): m stays what it was
+        made = self.module.resolve(_dotted(value.func)) if isinstance(value, ast.Call) else UNRESOLVED
+        self.bound.setdefault(name, set()).add(made)
 
 
-def _verdict(expr: ast.AST, scope: _Scope, wanted: _Wanted) -> str:
-    """Does compiling `expr` trace the wanted frame?"""
+def _verdict(expr: ast.AST, scope: _Scope, reach: Reach, known: frozenset[Id]) -> str:
+    """Does compiling `expr` trace the frame?"""
     if isinstance(expr, ast.Call):
-        parts = set(_dotted(expr.func).split("."))
-        return MATCH if parts & wanted.classes else (OTHER if parts & wanted.known_classes else UNKNOWN)
+        made = scope.module.resolve(_dotted(expr.func))
+        return MATCH if made in reach.classes else (OTHER if made in known else UNKNOWN)
     name = _dotted(expr)
     if not name:
         return UNKNOWN
-    last = name.rsplit(".", 1)[-1]
     if name in scope.bound:
-        parts = scope.bound[name]
-        if parts & wanted.classes:
+        made = scope.bound[name]
+        if made & reach.classes:
             return MATCH
-        return OTHER if parts & wanted.known_classes or name in scope.functions else UNKNOWN
-    if last == wanted.function and (wanted.function not in CALL_METHODS or "." in name):
-        base = name.rsplit(".", 1)[0] if "." in name else ""
-        owner = scope.bound.get(base, set())
-        return OTHER if owner & wanted.known_classes and not owner & wanted.owners else MATCH
-    return OTHER if name in scope.functions else UNKNOWN
+        return OTHER if made <= known else UNKNOWN
+    last = name.rsplit(".", 1)[-1]
+    resolved = scope.module.resolve(name)
+    if resolved in reach.functions:
+        return MATCH
+    if "." in name and last in reach.methods:
+        base = scope.bound.get(name.rsplit(".", 1)[0], set())
+        return OTHER if base and base <= known and not base & (reach.owners | reach.classes) else MATCH
+    return OTHER if resolved[0] is not None else UNKNOWN
 
 
-def _scopes(tree: ast.Module) -> list[tuple[ast.AST, list[ast.AST]]]:
+def _scopes(module: _Module) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
     """Each scope to look in: (the node whose body it is, the nodes binding its names). A method's
-    scope also sees its class's `self.` attributes."""
-    found: list[tuple[ast.AST, list[ast.AST]]] = [(tree, [s for s in tree.body if not _is_def(s)])]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            methods = [s for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
-            found += [(m, [m, *methods]) for m in methods]
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not any(
-            node in getattr(c, "body", ()) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
-        ):
-            found.append((node, [node]))
-    return found
+    scope also sees its class's other methods (`self.net = Net()` in `__init__`)."""
+    tree = module.tree
+    yield tree, [s for s in tree.body if not _is_def(s)]
+    methods: dict[str | None, list[ast.AST]] = {}
+    found = list(module.functions())
+    for node, cls in found:
+        methods.setdefault(cls, []).append(node)
+    for node, cls in found:
+        yield node, ([node, *methods[cls]] if cls else [node])
 
 
 def _is_def(node: ast.AST) -> bool:
     return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
 
 
-def _own_nodes(scope_node: ast.AST) -> Iterable[ast.AST]:
+def _own_nodes(scope_node: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a scope's body, not descending into nested functions or classes."""
     stack = list(getattr(scope_node, "body", ()))
     while stack:
         node = stack.pop()
-        if _is_def(node) and node is not scope_node:
+        if _is_def(node):
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
 
 
-def sites_in(text: str, frame: CompiledFrame, wanted: _Wanted, here: bool) -> list[tuple[int, str]]:
-    """(line, verdict) of each compile site of one module. `here`: the module is the frame's file."""
-    tree = _parse(text)
-    if tree is None:
-        return []
-    imports = _Imports(tree)
-    functions = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-    found: list[tuple[int, str]] = []
-    for scope_node, binders in _scopes(tree):
-        scope = _Scope(binders, functions)
-        for node in _own_nodes(scope_node):
-            found += _call_site(node, imports, scope, wanted)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == frame.name:
-            start, end = _span(node)
-            if here and (not frame.first_line or start <= frame.first_line <= end):
-                found += [(d.lineno, MATCH) for d in node.decorator_list if imports.is_compile(d)]
-    return sorted(set(found))
-
-
-def _call_site(node: ast.AST, imports: _Imports, scope: _Scope, wanted: _Wanted) -> list[tuple[int, str]]:
+def _call_site(node: ast.AST, scope: _Scope, reach: Reach, known: frozenset[Id]) -> list[tuple[int, str]]:
     if not isinstance(node, ast.Call):
         return []
-    if imports.is_compile(node.func) and node.args and not isinstance(node.args[0], ast.Starred):
-        return [(node.lineno, _verdict(node.args[0], scope, wanted))]
+    module = scope.module
+    if module.is_compile(node.func) and node.args and not isinstance(node.args[0], ast.Starred):
+        return [(node.lineno, _verdict(node.args[0], scope, reach, known))]
     func = node.func
-    if isinstance(func, ast.Attribute) and func.attr == COMPILE_WORD and _dotted(func.value) not in imports.torch:
-        verdict = _verdict(func.value, scope, wanted)  # model.compile(): an nn.Module compiling itself
+    if isinstance(func, ast.Attribute) and func.attr == COMPILE_WORD and _dotted(func.value) not in module.torch:
+        verdict = _verdict(func.value, scope, reach, known)  # model.compile(): an nn.Module compiling itself
         return [(node.lineno, verdict)] if verdict == MATCH else []
     return []
+
+
+def sites_in(module: _Module, frame: CompiledFrame, reach: Reach, known: frozenset[Id]) -> list[tuple[int, str]]:
+    """(line, verdict) of each compile site of one module."""
+    found: list[tuple[int, str]] = []
+    for scope_node, binders in _scopes(module):
+        scope = _Scope(module, binders)
+        for node in _own_nodes(scope_node):
+            found += _call_site(node, scope, reach, known)
+    for node, cls in module.functions():
+        start, end = _span(node)
+        own = module.path == frame.file and node.name == frame.name
+        own = own and (not frame.first_line or start <= frame.first_line <= end)
+        reached = (module.path, node.name) in reach.functions if cls is None else node.name in reach.methods
+        if own or reached or (cls is not None and (module.path, cls) in reach.classes):
+            found += [(d.lineno, MATCH) for d in node.decorator_list if module.is_compile(d)]
+    return sorted(set(found))
 
 
 # --- the search -----------------------------------------------------------------------------------------
@@ -287,16 +369,14 @@ def _call_site(node: ast.AST, imports: _Imports, scope: _Scope, wanted: _Wanted)
 def search(frame: CompiledFrame, texts: Mapping[str, str], stack_files: Sequence[str] = ()) -> Search:
     """Every compile site in `texts` (the repository's Python files, by path) that compiles
     `frame`, and the unresolved ones in `stack_files` (the files of the break's stack)."""
-    frame_tree = _parse(texts.get(frame.file, "")) if frame.file in texts else None
-    owner, _ = owner_of(frame_tree, frame) if frame_tree is not None else (None, False)
-    relevant = {p: t for p, t in texts.items() if COMPILE_WORD in t}
-    trees = [t for t in (_parse(text) for text in texts.values()) if t is not None]
-    classes = owner_classes(owner, frame, trees)
-    known = frozenset(n.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef))
-    wanted = _Wanted(frame.name, classes, known)
-    verdicts = {p: sites_in(t, frame, wanted, p == frame.file) for p, t in relevant.items()}
+    names = module_names(texts)
+    modules = [_Module(p, t, names) for p, t in ((p, _parse(text)) for p, text in texts.items()) if t is not None]
+    reach = reaching(frame, modules)
+    known = frozenset((m.path, c.name) for m in modules for c in m.classes())
+    verdicts = {m.path: sites_in(m, frame, reach, known) for m in modules if COMPILE_WORD in texts[m.path]}
     matched = [CompileSite(p, line) for p, found in verdicts.items() for line, v in found if v == MATCH]
     unknown = [CompileSite(p, line) for p in stack_files for line, v in verdicts.get(p, []) if v == UNKNOWN]
+    owner = next((o for f, o in reach.owners if f == frame.file), None)
     return Search(tuple(matched), tuple(dict.fromkeys(unknown)), frame, owner)
 
 

@@ -143,7 +143,9 @@ def test_capture_scalar_outputs_goes_where_the_repository_compiles_the_frame(tmp
     (tmp_path / "model.py").write_text(JIT_MODEL)
     (tmp_path / "train.py").write_text(JIT_TRAIN)
     # the caller is not on the stack: the compile of a Net instance is found in the repository
-    (planned,), _ = run_plan_repo(tmp_path, _jit_item((Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))))
+    (planned,), _ = run_plan_repo(
+        tmp_path, _jit_item((Frame("model.py", 12, "forward"), Frame("model.py", 7, "first")))
+    )
     (candidate,) = planned.candidates
     assert (candidate.recipe.variant, candidate.paths, candidate.sites[0].line) == (
         "capture_scalar_outputs",

@@ -5,8 +5,8 @@ another module, an inherited `forward`. Pure: source texts in, sites out."""
 
 from __future__ import annotations
 
-from gbbot.fix.sites import CompiledFrame, CompileSite, search, unresolved_site
 from gbbot.fix.recipes.base import code
+from gbbot.fix.sites import CompiledFrame, CompileSite, search, unresolved_site
 
 MODEL = code(
     """
@@ -66,9 +66,51 @@ TRAIN = code(
 
 
 def test_a_kept_compiled_model_in_a_training_script_is_the_site_of_its_forward():
-    assert sites(GPT_FORWARD, train=TRAIN) == [("train.py", 12)]
-    # the inlined block's own frame is compiled elsewhere: by the probe, not by the model's compile
-    assert sites(BLOCK_FORWARD, train=TRAIN) == [("train.py", 9)]
+    assert sites(GPT_FORWARD, train=TRAIN) == [("train.py", 12)]  # not the probe of a block
+
+
+def test_a_frame_one_call_deeper_is_compiled_by_the_model_that_holds_it():
+    # the block's own frame (compiled alone once the model's frame runs eagerly) is traced by the
+    # probe's compile and, inlined, by the model's: the model makes blocks in __init__
+    assert sites(BLOCK_FORWARD, train=TRAIN) == [("train.py", 9), ("train.py", 12)]
+    helper = code(
+        """
+        import torch
+
+
+        def scale(y):
+            return y.abs().mean().item()
+
+
+        def body(y):
+            return y / (1.0 + scale(y))
+
+
+        def step(y):
+            return body(y) * 2
+
+
+        fast = torch.compile(step)
+        """
+    )
+    frame = CompiledFrame("helper.py", 5, "scale")  # two calls below the compiled function
+    assert [(s.path, s.line) for s in search(frame, {"helper.py": helper}).sites] == [("helper.py", 16)]
+
+
+def test_classes_of_the_same_name_in_other_files_are_not_the_frames():
+    other = MODEL.replace("class TinyGPT(GPT):\n    pass\n", "")
+    entry = code(
+        """
+        import torch
+        from other import GPT
+        import model
+
+
+        a = torch.compile(GPT())
+        b = torch.compile(model.GPT())
+        """
+    )
+    assert sites(GPT_FORWARD, other=other, entry=entry) == [("entry.py", 7)]
 
 
 def test_a_compiled_instance_called_at_once_and_a_module_compiling_itself():
@@ -134,9 +176,7 @@ def test_a_bound_method_compiled_from_the_entry_module():
         """
     )
     frame = CompiledFrame("synth.py", 2, "synthesize")
-    assert [(s.path, s.line) for s in search(frame, {"synth.py": synth, "entry.py": entry}).sites] == [
-        ("entry.py", 7)
-    ]
+    assert [(s.path, s.line) for s in search(frame, {"synth.py": synth, "entry.py": entry}).sites] == [("entry.py", 7)]
 
 
 def test_compiles_of_other_things_are_not_sites():
