@@ -151,7 +151,7 @@ def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Out
     if tip.pushed:
         ctx.log(f"fix PR: pushed {tip.commit[:12]} to {fixpr.BRANCH}")
     before, after = done.totals
-    text = fixpr.body(made.fixes, done.report, audited, before, after)
+    text = fixpr.body(made.fixes, done.report, audited, before, after, made.dropped)
     return fixpr.publish(repo, owner, base, login, text, len(made.fixes), ctx.retries, ctx.log)
 
 
