@@ -105,8 +105,7 @@ def push_fixes(ctx: Context, event: PullRequestEvent, report: Report) -> Outcome
     head = f"🤖 **autofix**: pushed {link} to {md_code(done.head.ref)} with {fixes}:"
     dropped = fix_commit.dropped_lines(made.dropped, report)
     left_out = ["", "Verified fixes left out (gbbot's recipes did not make them again from the commit):", *dropped]
-    return Outcome("
-".join([head, "", *fixed, *(left_out if dropped else [])]), made.commit)
+    return Outcome("\n".join([head, "", *fixed, *(left_out if dropped else [])]), made.commit)
 
 
 def autofix(ctx: Context, event: PullRequestEvent, report: Report, why_not: str | None) -> Outcome:
