@@ -217,14 +217,14 @@ def test_a_repository_without_compile_gets_model_entries_and_templates():
     attention = config.entrypoints[1]
     assert dict(attention.kwargs) == {"dim": 32, "heads": 2, "dim_head": 16}
     assert attention.inputs == ({"tensor": [2, 8, 32]},)
-    assert "  # - name: Needs\n  #   model: vit.vit:Needs\n  #   # fill in: config, forward's x" in text
+    assert "  # - name: Needs\n  #   model: vit.vit:Needs\n  #   # fill in: config, forward's x\n" in text
 
 
 def test_nothing_found_shows_the_model_template():
     with pytest.raises(GbbotError) as info:
         proposed({"app.py": "import re\nre.compile('x')\n"})
     message = str(info.value)
-    assert "found no torch.compile call sites to run, and no nn.Module to build, in 1 Python files" in message
+    assert "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files" in message
     template_text = message.split("\n\n", 1)[1].replace("  # ", "  ").replace("#   ", "  ")
     assert "model: mypkg.model:MyModel" in template_text
 
