@@ -13,6 +13,11 @@ from typing import ClassVar
 from gbbot.core.fixes import FixResult
 
 
+# In a pytest: run's TORCH_TRACE directory, gbbot's pytest plugin keeps the node id of the test
+# running now (gbbot/child/pytest_plugin.py): the progress line and a timeout's reason name it.
+RUNNING_TEST_FILE = "gbbot-running-test.txt"
+
+
 class Status(str, enum.Enum):
     OK = "ok"
     FAILED = "failed"  # exited non-zero

@@ -57,6 +57,8 @@ class Function:
     params: tuple[Param, ...] = ()
     factory: bool = False  # every compile site in its body is in a `return`: it hands a compiled object out
     fixture: bool = False  # @pytest.fixture
+    open_params: bool = False  # *args or **kwargs: what it needs cannot be read from its signature
+    returns: frozenset[str] = frozenset()  # what its return statements call, dotted (nn.Sequential, a class)
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Knob:
 
     name: str  # `--steps` for an option, `max_iters` for an assignment
     line: int
-    value: Any = None  # the assignment's literal, or None
+    value: Any = None  # the assignment's literal; an option's action or type (store_true, int)
 
 
 @dataclass(frozen=True)
@@ -169,9 +171,11 @@ class _Unit:
     decorated: bool
     fixture: bool
     params: tuple[Param, ...]
+    open_params: bool
     sites: list[int] = field(default_factory=list)
     returned: list[int] = field(default_factory=list)  # sites inside a return statement
     uses: set[str] = field(default_factory=set)
+    returns: set[str] = field(default_factory=set)
 
 
 class _Collector(ast.NodeVisitor):
@@ -249,7 +253,8 @@ class _Collector(ast.NodeVisitor):
         first = node.args[0] if node.args else None
         if dotted.endswith("add_argument") and isinstance(first, ast.Constant) and isinstance(first.value, str):
             if first.value.startswith("--"):
-                self.knobs.append(Knob(first.value, node.lineno))
+                how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords if k.arg in ("action", "type")}
+                self.knobs.append(Knob(first.value, node.lineno, how.get("action") or how.get("type")))
         if any(dotted == loader or dotted.endswith("." + loader) for loader in LOADERS):
             self.reads.append(Read(dotted, node.lineno, True))
         self.generic_visit(node)
@@ -273,6 +278,8 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
+        if self._unit is not None and isinstance(node.value, ast.Call):
+            self._unit.returns.add(_dotted(node.value.func) or "")
         self._returns += 1
         self.generic_visit(node)
         self._returns -= 1
@@ -309,7 +316,8 @@ class _Collector(ast.NodeVisitor):
             names = [_dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
             fixture = any(name.split(".")[-1] == "fixture" for name in names)
             prefix = f"{self._class[0]}." if self._class is not None else ""
-            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args))
+            open_params = node.args.vararg is not None or node.args.kwarg is not None
+            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args), open_params)
         for line in own:
             self._site(line)
         self._depth += 1
@@ -336,6 +344,8 @@ class _Collector(ast.NodeVisitor):
                 params,
                 bool(body) and set(body) <= set(unit.returned),
                 unit.fixture,
+                unit.open_params,
+                frozenset(unit.returns - {""}),
             )
         )
 

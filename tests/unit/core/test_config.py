@@ -244,3 +244,16 @@ def test_a_few_anchors_and_merge_keys_still_load():
     )
     a, b, c = config.entrypoints
     assert (a.timeout, b.timeout, b.run, c.env) == (60.0, 120.0, "python train.py", (("SEED", "0"),))
+
+
+def test_the_examples_in_docs_configuration_parse():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[3] / "docs/configuration.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```yaml\n")[1:]]
+    full, models = blocks[0], blocks[1]
+    assert {e.kind for e in parse_config(full).entrypoints} == {"run", "call", "pytest", "model"}
+    vit, gpt = parse_config("version: 1\nentrypoints:\n" + models).entrypoints
+    assert (vit.model, gpt.method, gpt.train, dict(gpt.compile)) == (
+        "vit_pytorch.vit:ViT", "generate", True, {"fullgraph": False, "dynamic": False}
+    )  # fmt: skip
