@@ -7,6 +7,7 @@ import enum
 import re
 from dataclasses import dataclass
 
+from gbbot.analysis import advice
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
 from gbbot.core import counts
@@ -89,9 +90,10 @@ def message(finding: Finding) -> str:
         lines.append(f"It makes {named} run eagerly (Dynamo runs that frame uncompiled).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
-    if brk.explanation:
-        lines.append(brk.explanation)
-    lines.extend(f"Hint: {hint}" for hint in brk.hints)
+    explanation = advice.curated_explanation(brk)
+    if explanation:
+        lines.append(explanation)
+    lines.extend(f"Hint: {hint.text}" for hint in advice.reading(brk))  # gbbot's advice first
     times = f" (×{finding.total})" if finding.total > 1 else ""
     lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}{times}{ranks_text(brk)}")
     if brk.doc_url:

@@ -19,7 +19,7 @@ import jinja2
 from gbbot.analysis import advice, classify, recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
-from gbbot.core.fixes import FixStatus
+from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
 from gbbot.render import fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
@@ -92,6 +92,9 @@ class Options:
     links: SourceLinks | None = None  # `file:line` as links to the line (none: plain code)
     gb_fix: bool = False  # the repository answers `/gb-fix` comments (it has that workflow)
     process_notes: bool = True  # how the comparison was made (base reused, dirty tree); the comment leaves them out
+    # The entrypoints' table; the comment shows it only when it changes the reading (an
+    # entrypoint that did not run cleanly, or one without a base to compare with).
+    entrypoint_table: bool = True
 
 
 def _environment() -> jinja2.Environment:
@@ -383,13 +386,24 @@ def frame_note(item: Item, links: SourceLinks | None = None) -> str:
     return f"**This break {words}**: Dynamo runs that frame uncompiled{why}.{loop}"
 
 
+def more_reading(item: Item, options: Options) -> tuple[Advice, ...]:
+    """What the details add to the table's "what to do": the advice it shows is not repeated."""
+    found = advice.reading(item.brk)
+    shown = advice.best(item.brk)
+    if shown is not None and todo(item, options) == md_text(shown.text):
+        return tuple(a for a in found if a.text != shown.text)
+    return found
+
+
 def shown_stack(brk: GraphBreak) -> tuple[Frame, ...]:
     """The user's part of the stack: from the entrypoint's script (the innermost `<module>`
-    frame) on, without torch's frames; the launcher that started the script is not the user's."""
+    frame) on, without torch's frames; the launcher that started the script is not the user's.
+    The script's own top line (`main()`) is left out when calls follow it."""
     frames = brk.user_stack
     scripts = [i for i, f in enumerate(frames) if f.function == "<module>"]
     frames = frames[scripts[-1] :] if scripts else frames
-    return tuple(f for f in frames if not f.file.startswith(TORCH_FILES))
+    frames = tuple(f for f in frames if not f.file.startswith(TORCH_FILES))
+    return frames[1:] if len(frames) > 2 and frames[0].function == "<module>" else frames
 
 
 def stack_lines(brk: GraphBreak, links: SourceLinks | None) -> list[str]:
@@ -413,8 +427,8 @@ def brief_line(item: Item, links: SourceLinks | None, sha: str | None = None) ->
     words = eager_words(item, links)
     eager = f" · {words}" if words else ""
     note = f" — {item.note}" if item.note else ""
-    head = f"**{md_text(brk.gb_id or 'no id')}** {md_text(what(brk))}"
-    return f"- {head} · {where(brk, links, sha)} in {md_code(brk.function)}{code}{times}{eager}{note}"
+    head = f"**{md_text(brk.gb_id or 'no id')}**"
+    return f"- {head} {where(brk, links, sha)} in {md_code(brk.function)}{code}{times}{eager}{note}"
 
 
 def folded(title: str, found: list[Item], options: Options, sha: str | None = None) -> Folded | None:
@@ -491,6 +505,7 @@ def render(report: Report, options: Options = Options()) -> str:
         status_icon=STATUS_ICON,
         graph_delta=graph_delta,
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
+        entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or _no_baseline(report)),
         table_title="New graph breaks" if diff else "Graph breaks",
         shown=shown,
         more=len(s.shown) - len(shown),
@@ -505,7 +520,7 @@ def render(report: Report, options: Options = Options()) -> str:
         eager=lambda item: eager_words(item, options.links),
         stack=lambda brk: stack_lines(brk, options.links),
         explanation=advice.curated_explanation,
-        reading=advice.reading,
+        reading=lambda item: more_reading(item, options),
         recompiles_shown=recompiles_shown,
         recompiles_folded=recompiles_folded,
         recompile_advice=recompile_advice,
