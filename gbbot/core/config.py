@@ -67,7 +67,9 @@ class BackendSettings:
     memory: str | None = None
     cpus: float | None = None
     warm: bool = True  # local: Python entrypoints forked from a server that imported torch once
-    preload: tuple[str, ...] = ()  # modules that server imports besides torch, e.g. transformers
+    # modules that server imports besides torch, e.g. [transformers]; None (not given): it learns them,
+    # importing what each child imported from the installation once, for the later children
+    preload: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
