@@ -126,6 +126,37 @@ class DynamicSymbol:
 
 
 @dataclass(frozen=True)
+class GraphRuns:
+    """One graph the fast-mode backend captured: the compile that made it, its size, how many
+    times it ran during the entrypoint."""
+
+    compile_id: str  # "frame/compile" as the trace's envelopes number them, e.g. "1/0"
+    ops: int  # call_function / call_method / call_module nodes
+    nodes: int
+    runs: int
+    log: str = ""  # the trace file of the process that ran it
+
+
+@dataclass(frozen=True)
+class CallCount:
+    """How many times one compiled callable (the code it starts in) was called."""
+
+    file: str
+    line: int
+    name: str
+    calls: int
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """What an entrypoint did with what Dynamo made, counted by the fast-mode backend."""
+
+    graphs: tuple[GraphRuns, ...] = ()
+    calls: tuple[CallCount, ...] = ()
+
+
+@dataclass(frozen=True)
 class TraceLog:
     """What a structured trace (or a TORCH_LOGS text) holds, plus what could not be read."""
 
