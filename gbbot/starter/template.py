@@ -114,7 +114,7 @@ def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan) -
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
         f"# in {scan.read} Python files (read with LibCST; nothing was run). Review it, then run:",
         f"#   {NEXT_COMMAND}",
-        "# Keys: README, section Configuration. call: entrypoints take args/kwargs, e.g.",
+        "# Keys: docs/configuration.md. call: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",
         "version: 1",
         "entrypoints:",
@@ -139,7 +139,7 @@ def starter(scan: Scan) -> tuple[str, list[Candidate]]:
         more = f" (stopped after {scan.read} files: pass --root for a smaller tree)" if scan.truncated else ""
         raise GbbotError(
             f"found no torch.compile call sites to run in {scan.read} Python files{more}; "
-            f"write {CONFIG_NAME} by hand (README, section Configuration)"
+            f"write {CONFIG_NAME} by hand (docs/configuration.md)"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
     text = render(chosen, more, scan)
