@@ -446,4 +446,5 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         consequences=tuple(m.gb_type for m in consequences.values()),
         fullgraph_failure=any(loc.raw.fullgraph_failure for loc in same),
         tests=tuple(sorted({loc.raw.test for loc in same if loc.raw.test})),
+        compiles=tuple(sorted({f"{loc.raw.log}:{loc.raw.compile_id}" for loc in same if loc.raw.compile_id})),
     )

@@ -16,11 +16,14 @@ from gbbot import __version__
 from gbbot.core import counts, fixes, limits, untrusted_json
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
+    BreakCost,
     Category,
     Diff,
     EntrypointDiff,
     EntrypointReport,
+    EntrypointRuns,
     Frame,
+    FrameRuns,
     GraphBreak,
     LibrarySite,
     Mode,
@@ -38,6 +41,9 @@ from gbbot.core.model import (
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
 OMITTED_WHEN_EMPTY = frozenset({"tests"})
+# Fields of the records that stay in memory: which trace file (a temporary name) a break or frame
+# came from, used to tie a break to its measured frame and never written.
+NOT_WRITTEN = frozenset({"compiles", "log"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -83,6 +89,7 @@ def entrypoint_report(
     no_compile: str | None = None,
     problems: tuple[str, ...] = (),
     recompiles: tuple[Recompilation, ...] = (),
+    runs: EntrypointRuns | None = None,
 ) -> EntrypointReport:
     """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
     trace problems than the log's own (breaks that could not be attributed)."""
@@ -100,6 +107,7 @@ def entrypoint_report(
         trace_problems=(*log.problems, *problems),
         env_withheld=outcome.env_withheld,
         recompiles=recompiles,
+        runs=runs,
     )
 
 
@@ -146,7 +154,7 @@ def _plain(value: Any) -> Any:
         return {
             f.name: _plain(getattr(value, f.name))
             for f in dataclasses.fields(value)
-            if getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY
+            if (getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY) and f.name not in NOT_WRITTEN
         }
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
@@ -236,8 +244,24 @@ def _break(data: dict) -> GraphBreak:
         tests=tuple(data.get("tests", ())),
         user_stack=tuple(_frame(f) for f in data["user_stack"]),
         library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
+        cost=_cost(data.get("cost")),
     )
     return GraphBreak(**values)
+
+
+def _cost(data: dict | None) -> BreakCost | None:
+    return None if data is None else BreakCost(**{**data, "graph_ops": tuple(data["graph_ops"])})
+
+
+def _runs(data: dict | None) -> EntrypointRuns | None:
+    if data is None:
+        return None
+    frames = tuple(
+        FrameRuns(**{**f, "compile_ids": tuple(f["compile_ids"]), "graph_ops": tuple(f["graph_ops"]),
+                     "graph_runs": None if f["graph_runs"] is None else tuple(f["graph_runs"])})
+        for f in data["frames"]
+    )  # fmt: skip
+    return EntrypointRuns(data["calls"], data["graph_launches"], frames)
 
 
 def _recompile(data: dict) -> Recompilation:
@@ -259,6 +283,7 @@ def _entrypoint(data: dict) -> EntrypointReport:
         trace_problems=tuple(data.get("trace_problems", ())),
         env_withheld=tuple(data.get("env_withheld", ())),
         recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
+        runs=_runs(data.get("runs")),
     )
 
 

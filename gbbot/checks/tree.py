@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
-from gbbot.analysis import classify, recompile, report
+from gbbot.analysis import classify, cost, recompile, report
 from gbbot.analysis.source import SourceTree
 from gbbot.backends.choose import backend_for
 from gbbot.backends.contract import Backend, RunRequest, entrypoint_dir, run_all
@@ -15,7 +15,7 @@ from gbbot.core.config import Config, Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import EntrypointReport, Frame, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
 from gbbot.edges import git
-from gbbot.trace import attribution, logfiles, tracelog
+from gbbot.trace import attribution, logfiles, run_counts, tracelog
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,13 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     where = str(root.resolve())
     raws = without_launcher(log.breaks)
     breaks = classify.classify(raws, where, tree.get, config.ignore, entrypoint=outcome.name)
+    counts, unread = run_counts.read(trace_dir)
+    runs = cost.frame_runs(log, counts, where)
+    breaks = cost.with_costs(breaks, runs)
     recompiles = recompile.analyse(log, where, tree.get)
     no_compile = report.compiled_nothing(log, len(found))
-    entry = report.entrypoint_report(outcome, log, breaks, no_compile, unattributed(raws, where), recompiles)
+    problems = (*unattributed(raws, where), *unread)
+    entry = report.entrypoint_report(outcome, log, breaks, no_compile, problems, recompiles, runs)
     return entry, log
 
 

@@ -83,6 +83,8 @@ class RawBreak:
     # compilation_metrics record tells of it.
     fullgraph_failure: bool = False
     test: str | None = None  # the pytest node id that was running when it was traced
+    compile_id: str | None = None  # the envelope's "frame/compile": the compile it broke
+    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class FrameMetrics:
     fail_file: str | None = None  # the user frame the failure happened in
     fail_line: int | None = None
     log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+    compile_time_s: float | None = None  # Dynamo's time on this compile (entire_frame_compile_time_s)
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,52 @@ class LibrarySite:
 
 
 @dataclass(frozen=True)
+class BreakCost:
+    """What a break costs, from the run that found it: the compiled frame it broke (with the
+    resume functions Dynamo made after it), how often that frame was entered, and its graphs."""
+
+    function: str  # the compiled frame's code name
+    runs_eagerly: bool  # the whole frame ran uncompiled
+    entries: int | None  # times the frame was entered; None: not counted (faithful mode)
+    calls: int | None  # calls of the entrypoint's compiled callables
+    graph_ops: tuple[int, ...]  # the frame's graphs (it, then its resume functions), op counts
+    launches_per_call: float | None  # runs of those graphs per call
+    compile_time_s: float | None  # Dynamo's time compiling them
+
+
+@dataclass(frozen=True)
+class FrameRuns:
+    """One compiled frame of an entrypoint, measured: its graphs, how often they ran, how often
+    the frame was entered."""
+
+    file: str  # co_filename as torch wrote it
+    line: int | None
+    function: str
+    compile_ids: tuple[str, ...]
+    graph_ops: tuple[int, ...]  # op count of each graph it produced, in compile order
+    graph_runs: tuple[int, ...] | None  # how many times each ran; None: not counted
+    runs_eagerly: bool
+    entries: int | None
+    compile_time_s: float | None
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class EntrypointRuns:
+    """An entrypoint's compiled frames, measured, and its totals."""
+
+    calls: int | None  # calls of compiled callables; None: not counted
+    graph_launches: int | None  # graph runs in all
+    frames: tuple[FrameRuns, ...] = ()
+
+    @property
+    def launches_per_call(self) -> float | None:
+        if not self.calls or self.graph_launches is None:
+            return None
+        return self.graph_launches / self.calls
+
+
+@dataclass(frozen=True)
 class GraphBreak:
     fingerprint: str
     gb_id: str | None
@@ -207,6 +256,8 @@ class GraphBreak:
     ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
     fullgraph_failure: bool = False  # this break made a fullgraph=True compile fail
     tests: tuple[str, ...] = ()  # pytest node ids during which it was traced (pytest: entrypoints)
+    compiles: tuple[str, ...] = ()  # "log:frame/compile" of each compile it broke, for its cost
+    cost: BreakCost | None = None  # measured in the run that found it (fast mode counts runs)
 
     @property
     def key(self) -> str:
@@ -297,6 +348,7 @@ class EntrypointReport:
     trace_problems: tuple[str, ...] = ()
     env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
     recompiles: tuple[Recompilation, ...] = ()  # impact order
+    runs: EntrypointRuns | None = None  # its compiled frames measured (None: no trace figures)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from gbbot.analysis import recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
 from gbbot.core.model import GraphBreak, Report, Status
-from gbbot.render import fixes
+from gbbot.render import findings, fixes
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -37,6 +37,11 @@ class Item:
     @property
     def frame_eager(self) -> bool:
         return self.counted.frame_eager if self.counted else self.brk.frame_skipped
+
+    @property
+    def cost(self) -> str:
+        """Markdown: what the break costs, as measured (its function's name as code, escaped)."""
+        return findings.cost_text(self.brk.cost, name_as=md_code)
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,18 @@ def items(report: Report) -> list[Item]:
         seen.setdefault(brk.fingerprint, brk)
     each = counts.per_break(report)
     fixed = fixes.lines_by_break(report)
-    return [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f]) for f, b in seen.items()]
+    paid = _paid(report)
+    found = [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f]) for f, b in seen.items()]
+    return sorted(found, key=lambda i: -paid.get(i.brk.fingerprint, 0))  # stable: the rule breaks ties
+
+
+def _paid(report: Report) -> dict[str, int]:
+    """How many times each break's cost was paid, over every entrypoint: its frame's entries."""
+    paid: dict[str, int] = {}
+    for brk in report.breaks:
+        if brk.cost and brk.cost.entries:
+            paid[brk.fingerprint] = paid.get(brk.fingerprint, 0) + brk.cost.entries
+    return paid
 
 
 def _limit(found: list[Item], options: Options) -> tuple[Item, ...]:

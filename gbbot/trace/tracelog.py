@@ -164,7 +164,17 @@ def _metrics(envelope: dict, log: str) -> FrameMetrics:
         fail_file=data.get("fail_user_frame_filename") or None,
         fail_line=data.get("fail_user_frame_lineno") if isinstance(data.get("fail_user_frame_lineno"), int) else None,
         log=log,
+        compile_time_s=_seconds(data.get("entire_frame_compile_time_s")),
     )
+
+
+def _seconds(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _compile_id(envelope: dict) -> str | None:
+    frame_id, index = _int(envelope.get("frame_id")), _int(envelope.get("frame_compile_id"))
+    return None if frame_id is None or index is None else f"{frame_id}/{index}"
 
 
 def _int(value: object) -> int | None:
@@ -269,6 +279,7 @@ def read_trace_lines(
             if raw is None:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
+                raw = replace(raw, compile_id=_compile_id(item.envelope), log=source)
                 breaks.append(replace(raw, test=test_at(item.lineno)) if test_at else raw)
     breaks.extend(fullgraph_failures(breaks, metrics))
     note = wording.support_note(version)
