@@ -107,31 +107,37 @@ def split_of(frame: FrameRuns, frames: tuple[FrameRuns, ...]) -> list[FrameRuns]
 
 
 def break_cost(brk: GraphBreak, runs: EntrypointRuns) -> BreakCost | None:
-    """The cost of `brk`, from the function whose compiled frame it broke: how often that function
-    was entered, the graphs it ran as (its own, then its resume functions'), how many of them
-    ran per entry. A break folded from several frames takes the one of its own function, else
-    the most entered."""
+    """The cost of `brk`, from the compiled frames it broke. A break in a callee Dynamo inlined is
+    reported in each frame on the way (the caller's, the callee's, …): each of their functions
+    runs as its graphs and its resume functions' graphs, all within a call of the outermost one
+    (the first Dynamo entered), so the cost is counted per entry of that one."""
     by_id = {(f.log, cid): f for f in runs.frames for cid in f.compile_ids}
     broken = [by_id[(log, cid)] for log, _, cid in (c.rpartition(":") for c in brk.compiles) if (log, cid) in by_id]
     if not broken:
         return None
-    own = brk.function.rpartition(".")[2]
-    frame = max(broken, key=lambda f: (base_name(f.function) == own, f.entries or 0))
-    split = split_of(frame, runs.frames)
-    owner = _owner(frame, runs.frames)
-    entries = owner.entries if owner.entries is not None else max((f.entries or 0 for f in split), default=0) or None
+    owners = sorted({id(o): o for o in (_owner(f, runs.frames) for f in broken)}.values(), key=_order)
+    outer = owners[0]
+    split = sorted({id(f): f for o in owners for f in split_of(o, runs.frames)}.values(), key=_order)
+    entries = outer.entries or max((f.entries or 0 for f in split_of(outer, runs.frames)), default=0) or None
     launches = [n for f in split for n in (f.graph_runs or ())]
     times = [f.compile_time_s for f in split if f.compile_time_s is not None]
-    per_call = round(sum(launches) / entries, 3) if entries and owner.graph_runs is not None else None
+    counted = any(f.graph_runs is not None for f in split)
     return BreakCost(
-        function=owner.function,
-        runs_eagerly=frame.runs_eagerly,
+        function=outer.function,
+        runs_eagerly=any(f.runs_eagerly for f in broken),
         entries=entries,
         calls=runs.calls,
         graph_ops=tuple(n for f in split for n in f.graph_ops),
-        launches_per_call=per_call,
+        launches_per_call=round(sum(launches) / entries, 3) if entries and counted else None,
         compile_time_s=round(sum(times), 6) if times else None,
     )
+
+
+def _order(frame: FrameRuns) -> tuple:
+    """The order Dynamo entered frames in: their ids count up from 0 in each trace file."""
+    first = frame.compile_ids[0] if frame.compile_ids else ""
+    number = first.partition("/")[0]
+    return (frame.log, int(number) if number.isdigit() else 0)
 
 
 def measured_order(brk: GraphBreak) -> tuple:
