@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.backends import warm
+from gbbot.backends import warm as warm_backend
 from gbbot.backends.contract import RunRequest
 from gbbot.backends.warm import launch_of
 from gbbot.checks.tree import CheckOptions, check
@@ -334,7 +334,7 @@ def learning_project(tmp_path: Path, monkeypatch, preload: str = "") -> Path:
         "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
     )
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
-    monkeypatch.setattr(warm, "_SHARED", {})  # a server of its own, started where `site` is installed
+    monkeypatch.setattr(warm_backend, "_SHARED", {})  # a server of its own, started where `site` is installed
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "mine.py").write_text("VALUE = 2\n")
