@@ -18,12 +18,13 @@ from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     BreakCost,
     Category,
+    CompiledFrame,
     Diff,
     EntrypointDiff,
     EntrypointReport,
     EntrypointRuns,
     Frame,
-    FrameRuns,
+    FrameRef,
     GraphBreak,
     LibrarySite,
     Mode,
@@ -40,10 +41,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests"})
-# Fields of the records that stay in memory: which trace file (a temporary name) a break or frame
-# came from, used to tie a break to its measured frame and never written.
-NOT_WRITTEN = frozenset({"compiles", "log"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "statement"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -52,8 +50,12 @@ def graph_count(log: TraceLog) -> int:
     return sum(1 for m in log.metrics if m.graph_op_count)
 
 
-def frames_skipped(log: TraceLog, breaks: Iterable[GraphBreak]) -> int:
-    """Distinct frames that fell back to eager: a frame Dynamo restarted is one frame, not two."""
+def frames_skipped(log: TraceLog, breaks: Iterable[GraphBreak], frames: Iterable[CompiledFrame] = ()) -> int:
+    """Distinct frames that run eagerly: a frame Dynamo restarted is one frame, not two. Counted
+    from the compiled frames when there are any; else from the metrics and the breaks' sites."""
+    frames = tuple(frames)
+    if frames:
+        return sum(1 for f in frames if f.eager)
     from_metrics = len({(m.co_filename, m.co_name) for m in log.metrics if m.fail_type})
     return max(from_metrics, len({(b.file, b.function) for b in breaks if b.frame_skipped}))
 
@@ -89,6 +91,7 @@ def entrypoint_report(
     no_compile: str | None = None,
     problems: tuple[str, ...] = (),
     recompiles: tuple[Recompilation, ...] = (),
+    frames: tuple[CompiledFrame, ...] = (),
     runs: EntrypointRuns | None = None,
 ) -> EntrypointReport:
     """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
@@ -101,12 +104,13 @@ def entrypoint_report(
         duration_s=outcome.duration_s,
         graph_count=graph_count(log),
         break_count=sum(b.count for b in breaks),
-        frames_skipped=frames_skipped(log, breaks),
+        frames_skipped=frames_skipped(log, breaks, frames),
         breaks=breaks,
         error=error,
         trace_problems=(*log.problems, *problems),
         env_withheld=outcome.env_withheld,
         recompiles=recompiles,
+        frames=frames,
         runs=runs,
     )
 
@@ -154,7 +158,7 @@ def _plain(value: Any) -> Any:
         return {
             f.name: _plain(getattr(value, f.name))
             for f in dataclasses.fields(value)
-            if (getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY) and f.name not in NOT_WRITTEN
+            if (getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY)
         }
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
@@ -245,6 +249,8 @@ def _break(data: dict) -> GraphBreak:
         user_stack=tuple(_frame(f) for f in data["user_stack"]),
         library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
         cost=_cost(data.get("cost")),
+        frames=tuple(FrameRef(**f) for f in data.get("frames", ())),
+        makes_eager=tuple(FrameRef(**f) for f in data.get("makes_eager", ())),
     )
     return GraphBreak(**values)
 
@@ -254,14 +260,22 @@ def _cost(data: dict | None) -> BreakCost | None:
 
 
 def _runs(data: dict | None) -> EntrypointRuns | None:
-    if data is None:
-        return None
-    frames = tuple(
-        FrameRuns(**{**f, "compile_ids": tuple(f["compile_ids"]), "graph_ops": tuple(f["graph_ops"]),
-                     "graph_runs": None if f["graph_runs"] is None else tuple(f["graph_runs"])})
-        for f in data["frames"]
-    )  # fmt: skip
-    return EntrypointRuns(data["calls"], data["graph_launches"], frames)
+    return None if data is None else EntrypointRuns(data["calls"], data["graph_launches"])
+
+
+def _compiled_frame(data: dict) -> CompiledFrame:
+    return CompiledFrame(
+        frame=FrameRef(**data["frame"]),
+        compile_ids=tuple(data["compile_ids"]),
+        graphs=data["graphs"],
+        eager=data["eager"],
+        eager_by=data.get("eager_by"),
+        breaks=tuple(data.get("breaks", ())),
+        graph_ops=tuple(data.get("graph_ops", ())),
+        graph_runs=None if data.get("graph_runs") is None else tuple(data["graph_runs"]),
+        entries=data.get("entries"),
+        compile_time_s=data.get("compile_time_s"),
+    )
 
 
 def _recompile(data: dict) -> Recompilation:
@@ -284,6 +298,7 @@ def _entrypoint(data: dict) -> EntrypointReport:
         env_withheld=tuple(data.get("env_withheld", ())),
         recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
         runs=_runs(data.get("runs")),
+        frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
     )
 
 

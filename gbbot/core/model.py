@@ -83,8 +83,15 @@ class RawBreak:
     # compilation_metrics record tells of it.
     fullgraph_failure: bool = False
     test: str | None = None  # the pytest node id that was running when it was traced
-    compile_id: str | None = None  # the envelope's "frame/compile": the compile it broke
-    log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+    # Which compile traced it (the envelope's frame_id / frame_compile_id, counted per trace file
+    # `log`): what ties a break to the frame Dynamo was compiling, often a caller of its function.
+    frame_id: int | None = None
+    compile_index: int | None = None
+    log: str = ""
+    # The record ends its frame's compile instead of splitting the graph there (Dynamo fell back
+    # to eager for the frame, or could not resume and skipped the rest of it): torch does not
+    # count such a record in counters["graph_break"], and neither do occurrences.
+    ends_frame: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,42 +199,56 @@ class BreakCost:
     function: str  # the compiled frame's code name
     runs_eagerly: bool  # the whole frame ran uncompiled
     entries: int | None  # times the frame was entered; None: not counted (faithful mode)
-    calls: int | None  # calls of the entrypoint's compiled callables
     graph_ops: tuple[int, ...]  # the frame's graphs (it, then its resume functions), op counts
     launches_per_call: float | None  # runs of those graphs per call
     compile_time_s: float | None  # Dynamo's time compiling them
 
 
 @dataclass(frozen=True)
-class FrameRuns:
-    """One compiled frame of an entrypoint, measured: its graphs, how often they ran, how often
-    the frame was entered."""
-
-    file: str  # co_filename as torch wrote it
-    line: int | None
-    function: str
-    compile_ids: tuple[str, ...]
-    graph_ops: tuple[int, ...]  # op count of each graph it produced, in compile order
-    graph_runs: tuple[int, ...] | None  # how many times each ran; None: not counted
-    runs_eagerly: bool
-    entries: int | None
-    compile_time_s: float | None
-    log: str = ""
-
-
-@dataclass(frozen=True)
 class EntrypointRuns:
-    """An entrypoint's compiled frames, measured, and its totals."""
+    """What an entrypoint ran of what Dynamo made, counted by the fast-mode backend."""
 
-    calls: int | None  # calls of compiled callables; None: not counted
-    graph_launches: int | None  # graph runs in all
-    frames: tuple[FrameRuns, ...] = ()
+    calls: int  # calls of its compiled callables (models, functions)
+    graph_launches: int  # runs of captured graphs, in all
 
     @property
     def launches_per_call(self) -> float | None:
-        if not self.calls or self.graph_launches is None:
-            return None
-        return self.graph_launches / self.calls
+        return self.graph_launches / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class FrameRef:
+    """A compiled frame's identity: the code object Dynamo traced (`co_filename`,
+    `co_firstlineno`, `co_name` of its compilation_metrics). `file` is repository-relative, or
+    from the package directory on for a library (transformers/generation/utils.py). A resume
+    function Dynamo made after a break is its original function's frame."""
+
+    file: str
+    line: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
+
+
+@dataclass(frozen=True)
+class CompiledFrame:
+    """One frame Dynamo compiled in an entrypoint: its compiles, what they produced, and whether
+    it runs eagerly (a compile of it fell back to eager) and because of which break."""
+
+    frame: FrameRef
+    compile_ids: tuple[str, ...]  # "frame_id/compile_index", in trace order
+    graphs: int  # compiles that produced a non-empty graph
+    eager: bool
+    eager_by: str | None = None  # fingerprint of the break that made it run eagerly
+    breaks: tuple[str, ...] = ()  # fingerprints of the breaks traced in it
+    # Measured in the same run (analysis/cost.py): each graph's op count (its own compiles', then
+    # its resume functions', in trace order), how many times each ran (None: not counted, as in
+    # faithful mode), how many times the frame was entered, Dynamo's compile time for it.
+    graph_ops: tuple[int, ...] = ()
+    graph_runs: tuple[int, ...] | None = None
+    entries: int | None = None
+    compile_time_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -256,12 +277,23 @@ class GraphBreak:
     ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
     fullgraph_failure: bool = False  # this break made a fullgraph=True compile fail
     tests: tuple[str, ...] = ()  # pytest node ids during which it was traced (pytest: entrypoints)
-    compiles: tuple[str, ...] = ()  # "log:frame/compile" of each compile it broke, for its cost
+    # The whole statement `code` is one line of (`image_ids = torch.repeat_interleave(` and the
+    # lines after it), for display; "" when the statement is that one line. Not part of identity.
+    statement: str = ""
+    # The compiled frames it was traced in, first traced first (the frame being compiled, which
+    # is its own function's or a caller's that inlined it), and the frames it made run eagerly.
+    frames: tuple[FrameRef, ...] = ()
+    makes_eager: tuple[FrameRef, ...] = ()
     cost: BreakCost | None = None  # measured in the run that found it (fast mode counts runs)
 
     @property
     def key(self) -> str:
         return self.gb_id or self.gb_type
+
+    @property
+    def frame(self) -> FrameRef | None:
+        """The frame it was first traced in: the compile that met it."""
+        return self.frames[0] if self.frames else None
 
 
 @dataclass(frozen=True)
@@ -348,7 +380,8 @@ class EntrypointReport:
     trace_problems: tuple[str, ...] = ()
     env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
     recompiles: tuple[Recompilation, ...] = ()  # impact order
-    runs: EntrypointRuns | None = None  # its compiled frames measured (None: no trace figures)
+    frames: tuple[CompiledFrame, ...] = ()  # trace order; () in a report made before frames were read
+    runs: EntrypointRuns | None = None  # None: not counted (faithful mode, an older report)
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,7 @@ def parse_break_message(text: str, fmt: MessageFormat = wording.DEFAULT, rank: i
     stack_start = next((i for i, line in enumerate(lines) if line.startswith(fmt.traceback_header)), None)
     stack = _user_stack(lines[stack_start + 1 :]) if stack_start is not None else ()
     sections, eager = _reason_sections(lines[:cut], fmt)
+    unresumable = any(fmt.unresumable_marker in line for line in lines[:cut])
     links = [link for link in (_link(s, fmt) for s in sections) if link is not None]
     if not links:
         return None
@@ -146,6 +147,7 @@ def parse_break_message(text: str, fmt: MessageFormat = wording.DEFAULT, rank: i
         frame_skipped=eager,
         location=location,
         rank=rank,
+        ends_frame=eager or unresumable,
     )
 
 
@@ -170,11 +172,6 @@ def _metrics(envelope: dict, log: str) -> FrameMetrics:
 
 def _seconds(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _compile_id(envelope: dict) -> str | None:
-    frame_id, index = _int(envelope.get("frame_id")), _int(envelope.get("frame_compile_id"))
-    return None if frame_id is None or index is None else f"{frame_id}/{index}"
 
 
 def _int(value: object) -> int | None:
@@ -238,7 +235,18 @@ def fullgraph_failures(breaks: Iterable[RawBreak], metrics: Iterable[FrameMetric
         frame = Frame(m.fail_file, m.fail_line, function)
         found.setdefault(
             (m.fail_file, m.fail_line, raw.root.gb_type),
-            RawBreak(raw.root, raw.consequences, (frame,), False, frame, fullgraph_failure=True),
+            RawBreak(
+                raw.root,
+                raw.consequences,
+                (frame,),
+                False,
+                frame,
+                fullgraph_failure=True,
+                frame_id=m.frame_id,
+                compile_index=m.compile_index,
+                log=m.log,
+                ends_frame=True,
+            ),
         )
     return tuple(found.values())
 
@@ -279,12 +287,17 @@ def read_trace_lines(
             if raw is None:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
-                raw = replace(raw, compile_id=_compile_id(item.envelope), log=source)
+                raw = replace(raw, **_compile_of(item.envelope), log=source)
                 breaks.append(replace(raw, test=test_at(item.lineno)) if test_at else raw)
     breaks.extend(fullgraph_failures(breaks, metrics))
     note = wording.support_note(version)
     problems.extend([f"{source}: {note}"] if note else [])
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))
+
+
+def _compile_of(envelope: dict) -> dict[str, int | None]:
+    """The compile a record was written in, as RawBreak's fields."""
+    return {"frame_id": _int(envelope.get("frame_id")), "compile_index": _int(envelope.get("frame_compile_id"))}
 
 
 def _envelope_rank(envelope: dict) -> int | None:

@@ -73,7 +73,12 @@ def test_a_break_called_in_a_loop_says_how_often_it_ran_and_ranks_above_one_run_
     assert f"graph launches and eager code between on each of {steps} calls" in card
     assert f"{per_call:g} graph launches" in card
     assert "on its one call" in card  # setup's break
-    runs = entry["runs"]
+    runs, frames = entry["runs"], {(f["frame"]["function"], f["frame"]["line"]): f for f in entry["frames"]}
     assert runs["calls"] == steps + 1  # the model's calls and setup's one
-    assert runs["graph_launches"] == sum(sum(f["graph_runs"] or ()) for f in runs["frames"])
-    assert all(not Path(f["file"]).is_absolute() for f in runs["frames"])
+    assert runs["graph_launches"] == sum(sum(f["graph_runs"]) for f in frames.values())
+    # each compiled frame: Model.forward and Block.forward entered on every step, setup once; note
+    # made no graph and is no compiled callable, so nothing counted its entries
+    by_line = sorted(frames.items(), key=lambda item: item[0][1])
+    entered = [(function, f["entries"]) for (function, _), f in by_line]
+    assert entered == [("note", None), ("forward", steps), ("forward", steps), ("setup", 1)]
+    assert all(f["compile_time_s"] > 0 for f in frames.values())

@@ -8,6 +8,8 @@ Standalone on purpose: it must not import gbbot, and it must cost nothing when t
 It also counts, cheaply, what the run did with what Dynamo made: how many times each captured
 graph ran (by the compile that made it) and how many times each compiled callable was called, and
 writes that beside the trace at exit (RUNS_PREFIX + pid + ".json" in TORCH_TRACE's directory).
+GBBOT_COUNT=0 in an entrypoint's `env:` turns the counting off (bench/bench_cost.py measures what
+it costs that way).
 """
 
 import atexit
@@ -19,6 +21,7 @@ import os
 import sys
 
 _ACTIVE = os.environ.get("GBBOT_MODE") == "fast"
+_COUNTING = os.environ.get("GBBOT_COUNT") != "0"
 RUNS_PREFIX = "gbbot-runs-"
 OP_KINDS = ("call_function", "call_method", "call_module")
 _GRAPHS = []  # one record per captured graph, in capture order
@@ -37,6 +40,8 @@ def _compile_id():
 
 def _capture_backend(gm, example_inputs):
     forward = gm.forward
+    if not _COUNTING:
+        return forward
     nodes = list(gm.graph.nodes)
     graph = {"compile_id": _compile_id(), "ops": sum(n.op in OP_KINDS for n in nodes), "nodes": len(nodes), "runs": 0}
     _GRAPHS.append(graph)
@@ -122,7 +127,8 @@ def _patch_compile(torch):
         kwargs.pop("options", None)
         if model is None:  # @torch.compile(...) with arguments: the decorator comes back
             return lambda fn: compile(fn, **kwargs)
-        return _counted(torch, model, original(model, **kwargs))
+        compiled = original(model, **kwargs)
+        return _counted(torch, model, compiled) if _COUNTING else compiled
 
     torch.compile = compile
     atexit.register(_write_runs)
