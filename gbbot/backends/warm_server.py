@@ -1,8 +1,11 @@
 """The warm server: imports torch (and `torch._dynamo`, and the config's `preload:` modules) once,
 then forks a fresh child per entrypoint that gbbot asks for over a socket.
 
-Run by path (`python warm_server.py FD [MODULE…]`), never as part of the gbbot package: each child
-is a copy of this process, so nothing but the standard library and what was preloaded may be in it.
+Run by path (`python warm_server.py FD [--learn | MODULE…]`), never as part of the gbbot package:
+each child is a copy of this process, so nothing but the standard library and what was preloaded
+may be in it. With `--learn` (no `preload:` list in the config) it learns what to preload: each
+child leaves the names of the installed modules it imported, and the server imports them once,
+after trying them in a probe fork, for the children after it.
 It never imports user code: a child's working directory, sys.path, environment and output are set
 after the fork, and whatever a child changes (Dynamo config, caches, monkeypatches) dies with it.
 Once it has forked its first child, it compiles one tiny module of its own (warm_up) while that
