@@ -16,11 +16,13 @@ from gbbot import __version__
 from gbbot.core import counts, fixes, limits, untrusted_json
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
+    BreakCost,
     Category,
     CompiledFrame,
     Diff,
     EntrypointDiff,
     EntrypointReport,
+    EntrypointRuns,
     Frame,
     FrameRef,
     GraphBreak,
@@ -90,6 +92,7 @@ def entrypoint_report(
     problems: tuple[str, ...] = (),
     recompiles: tuple[Recompilation, ...] = (),
     frames: tuple[CompiledFrame, ...] = (),
+    runs: EntrypointRuns | None = None,
 ) -> EntrypointReport:
     """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
     trace problems than the log's own (breaks that could not be attributed)."""
@@ -108,6 +111,7 @@ def entrypoint_report(
         env_withheld=outcome.env_withheld,
         recompiles=recompiles,
         frames=frames,
+        runs=runs,
     )
 
 
@@ -154,7 +158,7 @@ def _plain(value: Any) -> Any:
         return {
             f.name: _plain(getattr(value, f.name))
             for f in dataclasses.fields(value)
-            if getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY
+            if (getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY)
         }
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
@@ -244,10 +248,19 @@ def _break(data: dict) -> GraphBreak:
         tests=tuple(data.get("tests", ())),
         user_stack=tuple(_frame(f) for f in data["user_stack"]),
         library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
+        cost=_cost(data.get("cost")),
         frames=tuple(FrameRef(**f) for f in data.get("frames", ())),
         makes_eager=tuple(FrameRef(**f) for f in data.get("makes_eager", ())),
     )
     return GraphBreak(**values)
+
+
+def _cost(data: dict | None) -> BreakCost | None:
+    return None if data is None else BreakCost(**{**data, "graph_ops": tuple(data["graph_ops"])})
+
+
+def _runs(data: dict | None) -> EntrypointRuns | None:
+    return None if data is None else EntrypointRuns(data["calls"], data["graph_launches"])
 
 
 def _compiled_frame(data: dict) -> CompiledFrame:
@@ -258,6 +271,10 @@ def _compiled_frame(data: dict) -> CompiledFrame:
         eager=data["eager"],
         eager_by=data.get("eager_by"),
         breaks=tuple(data.get("breaks", ())),
+        graph_ops=tuple(data.get("graph_ops", ())),
+        graph_runs=None if data.get("graph_runs") is None else tuple(data["graph_runs"]),
+        entries=data.get("entries"),
+        compile_time_s=data.get("compile_time_s"),
     )
 
 
@@ -280,6 +297,7 @@ def _entrypoint(data: dict) -> EntrypointReport:
         trace_problems=tuple(data.get("trace_problems", ())),
         env_withheld=tuple(data.get("env_withheld", ())),
         recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
+        runs=_runs(data.get("runs")),
         frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
     )
 

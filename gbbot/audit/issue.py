@@ -115,12 +115,32 @@ def _names(records: Sequence[Record]) -> list[str]:
     return list(dict.fromkeys(e.name for r in records for e in r.entrypoints))
 
 
-def _series(records: Sequence[Record], name: str, field: str) -> list[int]:
+def _series(records: Sequence[Record], name: str, field: str) -> list[float]:
+    """0 where the entrypoint did not run, or the record has no such figure (an older one)."""
     values = []
     for rec in records:
         entry = rec.entrypoint(name)
-        values.append(getattr(entry, field) if entry is not None and entry.ran else 0)
+        values.append((getattr(entry, field) or 0) if entry is not None and entry.ran else 0)
     return values
+
+
+def launches_table(records: Sequence[Record], where: Where) -> list[str]:
+    """The chart's numbers: graph launches per call of each entrypoint's compiled callables."""
+    names = _names(records)
+    rows = ["| audit | " + " | ".join(md_code(n) for n in names) + " |", "|---|" + "---:|" * len(names)]
+    for rec in records:
+        cells = []
+        for name in names:
+            entry = rec.entrypoint(name)
+            per_call = entry.launches_per_call if entry is not None and entry.ran else None
+            cells.append("—" if per_call is None else f"{per_call:g}")
+        rows.append(f"| {rec.date[:10]} {_commit(rec.commit, where)} | " + " | ".join(cells) + " |")
+    return [
+        *rows,
+        "",
+        "Graph launches per call: how many graphs ran, on average, each time a compiled model or function was called.",
+        "",
+    ]
 
 
 def chart(records: Sequence[Record], field: str, title: str) -> list[str]:
@@ -234,6 +254,9 @@ def render(records: Sequence[Record], changes: Changes, where: Where, fixes: Seq
     lines += ["### Breaks and graphs per entrypoint", ""]
     lines += chart(records, "breaks", "Graph breaks per entrypoint")
     lines += chart(records, "graphs", "Graphs per entrypoint")
+    if any(e.launches_per_call is not None for r in records for e in r.entrypoints):
+        lines += chart(records, "launches_per_call", "Graph launches per call")
+        lines += launches_table(records, where)
     lines += table(records, where)
     lines += changed(changes, where) + top_breaks(changes.current) + flaky(changes.current) + not_running(changes)
     lines += fixes

@@ -75,6 +75,8 @@ ENTRYPOINT_SCHEMA = {
         "graphs": COUNT,
         "breaks": COUNT,
         "frames_eager": COUNT,
+        # graph runs per call of the compiled callables, as fast mode counts them (newer records)
+        "launches_per_call": _nullable({"type": "number", "minimum": 0, "maximum": 1e9}),
         "by_category": {
             "type": "object",
             "propertyNames": {"enum": [c.value for c in Category]},
@@ -149,6 +151,7 @@ class EntrypointEntry:
     fingerprints: tuple[BreakEntry, ...]
     exit_code: int | None = None
     error: str | None = None
+    launches_per_call: float | None = None  # None: not counted (faithful mode, older records)
 
     @property
     def ran(self) -> bool:
@@ -250,7 +253,13 @@ def entrypoint_entry(runs: Sequence[EntrypointReport]) -> EntrypointEntry:
         fingerprints=entries[:MAX_BREAKS_PER_ENTRYPOINT],
         exit_code=worst.exit_code,
         error=_last_lines(worst.error),
+        launches_per_call=_per_call(first),
     )
+
+
+def _per_call(entry: EntrypointReport) -> float | None:
+    per_call = entry.runs.launches_per_call if entry.runs else None
+    return None if per_call is None else round(per_call, 2)
 
 
 def verified_fixes(report: Report) -> tuple[tuple[str, str], ...]:
@@ -319,6 +328,7 @@ def to_json(record: Record) -> dict[str, Any]:
                 "graphs": e.graphs,
                 "breaks": e.breaks,
                 "frames_eager": e.frames_eager,
+                **({"launches_per_call": e.launches_per_call} if e.launches_per_call is not None else {}),
                 "by_category": dict(e.by_category),
                 "error": e.error,
                 "fingerprints": [_break_json(b) for b in e.fingerprints],
@@ -376,6 +386,7 @@ def _entrypoint(data: dict) -> EntrypointEntry:
         fingerprints=tuple(_break(b) for b in data["fingerprints"]),
         exit_code=data.get("exit_code"),
         error=data.get("error"),
+        launches_per_call=data.get("launches_per_call"),
     )
 
 

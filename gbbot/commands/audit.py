@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     config = common.config_for(args, root)
     common.setup_if_asked(args, root, config)
     branch = args.branch or config.audit.branch
-    options = check_command.options(args)
+    options = check_command.options(args, config)
     runs = audit.reports(config, audit.check_with(root, config, options))
     if args.json:
         api.write_report(runs[0], args.json)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gbbot import api
 from gbbot.api import no_progress
+from gbbot.core import jobs
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.model import Mode, Report, RunOutcome
 from gbbot.edges import git
@@ -32,7 +33,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
     parser.add_argument("--fail-on", choices=["new", "any", "none"], help="override the config's fail_on")
     parser.add_argument(
-        "--jobs", "-j", type=int, default=1, metavar="N", help="entrypoints run in parallel (default 1)"
+        "--jobs",
+        "-j",
+        type=jobs_argument,
+        default=1,
+        metavar="N",
+        help="entrypoints run in parallel (default 1; auto: one per core the memory allows, 1 with a GPU)",
     )
     parser.add_argument(
         "--entrypoint", "-e", action="append", default=[], metavar="NAME", help="run only this entrypoint (repeatable)"
@@ -49,6 +55,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start every entrypoint as a fresh process (default: Python ones fork from a server that imported torch)",
     )
+
+
+def jobs_argument(text: str) -> int | str:
+    try:
+        return jobs.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def repo_root(args: argparse.Namespace) -> Path:

@@ -79,7 +79,9 @@ class BackendSettings:
     memory: str | None = None
     cpus: float | None = None
     warm: bool = True  # local: Python entrypoints forked from a server that imported torch once
-    preload: tuple[str, ...] = ()  # modules that server imports besides torch, e.g. transformers
+    # modules that server imports besides torch, e.g. [transformers]; None (not given): it learns them,
+    # importing what each child imported from the installation once, for the later children
+    preload: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,12 @@ def _entrypoint_name(path: str, key: str, value: Any) -> str:
 
 
 # torch.compile's options a model: entrypoint may set, and what each must be
-COMPILE_OPTIONS = {"fullgraph": "true or false", "dynamic": "true, false or null", "mode": "a string", "backend": "a string"}
+COMPILE_OPTIONS = {
+    "fullgraph": "true or false",
+    "dynamic": "true, false or null",
+    "mode": "a string",
+    "backend": "a string",
+}
 
 
 def _compile_options(path: str, key: str, value: Any) -> tuple[tuple[str, Any], ...]:
@@ -280,7 +287,9 @@ def _compile_options(path: str, key: str, value: Any) -> tuple[tuple[str, Any], 
     checked = []
     for name, item in value.items():
         if name not in COMPILE_OPTIONS:
-            raise ConfigError(path, f"{key}.{name}", f"unknown torch.compile option; known: {', '.join(COMPILE_OPTIONS)}")
+            raise ConfigError(
+                path, f"{key}.{name}", f"unknown torch.compile option; known: {', '.join(COMPILE_OPTIONS)}"
+            )
         valid = {
             "fullgraph": isinstance(item, bool),
             "dynamic": item is None or isinstance(item, bool),

@@ -117,6 +117,7 @@ class FrameMetrics:
     fail_file: str | None = None  # the user frame the failure happened in
     fail_line: int | None = None
     log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+    compile_time_s: float | None = None  # Dynamo's time on this compile (entire_frame_compile_time_s)
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,37 @@ class DynamicSymbol:
     compile_index: int
     source: str  # e.g. "L['x'].size()[0]", "L['n']"
     log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+
+
+@dataclass(frozen=True)
+class GraphRuns:
+    """One graph the fast-mode backend captured: the compile that made it, its size, how many
+    times it ran during the entrypoint."""
+
+    compile_id: str  # "frame/compile" as the trace's envelopes number them, e.g. "1/0"
+    ops: int  # call_function / call_method / call_module nodes
+    nodes: int
+    runs: int
+    log: str = ""  # the trace file of the process that ran it
+
+
+@dataclass(frozen=True)
+class CallCount:
+    """How many times one compiled callable (the code it starts in) was called."""
+
+    file: str
+    line: int
+    name: str
+    calls: int
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """What an entrypoint did with what Dynamo made, counted by the fast-mode backend."""
+
+    graphs: tuple[GraphRuns, ...] = ()
+    calls: tuple[CallCount, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -165,6 +197,31 @@ class LibrarySite:
 
 
 @dataclass(frozen=True)
+class BreakCost:
+    """What a break costs, from the run that found it: the compiled frame it broke (with the
+    resume functions Dynamo made after it), how often that frame was entered, and its graphs."""
+
+    function: str  # the compiled frame's code name
+    runs_eagerly: bool  # the whole frame ran uncompiled
+    entries: int | None  # times the frame was entered; None: not counted (faithful mode)
+    graph_ops: tuple[int, ...]  # the frame's graphs (it, then its resume functions), op counts
+    launches_per_call: float | None  # runs of those graphs per call
+    compile_time_s: float | None  # Dynamo's time compiling them
+
+
+@dataclass(frozen=True)
+class EntrypointRuns:
+    """What an entrypoint ran of what Dynamo made, counted by the fast-mode backend."""
+
+    calls: int  # calls of its compiled callables (models, functions)
+    graph_launches: int  # runs of captured graphs, in all
+
+    @property
+    def launches_per_call(self) -> float | None:
+        return self.graph_launches / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
 class FrameRef:
     """A compiled frame's identity: the code object Dynamo traced (`co_filename`,
     `co_firstlineno`, `co_name` of its compilation_metrics). `file` is repository-relative, or
@@ -190,6 +247,13 @@ class CompiledFrame:
     eager: bool
     eager_by: str | None = None  # fingerprint of the break that made it run eagerly
     breaks: tuple[str, ...] = ()  # fingerprints of the breaks traced in it
+    # Measured in the same run (analysis/cost.py): each graph's op count (its own compiles', then
+    # its resume functions', in trace order), how many times each ran (None: not counted, as in
+    # faithful mode), how many times the frame was entered, Dynamo's compile time for it.
+    graph_ops: tuple[int, ...] = ()
+    graph_runs: tuple[int, ...] | None = None
+    entries: int | None = None
+    compile_time_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -225,6 +289,7 @@ class GraphBreak:
     # is its own function's or a caller's that inlined it), and the frames it made run eagerly.
     frames: tuple[FrameRef, ...] = ()
     makes_eager: tuple[FrameRef, ...] = ()
+    cost: BreakCost | None = None  # measured in the run that found it (fast mode counts runs)
 
     @property
     def key(self) -> str:
@@ -321,6 +386,7 @@ class EntrypointReport:
     env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
     recompiles: tuple[Recompilation, ...] = ()  # impact order
     frames: tuple[CompiledFrame, ...] = ()  # trace order; () in a report made before frames were read
+    runs: EntrypointRuns | None = None  # None: not counted (faithful mode, an older report)
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gbbot.analysis import advice
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
 from gbbot.core import counts
-from gbbot.core.model import GraphBreak, Report
+from gbbot.core.model import BreakCost, GraphBreak, Report
 
 # Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
 # The report schema says the same; a report from an untrusted run is checked again here.
@@ -68,6 +69,38 @@ def library_lines(brk: GraphBreak) -> list[str]:
     return lines
 
 
+def _times(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def cost_text(cost: BreakCost | None, name_as: Callable[[str], str] = str) -> str:
+    """What the break costs, in one short phrase, from what the run measured: "forward runs eagerly
+    on each of 128 calls", "splits forward into 3 graphs of 41 / 2 / 37 ops: 3 graph launches per
+    call, 128 calls". Empty when nothing was measured. `name_as` shows the function's name (the
+    only text in it that comes from the program: markdown passes its code-span escaper)."""
+    if cost is None:
+        return ""
+    name = name_as(cost.function)
+    if cost.runs_eagerly:
+        return f"{name} runs eagerly{_on_each(cost.entries)}"
+    if len(cost.graph_ops) < 2:
+        ops = f" of {_times(cost.graph_ops[0], 'op', 'ops')}" if cost.graph_ops else ""
+        text = f"{name} runs as {_times(len(cost.graph_ops), 'graph', 'graphs')}{ops} and the rest eagerly"
+    else:
+        sizes = " / ".join(f"{n:,}" for n in cost.graph_ops)
+        text = f"splits {name} into {len(cost.graph_ops)} graphs of {sizes} ops"
+    launches = cost.launches_per_call
+    if not cost.entries or len(cost.graph_ops) < 2 or launches is None:
+        return text + _on_each(cost.entries)
+    return f"{text}: {launches:g} graph launches and eager code between{_on_each(cost.entries)}"
+
+
+def _on_each(entries: int | None) -> str:
+    if not entries:
+        return ""
+    return " on its one call" if entries == 1 else f" on each of {entries:,} calls"
+
+
 def ranks_text(brk: GraphBreak) -> str:
     return f" on {brk.ranks} ranks" if brk.ranks > 1 else ""
 
@@ -90,6 +123,8 @@ def message(finding: Finding) -> str:
         lines.append(f"It makes {named} run eagerly (Dynamo runs that frame uncompiled).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
+    if cost := cost_text(brk.cost):
+        lines.append(f"Cost: {cost}.")
     explanation = advice.curated_explanation(brk)
     if explanation:
         lines.append(explanation)

@@ -21,7 +21,7 @@ from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
 from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
-from gbbot.render import fixes
+from gbbot.render import findings, fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
 from gbbot.render.findings import SAFE_PATH
 
@@ -73,6 +73,11 @@ class Item:
     @property
     def frame_eager(self) -> bool:
         return self.counted.frame_eager if self.counted else self.brk.frame_skipped
+
+    @property
+    def cost(self) -> str:
+        """Markdown: what the break costs, as its run measured it (the function's name as code)."""
+        return findings.cost_text(self.brk.cost, name_as=md_code)
 
 
 @dataclass(frozen=True)
@@ -164,7 +169,18 @@ def items(report: Report) -> list[Item]:
     each = counts.per_break(report)
     fixed = fixes.lines_by_break(report)
     verified = {r.fingerprint for r in report.fixes or () if r.status is FixStatus.VERIFIED}
-    return [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
+    paid = _paid(report)
+    found = [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
+    return sorted(found, key=lambda i: -paid.get(i.brk.fingerprint, 0))  # stable: the rule breaks ties
+
+
+def _paid(report: Report) -> dict[str, int]:
+    """How many times each break's cost was paid, over every entrypoint: its frame's entries."""
+    paid: dict[str, int] = {}
+    for brk in report.breaks:
+        if brk.cost and brk.cost.entries:
+            paid[brk.fingerprint] = paid.get(brk.fingerprint, 0) + brk.cost.entries
+    return paid
 
 
 def hidden_items(report: Report) -> list[Item]:

@@ -166,7 +166,12 @@ def _metrics(envelope: dict, log: str) -> FrameMetrics:
         fail_file=data.get("fail_user_frame_filename") or None,
         fail_line=data.get("fail_user_frame_lineno") if isinstance(data.get("fail_user_frame_lineno"), int) else None,
         log=log,
+        compile_time_s=_seconds(data.get("entire_frame_compile_time_s")),
     )
+
+
+def _seconds(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _int(value: object) -> int | None:

@@ -216,6 +216,11 @@ def test_frames_go_through_the_json_report_and_back():
         "eager": True,
         "eager_by": breaks[0].fingerprint,
         "breaks": [breaks[0].fingerprint],
+        # what the run measured of it (analysis/cost.py): nothing here, the frame made no graph
+        "graph_ops": [],
+        "graph_runs": None,
+        "entries": None,
+        "compile_time_s": None,
     }
     assert data["entrypoints"][0]["breaks"][0]["makes_eager"] == [
         {"file": "model.py", "line": 20, "function": "forward"}
