@@ -37,7 +37,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "base_from_head"})
 ERROR_TAIL_CHARS = 4000
 
 
