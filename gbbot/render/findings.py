@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
 from gbbot.core import counts
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.model import GraphBreak, Report
 
 # Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
@@ -90,8 +91,8 @@ def message(finding: Finding) -> str:
     lines.extend(f"Hint: {hint}" for hint in brk.hints)
     times = f" (×{finding.total})" if finding.total > 1 else ""
     lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}{times}{ranks_text(brk)}")
-    if brk.doc_url:
-        lines.append(brk.doc_url)
+    if graph_break_doc(brk.gb_id):
+        lines.append(graph_break_doc(brk.gb_id))
     return "\n".join(lines)
 
 

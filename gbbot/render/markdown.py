@@ -12,6 +12,7 @@ import jinja2
 from gbbot.analysis import recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.model import GraphBreak, Report, Status
 from gbbot.render import fixes
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
@@ -65,7 +66,8 @@ def _environment() -> jinja2.Environment:
         md=md_text,
         code=md_code,
         codeblock=md_code_block,
-        doclink=lambda url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", url),
+        # built from the id, not the report's URL (a report is its writer's word)
+        doclink=lambda _url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", graph_break_doc(gb_id)),
     )
     return env
 

@@ -204,3 +204,12 @@ def test_record_round_trips_and_refuses_oversized_fields():
     assert loads(dumps(HISTORY[2]).encode()) == HISTORY[2]
     with pytest.raises(RecordError):
         loads(dumps(HISTORY[0]).replace('"model.py"', '"/etc/passwd"').encode())
+
+
+def test_a_forged_records_doc_url_is_not_linked_the_gb_id_makes_the_link():
+    """Records live on a data branch anyone with push access (or a forged artifact) can write."""
+    forged = replace(PRINT, doc_url="https://evil.example/phish")
+    history = (rec(A, "2026-01-01T03:17:00Z", (forged,)), rec(B, "2026-01-02T03:17:00Z", (forged,)))
+    text = issue.render(history, compare(*history), issue.Where("https://github.com/octo-org/octo-repo", None))
+    assert "evil.example" not in text
+    assert "(https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html)" in text
