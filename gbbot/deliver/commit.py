@@ -25,7 +25,7 @@ from gbbot.fix import commit as committing
 from gbbot.render.escape import md_code, md_text
 
 if TYPE_CHECKING:
-    from gbbot.deliver.expected import Expected
+    from gbbot.deliver.expected import Changed, Expected
 
 # --- the loop guard ----------------------------------------------------------------------------------
 
@@ -119,19 +119,25 @@ class Committed:
 
 
 def verify(
-    source: Pinned, report: Report, paths: Sequence[str], config: Sequence[str], patch: bytes | None = None
+    source: Pinned,
+    report: Report,
+    paths: Sequence[str],
+    config: Sequence[str],
+    patch: bytes | None = None,
+    changed: Changed | None = None,
 ) -> Expected | Refusal:
     """What a fix commit on `source` editing `paths` would hold, re-derived from the verified fixes
     `report` claims for them, or why there is to be none. `config`: gbbot's config files
     (`config_paths`); `patch`: the patch the fixes must make byte for byte, when one came with them
-    (`/gb-fix`'s fix job wrote it)."""
+    (`/gb-fix`'s fix job wrote it); `changed`: the lines the PR changed, the only ones a fix may be
+    for (None: any)."""
     from gbbot.deliver.expected import claimed, expected  # LibCST: only when there is something to commit
 
     named = {r.file for r in claimed(report, paths)}
     why = patchcheck.protected(paths, config, named)
     if why:
         return Protected(why)
-    found = expected(report, paths, source.read)
+    found = expected(report, paths, source.read, changed)
     if isinstance(found, patchcheck.Refused):
         return NotRederived(found.reason, source.commit)
     if patch is not None and patchcheck.render(found.patches).encode("utf-8") != patch:
@@ -140,11 +146,16 @@ def verify(
 
 
 def commit_verified(
-    source: Pinned, report: Report, paths: Sequence[str], config: Sequence[str], patch: bytes | None = None
+    source: Pinned,
+    report: Report,
+    paths: Sequence[str],
+    config: Sequence[str],
+    patch: bytes | None = None,
+    changed: Changed | None = None,
 ) -> Committed | Refusal:
     """`verify`, then the commit on the pinned one, as gbbot and with its message. A commit git
     fails to make raises GitError (what that costs is the caller's to say)."""
-    found = verify(source, report, paths, config, patch)
+    found = verify(source, report, paths, config, patch, changed)
     if isinstance(found, Refusal):
         return found
     files = {p.path: (source.mode(p.path), p.after.encode("utf-8")) for p in found.patches}

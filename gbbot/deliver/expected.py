@@ -5,7 +5,8 @@ of the file's text, nothing of the PR's is run), and the fixes are combined per 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from gbbot.core.fixes import FixResult, verified_only
@@ -24,6 +25,13 @@ class Expected:
     fixes: tuple[FixResult, ...]  # gbbot's own records of the fixes, rebuilt from the recipes
 
 
+# What gbbot says of a fix it re-derived: its own words, never the summary the artifact carries
+# (that summary is text from the job that ran the PR's code, and went into commit messages).
+VERIFIED_THERE = "verification ran in the job that ran the PR's code; re-derived here by gbbot's recipe"
+
+Changed = Mapping[str, AbstractSet[int]]  # path → the lines the PR added or changed
+
+
 def claimed(report: Report, paths: Sequence[str]) -> list[FixResult]:
     """The verified fixes the report claims for the files the patch edits."""
     return [r for r in verified_only(report.fixes or ()) if r.file in paths]
@@ -35,12 +43,28 @@ def _candidate(result: FixResult, report: Report, read: SourceReader) -> plan.Ca
     return next((c for c in found if c.recipe.variant == result.variant), None)
 
 
-def expected(report: Report, paths: Sequence[str], read: SourceReader) -> Expected | Refused:
+def off_the_change(fixes: Sequence[FixResult], changed: Changed) -> FixResult | None:
+    """The first fix whose break is not on a line the PR changed (as review suggestions are)."""
+    return next((r for r in fixes if r.line not in changed.get(r.file, ())), None)
+
+
+def own_words(result: FixResult) -> FixResult:
+    """`result` saying what gbbot itself knows of it: the recipe's title, where, and where it ran."""
+    return replace(result, summary=f"{result.title or result.recipe} ({VERIFIED_THERE})")
+
+
+def expected(
+    report: Report, paths: Sequence[str], read: SourceReader, changed: Changed | None = None
+) -> Expected | Refused:
     """The patches gbbot's recipes make of the pinned source for the fixes the report claims on
-    `paths`, or why the claim is not believed."""
+    `paths`, or why the claim is not believed. `changed`: only fixes of breaks on these lines
+    (None: any line)."""
     fixes = claimed(report, paths)
     if not fixes:
         return Refused("no verified fix in the report names the files the patch edits")
+    outside = off_the_change(fixes, changed) if changed is not None else None
+    if outside is not None:
+        return Refused(f"the fix at {outside.file}:{outside.line} is not on a line the pull request changed")
     narrowed = replace(report, fixes=tuple(fixes))
     done = rederive.rederive(narrowed, read, REDERIVED_FIXES_MAX)
     if done.dropped:
@@ -51,4 +75,4 @@ def expected(report: Report, paths: Sequence[str], read: SourceReader) -> Expect
     patches, missed = plan.combine(candidates, read)
     if missed or len(candidates) != len(kept):
         return Refused("the verified fixes do not combine on the pinned source")
-    return Expected(tuple(patches), tuple(kept))
+    return Expected(tuple(patches), tuple(own_words(r) for r in kept))
