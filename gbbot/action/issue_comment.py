@@ -15,6 +15,7 @@ pinned commit travels between jobs."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,8 @@ from gbbot.edges import git
 from gbbot.gbfix import conversation as gh
 from gbbot.gbfix import permission, replies
 from gbbot.gbfix.command import Command, Kind, parse
+from gbbot.publish import retry
+from gbbot.publish.review import changed_lines
 
 if TYPE_CHECKING:
     from gbbot.deliver.expected import Expected
@@ -118,6 +121,12 @@ class Thread:
 
     def pull(self) -> pushing.PullHead:
         return pushing.pull_head(self.repo, self.event.number, self.ctx.retries, self.ctx.log)
+
+    def changed(self) -> dict[str, AbstractSet[int]]:
+        """The lines the pull request adds or changes, per file, as the API's diff shows them."""
+        number = self.event.number
+        read = lambda: changed_lines(self.repo.get_pull(number).get_files())  # noqa: E731
+        return retry.call(read, "the PR's changed lines", self.ctx.retries, self.ctx.log)
 
 
 def thread(ctx: Context, event: IssueCommentEvent) -> Thread:
@@ -304,13 +313,14 @@ def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
     if isinstance(paths, patchcheck.Refused):
         return here.refuse(refused_patch(paths.reason))
     source, config = Pinned(ctx.root, sha), fix_commit.config_paths(ctx.inputs.config)
+    changed = here.changed()  # a fix only where the PR changed a line, as review suggestions are
     instead = posted_instead(command, pull)
     if instead:  # the patch is checked all the same; no commit is made
-        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch)
+        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch, changed)
         if isinstance(found, fix_commit.Refusal):
             return here.refuse(refused_patch(found.reason))
         return answer(here, artifact, command, found).with_patch(*instead)
-    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch)
+    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch, changed)
     if isinstance(made, fix_commit.Refusal):
         return here.refuse(refused_patch(made.reason))
     return pushed(ctx, here, sha, made, answer(here, artifact, command, made))

@@ -41,7 +41,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests", "statement"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "statement", "base_from_head"})
 ERROR_TAIL_CHARS = 4000
 
 

@@ -11,13 +11,13 @@ who can push to the data branch may have written.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gbbot.audit.changes import Changes, Stopped
 from gbbot.audit.record import BreakEntry, Record
 from gbbot.core import limits
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.render.escape import md_code, md_code_block, md_text
 
 MARKER = "<!-- gbbot:audit-issue -->"
@@ -25,8 +25,6 @@ TITLE = "gbbot audit: graph breaks on the default branch"
 TOP_BREAKS = 10
 LISTED_CHANGES = 30
 ERROR_LINES = 15
-# A documentation link from a record is linked only when nothing in it can end the link early.
-SAFE_URL = re.compile(r"^https://[A-Za-z0-9./_#?=&%+-]{1,300}$")
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,8 @@ def _break_line(name: str, brk: BreakEntry) -> str:
 
 
 def _doc(brk: BreakEntry) -> str:
-    return f"[docs]({brk.doc_url})" if brk.doc_url and SAFE_URL.match(brk.doc_url) else "—"
+    url = graph_break_doc(brk.gb_id)  # from the id: a record's own URL could point anywhere
+    return f"[docs]({url})" if url else "—"
 
 
 # --- sections ----------------------------------------------------------------------------------

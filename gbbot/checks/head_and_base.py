@@ -143,6 +143,7 @@ class Sides:
     base: Report
     source: str  # run | cache | file | record
     notes: tuple[str, ...] = ()
+    from_head: tuple[str, ...] = ()  # entrypoints whose base result is the head's (not run on the base)
 
 
 @dataclass(frozen=True)
@@ -230,14 +231,17 @@ def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
 
 def _run_both_and_cache(r: _Run) -> Sides:
     p, cache = r.setup, r.options.cache
+    from_head: tuple[str, ...] = ()
     if head_first(p):
-        head, base, notes = head_then_base(r)
+        head, base, notes, from_head = head_then_base(r)
     else:
         (head, base), notes = run_both(p, r.runs(2)), ()
     key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if cache else None
-    if key is not None and baseline.cacheable(base):
+    # A base made partly of the head's results is no report of the base: it would outlive this
+    # PR under the base's SHA, and the head's code wrote the record that let the base be skipped.
+    if key is not None and baseline.cacheable(base) and not from_head:
         baseline.Cache(cache).store(key, base)
-    return Sides(head, base, "run", notes)
+    return Sides(head, base, "run", notes, from_head)
 
 
 def head_first(p: Setup) -> bool:
@@ -252,7 +256,7 @@ def head_first(p: Setup) -> bool:
 REPEATABLE = (Status.OK, Status.NO_COMPILE)
 
 
-def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
+def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...], tuple[str, ...]]:
     """The head, then the base for only the entrypoints whose runs read something the change
     touches (gbbot/analysis/reads.py); the others' base results are the head's."""
     p = r.setup
@@ -270,7 +274,7 @@ def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
         for name, reason in why.items():
             r.log(f"the base runs `{name}` again: {reason}")
     ran = _run_base_for(p, list(why), r.progress(len(why))) if why else None
-    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints))
+    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints)), tuple(same)
 
 
 def rerun_reasons(p: Setup, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
@@ -321,7 +325,9 @@ def _run_base_only(p: Setup) -> Report:
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
     notes = (*([note] if note else []), *s.notes)
-    return break_diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
+    found = break_diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
+    marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
+    return replace(found, entrypoints=marked)
 
 
 def run_diff(

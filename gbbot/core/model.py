@@ -411,6 +411,9 @@ class EntrypointDiff:
     graph_delta: int | None = None
     no_baseline: str | None = None
     hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
+    # The base was not run for it: its base result is the head's (the head's run read no file the
+    # change touches, by the head run's own record of its reads, which the head's code could forge).
+    base_from_head: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from gbbot.fix.patch import FilePatch
 from gbbot.render.escape import md_code, md_text
 
 if TYPE_CHECKING:
-    from gbbot.deliver.expected import Expected
+    from gbbot.deliver.expected import Changed, Expected
 
 # --- the loop guard ----------------------------------------------------------------------------------
 
@@ -136,31 +136,42 @@ class Committed:
 
 
 def verify(
-    source: Pinned, report: Report, paths: Sequence[str], config: Sequence[str], patch: bytes | None = None
+    source: Pinned,
+    report: Report,
+    paths: Sequence[str],
+    config: Sequence[str],
+    patch: bytes | None = None,
+    changed: Changed | None = None,
 ) -> Expected | Refusal:
     """What a fix commit on `source` editing `paths` would hold, re-derived from the verified fixes
     `report` claims for them — each fix gbbot's recipes make again, and the others named with why —
     or why there is to be none. `config`: gbbot's config files (`config_paths`); `patch`: the
     patch the fixes came with (`/gb-fix`'s fix job wrote it), which each file's share of the
-    commit must equal byte for byte unless a fix on that file was left out."""
+    commit must equal byte for byte unless a fix on that file was left out; `changed`: the lines the
+    PR changed, the only ones a fix's break may be on (None: any)."""
     from gbbot.deliver.expected import claimed, expected  # LibCST: only when there is something to commit
 
     named = {p for r in claimed(report, paths) for p in r.paths}
     why = patchcheck.protected(paths, config, named)
     if why:
         return Protected(why)
-    found = expected(report, paths, source.read, source.python_files(), patch)
+    found = expected(report, paths, source.read, source.python_files(), patch, changed)
     if isinstance(found, patchcheck.Refused):
         return NotRederived(found.reason, source.commit)
     return found
 
 
 def commit_verified(
-    source: Pinned, report: Report, paths: Sequence[str], config: Sequence[str], patch: bytes | None = None
+    source: Pinned,
+    report: Report,
+    paths: Sequence[str],
+    config: Sequence[str],
+    patch: bytes | None = None,
+    changed: Changed | None = None,
 ) -> Committed | Refusal:
     """`verify`, then the commit on the pinned one, as gbbot and with its message. A commit git
     fails to make raises GitError (what that costs is the caller's to say)."""
-    found = verify(source, report, paths, config, patch)
+    found = verify(source, report, paths, config, patch, changed)
     if isinstance(found, Refusal):
         return found
     files = {p.path: (source.mode(p.path), p.after.encode("utf-8")) for p in found.patches}

@@ -6,7 +6,8 @@ of the file's text, nothing of the PR's is run), and the fixes are combined per 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from gbbot.core.fixes import FixResult, verified_only
@@ -26,6 +27,13 @@ class Expected:
     dropped: tuple[Dropped, ...] = ()  # claimed fixes left out, each with why
 
 
+# What gbbot says of a fix it re-derived: its own words, never the summary the artifact carries
+# (that summary is text from the job that ran the PR's code, and went into commit messages).
+VERIFIED_THERE = "verification ran in the job that ran the PR's code; re-derived here by gbbot's recipe"
+
+Changed = Mapping[str, AbstractSet[int]]  # path → the lines the PR added or changed
+
+
 def claimed(report: Report, paths: Sequence[str]) -> list[FixResult]:
     """The verified fixes the report claims for the files the patch edits."""
     wanted = set(paths)
@@ -36,6 +44,16 @@ def _candidate(result: FixResult, report: Report, read: SourceReader, listing: S
     brk = next(b for b in report.breaks if b.fingerprint == result.fingerprint)
     derived = rederive.derive(result, brk, read, listing)
     return derived if isinstance(derived, plan.Candidate) else None
+
+
+def off_the_change(fixes: Sequence[FixResult], changed: Changed) -> list[FixResult]:
+    """The fixes whose break is not on a line the PR changed (as review suggestions are)."""
+    return [r for r in fixes if r.line not in changed.get(r.file, ())]
+
+
+def own_words(result: FixResult) -> FixResult:
+    """`result` saying what gbbot itself knows of it: the recipe's title, where, and where it ran."""
+    return replace(result, summary=f"{result.title or result.recipe} ({VERIFIED_THERE})")
 
 
 def _chunks(patch: str) -> dict[str, str]:
@@ -57,18 +75,28 @@ def _disagreeing(patches: Sequence[FilePatch], given: bytes, spared: set[str]) -
 
 
 def expected(
-    report: Report, paths: Sequence[str], read: SourceReader, listing: Sequence[str] = (), patch: bytes | None = None
+    report: Report,
+    paths: Sequence[str],
+    read: SourceReader,
+    listing: Sequence[str] = (),
+    patch: bytes | None = None,
+    changed: Changed | None = None,
 ) -> Expected | Refused:
     """The patches gbbot's recipes make of the pinned source for the fixes the report claims on
     `paths`: every fix that is re-derived, and each one that is not, with why. `listing`: the
     pinned commit's Python files (where compile sites are searched); `patch`: the patch the fixes
-    came with, which each file's derived patch must equal, unless a fix on that file was dropped.
+    came with, which each file's derived patch must equal, unless a fix on that file was dropped;
+    `changed`: the lines the PR changed, the only ones a fix's break may be on (None: any line).
     Refused when no claimed fix is left."""
     fixes = claimed(report, paths)
     if not fixes:
         return Refused("no verified fix in the report names the files the patch edits")
-    done = rederive.rederive(replace(report, fixes=tuple(fixes)), read, REDERIVED_FIXES_MAX, listing)
-    dropped = list(done.dropped)
+    outside = off_the_change(fixes, changed) if changed is not None else []
+    believed = [r for r in fixes if r not in outside]
+    done = rederive.rederive(replace(report, fixes=tuple(believed)), read, REDERIVED_FIXES_MAX, listing)
+    off_change = "is not on a line the pull request changed"
+    dropped = [Dropped(r.fingerprint, f"its break ({r.file}:{r.line}) {off_change}") for r in outside]
+    dropped += list(done.dropped)
     kept = list(done.report.fixes or ())
     while kept:
         candidates = [_candidate(r, done.report, read, listing) for r in kept]
@@ -82,7 +110,7 @@ def expected(
         dropped += [Dropped(r.fingerprint, f"{differs} ({', '.join(sorted(wrong & set(r.paths)))})") for r in off]
         out |= {r.fingerprint for r in off}
         if not out:
-            return Expected(tuple(patches), tuple(kept), tuple(dropped))
+            return Expected(tuple(patches), tuple(own_words(r) for r in kept), tuple(dropped))
         kept = [r for r in kept if r.fingerprint not in out]
     first = dropped[0]
     return Refused(f"the fix for break {first.fingerprint} is not believed: {first.reason}")

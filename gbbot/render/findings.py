@@ -12,6 +12,7 @@ from gbbot.analysis import advice
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
 from gbbot.core import counts
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.model import BreakCost, GraphBreak, Report
 
 # Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
@@ -131,8 +132,8 @@ def message(finding: Finding) -> str:
     lines.extend(f"Hint: {hint.text}" for hint in advice.reading(brk))  # gbbot's advice first
     times = f" (×{finding.total})" if finding.total > 1 else ""
     lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}{times}{ranks_text(brk)}")
-    if brk.doc_url:
-        lines.append(brk.doc_url)
+    if graph_break_doc(brk.gb_id):
+        lines.append(graph_break_doc(brk.gb_id))
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ import jinja2
 from gbbot.analysis import advice, classify, recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
 from gbbot.render import findings, fixes
@@ -114,7 +115,8 @@ def _environment() -> jinja2.Environment:
         html=html_text,
         code=md_code,
         codeblock=md_code_block,
-        doclink=lambda url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", url),
+        # built from the id, not the report's URL (a report is its writer's word)
+        doclink=lambda _url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", graph_break_doc(gb_id)),
     )
     return env
 
