@@ -117,6 +117,8 @@ def _environment() -> jinja2.Environment:
         codeblock=md_code_block,
         # built from the id, not the report's URL (a report is its writer's word)
         doclink=lambda _url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", graph_break_doc(gb_id)),
+        # a page gbbot's own data names (recompile_rules.yaml), never a report's
+        ownlink=lambda url, label: md_link(f"{label} documentation", url),
     )
     return env
 
@@ -363,7 +365,8 @@ def todo(item: Item, options: Options) -> str:
     first = advice.best(brk)
     if first is not None:
         return md_text(first.text)
-    return md_link("see the documentation", brk.doc_url) if brk.doc_url else ""
+    doc = graph_break_doc(brk.gb_id)  # from the id: a report's own URL is its writer's word
+    return md_link("see the documentation", doc) if doc else ""
 
 
 def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:

@@ -172,7 +172,7 @@ def _recompile_results(
         for problem in finding.problems:
             if recompile_rule_id(problem) not in rules:
                 rules[recompile_rule_id(problem)] = len(described)
-                described.append(recompile_rule(problem, finding.rc.doc_url))
+                described.append(recompile_rule(problem, recompile.load_rules().doc_url))
             results.append(recompile_result(finding, problem, rules[recompile_rule_id(problem)]))
     return results, sum(1 for f in found if f.path is None)
 
