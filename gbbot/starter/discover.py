@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,7 @@ class Scan:
     truncated: bool  # MAX_FILES reached
     parsed: int = 0  # of them, parsed (the others cannot hold a candidate)
     names: frozenset[str] = field(default_factory=frozenset)  # every file name in the tree, for data reads
+    deferred: tuple[str, ...] = ()  # files that may define an nn.Module, not parsed yet (add_models)
 
 
 # --- one file: pure -------------------------------------------------------------------------------
@@ -473,10 +474,10 @@ def _parse(relative: str, data: bytes) -> FileFacts | None:
 
 
 def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = None) -> Scan:
-    """Two passes over what was read: the files that can compile or lead to a compile, then, only
-    when nothing compiles, the files that may define an nn.Module (model: candidates)."""
+    """The files that can compile or lead to a compile, parsed; those that may only define an
+    nn.Module are listed in `deferred`, for `add_models` when nothing compiles."""
     found: list[FileFacts] = []
-    deferred: list[Path] = []
+    deferred: list[str] = []
     read = parsed = 0
     names: set[str] = set()
     truncated = False
@@ -491,17 +492,23 @@ def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = Non
         if got is None:
             continue
         if not worth_parsing(*got):
-            deferred += [path] if worth_parsing(*got, models=True) else []
+            deferred += [got[0]] if worth_parsing(*got, models=True) else []
             continue
         parsed += 1
         facts = _parse(*got)
         found += [facts] if facts is not None else []
-    if not any(f.sites for f in found):
-        for path in deferred:
-            got = _read(root, path)
-            parsed += 1
-            facts = _parse(*got) if got else None
-            found += [facts] if facts is not None else []
-            if progress is not None:
-                progress(read, parsed)
-    return Scan(tuple(found), read, truncated, parsed, frozenset(names))
+    return Scan(tuple(found), read, truncated, parsed, frozenset(names), tuple(deferred))
+
+
+def add_models(root: Path, scan: Scan, progress: Progress | None = None) -> Scan:
+    """`scan` with its deferred files parsed too: the nn.Module classes of a repository with
+    nothing compiled to run."""
+    found, parsed = list(scan.files), scan.parsed
+    for relative in scan.deferred:
+        got = _read(root, root / relative)
+        parsed += 1
+        facts = _parse(*got) if got else None
+        found += [facts] if facts is not None else []
+        if progress is not None:
+            progress(scan.read, parsed)
+    return replace(scan, files=tuple(found), parsed=parsed, deferred=())
