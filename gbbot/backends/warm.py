@@ -315,7 +315,9 @@ def _reap_orphans(request: RunRequest) -> None:
         orphans.reap(_all_groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
 
 
-def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str]) -> dict:
+def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str], learn: bool = True) -> dict:
+    """What the server needs to fork the child; `learn`: the child leaves the names of the installed
+    modules it imported (the server learns its preload from them)."""
     return {
         "kind": launch.kind,
         "target": launch.target,
@@ -327,7 +329,7 @@ def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str]) -> dict
         "stderr": str(request.work_dir / "stderr.txt"),
         "shim": str(SHIM_DIR / "sitecustomize.py"),
         "reads": str(request.work_dir / READS_FILE),
-        "learned": str(request.work_dir / IMPORTED_FILE),
+        "learned": str(request.work_dir / IMPORTED_FILE) if learn else None,
         # gbbot's own files (the `call:` launcher, the shim), and where the run's trace is written
         "unrecorded": [str(PACKAGE_DIR), str(request.work_dir)],
     }
@@ -365,7 +367,7 @@ def run_warm(
     started = time.monotonic()
     with SPAWNING:
         orphans.become_subreaper()
-        forked = server.fork(spec_of(request, launch, env))
+        forked = server.fork(spec_of(request, launch, env, learn=server.preload is None))
         if isinstance(forked, str):
             return forked
         child = _Child(*forked)

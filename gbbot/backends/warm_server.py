@@ -299,7 +299,8 @@ def read_learned(spec):
     """The module names a child left, checked, or [] when the record is missing or malformed."""
     try:
         with open(spec["learned"], "rb") as handle:
-            data = json.loads(handle.read(MAX_LEARNED_BYTES + 1)[: MAX_LEARNED_BYTES + 1])
+            text = handle.read(MAX_LEARNED_BYTES + 1)
+        data = json.loads(text) if len(text) <= MAX_LEARNED_BYTES else None
     except (OSError, KeyError, TypeError, ValueError):
         return []
     if not isinstance(data, list):
