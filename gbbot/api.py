@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from gbbot.analysis import report as _report
 from gbbot.analysis import shards as _shards
 from gbbot.analysis.policy import Policy, Verdict
+from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
 from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
 from gbbot.checks.tree import CheckOptions, Shard, check, from_logs, select
@@ -37,6 +38,7 @@ __all__ = [
     "Policy",
     "Progress",
     "RecordedBase",
+    "SetupFailed",
     "Shard",
     "ShardReport",
     "Verdict",
@@ -55,8 +57,18 @@ __all__ = [
     "no_progress",
     "parse_logs",
     "select",
+    "setup",
     "write_report",
 ]
+
+
+def setup(root: Path, config: Config) -> None:
+    """Run the config's `setup:` steps in `root`, in the environment the entrypoints will run in;
+    `SetupFailed` (exit 1) names the step that failed and shows the end of its output."""
+    _setup.run(root, config)
+
+
+SetupFailed = _setup.SetupFailed
 
 
 def diff(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> DiffRun:

@@ -1,1 +1,1 @@
-"""A tiny model with the graph breaks people really write (see README: "The example")."""
+"""A tiny model with the graph breaks people really write (see docs/development.md: "What a run finds")."""

@@ -32,6 +32,7 @@ INPUTS: dict[str, tuple[str, str]] = {
     "artifact-name": ("gbbot-report", "name of the artifact the workflow uploads the report as (for links)"),
     "bot-login": ("", "login the token comments as (default: GET /user, else github-actions[bot])"),
     "jobs": ("1", "entrypoints run in parallel"),
+    "setup": ("true", "false: skip the config's setup: steps (the job built the entrypoints' environment already)"),
     "cache-dir": (
         "gbbot-cache",
         "baseline cache of merge-base reports; relative paths are under $RUNNER_TEMP (outside the workspace,"
@@ -85,6 +86,7 @@ class Inputs:
     bot_login: str
     jobs: int
     fix: bool
+    setup: bool
     cache_dir: Path | None
     baseline_from_branch: str = ""  # "" = off
     gb_fix: str = ""  # "" = not a /gb-fix step
@@ -120,6 +122,7 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
         bot_login=get("bot-login"),
         jobs=_jobs(get("jobs")),
         fix=_choice("fix", get("fix").lower(), ("true", "false")) == "true",
+        setup=_choice("setup", get("setup").lower(), ("true", "false")) == "true",
         cache_dir=cache_dir(environ.get(env_name("cache-dir"), None), environ),
         baseline_from_branch=get("baseline-from-branch"),
         gb_fix=_choice("gb-fix", get("gb-fix"), GB_FIX_STAGES),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gbbot import api
+from gbbot.action import analysis
 from gbbot.action.context import Context
 from gbbot.action.event import SHA, IssueCommentEvent
 from gbbot.action.inputs import Inputs
@@ -174,7 +175,7 @@ def pinned_sha(ctx: Context) -> str:
 
 
 def _fix_run(ctx: Context, command: Command) -> Any:
-
+    analysis.prepare(ctx)  # the PR's setup: steps, with no token (this stage has none)
     config, mode = ctx.settings.config, ctx.settings.mode
     options = api.FixOptions(  # LibCST: imported only when a fix is asked for
         apply=True,

@@ -3,11 +3,12 @@ annotations, and its exit code."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from gbbot import api
 from gbbot.action.context import Context
-from gbbot.action.workflow import write_outputs, write_step_summary
+from gbbot.action.workflow import REPOSITORY, SERVER, write_outputs, write_step_summary
 from gbbot.api import Policy
 from gbbot.core import counts as counts_
 from gbbot.core import limits
@@ -18,13 +19,49 @@ from gbbot.publish.fallback import annotate
 from gbbot.publish.sink import Published
 from gbbot.render import sarif
 from gbbot.render.escape import md_code
+from gbbot.render.markdown import SourceLinks
+
+# A workflow that runs this action's `/gb-fix` stages: the repository answers `/gb-fix` comments.
+GB_FIX_STAGE = re.compile(r"^\s*gb-fix:\s*['\"]?authorize\b", re.MULTILINE)
 
 
-def content(ctx: Context, report: Report, run_url: str | None) -> Content:
+def answers_gb_fix(workspace: Path) -> bool:
+    """Whether a workflow of the checked-out repository runs the `/gb-fix` authorize stage."""
+    found = sorted((workspace / ".github" / "workflows").glob("*.y*ml"))
+    return any(GB_FIX_STAGE.search(_read(f)) for f in found[:MAX_WORKFLOWS])
+
+
+MAX_WORKFLOWS = 200  # more files than any repository keeps there: the rest is not read
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return ""
+
+
+def source_links(ctx: Context, head_sha: str | None) -> SourceLinks | None:
+    """Links to lines at the PR's head commit, when the server and repository look like GitHub's."""
+    env = ctx.env
+    if not head_sha or not SERVER.match(env.server_url) or not REPOSITORY.match(env.repository):
+        return None
+    try:
+        return SourceLinks(f"{env.server_url}/{env.repository}", head_sha)
+    except ValueError:
+        return None
+
+
+def content(ctx: Context, report: Report, run_url: str | None, head_sha: str | None = None) -> Content:
     artifact = md_code(ctx.inputs.artifact_name)
     where = f"[this workflow run]({run_url})" if run_url else "this workflow run"
     pointer = f"📄 The full report is the {artifact} artifact of {where}."
-    return Content(title=title_for(ctx.inputs.header), pointer=pointer)
+    return Content(
+        title=title_for(ctx.inputs.header),
+        pointer=pointer,
+        links=source_links(ctx, head_sha),
+        gb_fix=answers_gb_fix(ctx.env.workspace),
+    )
 
 
 def counts(report: Report) -> dict[str, str]:

@@ -40,7 +40,7 @@ def handle(ctx: Context, event: PullRequestEvent) -> int:
     if ctx.inputs.fix or (wanted and why_not is None):
         report = analysis.with_fixes(ctx, report)
     policy = ctx.settings.policy
-    text = outputs.content(ctx, report, ctx.env.run_url)
+    text = outputs.content(ctx, report, ctx.env.run_url, event.head_sha)
     if wanted:
         text = text.noted(autofix(ctx, event, report, why_not).note)
     where = destination(ctx, event.number, event.head_sha, policy, ctx.env.run_url)
@@ -101,7 +101,8 @@ def push_fixes(ctx: Context, event: PullRequestEvent, report: Report) -> Outcome
     url = pushing.commit_url(ctx.env.server_url, ctx.env.repository, done.head, made.commit)
     fixed = fix_commit.fixed_lines(made.fixes, report)
     link = f"[{md_code(made.commit[:12])}]({url})"
-    head = f"🤖 **autofix**: pushed {link} to {md_code(done.head.ref)} with {len(fixed)} verified fix(es):"
+    fixes = f"{len(fixed)} verified fix{'es' * (len(fixed) != 1)}"
+    head = f"🤖 **autofix**: pushed {link} to {md_code(done.head.ref)} with {fixes}:"
     dropped = fix_commit.dropped_lines(made.dropped, report)
     left_out = ["", "Verified fixes left out (gbbot's recipes did not make them again from the commit):", *dropped]
     return Outcome("\n".join([head, "", *fixed, *(left_out if dropped else [])]), made.commit)

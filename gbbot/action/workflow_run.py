@@ -103,8 +103,10 @@ def believed(ctx: Context, report: Report, target: Target | None, head_sha: str)
     return done
 
 
-def _content(ctx: Context, done: rederive.Rederived, target: Target | None, run_url: str | None) -> Content:
-    text = outputs.content(ctx, done.report, run_url)
+def _content(
+    ctx: Context, done: rederive.Rederived, target: Target | None, run_url: str | None, head_sha: str
+) -> Content:
+    text = outputs.content(ctx, done.report, run_url, head_sha)
     note = rederive.dropped_note(done.dropped)
     text = text.noted(note) if note else text
     return text.noted(FORK_NOTE) if target is not None and target.from_fork else text
@@ -116,7 +118,7 @@ def handle(ctx: Context, run: WorkflowRunEvent) -> int:
     run_url = run.html_url if run.html_url.startswith("https://") and " " not in run.html_url else None
     target = _target(ctx, run)
     done = believed(ctx, report, target, run.head_sha)
-    text = _content(ctx, done, target, run_url)
+    text = _content(ctx, done, target, run_url, run.head_sha)
     published: Published | None = None
     if target is not None:
         where = destination(ctx, target.pull.number, run.head_sha, policy, run_url)

@@ -17,7 +17,8 @@ import sysconfig
 import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -26,6 +27,9 @@ from gbbot.core.config import IgnoreRule
 from gbbot.core.model import BreakMessage, Category, Frame, GraphBreak, LibrarySite, Origin, RawBreak
 from gbbot.trace import registry
 from gbbot.trace.registry import IdIndex
+
+if TYPE_CHECKING:
+    from gbbot.analysis.frames import FrameIndex
 
 RULES_PATH = Path(__file__).parent.parent / "data" / "rules.yaml"
 SITE_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
@@ -170,6 +174,19 @@ def display_path(file: str, root: str) -> str:
     return PurePosixPath(_normal(file)).name
 
 
+INSTALLED_PREFIX = re.compile(r"(?<![\w.-])(?:[A-Za-z]:)?[^\s\"',:]*[/\\](?:site|dist)-packages[/\\]")
+
+
+def relative_paths(text: str, root: str) -> str:
+    """Text that quotes paths (a traceback): the repository's as repository-relative paths, an
+    installed package's from its package directory on, as `display_path` names them. The runner's
+    directories say nothing to a reader and differ from machine to machine."""
+    for prefix in {root.rstrip("/\\"), str(PurePosixPath(root))}:
+        if prefix:
+            text = text.replace(prefix + "/", "").replace(prefix + "\\", "")
+    return INSTALLED_PREFIX.sub("", text)
+
+
 # Dynamo's own stand-ins for builtins (it inlines them where the program called a builtin): like
 # the standard library, they are never where a break is to be fixed.
 POLYFILLS = "torch/_dynamo/polyfills/"
@@ -200,6 +217,32 @@ class Site:
     origin: Origin
     innermost: Frame
     library: LibrarySite | None = None
+
+
+# gbbot's own code that runs an entrypoint (the `call:` launcher, the warm server, the fast-mode
+# shim, the pytest plugin) and the interpreter's `python -m` machinery: at the bottom of a
+# traceback, never the user's code, wherever gbbot is installed.
+OWN_FILES = (
+    ("gbbot", "child", "launch.py"),
+    ("gbbot", "child", "pytest_plugin.py"),
+    ("gbbot", "child", "_shim", "sitecustomize.py"),
+    ("gbbot", "backends", "warm_server.py"),
+)
+RUNNER_FILES = frozenset({"<frozen runpy>", "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>"})
+
+
+def runs_entrypoints(file: str) -> bool:
+    """A frame of what starts an entrypoint rather than of the entrypoint."""
+    if file in RUNNER_FILES:
+        return True
+    parts = PurePath(file.replace("\\", "/")).parts
+    return any(parts[-len(own) :] == own for own in OWN_FILES)
+
+
+def user_frames(raw: RawBreak) -> RawBreak:
+    """`raw` with the frames of gbbot's launcher, server and shim left out of its stack."""
+    kept = tuple(f for f in raw.stack if not runs_entrypoints(f.file))
+    return raw if len(kept) == len(raw.stack) else replace(raw, stack=kept)
 
 
 def attribute(raw: RawBreak, root: str) -> Site | None:
@@ -289,6 +332,7 @@ class _Located:
     qualname: str
     code: str
     in_loop: bool
+    statement: str = ""  # the whole statement, when it spans more lines than the break's
 
     @property
     def rank(self) -> int | None:
@@ -307,7 +351,8 @@ def _locate(raw: RawBreak, root: str, lookup: SourceLookup) -> _Located | None:
     line, function = site.frame.line, site.frame.function
     code = site.frame.code or (source.line(line).strip() if source else "")
     qualname = source.qualname(line, function) if source else function
-    return _Located(raw, site, qualname, code, bool(source and source.in_loop(line)))
+    statement = source.statement(line) if source else ""
+    return _Located(raw, site, qualname, code, bool(source and source.in_loop(line)), statement)
 
 
 def _glob_re(pattern: str) -> re.Pattern[str]:
@@ -385,14 +430,16 @@ def classify(
     entrypoint: str = "",
     rules: Rules | None = None,
     ids: IdIndex | None = None,
+    frames: FrameIndex | None = None,
 ) -> tuple[GraphBreak, ...]:
     """`ids` maps a message without a registry id to its id (default: the installed torch's
-    registry), so that a break keeps its identity when torch rewords it."""
+    registry), so that a break keeps its identity when torch rewords it. `frames` says which
+    frame each record's compile compiled (gbbot/analysis/frames.py); without it breaks name none."""
     ids = registry.installed() if ids is None else ids
     rules = rules or load_rules()
     rules = replace(rules, loop=rules.loop.resolved(ids))
     ignore = tuple(ignore)
-    raws = with_suppressed_stacks(identified(r, ids) for r in raws)
+    raws = with_suppressed_stacks(user_frames(identified(r, ids)) for r in raws)
     located = [loc for loc in (_locate(r, root, lookup) for r in raws) if loc is not None]
     groups: dict[tuple[str, ...], dict[int, list[_Located]]] = {}
     for loc in located:
@@ -402,12 +449,30 @@ def classify(
         # Identical breaks are numbered from the last one up: one added above an existing one
         # takes a new number, and the existing one keeps its fingerprint.
         for occurrence, line in enumerate(sorted(by_line, reverse=True)):
-            breaks.append(_fold(key, occurrence, by_line[line], rules, root))
+            breaks.append(_fold(key, occurrence, by_line[line], rules, root, frames))
     breaks = [replace(b, ignored=True) if is_ignored(b, ignore, entrypoint) else b for b in breaks]
     return tuple(sorted(breaks, key=impact_order))
 
 
-def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Rules, root_dir: str) -> GraphBreak:
+def occurrences(raws: Iterable[RawBreak]) -> int:
+    """How often a break was hit, as torch's counters["graph_break"] counts it: each record that
+    split a graph. A record that instead ended its frame's compile (the frame fell back to eager,
+    or Dynamo could not resume and skipped the rest of it) is the same break met by a caller that
+    inlined it, not another hit; a break met only that way was still hit once."""
+    return max(1, sum(1 for r in raws if not r.ends_frame))
+
+
+def _frames_of(same: list[_Located], frames: FrameIndex | None) -> tuple[tuple, tuple]:
+    if frames is None:
+        return (), ()
+    traced = {ref: None for loc in same if (ref := frames.of(loc.raw)) is not None}
+    eager = {ref: None for loc in same if (ref := frames.made_eager(loc.raw)) is not None}
+    return tuple(traced), tuple(eager)
+
+
+def _fold(
+    key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Rules, root_dir: str, frames: FrameIndex | None
+) -> GraphBreak:
     first = same[0]
     root = first.raw.root
     consequences: dict[str, BreakMessage] = {}
@@ -417,9 +482,10 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
     caused = tuple(fingerprint((name, *key[1:]), occurrence) for name in sorted(consequences))
     rule = rules.rule(root)
     site = first.site
-    per_rank: dict[int | None, int] = {}
+    per_rank: dict[int | None, list[RawBreak]] = {}
     for loc in same:
-        per_rank[loc.rank] = per_rank.get(loc.rank, 0) + 1
+        per_rank.setdefault(loc.rank, []).append(loc.raw)
+    traced, eager = _frames_of(same, frames)
     return GraphBreak(
         fingerprint=fingerprint(key, occurrence),
         gb_id=root.gb_id,
@@ -430,13 +496,14 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         line=site.frame.line,
         function=first.qualname,
         code=first.code,
+        statement=first.statement,
         explanation=root.explanation,
         hints=root.hints,
         doc_url=root.doc_url,
-        frame_skipped=any(loc.raw.frame_skipped for loc in same),
+        frame_skipped=any(loc.raw.frame_skipped for loc in same) or bool(eager),
         in_loop=first.in_loop or any(rules.loop.matches(m) for m in consequences.values()),
         # a break every rank of a distributed run hits is one break, seen on several ranks
-        count=max(per_rank.values()),
+        count=max(occurrences(raws) for raws in per_rank.values()),
         ranks=len(per_rank),
         library_site=site.library,
         caused=caused,
@@ -446,4 +513,6 @@ def _fold(key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Ru
         consequences=tuple(m.gb_type for m in consequences.values()),
         fullgraph_failure=any(loc.raw.fullgraph_failure for loc in same),
         tests=tuple(sorted({loc.raw.test for loc in same if loc.raw.test})),
+        frames=traced,
+        makes_eager=eager,
     )

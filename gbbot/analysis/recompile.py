@@ -37,6 +37,10 @@ LOCATION_RE = re.compile(r"(?P<path>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+)")
 FRAME_RE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
 SOURCE_RE = re.compile(r"""\b[LG]\[['"]([^'"]+)['"]\]""")
 TENSOR_RE = re.compile(r"^tensor '([^']+)'")
+INDEX_RE = re.compile(r"\bat index (\d+)")
+# `len(xs) == 2`, `___check_type_id(self._modules['act'], 9412…)`, `___check_obj_id(fn.__code__, …)`
+CALLED_RE = re.compile(r"^(?:len|___check_type_id|___check_obj_id)\((?P<arg>[^,)]+)")
+SUBMODULE_RE = re.compile(r"""\._modules\[['"](\w+)['"]\]""")
 GUARD_CHARS = 160
 
 
@@ -47,6 +51,18 @@ class Kind:
     cause: str
     advice: str
     dynamic: bool = False
+
+    def cause_for(self, guard: Guard) -> str:
+        return filled(self.cause, guard)
+
+    def advice_for(self, guard: Guard) -> str:
+        return filled(self.advice, guard)
+
+
+def filled(text: str, guard: Guard) -> str:
+    """`{name}` → what the guard is about, `{dim}` → the dimension it names (0 when none)."""
+    dim = INDEX_RE.search(guard.text)
+    return text.replace("{name}", guard.named or "the value").replace("{dim}", dim.group(1) if dim else "0")
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,16 @@ class Guard:
         tensor = TENSOR_RE.match(self.text)
         name = tensor.group(1) if tensor else re.split(r" == | is | != |\(", self.text, maxsplit=1)[0]
         return unwrap(name).strip()
+
+    @property
+    def named(self) -> str:
+        """The subject as a reader writes it: `xs` for `len(xs)`, `self.act` for
+        `self._modules['act']`, `fn` for `fn.__code__`; "" for global state."""
+        if self.text.startswith("GLOBAL_STATE"):
+            return ""
+        called = CALLED_RE.match(self.text)
+        name = unwrap(called.group("arg")) if called else self.subject
+        return SUBMODULE_RE.sub(r".\1", name).removesuffix(".__code__").strip()
 
 
 def unwrap(source: str) -> str:
@@ -261,8 +287,8 @@ def analyse_frame(
                 guard=shorten(item.guard.text),
                 count=len(item.indexes),
                 dynamic=_is_dynamic(item, frames),
-                cause=item.kind.cause,
-                advice=item.kind.advice,
+                cause=item.kind.cause_for(item.guard),
+                advice=item.kind.advice_for(item.guard),
                 line=line,
                 code=shorten(code, 200),
             )

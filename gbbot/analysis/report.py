@@ -17,10 +17,12 @@ from gbbot.core import counts, fixes, limits, untrusted_json
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     Category,
+    CompiledFrame,
     Diff,
     EntrypointDiff,
     EntrypointReport,
     Frame,
+    FrameRef,
     GraphBreak,
     LibrarySite,
     Mode,
@@ -37,7 +39,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "statement"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -46,8 +48,12 @@ def graph_count(log: TraceLog) -> int:
     return sum(1 for m in log.metrics if m.graph_op_count)
 
 
-def frames_skipped(log: TraceLog, breaks: Iterable[GraphBreak]) -> int:
-    """Distinct frames that fell back to eager: a frame Dynamo restarted is one frame, not two."""
+def frames_skipped(log: TraceLog, breaks: Iterable[GraphBreak], frames: Iterable[CompiledFrame] = ()) -> int:
+    """Distinct frames that run eagerly: a frame Dynamo restarted is one frame, not two. Counted
+    from the compiled frames when there are any; else from the metrics and the breaks' sites."""
+    frames = tuple(frames)
+    if frames:
+        return sum(1 for f in frames if f.eager)
     from_metrics = len({(m.co_filename, m.co_name) for m in log.metrics if m.fail_type})
     return max(from_metrics, len({(b.file, b.function) for b in breaks if b.frame_skipped}))
 
@@ -83,6 +89,7 @@ def entrypoint_report(
     no_compile: str | None = None,
     problems: tuple[str, ...] = (),
     recompiles: tuple[Recompilation, ...] = (),
+    frames: tuple[CompiledFrame, ...] = (),
 ) -> EntrypointReport:
     """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
     trace problems than the log's own (breaks that could not be attributed)."""
@@ -94,12 +101,13 @@ def entrypoint_report(
         duration_s=outcome.duration_s,
         graph_count=graph_count(log),
         break_count=sum(b.count for b in breaks),
-        frames_skipped=frames_skipped(log, breaks),
+        frames_skipped=frames_skipped(log, breaks, frames),
         breaks=breaks,
         error=error,
         trace_problems=(*log.problems, *problems),
         env_withheld=outcome.env_withheld,
         recompiles=recompiles,
+        frames=frames,
     )
 
 
@@ -236,8 +244,21 @@ def _break(data: dict) -> GraphBreak:
         tests=tuple(data.get("tests", ())),
         user_stack=tuple(_frame(f) for f in data["user_stack"]),
         library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
+        frames=tuple(FrameRef(**f) for f in data.get("frames", ())),
+        makes_eager=tuple(FrameRef(**f) for f in data.get("makes_eager", ())),
     )
     return GraphBreak(**values)
+
+
+def _compiled_frame(data: dict) -> CompiledFrame:
+    return CompiledFrame(
+        frame=FrameRef(**data["frame"]),
+        compile_ids=tuple(data["compile_ids"]),
+        graphs=data["graphs"],
+        eager=data["eager"],
+        eager_by=data.get("eager_by"),
+        breaks=tuple(data.get("breaks", ())),
+    )
 
 
 def _recompile(data: dict) -> Recompilation:
@@ -259,6 +280,7 @@ def _entrypoint(data: dict) -> EntrypointReport:
         trace_problems=tuple(data.get("trace_problems", ())),
         env_withheld=tuple(data.get("env_withheld", ())),
         recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
+        frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
     )
 
 

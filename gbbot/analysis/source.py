@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,22 @@ def _loops(node: ast.AST) -> list[tuple[int, int]]:
     return spans
 
 
+def _statement_spans(tree: ast.AST) -> list[tuple[int, int]]:
+    """Line spans of the statements: a simple one whole, a compound one (if, for, with, def)
+    its header only, up to the line before its body."""
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.AST):
+            end = max(node.lineno, body[0].lineno - 1)
+        else:
+            end = node.end_lineno or node.lineno
+        spans.append((node.lineno, end))
+    return spans
+
+
 def _scopes(node: ast.AST, prefix: str = "") -> list[Scope]:
     scopes: list[Scope] = []
     for child in ast.iter_child_nodes(node):
@@ -47,10 +64,14 @@ def _scopes(node: ast.AST, prefix: str = "") -> list[Scope]:
     return scopes
 
 
+STATEMENT_LINES_MAX = 12  # a longer statement is shown from its first lines, as far as the break's
+
+
 @dataclass(frozen=True)
 class SourceMap:
     lines: tuple[str, ...]
     scopes: tuple[Scope, ...]
+    statements: tuple[tuple[int, int], ...] = ()  # (first, last) line of each statement
 
     def scope(self, line: int) -> Scope | None:
         """The innermost function containing `line`."""
@@ -68,13 +89,25 @@ class SourceMap:
     def line(self, number: int) -> str:
         return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
 
+    def statement(self, number: int) -> str:
+        """The whole statement `number` is part of, its lines dedented together; "" when it is
+        that one line (or the file did not parse)."""
+        found = [span for span in self.statements if span[0] <= number <= span[1]]
+        if not found:
+            return ""
+        first, last = min(found, key=lambda span: span[1] - span[0])
+        last = min(last, max(number, first + STATEMENT_LINES_MAX - 1))
+        if first == last:
+            return ""
+        return textwrap.dedent("\n".join(self.lines[first - 1 : last])).strip()
+
 
 def source_map(text: str) -> SourceMap:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return SourceMap(tuple(text.splitlines()), ())
-    return SourceMap(tuple(text.splitlines()), tuple(_scopes(tree)))
+    return SourceMap(tuple(text.splitlines()), tuple(_scopes(tree)), tuple(_statement_spans(tree)))
 
 
 class SourceTree:

@@ -43,6 +43,7 @@ from gbbot.backends.contract import (
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
+from gbbot.edges import vault
 from gbbot.edges.console import say
 
 SERVER_FILE = Path(__file__).with_name("warm_server.py")
@@ -236,7 +237,7 @@ def shared_server(preload: tuple[str, ...]) -> Server:
     verifies on it. It never imported user code, so any tree can be run from it."""
     with _SHARED_LOCK:
         if preload not in _SHARED:
-            _SHARED[preload] = Server(preload, os.environ)
+            _SHARED[preload] = Server(preload, vault.environ())
         return _SHARED[preload]
 
 
@@ -402,7 +403,7 @@ class WarmBackend:
         self.pinned = dict(pinned or {})
 
     def __call__(self, request: RunRequest) -> RunOutcome:
-        base = {**os.environ, **self.pinned}
+        base = {**vault.environ(), **self.pinned}
         env = environment(request, base)
         launch = launch_of(request, env)
         if launch is None or import_time_difference(env, self.server.env) or self.server.unusable():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gbbot.analysis import break_diff, reads, report
 from gbbot.checks import baseline
+from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select
 from gbbot.core.config import Config
 from gbbot.core.errors import GitError, ReportError
@@ -91,6 +92,18 @@ def dirty_note(p: Setup) -> str | None:
         f"path{'s' * (len(changed) != 1)}: {_listed(changed)}), "
         f"not commit {head}."
     )
+
+
+def packages_note(p: Setup) -> str | None:
+    """With setup: steps, both sides run in the one environment they built from the head's
+    files: said when the change touches what is installed (a requirements file, pyproject.toml,
+    a file a step names)."""
+    if not p.config.setup:
+        return None
+    changed = [path for _, path in git.name_status(p.top, p.base_sha)] + list(git.untracked(p.top))
+    inside = f"{p.prefix}/" if p.prefix else ""
+    relative = [path.removeprefix(inside) if inside else path for path in changed]
+    return setup_steps.both_sides_note(setup_steps.requirement_changes(relative, p.config.setup))
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -170,7 +183,25 @@ def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
     return None
 
 
+def head_is_base(p: Setup) -> bool:
+    """The merge-base is the commit checked out, unchanged: a commit made on the base branch (or a
+    diff asked for on it). Running the base would run the same code again."""
+    return git.head_sha(p.top) == p.base_sha and not git.changed_paths(p.top)
+
+
+def nothing_to_compare_note(p: Setup) -> str:
+    return (
+        f"Nothing to compare: the merge-base of `{p.base_ref}` and HEAD is HEAD itself "
+        f"({p.base_sha[:7]}), so the head and the base are one commit and every break is the same on both. "
+        f"To compare a change with `{p.base_ref}`, commit it on a branch of its own."
+    )
+
+
 def sides(r: _Run) -> Sides:
+    p = r.setup
+    if head_is_base(p):
+        head = check(p.root, p.config, p.options, r.runs(1))  # the base is this same run
+        return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),))
     known = known_baseline(r)
     return _run_both_and_cache(r) if known is None else _with_known(r, *known)
 
@@ -277,8 +308,8 @@ def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
     if not same:
         return ()
     return (
-        f"The base was not run again for {len(same)} of {total} entrypoints ({_listed(same)}): they read "
-        "no file this change touches, so their base results are the head's.",
+        f"The base was not run again for {len(same)} of {total} entrypoint{'s' * (total != 1)} ({_listed(same)}): "
+        "they read no file this change touches, so their base results are the head's.",
     )
 
 
@@ -303,4 +334,7 @@ def run_diff(
     if note:
         log(note.replace("`", ""))
     s = sides(_Run(p, options, progress, log))
+    packages = packages_note(p)
+    if packages:
+        s = replace(s, notes=(*s.notes, packages))
     return DiffRun(break_diff.with_diff(s.head, compare(p, s, note)), s.notes)

@@ -5,15 +5,25 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePath
+from pathlib import Path
 
-from gbbot.analysis import classify, recompile, report
+from gbbot.analysis import classify, frames, recompile, report
 from gbbot.analysis.source import SourceTree
 from gbbot.backends.choose import backend_for
 from gbbot.backends.contract import Backend, RunRequest, entrypoint_dir, run_all
 from gbbot.core.config import Config, Entrypoint
 from gbbot.core.errors import GbbotError
-from gbbot.core.model import EntrypointReport, Frame, Mode, RawBreak, Report, RunOutcome, Status, TraceLog
+from gbbot.core.model import (
+    CompiledFrame,
+    EntrypointReport,
+    GraphBreak,
+    Mode,
+    RawBreak,
+    Report,
+    RunOutcome,
+    Status,
+    TraceLog,
+)
 from gbbot.edges import git
 from gbbot.trace import attribution, logfiles, tracelog
 
@@ -72,16 +82,20 @@ def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
     )
 
 
-def _launcher(frame: Frame) -> bool:
-    """A frame of gbbot's own `call:` launcher (gbbot/child/launch.py), wherever gbbot is installed."""
-    path = PurePath(frame.file.replace("\\", "/"))
-    return path.name == "launch.py" and path.parent.name == "child" and path.parent.parent.name == "gbbot"
+def classified(log: TraceLog, root: str, tree: SourceTree, config: Config | None, name: str) -> EntrypointParts:
+    """A trace's breaks, classified and tied to the frames Dynamo compiled."""
+    raws = tuple(classify.user_frames(r) for r in log.breaks)
+    idx = frames.index(log, root)
+    ignore = config.ignore if config else ()
+    breaks = classify.classify(raws, root, tree.get, ignore, entrypoint=name, frames=idx)
+    return EntrypointParts(breaks, frames.compiled_frames(idx, breaks, log), unattributed(raws, root))
 
 
-def without_launcher(raws: Iterable[RawBreak]) -> tuple[RawBreak, ...]:
-    """gbbot's launcher calls a `call:` target, so it sits at the bottom of every traceback;
-    it is not the user's code and is left out of their stack."""
-    return tuple(replace(r, stack=tuple(f for f in r.stack if not _launcher(f))) for r in raws)
+@dataclass(frozen=True)
+class EntrypointParts:
+    breaks: tuple[GraphBreak, ...]
+    frames: tuple[CompiledFrame, ...]
+    unattributed: tuple[str, ...]
 
 
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
@@ -90,13 +104,16 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     found = logfiles.trace_files(trace_dir) if trace_dir and trace_dir.exists() else []
     log = tracelog.read_path(trace_dir, attribution.owners(trace_dir, tests)) if found else TraceLog((), ())
     failing = attribution.failure_reason(tests) if outcome.status is Status.FAILED else ""
-    outcome = replace(outcome, reason="\n".join(r for r in (outcome.reason, failing) if r))
     where = str(root.resolve())
-    raws = without_launcher(log.breaks)
-    breaks = classify.classify(raws, where, tree.get, config.ignore, entrypoint=outcome.name)
+    reason = "\n".join(r for r in (outcome.reason, failing) if r)
+    tail = classify.relative_paths(outcome.stderr_tail, where)
+    outcome = replace(outcome, reason=classify.relative_paths(reason, where), stderr_tail=tail)
+    parts = classified(log, where, tree, config, outcome.name)
     recompiles = recompile.analyse(log, where, tree.get)
     no_compile = report.compiled_nothing(log, len(found))
-    entry = report.entrypoint_report(outcome, log, breaks, no_compile, unattributed(raws, where), recompiles)
+    entry = report.entrypoint_report(
+        outcome, log, parts.breaks, no_compile, parts.unattributed, recompiles, frames=parts.frames
+    )
     return entry, log
 
 
@@ -141,11 +158,15 @@ def from_logs(path: Path, root: Path, name: str) -> Report:
     TORCH_LOGS=graph_breaks text), as one entrypoint called `name`; nothing runs."""
     log = tracelog.read_path(path)
     tree = SourceTree(root)
-    breaks = classify.classify(log.breaks, str(root), tree.get, entrypoint=name)
+    parts = classified(log, str(root), tree, None, name)
     outcome = RunOutcome(name, Status.OK, None, 0.0)
-    problems = unattributed(log.breaks, str(root))
     entry = report.entrypoint_report(
-        outcome, log, breaks, problems=problems, recompiles=recompile.analyse(log, str(root), tree.get)
+        outcome,
+        log,
+        parts.breaks,
+        problems=parts.unattributed,
+        recompiles=recompile.analyse(log, str(root), tree.get),
+        frames=parts.frames,
     )
     # Logs made elsewhere do not say whether torch.compile ran with its own backend or gbbot's.
     return report.new_report([entry], None, log.torch_version, None)

@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
+    common.setup_if_asked(args, root, config)
     branch = args.branch or config.audit.branch
     options = check_command.options(args)
     runs = audit.reports(config, audit.check_with(root, config, options))

@@ -27,6 +27,7 @@ def options(args: argparse.Namespace) -> api.CheckOptions:
 def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
+    common.setup_if_asked(args, root, config)
     opts = options(args)
     on_done = common.progress(args)(len(api.select(config, opts)))
     result = api.check(root, config, opts, on_done)

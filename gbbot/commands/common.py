@@ -40,6 +40,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices of the entrypoints")
     parser.add_argument("--keep-traces", metavar="DIR", type=Path, help="keep each entrypoint's trace and output here")
     parser.add_argument(
+        "--setup",
+        action="store_true",
+        help="run the config's setup: steps first (pip install ...), as the GitHub Action always does",
+    )
+    parser.add_argument(
         "--no-warm",
         action="store_true",
         help="start every entrypoint as a fresh process (default: Python ones fork from a server that imported torch)",
@@ -68,6 +73,12 @@ def config_for(args: argparse.Namespace, root: Path) -> Config:
     if getattr(args, "no_warm", False):
         config = replace(config, runner=replace(config.runner, warm=False))
     return config
+
+
+def setup_if_asked(args: argparse.Namespace, root: Path, config: Config) -> None:
+    """--setup: the config's setup: steps, before any entrypoint runs."""
+    if getattr(args, "setup", False) and config.setup:
+        api.setup(root, config)
 
 
 def write_outputs(result: Report, args: argparse.Namespace) -> None:

@@ -55,6 +55,7 @@ def options(args: argparse.Namespace) -> api.DiffOptions:
 def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
+    common.setup_if_asked(args, root, config)
     done = api.diff(root, config, options(args), common.progress(args), common.messages(args))
     common.write_outputs(done.report, args)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()

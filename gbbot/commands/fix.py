@@ -97,7 +97,9 @@ def _missing_breaks(run: FixRun, wanted: list[str]) -> None:
     known = {b.fingerprint for b in run.report.breaks}
     unknown = [f for f in wanted if f not in known]
     if unknown:
-        raise GbbotError(f"--break {unknown[0]}: no such break in the report ({len(known)} breaks found)")
+        raise GbbotError(
+            f"--break {unknown[0]}: no such break in the report ({len(known)} break{'s' * (len(known) != 1)} found)"
+        )
 
 
 def _print_results(run: FixRun, quiet: bool) -> None:

@@ -123,6 +123,21 @@ def encode(args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
     return json.dumps({"args": list(args), "kwargs": dict(kwargs)}, sort_keys=True, allow_nan=False)
 
 
+def encode_model(entrypoint: Any) -> str:
+    """A `model:` entrypoint's build-compile-call recipe as one JSON text for the child's argv:
+    the constructor's arguments, the method, torch.compile's options, the inputs, train or eval."""
+    recipe = {
+        "args": list(entrypoint.args),
+        "kwargs": dict(entrypoint.kwargs),
+        "method": entrypoint.method,
+        "compile": dict(entrypoint.compile),
+        "inputs": list(entrypoint.inputs),
+        "input_kwargs": dict(entrypoint.input_kwargs),
+        "train": entrypoint.train,
+    }
+    return json.dumps(recipe, sort_keys=True, allow_nan=False)
+
+
 # --- in the child ------------------------------------------------------------------------------
 
 
@@ -152,6 +167,12 @@ def build(value: Any) -> Any:
     if isinstance(value, dict):
         return _tensor(value) if "tensor" in value else {name: build(item) for name, item in value.items()}
     return value
+
+
+def decode_model(text: str) -> dict[str, Any]:
+    """The child's side of `encode_model`: the recipe with its tensor specs still specs (the
+    constructor's are built before the inputs', after the seed is set)."""
+    return json.loads(text)
 
 
 def decode(text: str) -> tuple[list[Any], dict[str, Any]]:

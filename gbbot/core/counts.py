@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gbbot.core.model import GraphBreak, Report, Status
+from gbbot.core.model import FrameRef, GraphBreak, Report, Status
 
 CLEAN = (Status.OK, Status.SKIPPED)
 
@@ -70,11 +70,18 @@ def distinct(breaks: Iterable[GraphBreak]) -> int:
     return len({b.fingerprint for b in breaks})
 
 
+def eager_frames(report: Report) -> tuple[FrameRef, ...]:
+    """The compiled frames that run eagerly in at least one entrypoint, each once."""
+    return tuple({f.frame: None for e in report.entrypoints for f in e.frames if f.eager})
+
+
 def _eager_frames(report: Report) -> int:
-    """Distinct frames (file, function) seen running eagerly; at least what any one entrypoint's
-    compilation metrics counted (a frame can fail without a break record naming it)."""
-    frames = {(b.file, b.function) for b in report.breaks if b.frame_skipped}
-    return max([len(frames), *(e.frames_skipped for e in report.entrypoints)])
+    """Distinct frames seen running eagerly, counted from the entrypoints' compiled frames. An
+    entrypoint read from a report made before frames were recorded counts as it did then: the
+    sites (file, function) of breaks that made a frame eager, at least its own count."""
+    older = [e for e in report.entrypoints if not e.frames]
+    sites = {(b.file, b.function) for e in older for b in e.breaks if b.frame_skipped}
+    return len(eager_frames(report)) + max([len(sites), *(e.frames_skipped for e in older)])
 
 
 def counts(report: Report) -> Counts:

@@ -83,6 +83,15 @@ class RawBreak:
     # compilation_metrics record tells of it.
     fullgraph_failure: bool = False
     test: str | None = None  # the pytest node id that was running when it was traced
+    # Which compile traced it (the envelope's frame_id / frame_compile_id, counted per trace file
+    # `log`): what ties a break to the frame Dynamo was compiling, often a caller of its function.
+    frame_id: int | None = None
+    compile_index: int | None = None
+    log: str = ""
+    # The record ends its frame's compile instead of splitting the graph there (Dynamo fell back
+    # to eager for the frame, or could not resume and skipped the rest of it): torch does not
+    # count such a record in counters["graph_break"], and neither do occurrences.
+    ends_frame: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,34 @@ class LibrarySite:
 
 
 @dataclass(frozen=True)
+class FrameRef:
+    """A compiled frame's identity: the code object Dynamo traced (`co_filename`,
+    `co_firstlineno`, `co_name` of its compilation_metrics). `file` is repository-relative, or
+    from the package directory on for a library (transformers/generation/utils.py). A resume
+    function Dynamo made after a break is its original function's frame."""
+
+    file: str
+    line: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
+
+
+@dataclass(frozen=True)
+class CompiledFrame:
+    """One frame Dynamo compiled in an entrypoint: its compiles, what they produced, and whether
+    it runs eagerly (a compile of it fell back to eager) and because of which break."""
+
+    frame: FrameRef
+    compile_ids: tuple[str, ...]  # "frame_id/compile_index", in trace order
+    graphs: int  # compiles that produced a non-empty graph
+    eager: bool
+    eager_by: str | None = None  # fingerprint of the break that made it run eagerly
+    breaks: tuple[str, ...] = ()  # fingerprints of the breaks traced in it
+
+
+@dataclass(frozen=True)
 class GraphBreak:
     fingerprint: str
     gb_id: str | None
@@ -176,10 +213,22 @@ class GraphBreak:
     ranks: int = 1  # distributed ranks that saw it (one trace per rank); `count` is per rank
     fullgraph_failure: bool = False  # this break made a fullgraph=True compile fail
     tests: tuple[str, ...] = ()  # pytest node ids during which it was traced (pytest: entrypoints)
+    # The whole statement `code` is one line of (`image_ids = torch.repeat_interleave(` and the
+    # lines after it), for display; "" when the statement is that one line. Not part of identity.
+    statement: str = ""
+    # The compiled frames it was traced in, first traced first (the frame being compiled, which
+    # is its own function's or a caller's that inlined it), and the frames it made run eagerly.
+    frames: tuple[FrameRef, ...] = ()
+    makes_eager: tuple[FrameRef, ...] = ()
 
     @property
     def key(self) -> str:
         return self.gb_id or self.gb_type
+
+    @property
+    def frame(self) -> FrameRef | None:
+        """The frame it was first traced in: the compile that met it."""
+        return self.frames[0] if self.frames else None
 
 
 @dataclass(frozen=True)
@@ -266,6 +315,7 @@ class EntrypointReport:
     trace_problems: tuple[str, ...] = ()
     env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
     recompiles: tuple[Recompilation, ...] = ()  # impact order
+    frames: tuple[CompiledFrame, ...] = ()  # trace order; () in a report made before frames were read
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def summary_lines(run: FixRun) -> list[str]:
     """What `fix` found, noted and wrote: the lines the CLI and the action print after a run."""
     counts = Counter(r.status.value for r in run.results)
     found = ", ".join(f"{n} {status}" for status, n in counts.items()) or "nothing to fix"
-    lines = [f"{len(run.results)} breaks: {found}"]
+    lines = [f"{len(run.results)} break{'s' * (len(run.results) != 1)}: {found}"]
     if len(run.rounds) > 1 or run.left:
         lines += round_lines(run.rounds, run.left)
     if run.after is not None:

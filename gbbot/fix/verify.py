@@ -247,7 +247,7 @@ def changed_behaviour(before: Observation, after: Observation, compare: ResultCo
         last = (new.stderr_tail.strip().splitlines() or [new.reason or ""])[-1][:DIFF_DETAIL_CHARS]
         was = f"{old.status.value} (exit {old.exit_code})"
         return f"{name} ended {new.status.value} (exit {new.exit_code}), before {was}: {last}"
-    if before.entrypoint.kind == "call":
+    if before.entrypoint.returns_result:
         if (old.result_path is None) != (new.result_path is None):
             return f"{name} returned a result in only one of the runs"
         difference = (
@@ -263,7 +263,7 @@ def changed_behaviour(before: Observation, after: Observation, compare: ResultCo
 
 def _equal_phrase(observations: Iterable[Observation]) -> str:
     """What was compared: results or output ("outputs"), or only how the process ended."""
-    kinds = {o.entrypoint.kind == "call" or o.entrypoint.verify_output for o in observations}
+    kinds = {o.entrypoint.returns_result or o.entrypoint.verify_output for o in observations}
     if kinds == {True}:
         return "outputs equal"
     return "exit status equal" if kinds == {False} else "outputs and exit status equal"

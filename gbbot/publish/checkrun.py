@@ -82,7 +82,8 @@ def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str
     more = len(notes) - len(sent)
     if not more:
         return sent, content
-    note = f"_{more} more breaks are in the report artifact (annotated here: the first {len(sent)})._"
+    findings_ = f"{more} more finding{'s' * (more != 1)} {'are' if more != 1 else 'is'}"
+    note = f"_{findings_} in the report artifact (annotated here: the first {len(sent)})._"
     return sent, content.noted(note)
 
 

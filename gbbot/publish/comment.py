@@ -64,19 +64,23 @@ class Marker:
 def content_hash(report: Report, content: Content) -> str:
     """Hash of what a reader sees, without the parts that change on every run (commits, links)."""
     diff = replace(report.diff, base_sha="") if report.diff else None
-    stable = markdown.render(replace(report, commit=None, diff=diff), content.options(footer=False))
+    stable = markdown.render(replace(report, commit=None, diff=diff), content.for_comment().options(footer=False))
     return hashlib.sha256(stable.encode("utf-8")).hexdigest()[:16]
 
 
 def has_news(report: Report) -> bool:
-    """Something a PR author should hear about: new or fixed breaks, or an entrypoint that failed."""
+    """Something a PR author should hear about: new, fixed or hidden breaks, new or fixed
+    recompilation problems, or an entrypoint that failed."""
     diff = report.diff
     failed = any(e.status not in counts.CLEAN for e in report.entrypoints)
-    return bool(report_.new_breaks(report)) or bool(diff and (diff.fixed or diff.hidden)) or failed
+    recompiles = diff.recompiles if diff else None
+    recompiled = bool(recompiles and (recompiles.new or recompiles.fixed))
+    return bool(report_.new_breaks(report)) or bool(diff and (diff.fixed or diff.hidden)) or recompiled or failed
 
 
 def body(report: Report, content: Content, header: str, previous: Marker | None) -> tuple[str, Marker]:
     """The full comment body (marker first, within GitHub's limit) and its marker."""
+    content = content.for_comment()
     now_new = bool(report_.new_breaks(report))
     marker = Marker(header_key(header), now_new or bool(previous and previous.had_new), content_hash(report, content))
     lead = f"{marker}\n" + (f"{ALL_FIXED}\n\n" if marker.had_new and not now_new else "")

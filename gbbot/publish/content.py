@@ -22,16 +22,33 @@ class Content:
     title: str = DEFAULT_TITLE
     pointer: str = ""  # trusted markdown: where the full report is (workflow run, artifact)
     notes: tuple[str, ...] = ()  # trusted markdown lines at the end: where figures come from, what was left out
+    links: markdown.SourceLinks | None = None  # where `file:line` links point
+    gb_fix: bool = False  # the repository answers `/gb-fix` comments
+    # How the comparison was made (base reused, dirty tree): for the job summary and the log; the
+    # PR comment keeps only what changes the reading of the result.
+    process_notes: bool = True
 
     def noted(self, line: str) -> Content:
         return replace(self, notes=(*self.notes, line))
 
+    def for_comment(self) -> Content:
+        return replace(self, process_notes=False)
+
     def options(self, max_items: int | None = None, footer: bool = True) -> markdown.Options:
+        """`footer=False`: what a reader sees that stays the same from commit to commit (no
+        pointer to this run, no links at this commit)."""
         notes = [] if max_items is None else [f"_Showing at most {max_items} breaks per section (size limit)._"]
         notes += self.notes
         if footer and self.pointer:
             notes.append(self.pointer)
-        return markdown.Options(title=self.title, footer=tuple(notes), max_items=max_items)
+        return markdown.Options(
+            title=self.title,
+            footer=tuple(notes),
+            max_items=max_items,
+            links=self.links if footer else None,
+            gb_fix=self.gb_fix,
+            process_notes=self.process_notes,
+        )
 
 
 def title_for(header: str) -> str:

@@ -77,12 +77,16 @@ def message(finding: Finding) -> str:
     lines = [f"{'New graph break' if finding.state is State.NEW else 'Graph break'}: {brk.gb_type}"]
     if brk.library_site is not None:
         lines.extend(library_lines(brk))
+    elif brk.statement:
+        lines.append("Code:")
+        lines.extend(f"    {line}" for line in brk.statement.splitlines())
     elif brk.code:
         lines.append(f"Code: {brk.code}")
     if brk.fullgraph_failure:
         lines.append("This break made the fullgraph=True compile fail.")
     if finding.frame_eager:
-        lines.append("The whole frame runs eagerly (Dynamo skipped it).")
+        named = ", ".join(str(f) for f in brk.makes_eager) or brk.function
+        lines.append(f"It makes {named} run eagerly (Dynamo runs that frame uncompiled).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
     if brk.explanation:

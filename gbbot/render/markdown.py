@@ -1,25 +1,60 @@
-"""Report → markdown (PR comment, job summary, `--markdown`). Pure; the layout is a Jinja2
-template, every untrusted string passes an escaping filter."""
+"""Report → markdown (PR comment, check-run summary, job summary, `--markdown`). Pure; the layout
+is a Jinja2 template, every untrusted string passes an escaping filter.
+
+It is written for a reviewer with ten seconds: first one line of verdict that leads with what the
+PR changed, one line of context in small type, then the new breaks as a table (where, linked to
+the line at the head commit; what; what to do), their details folded one per break, and
+everything else (fixed, hidden, persisting, ignored, the entrypoints) folded with a count.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
 
-from gbbot.analysis import recompile
+from gbbot.analysis import advice, classify, recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
-from gbbot.core.model import GraphBreak, Report, Status
+from gbbot.core.fixes import FixStatus
+from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
 from gbbot.render import fixes
-from gbbot.render.escape import md_code, md_code_block, md_link, md_text
+from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
+from gbbot.render.findings import SAFE_PATH
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
 
 TITLE = "gbbot: torch.compile graph breaks"  # the comment's, the check run's and the summary's heading
+WEB_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:\d+)?/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+SHA = re.compile(r"^[0-9a-f]{7,64}$")
+TORCH_FILES = ("torch/", "functorch/")  # frames inside torch, as a report names them
+CODE_IN_TABLE = 90  # characters of a statement shown in a table cell; all of it is in the details
+# A note on the comparison that begins with this questions the result itself (a baseline that
+# does not match the run): it stays wherever the result is shown. Other notes (the base reused,
+# a dirty tree) say how the result was reached, for the log and the job summary.
+WARNING_NOTE = "⚠️"
+
+
+@dataclass(frozen=True)
+class SourceLinks:
+    """Where a `file:line` points: the repository's web address and the commits to link at."""
+
+    web: str  # https://github.com/owner/name
+    head_sha: str
+
+    def __post_init__(self) -> None:
+        if not WEB_URL.match(self.web) or not SHA.match(self.head_sha):
+            raise ValueError(f"not a repository address and commit: {self.web!r} {self.head_sha!r}")
+
+    def line(self, path: str, line: int, sha: str | None = None) -> str | None:
+        commit = sha if sha and SHA.match(sha) else self.head_sha
+        if not SAFE_PATH.match(path):
+            return None
+        return f"{self.web}/blob/{commit}/{quote(path)}#L{max(line, 1)}"
 
 
 @dataclass(frozen=True)
@@ -29,6 +64,7 @@ class Item:
     fix_lines: tuple[str, ...] = ()  # trusted markdown: what the fix step concluded for it
     counted: BreakCounts | None = None  # over every entrypoint (a fixed break: the base's record)
     note: str = ""  # markdown: why it is in its section (what hides it)
+    verified: bool = False  # the fix step verified a patch for it
 
     @property
     def total(self) -> int:
@@ -40,11 +76,12 @@ class Item:
 
 
 @dataclass(frozen=True)
-class Section:
-    title: str
-    items: tuple[Item, ...]
-    collapsed: bool = False
-    brief: bool = False
+class Folded:
+    """A folded list: its summary line (with the count) and one line per break."""
+
+    summary: str  # trusted HTML text
+    lines: tuple[str, ...]  # trusted markdown
+    more: int = 0  # left out for size
 
 
 @dataclass(frozen=True)
@@ -52,6 +89,9 @@ class Options:
     title: str = TITLE
     footer: tuple[str, ...] = ()
     max_items: int | None = None  # per section; the rest is counted, not shown
+    links: SourceLinks | None = None  # `file:line` as links to the line (none: plain code)
+    gb_fix: bool = False  # the repository answers `/gb-fix` comments (it has that workflow)
+    process_notes: bool = True  # how the comparison was made (base reused, dirty tree); the comment leaves them out
 
 
 def _environment() -> jinja2.Environment:
@@ -63,6 +103,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters.update(
         md=md_text,
+        html=html_text,
         code=md_code,
         codeblock=md_code_block,
         doclink=lambda url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", url),
@@ -73,6 +114,44 @@ def _environment() -> jinja2.Environment:
 ENV = _environment()
 
 
+# --- words -------------------------------------------------------------------------------------
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+
+
+def listed(names: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def what(brk: GraphBreak) -> str:
+    """The gb_type in plain words (rules.yaml's title), else torch's own gb_type."""
+    rule = classify.load_rules().rule(BreakMessage(brk.gb_type, brk.gb_id))
+    return rule.title if rule and rule.title else brk.gb_type
+
+
+def statement(brk: GraphBreak) -> str:
+    """The code at the break, as shown: the whole statement when the report has it."""
+    return brk.statement or brk.code
+
+
+def one_line(code: str, limit: int = CODE_IN_TABLE) -> str:
+    text = " ".join(code.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def where(brk: GraphBreak | Recompilation, links: SourceLinks | None, sha: str | None = None) -> str:
+    """`file:line`, linked to the line when the repository's address is known."""
+    label = md_code(f"{brk.file}:{brk.line}")
+    url = links.line(brk.file, brk.line, sha) if links else None
+    return f"[{label}]({url})" if url else label
+
+
+# --- items -------------------------------------------------------------------------------------
+
+
 def items(report: Report) -> list[Item]:
     """One item per fingerprint, with every entrypoint it appeared in and its fix result, in
     impact order."""
@@ -81,37 +160,8 @@ def items(report: Report) -> list[Item]:
         seen.setdefault(brk.fingerprint, brk)
     each = counts.per_break(report)
     fixed = fixes.lines_by_break(report)
-    return [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f]) for f, b in seen.items()]
-
-
-def _limit(found: list[Item], options: Options) -> tuple[Item, ...]:
-    return tuple(found if options.max_items is None else found[: options.max_items])
-
-
-def sections(report: Report, options: Options) -> list[Section]:
-    found = items(report)
-    ignored = [i for i in found if i.brk.ignored]
-    counted = [i for i in found if not i.brk.ignored]
-    out: list[Section] = []
-    if report.diff is None:
-        out.append(Section("Graph breaks", _limit(counted, options)))
-    else:
-        new, persisting = set(report.diff.new), set(report.diff.persisting)
-        out.append(Section("New graph breaks", _limit([i for i in counted if i.brk.fingerprint in new], options)))
-        fixed_in: dict[str, list[str]] = {}
-        for entry in report.diff.entrypoints:
-            for fingerprint in entry.fixed:
-                fixed_in.setdefault(fingerprint, []).append(entry.name)
-        fixed = [Item(b, tuple(fixed_in.get(b.fingerprint, ()))) for b in report.diff.fixed_breaks]
-        out.append(Section("Fixed", _limit(fixed, options), brief=True))
-        out.append(Section(HIDDEN_TITLE, _limit(hidden_items(report), options), brief=True))
-        kept = [i for i in counted if i.brk.fingerprint in persisting]
-        out.append(Section("Persisting", _limit(kept, options), collapsed=True, brief=True))
-    out.append(Section("Ignored", _limit(ignored, options), collapsed=True, brief=True))
-    return [s for s in out if s.items]
-
-
-HIDDEN_TITLE = "Hidden, not fixed"
+    verified = {r.fingerprint for r in report.fixes or () if r.status is FixStatus.VERIFIED}
+    return [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
 
 
 def hidden_items(report: Report) -> list[Item]:
@@ -120,48 +170,139 @@ def hidden_items(report: Report) -> list[Item]:
     if d is None:
         return []
     by = dict(d.hidden_by)
-    where = {b.fingerprint: b for b in report.breaks}
+    at = {b.fingerprint: b for b in report.breaks}
     hidden_in: dict[str, list[str]] = {}
     for entry in d.entrypoints:
         for fingerprint in entry.hidden:
             hidden_in.setdefault(fingerprint, []).append(entry.name)
 
     def note(fingerprint: str) -> str:
-        hider = where.get(by.get(fingerprint, ""))
-        place = f" at {md_code(f'{hider.file}:{hider.line}')}" if hider else ""
-        hider_id = md_code(by.get(fingerprint, "?"))
-        return f"its frame runs eagerly because of the break{place} ({hider_id}), so it is no longer traced"
+        hider = at.get(by.get(fingerprint, ""))
+        if hider is None:
+            return "its frame now runs eagerly because of a new break, so it is no longer traced"
+        frames = eager_frames(hider)
+        frame = f" {listed([md_code(f.function) for f in frames])}" if frames else ""
+        place = md_code(f"{hider.file}:{hider.line}")
+        return f"the new break at {place} makes its frame{frame} run eagerly, so it is no longer traced"
 
     return [Item(b, tuple(hidden_in.get(b.fingerprint, ())), note=note(b.fingerprint)) for b in d.hidden_breaks]
 
 
-def plural(count: int, singular: str, plural_form: str | None = None) -> str:
-    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
+def fixed_items(report: Report) -> list[Item]:
+    d = report.diff
+    if d is None:
+        return []
+    fixed_in: dict[str, list[str]] = {}
+    for entry in d.entrypoints:
+        for fingerprint in entry.fixed:
+            fixed_in.setdefault(fingerprint, []).append(entry.name)
+    return [Item(b, tuple(fixed_in.get(b.fingerprint, ()))) for b in d.fixed_breaks]
+
+
+@dataclass(frozen=True)
+class Sorted:
+    """The report's breaks by what the PR did to them."""
+
+    shown: list[Item]  # new (or, without a diff, every counted break): the table
+    fixed: list[Item]
+    hidden: list[Item]
+    persisting: list[Item]
+    ignored: list[Item]
+
+
+def sort(report: Report) -> Sorted:
+    found = items(report)
+    ignored = [i for i in found if i.brk.ignored]
+    counted = [i for i in found if not i.brk.ignored]
+    if report.diff is None:
+        return Sorted(counted, [], [], [], ignored)
+    new, persisting = set(report.diff.new), set(report.diff.persisting)
+    return Sorted(
+        [i for i in counted if i.brk.fingerprint in new],
+        fixed_items(report),
+        hidden_items(report),
+        [i for i in counted if i.brk.fingerprint in persisting],
+        ignored,
+    )
+
+
+# --- the verdict and its context ---------------------------------------------------------------
+
+
+def _changes(counted: list[tuple[int, str]], noun: str) -> list[str]:
+    """`adds **2** graph breaks`, `fixes **1**`: the noun only after the first number."""
+    out = []
+    for n, verb in counted:
+        if n:
+            out.append(f"{verb} **{n}**" + ("" if out else f" {noun}{'s' * (n != 1)}"))
+    return out
+
+
+def _recompile_change(report: Report) -> str:
+    compared = report.diff.recompiles if report.diff else None
+    if compared is None:
+        return ""
+    return listed(
+        _changes([(len(compared.new), "adds"), (len(compared.fixed), "fixes")], "recompilation problem") or [""]
+    )
 
 
 def headline(report: Report) -> str:
+    """One sentence that leads with what the PR did (or, without a base, what there is)."""
     c = counts.counts(report)
-    parts = [
-        f"**{plural(c.distinct, 'graph break')}** ({plural(c.occurrences, 'occurrence')})"
-        f" in {plural(c.entrypoints, 'entrypoint')}",
-        plural(c.graphs, "graph"),
-        f"{plural(c.frames_eager, 'frame runs', 'frames run')} eagerly",
-        f"torch {md_code(report.torch_version or 'unknown')}",
-        f"mode `{report.mode.value if report.mode else 'unknown'}`",
-    ]
+    if report.diff is None:
+        if not c.distinct:
+            return "No graph breaks."
+        return f"**{plural(c.distinct, 'graph break')}** in {plural(c.entrypoints, 'entrypoint')}."
+    breaks = _changes([(c.new or 0, "adds"), (c.fixed or 0, "fixes")], "graph break")
+    if c.hidden:
+        noun = "" if breaks else f" graph break{'s' * (c.hidden != 1)}"
+        their = "its" if c.hidden == 1 else "their"
+        breaks.append(f"hides **{c.hidden}**{noun} (not fixed: {their} frame now runs eagerly)")
+    rc = _recompile_change(report)
+    other = " other" if c.not_clean else ""  # the line above says what failed
+    if not breaks and not rc:
+        return f"This PR makes no{other} change in graph breaks or recompilations."
+    if not breaks:
+        return f"This PR makes no{other} change in graph breaks; it {rc}."
+    tail = f"; it {rc}" if rc else ""
+    return f"This PR {listed(breaks)}{tail}."
+
+
+def context(report: Report) -> str:
+    """The one line of context under the verdict, in small type."""
+    c = counts.counts(report)
+    parts = [plural(c.entrypoints, "entrypoint")]
+    if report.diff is not None:
+        parts.append(f"{plural(c.distinct, 'graph break')} in all ({plural(c.occurrences, 'occurrence')})")
+    elif c.distinct:
+        parts.append(plural(c.occurrences, "occurrence"))
+    parts.append(plural(c.graphs, "graph"))
+    if c.frames_eager:
+        parts.append(f"{plural(c.frames_eager, 'frame runs', 'frames run')} eagerly")
+    parts.append(f"torch {md_code(report.torch_version or 'unknown')}")
+    parts.append(f"mode {md_code(report.mode.value if report.mode else 'unknown')}")
+    if report.diff is not None:
+        parts.append(f"base {md_code(report.diff.base_ref)} at `{report.diff.base_sha[:7]}`")
     if report.commit:
-        parts.append(f"commit `{report.commit[:7]}`")
+        parts.append(f"head `{report.commit[:7]}`")
     if c.trace_problems:
         parts.append(plural(c.trace_problems, "trace problem"))
-    line = " · ".join(parts)
-    if report.diff is not None:
-        d = report.diff
-        hidden = f" · **{c.hidden} hidden**" if c.hidden else ""
-        line += (
-            f"\n\n**{c.new} new** · **{c.fixed} fixed**{hidden} · {c.persisting} persisting"
-            f" — compared with {md_code(d.base_ref)} at `{d.base_sha[:7]}`"
-        )
-    return line
+    return "<sub>" + " · ".join(parts) + "</sub>"
+
+
+def not_clean_line(report: Report) -> str:
+    """What did not run cleanly: its breaks are unknown, whatever the counts say."""
+    bad = [e for e in report.entrypoints if e.status not in counts.CLEAN]
+    if not bad:
+        return ""
+    said = [f"{md_code(e.name)} {e.status.value.replace('_', ' ')}" + _exit(e.exit_code) for e in bad]
+    their = "its breaks are" if len(bad) == 1 else "their breaks are"
+    return f"⚠️ {listed(said)}: {their} unknown."
+
+
+def _exit(code: int | None) -> str:
+    return f" (exit {code})" if code not in (None, 0) else ""
 
 
 def verdict(report: Report) -> str:
@@ -174,6 +315,156 @@ def verdict(report: Report) -> str:
     return f"No graph breaks seen, but {names} did not run cleanly or compiled nothing: its breaks are unknown."
 
 
+def notes(report: Report, options: Options) -> list[str]:
+    d = report.diff
+    if d is None:
+        return []
+    said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline)]
+    return [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+
+
+def _no_baseline(report: Report) -> set[str]:
+    """An entrypoint without a base reads differently (all its breaks count as new): always said."""
+    return {e.no_baseline for e in report.diff.entrypoints if e.no_baseline} if report.diff else set()
+
+
+# --- what to do --------------------------------------------------------------------------------
+
+
+def todo(item: Item, options: Options) -> str:
+    """The one thing to do about a new break, for its table cell."""
+    brk = item.brk
+    if item.verified:
+        push = " — comment `/gb-fix` to push it" if options.gb_fix else ""
+        return f"✅ verified fix in the details{push}"
+    if brk.fix and options.gb_fix:
+        return "comment `/gb-fix` to push the fix"
+    first = advice.best(brk)
+    if first is not None:
+        return md_text(first.text)
+    return md_link("see the documentation", brk.doc_url) if brk.doc_url else ""
+
+
+def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:
+    """The frames this break makes run eagerly: the report's (the frame Dynamo was compiling,
+    often a caller that inlined the break's function), else, from a report made before frames
+    were recorded, the break's own function."""
+    if brk.makes_eager:
+        return brk.makes_eager
+    return (FrameRef(brk.file, 0, brk.function),) if brk.frame_skipped else ()  # 0: its first line is not known
+
+
+def frame_link(ref: FrameRef, links: SourceLinks | None) -> str:
+    """`forward` (model.py:12), linked to the frame's first line."""
+    if not ref.line:
+        return md_code(ref.function)
+    label = f"{md_code(ref.function)} ({md_text(ref.file.rsplit('/', 1)[-1])}:{ref.line})"
+    url = links.line(ref.file, ref.line) if links else None
+    return f"[{label}]({url})" if url else label
+
+
+def eager_words(item: Item, links: SourceLinks | None) -> str:
+    """`makes `Net.forward` (model.py:12) run eagerly`, or "" when it makes no frame eager."""
+    found = eager_frames(item.brk) if item.frame_eager else ()
+    if not found:
+        return ""
+    named = listed([frame_link(f, links) for f in found])
+    return f"makes {named} run eagerly"
+
+
+def frame_note(item: Item, links: SourceLinks | None = None) -> str:
+    words = eager_words(item, links)
+    if not words:
+        return ""
+    brk = item.brk
+    inlined = [f for f in eager_frames(brk) if f.function != brk.function.rsplit(".", 1)[-1]]
+    why = f" (it inlined {md_code(brk.function)})" if inlined else ""
+    loop = " The break is inside a loop, so Dynamo gives up on the whole frame." if brk.in_loop else ""
+    return f"**This break {words}**: Dynamo runs that frame uncompiled{why}.{loop}"
+
+
+def shown_stack(brk: GraphBreak) -> tuple[Frame, ...]:
+    """The user's part of the stack: from the entrypoint's script (the innermost `<module>`
+    frame) on, without torch's frames; the launcher that started the script is not the user's."""
+    frames = brk.user_stack
+    scripts = [i for i, f in enumerate(frames) if f.function == "<module>"]
+    frames = frames[scripts[-1] :] if scripts else frames
+    return tuple(f for f in frames if not f.file.startswith(TORCH_FILES))
+
+
+def stack_lines(brk: GraphBreak, links: SourceLinks | None) -> list[str]:
+    """The user stack, outermost first, each frame linked."""
+    out = []
+    for frame in shown_stack(brk):
+        label = md_code(f"{frame.file}:{frame.line}")
+        url = links.line(frame.file, frame.line) if links else None
+        at = f"[{label}]({url})" if url else label
+        out.append(f"{at} in {md_code(frame.function)}" + (f": {md_code(frame.code)}" if frame.code else ""))
+    return out
+
+
+# --- folded lists ------------------------------------------------------------------------------
+
+
+def brief_line(item: Item, links: SourceLinks | None, sha: str | None = None) -> str:
+    brk = item.brk
+    code = f": {md_code(one_line(statement(brk)))}" if brk.code else ""
+    times = f" · ×{item.total}" if item.total > 1 else ""
+    words = eager_words(item, links)
+    eager = f" · {words}" if words else ""
+    note = f" — {item.note}" if item.note else ""
+    head = f"**{md_text(brk.gb_id or 'no id')}** {md_text(what(brk))}"
+    return f"- {head} · {where(brk, links, sha)} in {md_code(brk.function)}{code}{times}{eager}{note}"
+
+
+def folded(title: str, found: list[Item], options: Options, sha: str | None = None) -> Folded | None:
+    if not found:
+        return None
+    shown = found if options.max_items is None else found[: options.max_items]
+    lines = tuple(brief_line(i, options.links, sha) for i in shown)
+    return Folded(html_text(title), lines, len(found) - len(shown))
+
+
+def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], list[Folded]]:
+    """What the PR changed besides the new breaks (right under their table), and what it left as
+    it was (after everything else)."""
+    base = report.diff.base_sha if report.diff else None
+    changed = [
+        folded(f"✅ {plural(len(s.fixed), 'graph break')} fixed", s.fixed, options, base),
+        folded(f"🙈 {plural(len(s.hidden), 'graph break')} hidden, not fixed", s.hidden, options, base),
+    ]
+    kept = [
+        folded(f"{plural(len(s.persisting), 'graph break')} persisting", s.persisting, options),
+        folded(f"{plural(len(s.ignored), 'graph break')} ignored by the config", s.ignored, options),
+    ]
+    return [f for f in changed if f is not None], [f for f in kept if f is not None]
+
+
+# --- recompilations ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecompileLine:
+    rc: Recompilation
+    new: bool
+
+
+def recompile_lines(report: Report) -> tuple[list[RecompileLine], list[RecompileLine]]:
+    """(shown, folded): with a base, frames with a new problem are shown and the rest folded."""
+    compared = report.diff.recompiles if report.diff else None
+    new = set(compared.new) if compared else set()
+    shown, rest = [], []
+    for rc in recompile.ordered(report):
+        problems = {recompile.limit_fingerprint(rc)} if rc.limit_hit else set()
+        problems |= {r.fingerprint for r in rc.reasons if not r.dynamic}
+        is_new = bool(problems & new)
+        (shown if compared is None or is_new else rest).append(RecompileLine(rc, is_new))
+    return shown, rest
+
+
+# --- the page ----------------------------------------------------------------------------------
+
+
 def render(report: Report, options: Options = Options()) -> str:
     diff = report.diff
     deltas = {e.name: e for e in diff.entrypoints} if diff else {}
@@ -184,27 +475,53 @@ def render(report: Report, options: Options = Options()) -> str:
             return "—"
         return f"{entry.graph_delta:+d}" if entry.graph_delta else "0"
 
-    template = ENV.get_template("report.md.j2")
-    text = (
-        template.render(
-            title=options.title,
-            report=report,
-            diff=diff,
-            headline=headline(report),
-            status_icon=STATUS_ICON,
-            graph_delta=graph_delta,
-            baseline_notes=[*(diff.notes if diff else ()), *(e.no_baseline for e in deltas.values() if e.no_baseline)],
-            failed=[e for e in report.entrypoints if e.status is not Status.OK],
-            sections=sections(report, options),
-            recompiles=recompile.ordered(report),
-            recompile_new=set(diff.recompiles.new) if diff and diff.recompiles else set(),
-            recompile_doc=recompile.load_rules().doc_url,
-            verdict=verdict(report),
-            footer=options.footer,
-        ).strip()
-        + "\n"
+    s = sort(report)
+    shown = s.shown if options.max_items is None else s.shown[: options.max_items]
+    recompiles_shown, recompiles_folded = recompile_lines(report)
+    first, last = folds(report, s, options)
+    text = ENV.get_template("report.md.j2").render(
+        title=options.title,
+        report=report,
+        diff=diff,
+        options=options,
+        headline=headline(report),
+        context=context(report),
+        not_clean=not_clean_line(report),
+        notes=notes(report, options),
+        status_icon=STATUS_ICON,
+        graph_delta=graph_delta,
+        failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
+        table_title="New graph breaks" if diff else "Graph breaks",
+        shown=shown,
+        more=len(s.shown) - len(shown),
+        folds_first=first,
+        folds_last=last,
+        what=what,
+        where=lambda brk: where(brk, options.links),
+        one_line=lambda brk: one_line(statement(brk)),
+        statement=statement,
+        todo=lambda item: todo(item, options),
+        frame_note=lambda item: frame_note(item, options.links),
+        eager=lambda item: eager_words(item, options.links),
+        stack=lambda brk: stack_lines(brk, options.links),
+        explanation=advice.curated_explanation,
+        reading=advice.reading,
+        recompiles_shown=recompiles_shown,
+        recompiles_folded=recompiles_folded,
+        recompile_advice=recompile_advice,
+        recompile_doc=recompile.load_rules().doc_url,
+        verdict=verdict(report),
+        footer=options.footer,
+        plural=plural,
     )
-    return tidy(text)
+    return tidy(text.strip() + "\n")
+
+
+def recompile_advice(rc: Recompilation, reason: object) -> str:
+    """A guard kind's cause and advice; none where the frame is automatic dynamic at work."""
+    if rc.info_only or getattr(reason, "dynamic", False):
+        return ""
+    return f" — {md_text(reason.cause)} {md_text(reason.advice)}".rstrip()  # type: ignore[attr-defined]
 
 
 def tidy(text: str) -> str:

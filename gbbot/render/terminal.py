@@ -9,7 +9,7 @@ from rich.text import Text
 
 from gbbot.analysis import recompile
 from gbbot.core import counts
-from gbbot.core.model import GraphBreak, Report, Status
+from gbbot.core.model import GraphBreak, Recompilation, RecompileReason, Report, Status
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -102,9 +102,14 @@ def recompile_table(report: Report) -> Table:
                 str(rc.compilations),
                 escape(reason.kind) + (" (dynamic)" if reason.dynamic else ""),
                 escape(reason.guard[:80]),
-                " ".join([*(["[bold]NEW[/]"] if is_new else []), *notes, escape(reason.advice)]),
+                " ".join([*(["[bold]NEW[/]"] if is_new else []), *notes, escape(advice(rc, reason))]),
             )
     return table
+
+
+def advice(rc: Recompilation, reason: RecompileReason) -> str:
+    """No advice where there is nothing to fix (automatic dynamic shapes settled it)."""
+    return "" if rc.info_only or reason.dynamic else reason.advice
 
 
 def _inside(brk: GraphBreak) -> str:
@@ -120,7 +125,7 @@ def _library_code(brk: GraphBreak) -> str:
 
 def summary(c: counts.Counts) -> str:
     line = (
-        f"{c.distinct} graph break{'s' * (c.distinct != 1)} ({c.occurrences} occurrences)"
+        f"{c.distinct} graph break{'s' * (c.distinct != 1)} ({c.occurrences} occurrence{'s' * (c.occurrences != 1)})"
         f" in {c.entrypoints} entrypoint{'s' * (c.entrypoints != 1)}"
     )
     if c.trace_problems:

@@ -134,6 +134,7 @@ def parse_break_message(text: str, fmt: MessageFormat = wording.DEFAULT, rank: i
     stack_start = next((i for i, line in enumerate(lines) if line.startswith(fmt.traceback_header)), None)
     stack = _user_stack(lines[stack_start + 1 :]) if stack_start is not None else ()
     sections, eager = _reason_sections(lines[:cut], fmt)
+    unresumable = any(fmt.unresumable_marker in line for line in lines[:cut])
     links = [link for link in (_link(s, fmt) for s in sections) if link is not None]
     if not links:
         return None
@@ -146,6 +147,7 @@ def parse_break_message(text: str, fmt: MessageFormat = wording.DEFAULT, rank: i
         frame_skipped=eager,
         location=location,
         rank=rank,
+        ends_frame=eager or unresumable,
     )
 
 
@@ -228,7 +230,18 @@ def fullgraph_failures(breaks: Iterable[RawBreak], metrics: Iterable[FrameMetric
         frame = Frame(m.fail_file, m.fail_line, function)
         found.setdefault(
             (m.fail_file, m.fail_line, raw.root.gb_type),
-            RawBreak(raw.root, raw.consequences, (frame,), False, frame, fullgraph_failure=True),
+            RawBreak(
+                raw.root,
+                raw.consequences,
+                (frame,),
+                False,
+                frame,
+                fullgraph_failure=True,
+                frame_id=m.frame_id,
+                compile_index=m.compile_index,
+                log=m.log,
+                ends_frame=True,
+            ),
         )
     return tuple(found.values())
 
@@ -269,11 +282,17 @@ def read_trace_lines(
             if raw is None:
                 problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
             else:
+                raw = replace(raw, **_compile_of(item.envelope), log=source)
                 breaks.append(replace(raw, test=test_at(item.lineno)) if test_at else raw)
     breaks.extend(fullgraph_failures(breaks, metrics))
     note = wording.support_note(version)
     problems.extend([f"{source}: {note}"] if note else [])
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))
+
+
+def _compile_of(envelope: dict) -> dict[str, int | None]:
+    """The compile a record was written in, as RawBreak's fields."""
+    return {"frame_id": _int(envelope.get("frame_id")), "compile_index": _int(envelope.get("frame_compile_id"))}
 
 
 def _envelope_rank(envelope: dict) -> int | None:

@@ -23,6 +23,9 @@ class MessageFormat:
     stack_attribution_header: str = "Stack variable source attribution:"
     chain_separator: str = "*** While handling this graph break, another graph break occurred: ***"
     eager_fallback_marker: str = "Skipping the function and falling back to eager"
+    # A break Dynamo could not resume from: the frame compiles up to the last resumable point and
+    # runs the rest of itself eagerly.
+    unresumable_marker: str = "Encountered graph break that we cannot resume from"
     doc_link_marker: str = "please visit:"
     # The documentation link carries the registry id: …/gb/gb0059.html
     doc_url_re: re.Pattern[str] = re.compile(r"https?://\S+/gb/(gb\d+)\.html", re.IGNORECASE)

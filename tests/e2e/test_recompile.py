@@ -55,6 +55,47 @@ def growing_batch():
     fn = torch.compile(grow)
     for size in (3, 5, 7, 9):
         fn(torch.ones(size))
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(x) * 2
+
+
+# A training loop that evaluates under no_grad: the compiled module (not a function) recompiles
+# once for the other grad mode; the guard is Net.forward's, Block.forward is inlined into it.
+def train_and_evaluate():
+    model = torch.compile(Net())
+    for _ in range(2):
+        model(torch.ones(2, 3)).sum().backward()
+        with torch.no_grad():
+            model(torch.ones(2, 3))
+
+
+def total(xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out
+
+
+def list_lengths():
+    fn = torch.compile(total)
+    fn([torch.ones(2)] * 2)
+    fn([torch.ones(2)] * 3)
 """
 
 CONFIG = """\
@@ -64,6 +105,8 @@ entrypoints:
   - {name: at_the_limit, call: "models:at_the_limit"}
   - {name: dtype_flip, call: "models:dtype_flip"}
   - {name: growing_batch, call: "models:growing_batch"}
+  - {name: train_and_evaluate, call: "models:train_and_evaluate"}
+  - {name: list_lengths, call: "models:list_lengths"}
 """
 
 
@@ -104,7 +147,7 @@ def test_a_dtype_flip_is_named_with_its_advice(checked):
     rc = only(checked, "dtype_flip")
     (reason,) = rc.reasons
     assert (rc.function, rc.compilations, reason.kind, reason.dynamic) == ("scale", 2, "dtype", False)
-    assert "dtype mismatch" in reason.guard and "Cast inputs" in reason.advice
+    assert "dtype mismatch" in reason.guard and "Cast `x` to one dtype" in reason.advice
 
 
 def test_automatic_dynamic_recompiles_once_and_is_info_not_a_problem(checked):
@@ -120,7 +163,11 @@ def test_limit_first_then_by_count_in_every_rendering(checked):
 
     text = markdown.render(checked)
     section = text[text.index("### Recompilations") :]
-    assert section.index("hit the recompile limit") < section.index("`scale`") < section.index("info: automatic")
+    assert (
+        section.index("hit the recompile limit")
+        < section.index("`scale`")
+        < section.index("automatic dynamic shapes at work")
+    )
     assert "Recompilation documentation" in section
 
 
@@ -254,3 +301,16 @@ def test_reports_without_recompiles_still_load(tmp_path: Path, checked):
     for entry in data["entrypoints"]:
         entry.pop("recompiles")
     assert all(e.recompiles == () for e in report.from_json(data).entrypoints)
+
+
+def test_evaluation_under_no_grad_in_a_training_loop_is_a_grad_mode_recompile(checked):
+    rc = only(checked, "train_and_evaluate")
+    (reason,) = rc.reasons
+    assert (rc.function, reason.kind, reason.dynamic) == ("Net.forward", "grad_mode", False)
+    assert "torch.no_grad()" in reason.cause and "keep its input stable" not in reason.advice
+
+
+def test_a_list_of_another_length_is_named_with_its_argument(checked):
+    rc = only(checked, "list_lengths")
+    (reason,) = rc.reasons
+    assert reason.kind == "length" and "`xs`" in reason.cause and "torch.stack(xs)" in reason.advice

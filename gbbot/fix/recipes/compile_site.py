@@ -19,6 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, QualifiedNameSource
 
+from gbbot.core import source_limits
 from gbbot.fix.recipes.base import Recipe, code, example
 
 COMPILE = "torch.compile"
@@ -366,7 +367,12 @@ def compile_sites(source: str, names: frozenset[str]) -> tuple[int, ...]:
     """The compile sites of a module that compile one of `names`; if none does and the module has
     exactly one compile site, that one (`torch.compile(model)` where model is built elsewhere)."""
     finder = _CompileSites()
-    MetadataWrapper(cst.parse_module(source)).visit(finder)
+    if source_limits.refusal(source):
+        return ()
+    try:
+        MetadataWrapper(cst.parse_module(source)).visit(finder)
+    except (RecursionError, MemoryError):
+        return ()
     named = tuple(line for line, compiled in finder.sites if compiled & names)
     if named:
         return named

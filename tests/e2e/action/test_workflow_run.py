@@ -166,7 +166,7 @@ def test_annotations_stop_at_1000_and_the_rest_are_counted(
     (check,) = standin.check_runs()
     assert len(check.annotations) == 1_000
     assert len(standin.requests_to("POST", r"/check-runs$")) + len(standin.requests_to("PATCH", r"/check-runs/")) == 20
-    assert "200 more breaks are in the report artifact" in check.output["summary"]
+    assert "200 more findings are in the report artifact" in check.output["summary"]
 
 
 def test_an_oversized_report_file_is_not_read(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from gbbot.analysis import recompile
 from gbbot.trace import tracelog
 from tests.conftest import FIXTURES
@@ -56,3 +58,65 @@ def test_the_same_recompiling_frame_in_two_files_is_reported_once(tmp_path: Path
     assert shown(recompile.analyse(tracelog.read_path(tmp_path), ROOT)) == shown(
         recompile.analyse(tracelog.read_path(RECORDED), ROOT)
     )
+
+
+# Guard texts as torch 2.13 writes them in `recompile_reason` (and TORCH_LOGS=recompiles), each
+# from a real run: the kind, what the cause names and what the advice must (not) say.
+REAL_GUARDS = [
+    ("GLOBAL_STATE changed: grad_mode ", "grad_mode", "torch.no_grad()", "evaluation step as its own function"),
+    ("GLOBAL_STATE changed: autocast(cpu)_enabled deterministic_algorithms ", "autocast", "torch.autocast", "autocast"),
+    ("GLOBAL_STATE changed: deterministic_algorithms ", "deterministic", "use_deterministic_algorithms", "once"),
+    (
+        "len(xs) == 2                                             # return sum(xs)  # rc.py:20 in g",
+        "length",
+        "`xs`",
+        "torch.stack(xs)",
+    ),
+    ("tensor 'x' size mismatch at index 1. expected 3, actual 4", "shape", "dimension 1", "mark_dynamic(x, 1)"),
+    (
+        "self.k == 1          # return x * self.k  # rc.py:32 in forward (HINT: torch.compile considers integer attributes)",
+        "module_attribute",
+        "`self.k`",
+        "allow_unspec_int_on_nn_module",
+    ),
+    (
+        "___check_type_id(o, 94129817156176), type=<class '__main__.A'>  # return x * o.scale  # rc2.py:9 in u",
+        "type",
+        "`o`",
+        "one type",
+    ),
+    (
+        "___check_obj_id(fn.__code__, 140236090820688), type=<class 'code'>  # return fn(x)  # rc2.py:13 in w",
+        "object_id",
+        "`fn`",
+        "Create it once",
+    ),
+    (
+        "___check_type_id(self._modules['act'], 94129798961440), type=<class 'torch.nn.ReLU'>  # y = self.act(x)  # m.py:19 in forward",
+        "module_swap",
+        "`self.act`",
+        "__init__",
+    ),
+    (
+        "self.training == True      # return self.act(x) if self.training else x  # rc2.py:19 in forward",
+        "training",
+        "model.eval()",
+        "separate functions",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "in_cause", "in_advice"), REAL_GUARDS)
+def test_a_real_guard_gets_its_family_with_advice_naming_what_it_names(text, kind, in_cause, in_advice) -> None:
+    guard = recompile.parse_reason(text)
+    found = recompile.load_rules().kind(guard.text)
+    assert found.kind == kind
+    assert in_cause in found.cause_for(guard)
+    assert in_advice in found.advice_for(guard)
+    assert "keep its input stable" not in found.advice_for(guard)
+
+
+def test_a_size_guard_on_dimension_1_never_advises_dimension_0() -> None:
+    guard = recompile.parse_reason("tensor 'hidden' size mismatch at index 1. expected 64, actual 80")
+    advice = recompile.load_rules().kind(guard.text).advice_for(guard)
+    assert "mark_dynamic(hidden, 1)" in advice and ", 0)" not in advice

@@ -33,11 +33,11 @@ BROKEN = [
      "cfg.yml: entrypoints[0].args[0]: expected a YAML literal (number, string, boolean, null, list, mapping) or a tensor spec {tensor: [shape]}, got datetime.date(2024, 1, 1)"),
     (entry("    args: [.nan]\n"), "cfg.yml: entrypoints[0].args[0]: expected a finite number, got nan"),
     ("version: 1\nentrypoints: [{name: r, run: 'python x.py', args: [1]}]\n",
-     "cfg.yml: entrypoints[0].args: arguments are for 'call' entrypoints only"),
+     "cfg.yml: entrypoints[0].args: arguments are for 'call' and 'model' entrypoints only"),
     ("version: 1\nentrypoints: [{name: t, pytest: []}]\n",
      "cfg.yml: entrypoints[0].pytest: expected test ids, files or pytest arguments, e.g. tests/test_model.py::test_forward, got []"),
     ("version: 1\nentrypoints: [{name: t, pytest: tests/x.py, run: y}]\n",
-     "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function) or 'pytest' (tests to run)"),
+     "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
 ]
 # fmt: on
 

@@ -41,6 +41,36 @@ def test_good_config_becomes_typed_values():
     assert config.ignore[0].gb_id == "GB0059" and config.ignore[0].path == "scripts/**"
 
 
+MODEL = """\
+version: 1
+entrypoints:
+  - name: gpt
+    model: mypkg.model:GPT
+    args: [{vocab: 100}]
+    kwargs: {depth: 2}
+    method: generate
+    compile: {fullgraph: false, dynamic: null, mode: reduce-overhead}
+    inputs: [{tensor: [2, 8], dtype: long, high: 100}]
+    input_kwargs: {steps: 3}
+    train: true
+"""
+
+
+def test_a_model_entrypoint_becomes_typed_values():
+    (gpt,) = parse_config(MODEL, "cfg.yml").entrypoints
+    assert (gpt.kind, gpt.model, gpt.method, gpt.train, gpt.returns_result) == (
+        "model", "mypkg.model:GPT", "generate", True, True
+    )  # fmt: skip
+    assert gpt.args == ({"vocab": 100},) and gpt.kwargs == (("depth", 2),)
+    assert gpt.compile == (("fullgraph", False), ("dynamic", None), ("mode", "reduce-overhead"))
+    assert gpt.inputs == ({"tensor": [2, 8], "dtype": "long", "high": 100},) and gpt.input_kwargs == (("steps", 3),)
+
+
+def test_a_model_entrypoint_defaults_to_forward_in_eval_mode():
+    (net,) = parse_config("version: 1\nentrypoints: [{name: n, model: 'm:Net'}]\n").entrypoints
+    assert (net.method, net.train, net.compile, net.inputs) == ("forward", False, (), ())
+
+
 def test_defaults():
     config = parse_config("version: 1\nentrypoints: [{name: a, run: 'true'}]\n")
     assert config.mode is Mode.FAST and config.fail_on == "new" and config.ignore == ()
@@ -80,9 +110,17 @@ BROKEN = [
     ("version: 1\nentrypoints: [{run: x}]\n", "cfg.yml: entrypoints[0].name: required key is missing"),
     ("version: 1\nentrypoints: [{name: 'a b', run: x}]\n", "cfg.yml: entrypoints[0].name: expected a name of letters, digits, '_', '.' or '-', got 'a b'"),
     ("version: 1\nentrypoints: [{name: a, run: x}, {name: a, run: y}]\n", "cfg.yml: entrypoints[1].name: duplicate entrypoint name 'a'"),
-    ("version: 1\nentrypoints: [{name: a}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function) or 'pytest' (tests to run)"),
-    ("version: 1\nentrypoints: [{name: a, run: x, call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function) or 'pytest' (tests to run)"),
+    ("version: 1\nentrypoints: [{name: a}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
+    ("version: 1\nentrypoints: [{name: a, run: x, call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
     ("version: 1\nentrypoints: [{name: a, call: 'mypkg.bench'}]\n", "cfg.yml: entrypoints[0].call: expected 'module:function', e.g. mypkg.bench:forward_once, got 'mypkg.bench'"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
+    ("version: 1\nentrypoints: [{name: a, model: 'mypkg.GPT'}]\n", "cfg.yml: entrypoints[0].model: expected 'module:Class', e.g. mypkg.model:GPT, got 'mypkg.GPT'"),
+    ("version: 1\nentrypoints: [{name: a, call: 'm:f', inputs: [1]}]\n", "cfg.yml: entrypoints[0].inputs: is for 'model' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, run: x, args: [1]}]\n", "cfg.yml: entrypoints[0].args: arguments are for 'call' and 'model' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', method: 'gen erate'}]\n", "cfg.yml: entrypoints[0].method: expected a method name, e.g. forward or generate, got 'gen erate'"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', compile: {fulgraph: true}}]\n", "cfg.yml: entrypoints[0].compile.fulgraph: unknown torch.compile option; known: fullgraph, dynamic, mode, backend"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', compile: {dynamic: maybe}}]\n", "cfg.yml: entrypoints[0].compile.dynamic: expected true, false or null, got 'maybe'"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', inputs: [{tensor: [2], dtyp: long}]}]\n", "cfg.yml: entrypoints[0].inputs[0].dtyp: unknown key of a tensor spec; did you mean 'dtype'?"),
     ("version: 1\nentrypoints: [{name: a, run: 5}]\n", "cfg.yml: entrypoints[0].run: expected a non-empty string, got 5"),
     ("version: 1\nentrypoints: [{name: a, run: x, env: [A]}]\n", "cfg.yml: entrypoints[0].env: expected a mapping of NAME: value, got ['A']"),
     ("version: 1\nentrypoints: [{name: a, run: x, env: {A: {b: 1}}}]\n", "cfg.yml: entrypoints[0].env.A: expected a string or number, got {'b': 1}"),

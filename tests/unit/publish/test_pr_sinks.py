@@ -123,7 +123,7 @@ def test_when_every_new_break_is_fixed_the_comment_says_so(standin: GitHubStandi
     fixed = run(standin, report([], new=[], fixed=[graph_break(1)]), mode=CommentMode.CHANGES)
     assert fixed.comment.action.value == "updated"
     (comment,) = bot_comments(standin)
-    assert ALL_FIXED in comment.body and "### Fixed" in comment.body
+    assert ALL_FIXED in comment.body and "✅ 1 graph break fixed" in comment.body
 
 
 def test_comment_mode_off_writes_no_comment(standin: GitHubStandin) -> None:

@@ -32,6 +32,7 @@ def build(size):
     assert facts.sites == (7, 9, 14, 19)
     assert [(f.name, f.decorated, f.compiles, f.zero_args) for f in facts.functions] == [
         ("one", True, False, True),
+        ("Net.forward", True, False, False),
         ("build", False, True, False),
     ]
     assert discover.facts_of("pkg/broken.py", "def (:\n") is None
