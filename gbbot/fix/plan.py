@@ -9,12 +9,12 @@ from dataclasses import dataclass, replace
 from gbbot.analysis.classify import normalise_code
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
-from gbbot.core.model import Frame, GraphBreak, Origin, Report
+from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
 from gbbot.fix import advice, engine, scaffold
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.recipes import choices, variants
 from gbbot.fix.recipes.base import BreakSite, Recipe
-from gbbot.fix.sites import CompiledFrame, CompileSite, search, unresolved_site
+from gbbot.fix.sites import CompileSite, describe, search, unresolved_site
 
 
 class Unpatchable(Exception):
@@ -151,12 +151,16 @@ def _stack_files(brk: GraphBreak) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f.file for f in reversed(stack) if not f.file.startswith(("<", "torch/"))))
 
 
-def frames_of(brk: GraphBreak) -> tuple[CompiledFrame, ...]:
-    """The frame Dynamo compiled when it met the break, as far as the break's record says: the
-    functions of its stack in repository files, innermost first (each named by a line inside it)."""
+def frames_of(brk: GraphBreak) -> tuple[FrameRef, ...]:
+    """The frames Dynamo compiled when it met the break, first traced first (the frame being
+    compiled: its own function's, or a caller's that inlined it). A report made before frames were
+    read has none: then the functions of its stack in repository files, innermost first, each
+    named by a line inside it."""
+    if brk.frames:
+        return brk.frames
     stack = brk.user_stack or (Frame(brk.file, brk.line, brk.function),)
     frames = [
-        CompiledFrame(f.file, f.line, f.function.rsplit(".", 1)[-1])
+        FrameRef(f.file, f.line, f.function.rsplit(".", 1)[-1])
         for f in reversed(stack)
         if not f.file.startswith(("<", "torch/")) and not f.function.startswith("<")
     ]
@@ -183,7 +187,11 @@ def _at_compile_site(
     if not frames:
         return None, f"no frame of the break is in the repository's files to find its compile ({recipe.variant})"
     setting = f"torch._dynamo.config.patch({recipe.flag}=True)"  # type: ignore[attr-defined]
-    described = searches[-1].frame.describe(searches[-1].owner)
+    described = (
+        describe(searches[-1].frame, searches[-1].owner)
+        if not brk.frames
+        else describe(searches[0].frame, searches[0].owner)
+    )
     return None, (
         f"no `torch.compile` in the repository's files compiles {described}, the frame Dynamo traced; "
         f"wrap the compile that does in `{setting}(...)`"

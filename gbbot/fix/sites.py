@@ -24,23 +24,16 @@ import ast
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gbbot.core.model import FrameRef
+
 COMPILE_WORD = "compile"  # files without it are not parsed
 CALL_METHODS = ("forward", "__call__")  # a module instance's call runs these
 
 
-@dataclass(frozen=True)
-class CompiledFrame:
-    """The code object Dynamo compiled: its file (repository-relative, or a library path), the
-    line its code starts on (`co_firstlineno`: the first decorator's line when decorated) and its
-    name (`co_name`). `first_line` 0: not known (any function of that name in the file)."""
-
-    file: str
-    first_line: int
-    name: str
-
-    def describe(self, owner: str | None = None) -> str:
-        name = f"{owner}.{self.name}" if owner else self.name
-        return f"`{name}` ({self.file}:{self.first_line})" if self.first_line else f"`{name}` ({self.file})"
+def describe(frame: FrameRef, owner: str | None = None) -> str:
+    """`Model.forward` (model.py:12): the frame as the words name it."""
+    name = f"{owner}.{frame.function}" if owner else frame.function
+    return f"`{name}` ({frame.file}:{frame.line})" if frame.line else f"`{name}` ({frame.file})"
 
 
 @dataclass(frozen=True)
@@ -57,7 +50,7 @@ class Search:
 
     sites: tuple[CompileSite, ...]
     unresolved: tuple[CompileSite, ...]
-    frame: CompiledFrame
+    frame: FrameRef
     owner: str | None = None
 
 
@@ -181,12 +174,12 @@ class _Module:
         return (n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef))
 
 
-def owner_of(module: _Module, frame: CompiledFrame) -> str | None:
+def owner_of(module: _Module, frame: FrameRef) -> str | None:
     """The class the frame's function is a method of (None: a plain function, or not found)."""
     found = [
         (_span(node)[1] - _span(node)[0], cls)
         for node, cls in module.functions()
-        if node.name == frame.name and (not frame.first_line or _span(node)[0] <= frame.first_line <= _span(node)[1])
+        if node.name == frame.function and (not frame.line or _span(node)[0] <= frame.line <= _span(node)[1])
     ]
     return min(found, key=lambda f: f[0])[1] if found else None
 
@@ -219,7 +212,7 @@ def _calls(module: _Module, node: ast.AST) -> tuple[set[Id], set[str]]:
     return ids, methods
 
 
-def reaching(frame: CompiledFrame, modules: Sequence[_Module]) -> Reach:
+def reaching(frame: FrameRef, modules: Sequence[_Module]) -> Reach:
     """The functions and classes whose call runs the frame: the frame's function, what calls one of
     them, the classes whose `forward`/`__call__` does or that make an instance of one
     (`self.blocks = ModuleList([Block()])`: calling the model calls the block), and subclasses that
@@ -227,9 +220,9 @@ def reaching(frame: CompiledFrame, modules: Sequence[_Module]) -> Reach:
     traces the frame."""
     here = next((m for m in modules if m.path == frame.file), None)
     owner = owner_of(here, frame) if here is not None else None
-    functions: set[Id] = set() if owner else {(frame.file, frame.name)}
-    methods: set[str] = {frame.name} if owner and frame.name not in CALL_METHODS else set()
-    classes: set[Id] = {(frame.file, owner)} if owner and frame.name in CALL_METHODS else set()
+    functions: set[Id] = set() if owner else {(frame.file, frame.function)}
+    methods: set[str] = {frame.function} if owner and frame.function not in CALL_METHODS else set()
+    classes: set[Id] = {(frame.file, owner)} if owner and frame.function in CALL_METHODS else set()
     owners: set[Id] = {(frame.file, owner)} if owner else set()
     defs = [(m, node, cls, *_calls(m, node)) for m in modules for node, cls in m.functions()]
     bases = [(m, c, {m.resolve(_dotted(b)) for b in c.bases}) for m in modules for c in m.classes()]
@@ -244,7 +237,7 @@ def reaching(frame: CompiledFrame, modules: Sequence[_Module]) -> Reach:
             if cls is not None and ((runs and node.name in CALL_METHODS) or ids & classes):
                 classes.add((module.path, cls))
         for module, cls, parents in bases:
-            if parents & owners and not any(isinstance(s, FunctionNode) and s.name == frame.name for s in cls.body):
+            if parents & owners and not any(isinstance(s, FunctionNode) and s.name == frame.function for s in cls.body):
                 owners.add((module.path, cls.name))
             if parents & classes:
                 classes.add((module.path, cls.name))
@@ -346,7 +339,7 @@ def _call_site(node: ast.AST, scope: _Scope, reach: Reach, known: frozenset[Id])
     return []
 
 
-def sites_in(module: _Module, frame: CompiledFrame, reach: Reach, known: frozenset[Id]) -> list[tuple[int, str]]:
+def sites_in(module: _Module, frame: FrameRef, reach: Reach, known: frozenset[Id]) -> list[tuple[int, str]]:
     """(line, verdict) of each compile site of one module."""
     found: list[tuple[int, str]] = []
     for scope_node, binders in _scopes(module):
@@ -355,8 +348,8 @@ def sites_in(module: _Module, frame: CompiledFrame, reach: Reach, known: frozens
             found += _call_site(node, scope, reach, known)
     for node, cls in module.functions():
         start, end = _span(node)
-        own = module.path == frame.file and node.name == frame.name
-        own = own and (not frame.first_line or start <= frame.first_line <= end)
+        own = module.path == frame.file and node.name == frame.function
+        own = own and (not frame.line or start <= frame.line <= end)
         reached = (module.path, node.name) in reach.functions if cls is None else node.name in reach.methods
         if own or reached or (cls is not None and (module.path, cls) in reach.classes):
             found += [(d.lineno, MATCH) for d in node.decorator_list if module.is_compile(d)]
@@ -366,7 +359,7 @@ def sites_in(module: _Module, frame: CompiledFrame, reach: Reach, known: frozens
 # --- the search -----------------------------------------------------------------------------------------
 
 
-def search(frame: CompiledFrame, texts: Mapping[str, str], stack_files: Sequence[str] = ()) -> Search:
+def search(frame: FrameRef, texts: Mapping[str, str], stack_files: Sequence[str] = ()) -> Search:
     """Every compile site in `texts` (the repository's Python files, by path) that compiles
     `frame`, and the unresolved ones in `stack_files` (the files of the break's stack)."""
     names = module_names(texts)

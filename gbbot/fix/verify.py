@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gbbot.analysis.classify import normalise_code
 from gbbot.backends.choose import backend_for
 from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, check
@@ -221,6 +222,21 @@ def still_there(target: GraphBreak, entrypoints: Iterable[str], before: Mapping,
     return None
 
 
+def renamed(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
+    """Why the patch only renames the targeted break, or None: the same code breaks again, as
+    another kind of break (`.item()` traced, then its value feeds an `if`: GB0124 becomes GB0170
+    at the same line). That is not a fix."""
+    for name in entrypoints:
+        if name not in before or name not in after:
+            continue
+        known = {b.fingerprint for b in before[name].report.breaks}
+        for brk in after[name].report.breaks:
+            same_code = normalise_code(brk.code) == normalise_code(target.code)
+            if brk.fingerprint not in known and brk.file == target.file and same_code and brk.key != target.key:
+                return f"the break comes back as {_short(brk)} in {name}: the patch renames it, it does not fix it"
+    return None
+
+
 def _eager_functions(report: EntrypointReport) -> set[tuple[str, str]]:
     return {(b.file, b.function.split(".")[-1]) for b in report.breaks if b.frame_skipped}
 
@@ -305,7 +321,7 @@ def judge(
         problems += [problem] if problem else []
         problems += [f"new break in {name}: {_short(b)}" for b in found]
     for target, entrypoints in goals:
-        problem = still_there(target, entrypoints, before, after)
+        problem = still_there(target, entrypoints, before, after) or renamed(target, entrypoints, before, after)
         problems += [problem] if problem else []
     count = sum(b.count for b in revealed)
     text = summary(old, new, count, (after[n] for n in names), changed)

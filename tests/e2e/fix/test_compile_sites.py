@@ -116,7 +116,8 @@ def test_one_break_reached_from_two_entrypoints_is_fixed_at_both_sites_verified_
     assert result.status is FixStatus.VERIFIED, result.reason
     assert set(result.paths) == {"sitedemo/bench.py", "train_shared.py"}
     assert set(result.entrypoints) == {"bench", "train-shared"}
-    assert result.summary.startswith("removes 6 breaks across 2 entrypoints")
+    assert " across 2 entrypoints" in result.summary and "frames run eagerly 2 → 0" in result.summary
+    assert (result.before.frames_skipped, result.after.breaks) == (2, 0)
     assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Model()))" in session.text(
         "sitedemo/bench.py"
     )

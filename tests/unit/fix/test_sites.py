@@ -5,8 +5,9 @@ another module, an inherited `forward`. Pure: source texts in, sites out."""
 
 from __future__ import annotations
 
+from gbbot.core.model import FrameRef
 from gbbot.fix.recipes.base import code
-from gbbot.fix.sites import CompiledFrame, CompileSite, search, unresolved_site
+from gbbot.fix.sites import CompileSite, search, unresolved_site
 
 MODEL = code(
     """
@@ -38,11 +39,11 @@ MODEL = code(
         pass
     """
 )
-GPT_FORWARD = CompiledFrame("model.py", 15, "forward")  # the loop's frame: Block.forward is inlined
-BLOCK_FORWARD = CompiledFrame("model.py", 7, "forward")
+GPT_FORWARD = FrameRef("model.py", 15, "forward")  # the loop's frame: Block.forward is inlined
+BLOCK_FORWARD = FrameRef("model.py", 7, "forward")
 
 
-def sites(frame: CompiledFrame, **files: str) -> list[tuple[str, int]]:
+def sites(frame: FrameRef, **files: str) -> list[tuple[str, int]]:
     texts = {"model.py": MODEL, **{f"{name}.py": text for name, text in files.items()}}
     return [(s.path, s.line) for s in search(frame, texts).sites]
 
@@ -93,7 +94,7 @@ def test_a_frame_one_call_deeper_is_compiled_by_the_model_that_holds_it():
         fast = torch.compile(step)
         """
     )
-    frame = CompiledFrame("helper.py", 5, "scale")  # two calls below the compiled function
+    frame = FrameRef("helper.py", 5, "scale")  # two calls below the compiled function
     assert [(s.path, s.line) for s in search(frame, {"helper.py": helper}).sites] == [("helper.py", 16)]
 
 
@@ -156,7 +157,7 @@ def test_a_decorated_method_is_its_own_site():
                 return y[: int(y.sum())]
         """
     )
-    frame = CompiledFrame("synth.py", 5, "synthesize")
+    frame = FrameRef("synth.py", 5, "synthesize")
     assert [(s.path, s.line) for s in search(frame, {"synth.py": decorated}).sites] == [("synth.py", 5)]
 
 
@@ -175,7 +176,7 @@ def test_a_bound_method_compiled_from_the_entry_module():
             return out, other
         """
     )
-    frame = CompiledFrame("synth.py", 2, "synthesize")
+    frame = FrameRef("synth.py", 2, "synthesize")
     assert [(s.path, s.line) for s in search(frame, {"synth.py": synth, "entry.py": entry}).sites] == [("entry.py", 7)]
 
 
