@@ -39,7 +39,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "qualname"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -177,6 +177,7 @@ def _diff_json(diff: Diff) -> dict:
         "hidden": list(diff.hidden),
         "hidden_breaks": [_plain(b) for b in diff.hidden_breaks],
         "hidden_by": dict(diff.hidden_by),
+        "revealed": list(diff.revealed),
     }
 
 
@@ -284,6 +285,9 @@ def _entrypoint(data: dict) -> EntrypointReport:
     )
 
 
+DIFF_LISTS = ("new", "fixed", "persisting", "hidden", "revealed")
+
+
 def _diff(data: dict) -> Diff:
     return Diff(
         base_ref=data["base"]["ref"],
@@ -292,8 +296,7 @@ def _diff(data: dict) -> Diff:
         fixed=tuple(data["fixed"]),
         persisting=tuple(data["persisting"]),
         entrypoints=tuple(
-            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting", "hidden")}})
-            for e in data.get("entrypoints", ())
+            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in data.get("entrypoints", ())
         ),
         fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
         baseline_source=data.get("baseline_source", "run"),
@@ -302,6 +305,7 @@ def _diff(data: dict) -> Diff:
         hidden=tuple(data.get("hidden", ())),
         hidden_breaks=tuple(_break(b) for b in data.get("hidden_breaks", ())),
         hidden_by=tuple(data.get("hidden_by", {}).items()),
+        revealed=tuple(data.get("revealed", ())),
     )
 
 

@@ -85,7 +85,7 @@ def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
 def classified(log: TraceLog, root: str, tree: SourceTree, config: Config | None, name: str) -> EntrypointParts:
     """A trace's breaks, classified and tied to the frames Dynamo compiled."""
     raws = tuple(classify.user_frames(r) for r in log.breaks)
-    idx = frames.index(log, root)
+    idx = frames.index(log, root, tree.get)
     ignore = config.ignore if config else ()
     breaks = classify.classify(raws, root, tree.get, ignore, entrypoint=name, frames=idx)
     return EntrypointParts(breaks, frames.compiled_frames(idx, breaks, log), unattributed(raws, root))

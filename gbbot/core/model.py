@@ -169,9 +169,16 @@ class FrameRef:
     file: str
     line: int
     function: str
+    # The enclosing class and function names as the source says them (Block.forward), for
+    # display; not part of the identity. "" when the source was not at hand.
+    qualname: str = field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.qualname or self.function
 
     def __str__(self) -> str:
-        return f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
+        return f"{self.name} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
 
 
 @dataclass(frozen=True)
@@ -226,6 +233,18 @@ class GraphBreak:
     def frame(self) -> FrameRef | None:
         """The frame it was first traced in: the compile that met it."""
         return self.frames[0] if self.frames else None
+
+    @property
+    def eager_callers(self) -> tuple[FrameRef, ...]:
+        """The frames it makes run eagerly other than its own function's: a caller whose loop
+        inlined its function, say. Without the source a frame's name has no class, and one of
+        the same file and bare name counts as its own."""
+        bare = self.function.rsplit(".", 1)[-1]
+        return tuple(
+            f
+            for f in self.makes_eager
+            if f.file != self.file or (f.qualname != self.function if f.qualname else f.function != bare)
+        )
 
 
 @dataclass(frozen=True)
@@ -337,6 +356,7 @@ class EntrypointDiff:
     graph_delta: int | None = None
     no_baseline: str | None = None
     hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
+    revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
 
 
 @dataclass(frozen=True)
@@ -356,6 +376,9 @@ class Diff:
     hidden: tuple[str, ...] = ()
     hidden_breaks: tuple[GraphBreak, ...] = ()
     hidden_by: tuple[tuple[str, str], ...] = ()
+    # Head breaks the base did not trace because their frame ran eagerly there: not new, only
+    # now in sight (a fix let Dynamo trace further).
+    revealed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
@@ -67,6 +69,17 @@ def library_lines(brk: GraphBreak) -> list[str]:
     return lines
 
 
+def eager_words(brk: GraphBreak, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
+    """What the break makes run eagerly: "the whole frame runs eagerly" when that is its own
+    function's frame, else "makes `generate` (wrapper.py:480) run eagerly". `code` and `text`
+    escape a name and plain text for where the words go."""
+    callers = brk.eager_callers
+    if not callers:
+        return "the whole frame runs eagerly"
+    named = ", ".join(f"{code(f.name)} {text(f'({PurePosixPath(f.file).name}:{f.line})')}" for f in callers)
+    return f"makes {named} run eagerly"
+
+
 def ranks_text(brk: GraphBreak) -> str:
     return f" on {brk.ranks} ranks" if brk.ranks > 1 else ""
 
@@ -82,7 +95,7 @@ def message(finding: Finding) -> str:
     if brk.fullgraph_failure:
         lines.append("This break made the fullgraph=True compile fail.")
     if finding.frame_eager:
-        lines.append("The whole frame runs eagerly (Dynamo skipped it).")
+        lines.append(f"{eager_words(brk).capitalize()} (Dynamo skipped it).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
     if brk.explanation:

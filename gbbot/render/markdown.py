@@ -4,7 +4,7 @@ template, every untrusted string passes an escaping filter."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -15,6 +15,7 @@ from gbbot.core.counts import BreakCounts
 from gbbot.core.model import GraphBreak, Report, Status
 from gbbot.render import fixes
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
+from gbbot.render.findings import eager_words
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
@@ -37,6 +38,11 @@ class Item:
     @property
     def frame_eager(self) -> bool:
         return self.counted.frame_eager if self.counted else self.brk.frame_skipped
+
+    @property
+    def eager_note(self) -> str:
+        """Markdown: which frame it makes run eagerly."""
+        return eager_words(self.brk, md_code, md_text)
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ def sections(report: Report, options: Options) -> list[Section]:
         fixed = [Item(b, tuple(fixed_in.get(b.fingerprint, ()))) for b in report.diff.fixed_breaks]
         out.append(Section("Fixed", _limit(fixed, options), brief=True))
         out.append(Section(HIDDEN_TITLE, _limit(hidden_items(report), options), brief=True))
+        shown = set(report.diff.revealed)
+        revealed = [replace(i, note=REVEALED_NOTE) for i in counted if i.brk.fingerprint in shown]
+        out.append(Section(REVEALED_TITLE, _limit(revealed, options), brief=True))
         kept = [i for i in counted if i.brk.fingerprint in persisting]
         out.append(Section("Persisting", _limit(kept, options), collapsed=True, brief=True))
     out.append(Section("Ignored", _limit(ignored, options), collapsed=True, brief=True))
@@ -112,6 +121,8 @@ def sections(report: Report, options: Options) -> list[Section]:
 
 
 HIDDEN_TITLE = "Hidden, not fixed"
+REVEALED_TITLE = "Revealed, not new"
+REVEALED_NOTE = "a frame it lies in ran eagerly on the base, so Dynamo did not trace it there"
 
 
 def hidden_items(report: Report) -> list[Item]:
@@ -157,6 +168,7 @@ def headline(report: Report) -> str:
     if report.diff is not None:
         d = report.diff
         hidden = f" · **{c.hidden} hidden**" if c.hidden else ""
+        hidden += f" · {c.revealed} revealed" if c.revealed else ""
         line += (
             f"\n\n**{c.new} new** · **{c.fixed} fixed**{hidden} · {c.persisting} persisting"
             f" — compared with {md_code(d.base_ref)} at `{d.base_sha[:7]}`"

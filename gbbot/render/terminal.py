@@ -64,7 +64,8 @@ def break_table(report: Report) -> Table:
         if brk.fullgraph_failure:
             notes.append("[red]made the fullgraph compile fail[/]")
         if counted.frame_eager:
-            notes.append("[red]frame runs eagerly[/]")
+            callers = ", ".join(escape(str(f)) for f in brk.eager_callers)
+            notes.append(f"[red]makes {callers} run eagerly[/]" if callers else "[red]frame runs eagerly[/]")
         elif brk.in_loop:
             notes.append("in loop")
         if brk.ignored:
@@ -145,6 +146,7 @@ def render(report: Report, console: Console) -> None:
     if report.diff is not None:
         d = report.diff
         hidden = f", {c.hidden} hidden (their frame now runs eagerly)" if c.hidden else ""
+        hidden += f", {c.revealed} revealed (their frame ran eagerly on the base)" if c.revealed else ""
         parts.append(
             Text(f"{c.new} new, {c.fixed} fixed{hidden}, {c.persisting} persisting vs {d.base_ref} ({d.base_sha[:7]})")
         )
