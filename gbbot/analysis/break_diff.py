@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from gbbot.analysis import classify, recompile
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import (
+    CompileError,
     Diff,
     EntrypointDiff,
     EntrypointReport,
@@ -78,8 +79,15 @@ def renamed(breaks: Sequence[GraphBreak], renames: Mapping[str, str]) -> tuple[G
 def rename_report(base: Report, renames: Mapping[str, str]) -> Report:
     if not renames:
         return base
-    entrypoints = tuple(replace(e, breaks=renamed(e.breaks, renames)) for e in base.entrypoints)
+    entrypoints = tuple(
+        replace(e, breaks=renamed(e.breaks, renames), compile_error=_renamed_error(e.compile_error, renames))
+        for e in base.entrypoints
+    )
     return replace(base, entrypoints=entrypoints)
+
+
+def _renamed_error(error: CompileError | None, renames: Mapping[str, str]) -> CompileError | None:
+    return replace(error, file=renames[error.file]) if error is not None and error.file in renames else error
 
 
 def relative_renames(renames: Mapping[str, str], prefix: str) -> dict[str, str]:
@@ -247,6 +255,18 @@ def code_in(lookup: classify.SourceLookup) -> CodeCheck:
     return present
 
 
+def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> str | None:
+    """In words, when head and base ended with the same compile error: the same failure on both
+    sides is no missing baseline, and nothing about it is new."""
+    if base is None or head.compile_error is None or base.compile_error is None:
+        return None
+    if head.compile_error.key != base.compile_error.key:
+        return None
+    error = head.compile_error
+    where = f"{error.file}:{error.line}"
+    return f"`{head.name}` is still failing (same error as the base): {error.gb_id or error.gb_type} at {where}"
+
+
 @dataclass(frozen=True)
 class Settled:
     """One entrypoint's breaks on two sides, settled by the rule: of those only the base has,
@@ -297,6 +317,18 @@ def _compare(
     code: tuple[CodeCheck, CodeCheck] = (unknown, unknown),
 ) -> _Side:
     now = _counted(head.breaks, ignore, head.name)
+    still = still_failing(head, base)
+    if still:
+        before = _counted(base.breaks, ignore, head.name) if base else {}
+        settled = settle(head, base, now, {f: now[f] for f in before if f in now}, *code)  # type: ignore[arg-type]
+        result = EntrypointDiff(
+            head.name,
+            new=tuple(settled.new),
+            persisting=tuple(f for f in now if f in before),
+            graph_delta=head.graph_count - base.graph_count if base else None,
+            still_failing=still,
+        )
+        return _Side(result, before, {}, {})
     if base is None or base.status is not Status.OK:
         reason = no_baseline_reason(head.name, base_sha, base)
         return _Side(EntrypointDiff(head.name, new=tuple(now), no_baseline=reason), {}, {}, {})

@@ -39,7 +39,7 @@ class FrameIndex:
     def made_eager(self, raw: RawBreak) -> FrameRef | None:
         """The frame `raw` made run eagerly: its compile fell back to eager at it."""
         key = compile_key(raw.log, raw.frame_id, raw.compile_index)
-        if key is None or key not in self.eager or raw.fullgraph_failure:
+        if key is None or key not in self.eager or raw.fullgraph_failure or raw.compile_error:
             return None
         return self.refs.get(key) if (raw.frame_skipped or raw.ends_frame) else None
 
@@ -81,8 +81,10 @@ def index(log: TraceLog, root: str, lookup: SourceLookup = lambda _path: None) -
         refs.setdefault(key, identity(m, root, originals, lookup))
         if m.fail_type:
             failed.add(key)
-    # A fullgraph=True compile that raised stopped the program there: no frame runs eagerly.
-    stopped = {compile_key(r.log, r.frame_id, r.compile_index) for r in log.breaks if r.fullgraph_failure}
+    # A compile that raised (fullgraph=True, or an error) stopped the program: no frame runs eagerly.
+    stopped = {
+        compile_key(r.log, r.frame_id, r.compile_index) for r in log.breaks if r.fullgraph_failure or r.compile_error
+    }
     return FrameIndex(refs, frozenset(failed - stopped))
 
 

@@ -18,6 +18,7 @@ from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     Category,
     CompiledFrame,
+    CompileError,
     Diff,
     EntrypointDiff,
     EntrypointReport,
@@ -90,6 +91,7 @@ def entrypoint_report(
     problems: tuple[str, ...] = (),
     recompiles: tuple[Recompilation, ...] = (),
     frames: tuple[CompiledFrame, ...] = (),
+    compile_error: CompileError | None = None,
 ) -> EntrypointReport:
     """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
     trace problems than the log's own (breaks that could not be attributed)."""
@@ -108,6 +110,7 @@ def entrypoint_report(
         env_withheld=outcome.env_withheld,
         recompiles=recompiles,
         frames=frames,
+        compile_error=compile_error,
     )
 
 
@@ -282,7 +285,12 @@ def _entrypoint(data: dict) -> EntrypointReport:
         env_withheld=tuple(data.get("env_withheld", ())),
         recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
         frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
+        compile_error=_compile_error(data["compile_error"]) if data.get("compile_error") else None,
     )
+
+
+def _compile_error(data: dict) -> CompileError:
+    return CompileError(**{**data, "category": Category(data["category"])})
 
 
 DIFF_LISTS = ("new", "fixed", "persisting", "hidden", "revealed")

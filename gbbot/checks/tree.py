@@ -15,6 +15,7 @@ from gbbot.core.config import Config, Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import (
     CompiledFrame,
+    CompileError,
     EntrypointReport,
     GraphBreak,
     Mode,
@@ -83,12 +84,16 @@ def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
 
 
 def classified(log: TraceLog, root: str, tree: SourceTree, config: Config | None, name: str) -> EntrypointParts:
-    """A trace's breaks, classified and tied to the frames Dynamo compiled."""
+    """A trace's breaks, classified and tied to the frames Dynamo compiled; a compile error that
+    ended the run is kept apart from them."""
     raws = tuple(classify.user_frames(r) for r in log.breaks)
     idx = frames.index(log, root, tree.get)
     ignore = config.ignore if config else ()
-    breaks = classify.classify(raws, root, tree.get, ignore, entrypoint=name, frames=idx)
-    return EntrypointParts(breaks, frames.compiled_frames(idx, breaks, log), unattributed(raws, root))
+    kept = tuple(r for r in raws if not r.compile_error)
+    breaks = classify.classify(kept, root, tree.get, ignore, entrypoint=name, frames=idx)
+    errors = classify.classify([r for r in raws if r.compile_error], root, tree.get, entrypoint=name, frames=idx)
+    error = classify.compile_error(errors[0]) if errors else None
+    return EntrypointParts(breaks, frames.compiled_frames(idx, breaks, log), unattributed(raws, root), error)
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,7 @@ class EntrypointParts:
     breaks: tuple[GraphBreak, ...]
     frames: tuple[CompiledFrame, ...]
     unattributed: tuple[str, ...]
+    compile_error: CompileError | None = None
 
 
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
@@ -110,7 +116,7 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     recompiles = recompile.analyse(log, where, tree.get)
     no_compile = report.compiled_nothing(log, len(found))
     entry = report.entrypoint_report(
-        outcome, log, parts.breaks, no_compile, parts.unattributed, recompiles, frames=parts.frames
+        outcome, log, parts.breaks, no_compile, parts.unattributed, recompiles, parts.frames, parts.compile_error
     )
     return entry, log
 
@@ -165,6 +171,7 @@ def from_logs(path: Path, root: Path, name: str) -> Report:
         problems=parts.unattributed,
         recompiles=recompile.analyse(log, str(root), tree.get),
         frames=parts.frames,
+        compile_error=parts.compile_error,
     )
     # Logs made elsewhere do not say whether torch.compile ran with its own backend or gbbot's.
     return report.new_report([entry], None, log.torch_version, None)

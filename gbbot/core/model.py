@@ -92,6 +92,9 @@ class RawBreak:
     # to eager for the frame, or could not resume and skipped the rest of it): torch does not
     # count such a record in counters["graph_break"], and neither do occurrences.
     ends_frame: bool = False
+    # The compile raised an error that is no graph break (a shape mismatch found while tracing):
+    # the run stopped there. Such a record is the entrypoint's failure, never one of its breaks.
+    compile_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,26 @@ class GraphBreak:
 
 
 @dataclass(frozen=True)
+class CompileError:
+    """A compile that raised and ended the run (torch's USER_ERROR kind: the code fails in eager
+    too, or Dynamo cannot go on): the entrypoint's failure, counted in no break total."""
+
+    gb_type: str
+    gb_id: str | None
+    category: Category
+    file: str  # repository-relative, where the user's code was when it raised
+    line: int
+    function: str
+    code: str
+    explanation: str  # its first sentence
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What makes two runs' errors the same error: its kind and where, not its line number."""
+        return (self.gb_id or self.gb_type, self.file, self.function, " ".join(self.code.split()))
+
+
+@dataclass(frozen=True)
 class RecompileReason:
     """One distinct reason a frame recompiled: the guard that failed, by kind."""
 
@@ -332,6 +355,7 @@ class EntrypointReport:
     env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
     recompiles: tuple[Recompilation, ...] = ()  # impact order
     frames: tuple[CompiledFrame, ...] = ()  # trace order; () in a report made before frames were read
+    compile_error: CompileError | None = None  # the compile error that ended the run, if one did
 
 
 @dataclass(frozen=True)
@@ -357,6 +381,8 @@ class EntrypointDiff:
     no_baseline: str | None = None
     hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
     revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
+    # Set when head and base failed with the same compile error: compared, not "no baseline".
+    still_failing: str | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
 from gbbot.core import counts
-from gbbot.core.model import GraphBreak, Report
+from gbbot.core.model import CompileError, GraphBreak, Report
 
 # Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
 # The report schema says the same; a report from an untrusted run is checked again here.
@@ -78,6 +78,16 @@ def eager_words(brk: GraphBreak, code: Callable[[str], str] = str, text: Callabl
         return "the whole frame runs eagerly"
     named = ", ".join(f"{code(f.name)} {text(f'({PurePosixPath(f.file).name}:{f.line})')}" for f in callers)
     return f"makes {named} run eagerly"
+
+
+def compile_error_words(
+    error: CompileError, code: Callable[[str], str] = str, text: Callable[[str], str] = str
+) -> str:
+    """The compile error that ended a run, in one line: "compile error GB4315 (USER_ERROR) at
+    entry.py:4 in project: RuntimeError when making fake tensor call. Dynamo failed to …"."""
+    where = f"{code(f'{error.file}:{error.line}')} in {code(error.function)}"
+    what = text(f"{error.gb_type}. {error.explanation}" if error.explanation else error.gb_type)
+    return f"compile error {code(error.gb_id or '-')} ({text(error.category.value)}) at {where}: {what}"
 
 
 def ranks_text(brk: GraphBreak) -> str:

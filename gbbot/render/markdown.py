@@ -15,7 +15,7 @@ from gbbot.core.counts import BreakCounts
 from gbbot.core.model import GraphBreak, Report, Status
 from gbbot.render import fixes
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
-from gbbot.render.findings import eager_words
+from gbbot.render.findings import compile_error_words, eager_words
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
@@ -205,7 +205,12 @@ def render(report: Report, options: Options = Options()) -> str:
             headline=headline(report),
             status_icon=STATUS_ICON,
             graph_delta=graph_delta,
-            baseline_notes=[*(diff.notes if diff else ()), *(e.no_baseline for e in deltas.values() if e.no_baseline)],
+            baseline_notes=[
+                *(diff.notes if diff else ()),
+                *(e.no_baseline for e in deltas.values() if e.no_baseline),
+                *(e.still_failing for e in deltas.values() if e.still_failing),
+            ],
+            compile_error=lambda error: compile_error_words(error, md_code, md_text),
             failed=[e for e in report.entrypoints if e.status is not Status.OK],
             sections=sections(report, options),
             recompiles=recompile.ordered(report),

@@ -10,6 +10,7 @@ from rich.text import Text
 from gbbot.analysis import recompile
 from gbbot.core import counts
 from gbbot.core.model import GraphBreak, Report, Status
+from gbbot.render.findings import compile_error_words
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -138,7 +139,9 @@ def render(report: Report, console: Console) -> None:
     if any(e.recompiles for e in report.entrypoints):
         parts.append(recompile_table(report))
     for e in report.entrypoints:
-        if e.status is not Status.OK and e.error:
+        if e.compile_error is not None:
+            parts.append(Text(f"{e.name}: {e.status.value}: {compile_error_words(e.compile_error)}", style="red"))
+        elif e.status is not Status.OK and e.error:
             parts.append(Text(f"{e.name}: {e.status.value}\n{e.error[-1500:]}", style="red"))
         for problem in e.trace_problems[:10]:
             parts.append(Text(f"{e.name}: trace: {problem}", style="yellow"))

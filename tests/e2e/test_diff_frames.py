@@ -265,3 +265,67 @@ def test_a_break_three_calls_below_a_compiled_method_names_the_methods_frame(in_
         "qualname": "Synth.synthesize",
     }
     assert not any("gbbot" in f["file"] or f["file"].startswith("<frozen") for f in item["user_stack"])
+
+
+# 5. a compile that raises (a shape mismatch, wrong in eager too) is the entrypoint's failure.
+
+CRASH = """\
+import torch
+
+def project(x, w):
+    return x @ w
+
+def main():
+    return torch.compile(project)(torch.ones(2, 3), torch.ones(4, 5))
+"""
+STEP = """\
+import torch
+
+def step(x):
+    x = x + 1
+    return x * 2
+
+def main():
+    return torch.compile(step)(torch.ones(2))
+"""
+TWO = "version: 1\nmode: fast\nentrypoints: [{name: crash, call: 'crash:main'}, {name: step, call: 'step:main'}]\n"
+
+
+def test_a_compile_error_on_both_sides_is_still_failing_and_never_a_new_break(in_git_dir, tmp_path):
+    from gbbot.action.outputs import counts
+    from gbbot.analysis import report
+
+    write(in_git_dir, {".gbbot.yml": TWO, "crash.py": CRASH, "step.py": STEP})
+    git(in_git_dir, "add", "-A")
+    git(in_git_dir, "commit", "-q", "-m", "base")
+    git(in_git_dir, "checkout", "-q", "-b", "pr")
+    write(in_git_dir, {"step.py": STEP.replace("    x = x + 1\n", '    x = x + 1\n    print("step")\n')})
+    git(in_git_dir, "commit", "-qam", "print")
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    run = gbbot(
+        in_git_dir,
+        "diff",
+        "--base",
+        "main",
+        "--fail-on",
+        "none",
+        "--json",
+        str(out),
+        "--markdown",
+        str(md),
+        tmp=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    data = json.loads(out.read_text())
+    crash = next(e for e in data["entrypoints"] if e["name"] == "crash")
+    assert crash["status"] == "failed" and crash["breaks"] == []
+    assert (crash["compile_error"]["gb_id"], crash["compile_error"]["category"]) == ("GB4315", "USER_ERROR")
+    assert (crash["compile_error"]["file"], crash["compile_error"]["line"]) == ("crash.py", 4)
+    (crash_diff,) = [e for e in data["diff"]["entrypoints"] if e["name"] == "crash"]
+    assert crash_diff["no_baseline"] is None and "still failing (same error as the base)" in crash_diff["still_failing"]
+    assert data["counts"]["new"] == 1 and data["counts"]["distinct"] == 1
+    assert counts(report.from_json(data))["new-breaks"] == "1"
+    text = md.read_text()
+    assert "compile error `GB4315` (USER\\_ERROR) at `crash.py:4` in `project`" in text
+    assert "still failing (same error as the base)" in text and "fullgraph" not in text
+    assert "crash: failed: compile error GB4315 (USER_ERROR) at crash.py:4 in project" in run.stdout.replace("\n", " ")

@@ -10,8 +10,9 @@ from dataclasses import replace
 import pytest
 
 from gbbot.analysis import break_diff, classify, recompile, source
+from gbbot.core import counts
 from gbbot.core.config import IgnoreRule
-from gbbot.core.model import CompiledFrame, Diff, Frame, FrameRef, GraphBreak, Origin, Status
+from gbbot.core.model import Category, CompiledFrame, CompileError, Diff, Frame, FrameRef, GraphBreak, Origin, Status
 from tests.builders import (
     AT_LIMIT,
     DTYPE,
@@ -456,3 +457,59 @@ def test_a_head_break_whose_code_the_base_did_not_have_is_new_even_in_a_frame_th
         report_of(head), report_of(base), "main", BASE_SHA, in_base=source_of({"pkg/model.py": MODEL_PY})
     )
     assert there.revealed == ("p" * 16,) and there.new == ()
+
+
+# --- a compile error that ends the run is no break, and the same one on both sides is no news ----
+
+ERROR = CompileError(
+    "RuntimeError when making fake tensor call",
+    "GB4315",
+    Category.USER_ERROR,
+    "pkg/model.py",
+    4,
+    "project",
+    "return x @ w",
+    "Dynamo failed to run FX node with fake tensors",
+)
+
+
+def failing(name: str, breaks=(), error: CompileError | None = ERROR, **changes):
+    return entrypoint(
+        name, breaks, status=Status.FAILED, exit_code=1, error="RuntimeError", compile_error=error, **changes
+    )
+
+
+def test_the_same_compile_error_on_both_sides_is_still_failing_not_no_baseline():
+    earlier = brk("a" * 16)
+    result = break_diff.diff(report_of(failing("m", [earlier])), report_of(failing("m", [earlier])), "main", BASE_SHA)
+    (m,) = result.entrypoints
+    assert m.no_baseline is None and m.still_failing.startswith("`m` is still failing (same error as the base)")
+    assert (result.new, result.fixed, result.persisting) == ((), (), ("a" * 16,))
+
+
+def test_the_same_error_after_the_line_moved_is_still_the_same_error():
+    moved = replace(ERROR, line=9)
+    result = break_diff.diff(report_of(failing("m", error=moved)), report_of(failing("m")), "main", BASE_SHA)
+    assert result.entrypoints[0].still_failing and result.new == ()
+
+
+def test_a_head_break_before_the_same_error_is_new_and_nothing_is_fixed():
+    result = break_diff.diff(
+        report_of(failing("m", [brk("n" * 16)])), report_of(failing("m", [brk("o" * 16)])), "main", BASE_SHA
+    )
+    assert result.new == ("n" * 16,) and result.fixed == ()
+
+
+def test_another_error_on_the_base_leaves_no_baseline():
+    other = replace(ERROR, gb_id="GB0001", gb_type="other")
+    result = break_diff.diff(report_of(failing("m")), report_of(failing("m", error=other)), "main", BASE_SHA)
+    (m,) = result.entrypoints
+    assert m.no_baseline and m.still_failing is None and result.new == ()
+
+
+def test_a_crash_that_is_no_break_is_never_new_in_the_action_counts():
+    base = report_of(entrypoint("ok", [brk("p" * 16)]), failing("m"))
+    head = report_of(entrypoint("ok", [brk("p" * 16), brk("n" * 16)]), failing("m"))
+    result = break_diff.diff(head, base, "main", BASE_SHA)
+    assert result.new == ("n" * 16,)
+    assert counts.counts(replace(head, diff=result)).new == 1
