@@ -80,10 +80,27 @@ def rename_report(base: Report, renames: Mapping[str, str]) -> Report:
     if not renames:
         return base
     entrypoints = tuple(
-        replace(e, breaks=renamed(e.breaks, renames), compile_error=_renamed_error(e.compile_error, renames))
+        replace(
+            e,
+            breaks=tuple(_moved_frames(b, renames) for b in renamed(e.breaks, renames)),
+            compile_error=_renamed_error(e.compile_error, renames),
+            frames=tuple(replace(f, frame=_moved(f.frame, renames)) for f in e.frames),
+        )
         for e in base.entrypoints
     )
     return replace(base, entrypoints=entrypoints)
+
+
+def _moved(frame: FrameRef, renames: Mapping[str, str]) -> FrameRef:
+    return replace(frame, file=renames[frame.file]) if frame.file in renames else frame
+
+
+def _moved_frames(brk: GraphBreak, renames: Mapping[str, str]) -> GraphBreak:
+    """A base break's frames at their head paths: frames are compared across the two sides."""
+    if not brk.frames and not brk.makes_eager:
+        return brk
+    moved = tuple(_moved(f, renames) for f in brk.frames)
+    return replace(brk, frames=moved, makes_eager=tuple(_moved(f, renames) for f in brk.makes_eager))
 
 
 def _renamed_error(error: CompileError | None, renames: Mapping[str, str]) -> CompileError | None:
@@ -162,46 +179,49 @@ class _Side:
 # from a break's function name: the frame that runs eagerly is often the caller that inlined it.
 
 
+FrameKey = tuple  # FrameRef.across: a frame as both sides know it
+
+
 @dataclass(frozen=True)
 class EagerFrames:
     """One entrypoint's frames that run eagerly, each with the break that makes it so (None:
-    no break record names it), and every frame it compiled, to place stack entries in. A report
-    made before frames were recorded has none: its eager sites stand in, keyed by the break's
-    (file, qualname), with line -1."""
+    no break record names it), and every frame it compiled, to place stack entries in. Frames
+    are keyed as both sides know them (FrameRef.across). A report made before frames were
+    recorded has none: its eager sites stand in, keyed by the break's (file, qualname)."""
 
-    eager: Mapping[FrameRef, str | None]
+    eager: Mapping[FrameKey, str | None]
     compiled: Mapping[tuple[str, str], tuple[FrameRef, ...]]  # (file, co_name) → frames, by first line
     framed: bool
 
     @classmethod
     def of(cls, entry: EntrypointReport) -> EagerFrames:
         if not entry.frames:
-            sites = {FrameRef(b.file, -1, b.function): b.fingerprint for b in entry.breaks if b.frame_skipped}
+            sites = {(b.file, b.function): b.fingerprint for b in entry.breaks if b.frame_skipped}
             return cls(sites, {}, False)
         compiled: dict[tuple[str, str], list[FrameRef]] = {}
         for f in entry.frames:
             compiled.setdefault((f.frame.file, f.frame.function), []).append(f.frame)
         ordered = {k: tuple(sorted(v, key=lambda r: r.line)) for k, v in compiled.items()}
-        return cls({f.frame: f.eager_by for f in entry.frames if f.eager}, ordered, True)
+        return cls({f.frame.across: f.eager_by for f in entry.frames if f.eager}, ordered, True)
 
 
-def frames_of(brk: GraphBreak, *sides: EagerFrames) -> tuple[FrameRef, ...]:
+def frames_of(brk: GraphBreak, *sides: EagerFrames) -> tuple[FrameKey, ...]:
     """The frames a break was traced in, then those its stack passes through: a stack entry lies
     in the nearest compiled frame of its file and function name that starts above it. For a side
     without frames, the break's own site stands in."""
-    found: dict[FrameRef, None] = dict.fromkeys(brk.frames)
+    found: dict[FrameKey, None] = {f.across: None for f in brk.frames}
     for side in sides:
         if not side.framed:
-            found[FrameRef(brk.file, -1, brk.function)] = None
+            found[(brk.file, brk.function)] = None
             continue
         for entry in brk.user_stack:
             above = [f for f in side.compiled.get((entry.file, entry.function), ()) if f.line <= entry.line]
             if above:
-                found[above[-1]] = None
+                found[above[-1].across] = None
     return tuple(found)
 
 
-def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]) -> dict[FrameRef, str | None]:
+def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]) -> dict[FrameKey, str | None]:
     """The head's frames that run eagerly and did not in the base, or that a new break makes
     run eagerly: frame → that break."""
     before = set(base_breaks)
@@ -212,7 +232,7 @@ def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]
     }
 
 
-def hidden_by(brk: GraphBreak, newly: Mapping[FrameRef, str | None], *sides: EagerFrames) -> str | None:
+def hidden_by(brk: GraphBreak, newly: Mapping[FrameKey, str | None], *sides: EagerFrames) -> str | None:
     """For a base break the head does not have: the head break that hides it ("" when its frame
     runs eagerly with no break named for it), or None when nothing hides it, so it is fixed."""
     for frame in frames_of(brk, *sides):

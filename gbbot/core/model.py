@@ -180,6 +180,12 @@ class FrameRef:
     def name(self) -> str:
         return self.qualname or self.function
 
+    @property
+    def across(self) -> tuple[str, str] | tuple[str, str, int]:
+        """What stays the same of a frame from one commit to another: its file and qualname (an
+        edit above moves its first line); without the source, its name and first line too."""
+        return (self.file, self.qualname) if self.qualname else (self.file, self.function, self.line)
+
     def __str__(self) -> str:
         return f"{self.name} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
 

@@ -80,9 +80,7 @@ def eager_words(brk: GraphBreak, code: Callable[[str], str] = str, text: Callabl
     return f"makes {named} run eagerly"
 
 
-def compile_error_words(
-    error: CompileError, code: Callable[[str], str] = str, text: Callable[[str], str] = str
-) -> str:
+def compile_error_words(error: CompileError, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
     """The compile error that ended a run, in one line: "compile error GB4315 (USER_ERROR) at
     entry.py:4 in project: RuntimeError when making fake tensor call. Dynamo failed to …"."""
     where = f"{code(f'{error.file}:{error.line}')} in {code(error.function)}"

@@ -513,3 +513,14 @@ def test_a_crash_that_is_no_break_is_never_new_in_the_action_counts():
     result = break_diff.diff(head, base, "main", BASE_SHA)
     assert result.new == ("n" * 16,)
     assert counts.counts(replace(head, diff=result)).new == 1
+
+
+def test_a_frame_is_the_same_frame_when_an_edit_above_moves_its_first_line():
+    logger = replace(
+        brk("l" * 16, function="Block.forward", frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True
+    )
+    moved = replace(MODEL, line=MODEL.line - 1)  # the logger's line above it is gone
+    printed = brk("p" * 16, function="Model.forward", line=63, frames=(moved,))
+    base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
+    head = framed("train", [printed], frame(moved), frame(BLOCK))
+    assert diffed(head, base).revealed == ("p" * 16,)
