@@ -461,12 +461,14 @@ def _recompile_union(diffs: Sequence[RecompileDiff]) -> RecompileDiff | None:
         return None
     new = {f: None for d in diffs for f in d.new}
     fixed = {f: None for d in diffs for f in d.fixed}
-    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in fixed}
+    hidden = {f: None for d in diffs for f in d.hidden}
+    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in fixed or f in hidden}
     return RecompileDiff(
         new=tuple(f for f in new if f not in persisting),
-        fixed=tuple(f for f in fixed if f not in persisting),
+        fixed=tuple(f for f in fixed if f not in persisting and f not in hidden),
         persisting=tuple(persisting),
         new_limit=tuple(f for d in diffs for f in d.new_limit if f not in persisting),
+        hidden=tuple(f for f in hidden if f not in persisting),
     )
 
 

@@ -267,7 +267,8 @@ def _compiled_frame(data: dict) -> CompiledFrame:
 
 def _recompile(data: dict) -> Recompilation:
     reasons = tuple(RecompileReason(**r) for r in data["reasons"])
-    return Recompilation(**{**data, "reasons": reasons})
+    frame = FrameRef(**data["frame"]) if data.get("frame") else None
+    return Recompilation(**{**data, "reasons": reasons, "frame": frame})
 
 
 def _entrypoint(data: dict) -> EntrypointReport:

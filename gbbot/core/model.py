@@ -303,6 +303,7 @@ class Recompilation:
     limit_hit: bool  # hit the recompile limit: runs eagerly for the rest of the process
     reasons: tuple[RecompileReason, ...]
     doc_url: str
+    frame: FrameRef | None = None  # the compiled frame that recompiled
 
     @property
     def info_only(self) -> bool:
@@ -373,6 +374,9 @@ class RecompileDiff:
     fixed: tuple[str, ...] = ()
     persisting: tuple[str, ...] = ()
     new_limit: tuple[str, ...] = ()  # frames that hit the limit on the head only
+    # Base problems gone only because their frame now runs eagerly (never compiled, so never
+    # recompiled): not fixed.
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
