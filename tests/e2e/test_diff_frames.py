@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests import blocks_project
+from tests.blocks_project import BLOCKS
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -154,46 +156,11 @@ def test_a_deleted_break_is_fixed_though_another_forward_in_its_file_runs_eagerl
 
 # 3. logger in a block that Model.forward's loop calls hides the print after the loop.
 
-BLOCKS = """\
-import logging
-import torch
-
-log = logging.getLogger("blocks")
-
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        log.debug("block")
-        return self.lin(x)
-
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = torch.nn.ModuleList([Block(), Block()])
-
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-        print("model done")
-        return x
-"""
-ENTRY_BLOCKS = """\
-import torch
-from blocks import Model
-
-def main():
-    torch.manual_seed(0)
-    return torch.compile(Model())(torch.ones(2, 4))
-"""
+ENTRY_BLOCKS = blocks_project.ENTRY.format(module="blocks")
 
 
 def test_the_print_a_guarded_logger_reveals_is_revealed_not_new(in_git_dir, tmp_path):
-    guarded = BLOCKS.replace(
-        '        log.debug("block")', '        if not torch.compiler.is_compiling():\n            log.debug("block")'
-    )
+    guarded = BLOCKS.replace(blocks_project.LOGGER, blocks_project.GUARDED)
     data, md, terminal = diffed(
         in_git_dir, {"blocks.py": BLOCKS, "entry.py": ENTRY_BLOCKS}, {"blocks.py": guarded}, tmp_path
     )

@@ -5,6 +5,7 @@ real git, the audit's local data branch."""
 
 from __future__ import annotations
 
+from tests import blocks_project
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -16,45 +17,16 @@ entrypoints:
   - {name: train, call: "entry:main"}
   - {name: infer, call: "entry:main"}
 """
-MODEL = """\
-import logging
-import torch
-
-log = logging.getLogger("model")
-
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        log.debug("block")
-        return self.lin(x)
-
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = torch.nn.ModuleList([Block(), Block()])
-
-    def forward(self, x):
-        print("model start")
-        for block in self.blocks:
-            x = block(x)
-        print("model done")
-        return x
-"""
-ENTRY = """\
-import torch
-from {module} import Model
-
-def main():
-    torch.manual_seed(0)
-    return torch.compile(Model())(torch.ones(2, 4))
-"""
+# A print before the loop too: it persists across the rename.
+MODEL = blocks_project.BLOCKS.replace(
+    "    def forward(self, x):\n        for", '    def forward(self, x):\n        print("model start")\n        for'
+)
 
 
 def test_an_audit_across_a_rename_follows_the_file_and_calls_the_revealed_print_no_regression(in_git_dir, tmp_path):
-    write(in_git_dir, {".gbbot.yml": CONFIG, "model.py": MODEL, "entry.py": ENTRY.format(module="model")})
+    write(
+        in_git_dir, {".gbbot.yml": CONFIG, "model.py": MODEL, "entry.py": blocks_project.ENTRY.format(module="model")}
+    )
     git(in_git_dir, "add", "-A")
     git(in_git_dir, "commit", "-q", "-m", "model")
     first = gbbot(in_git_dir, "audit", "--issue-body", str(tmp_path / "first.md"), tmp=tmp_path)
@@ -62,7 +34,7 @@ def test_an_audit_across_a_rename_follows_the_file_and_calls_the_revealed_print_
     git(in_git_dir, "mv", "model.py", "net.py")
     write(
         in_git_dir,
-        {"net.py": MODEL.replace('        log.debug("block")\n', ""), "entry.py": ENTRY.format(module="net")},
+        {"net.py": MODEL.replace(blocks_project.LOGGER, ""), "entry.py": blocks_project.ENTRY.format(module="net")},
     )
     git(in_git_dir, "commit", "-qam", "rename model.py to net.py, drop the logger")
     second = gbbot(in_git_dir, "audit", "--issue-body", str(tmp_path / "second.md"), tmp=tmp_path)

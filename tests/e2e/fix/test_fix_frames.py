@@ -7,43 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests import blocks_project
+from tests.blocks_project import BLOCKS
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
-BLOCKS = """\
-import logging
-import torch
-
-log = logging.getLogger("blocks")
-
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        log.debug("block")
-        return self.lin(x)
-
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = torch.nn.ModuleList([Block(), Block()])
-
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-        print("model done")
-        return x
-"""
-ENTRY = """\
-import torch
-from blocks import Model
-
-def main():
-    torch.manual_seed(0)
-    return torch.compile(Model())(torch.ones(2, 4))
-"""
+ENTRY = blocks_project.ENTRY.format(module="blocks")
 CONFIG = "version: 1\nmode: fast\nentrypoints: [{name: m, call: 'entry:main', timeout: 300}]\n"
 
 
