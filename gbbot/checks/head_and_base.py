@@ -11,12 +11,14 @@ results are the head's, and a note says which.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gbbot.analysis import break_diff, reads, report
+from gbbot.analysis.source import SourceMap, SourceTree, source_map
 from gbbot.checks import baseline
 from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select
@@ -322,10 +324,31 @@ def _run_base_only(p: Setup) -> Report:
         return baseline.run_base(tree, p.prefix, p.config, p.options)
 
 
+def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
+    """The base commit's source of a file, by its head path below the config root (read from git
+    objects: the base's worktree is gone by now); None when the base has no such file."""
+    old = {new: before for before, new in renames.items()}
+
+    @functools.cache
+    def get(path: str) -> SourceMap | None:
+        where = "/".join(part for part in (p.prefix, old.get(path, path)) if part)
+        entry = git.tree_entries(p.top, p.base_sha, [where]).get(where)
+        if entry is None or not entry[0].startswith("100"):
+            return None
+        (blob,) = git.read_blobs(p.top, [entry[1]])
+        return source_map(blob.decode("utf-8", "replace"))
+
+    return get
+
+
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
     notes = (*([note] if note else []), *s.notes)
-    found = break_diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
+    in_head = break_diff.code_in(SourceTree(p.root.resolve()).get)
+    in_base = break_diff.code_in(base_source(p, renames))
+    found = break_diff.diff(
+        s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base
+    )
     marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
     return replace(found, entrypoints=marked)
 

@@ -10,7 +10,7 @@ everything else (fixed, hidden, persisting, ignored, the entrypoints) folded wit
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -24,7 +24,7 @@ from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
 from gbbot.render import findings, fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
-from gbbot.render.findings import SAFE_PATH
+from gbbot.render.findings import SAFE_PATH, compile_error_words
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
@@ -229,8 +229,12 @@ class Sorted:
     shown: list[Item]  # new (or, without a diff, every counted break): the table
     fixed: list[Item]
     hidden: list[Item]
+    revealed: list[Item]  # on the head only because a frame they lie in ran eagerly on the base
     persisting: list[Item]
     ignored: list[Item]
+
+
+REVEALED_NOTE = "a frame it lies in ran eagerly on the base, so Dynamo did not trace it there"
 
 
 def sort(report: Report) -> Sorted:
@@ -238,12 +242,14 @@ def sort(report: Report) -> Sorted:
     ignored = [i for i in found if i.brk.ignored]
     counted = [i for i in found if not i.brk.ignored]
     if report.diff is None:
-        return Sorted(counted, [], [], [], ignored)
+        return Sorted(counted, [], [], [], [], ignored)
     new, persisting = set(report.diff.new), set(report.diff.persisting)
+    revealed = set(report.diff.revealed)
     return Sorted(
         [i for i in counted if i.brk.fingerprint in new],
         fixed_items(report),
         hidden_items(report),
+        [replace(i, note=REVEALED_NOTE) for i in counted if i.brk.fingerprint in revealed],
         [i for i in counted if i.brk.fingerprint in persisting],
         ignored,
     )
@@ -282,6 +288,9 @@ def headline(report: Report) -> str:
         noun = "" if breaks else f" graph break{'s' * (c.hidden != 1)}"
         their = "its" if c.hidden == 1 else "their"
         breaks.append(f"hides **{c.hidden}**{noun} (not fixed: {their} frame now runs eagerly)")
+    if c.revealed:
+        noun = "" if breaks else f" graph break{'s' * (c.revealed != 1)}"
+        breaks.append(f"reveals **{c.revealed}**{noun} (not new: Dynamo now traces code that ran eagerly)")
     rc = _recompile_change(report)
     other = " other" if c.not_clean else ""  # the line above says what failed
     if not breaks and not rc:
@@ -343,7 +352,8 @@ def notes(report: Report, options: Options) -> list[str]:
     if d is None:
         return []
     said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline)]
-    return [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+    kept = [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+    return kept + [e.still_failing for e in d.entrypoints if e.still_failing]  # it changes the reading
 
 
 def _no_baseline(report: Report) -> set[str]:
@@ -467,6 +477,7 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
     changed = [
         folded(f"✅ {plural(len(s.fixed), 'graph break')} fixed", s.fixed, options, base),
         folded(f"🙈 {plural(len(s.hidden), 'graph break')} hidden, not fixed", s.hidden, options, base),
+        folded(f"👀 {plural(len(s.revealed), 'graph break')} revealed, not new", s.revealed, options),
     ]
     kept = [
         folded(f"{plural(len(s.persisting), 'graph break')} persisting", s.persisting, options),
@@ -526,6 +537,7 @@ def render(report: Report, options: Options = Options()) -> str:
         status_icon=STATUS_ICON,
         graph_delta=graph_delta,
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
+        compile_error=lambda error: compile_error_words(error, html_text, html_text),
         entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or _no_baseline(report)),
         table_title="New graph breaks" if diff else "Graph breaks",
         shown=shown,

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-
 from gbbot.core import source_limits
 
 MAX_FILES = 5000  # Python files read; a monorepo past this is told to pass --root
