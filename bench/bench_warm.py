@@ -1,14 +1,18 @@
 """The warm server vs fresh processes vs the manual way, side by side, on entrypoints that import a
 model library (transformers, models built from a config: nothing is downloaded).
 
-    python bench/bench_warm.py [--jobs N] [--suite text|vision|all]
+    python bench/bench_warm.py [--jobs N] [--suite hf|text|vision|all]
 
 On fresh copies of a small project (three entrypoints, each `python <script>` building a tiny
-transformers model and compiling it: BERT, GPT-2 and T5 in the text suite, ResNet, ConvNeXt and
-ViT in the vision suite) with a cold Inductor cache:
+transformers model and compiling it: VITS, Longformer and Bart in the hf suite, BERT, GPT-2 and T5
+in the text suite, ResNet, ConvNeXt and ViT in the vision suite) with a cold Inductor cache, and no
+`preload:` in the config:
   manual      `TORCH_LOGS=graph_breaks python <script>` per entrypoint, one after the other (Inductor)
   fast fresh  `gbbot check --no-warm` (fast mode, a fresh process per entrypoint)
-  fast warm   `gbbot check` (fast mode, forked from one server that imported torch and transformers)
+  warm, no learning `gbbot check` with `preload: []`: the server imports torch only, every child
+                    imports transformers itself (gbbot before it learned the preload)
+  fast warm   `gbbot check` (fast mode, forked from one server that imported torch, and that
+              imports what each child imported from the installation once, for the later ones)
   diff, 1 touched   `gbbot diff --base HEAD~1` (warm, cold baseline) on a change to one model's
                     script: the base runs that entrypoint only, the others read nothing it touches
   diff, all touched the same on a change to every script: the base runs all three
@@ -54,7 +58,21 @@ MODEL = textwrap.dedent("""\
 TOKENS, IMAGES = "torch.randint(0, 100, (1, 16))", "torch.randn(1, 3, 64, 64)"
 # suite → script → (config class, model class, config arguments, input); every model is tiny and
 # built from its config (random weights), so nothing is downloaded
+VITS = ("vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, ffn_dim=64, flow_size=32, "
+        "spectrogram_bins=33, upsample_initial_channel=32, upsample_rates=[4, 4], upsample_kernel_sizes=[8, 8], "
+        "resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 3]], duration_predictor_filter_channels=32, "
+        "prior_encoder_num_flows=2, prior_encoder_num_wavenet_layers=2, posterior_encoder_num_wavenet_layers=2, "
+        "duration_predictor_num_flows=2")  # fmt: skip
 SUITES = {
+    "hf": {
+        "vits.py": ("VitsConfig", "VitsModel", VITS, "torch.randint(0, 40, (1, 16))"),
+        "longformer.py": ("LongformerConfig", "LongformerModel", "vocab_size=100, hidden_size=32, num_hidden_layers=2, "
+                          "num_attention_heads=2, intermediate_size=64, attention_window=8, max_position_embeddings=64",
+                          TOKENS),
+        "bart.py": ("BartConfig", "BartModel", "vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, "
+                    "encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, "
+                    "max_position_embeddings=64", TOKENS),
+    },
     "text": {
         "bert.py": ("BertConfig", "BertModel", "vocab_size=100, hidden_size=32, num_hidden_layers=2, "
                     "num_attention_heads=2, intermediate_size=64", TOKENS),
@@ -73,18 +91,12 @@ SUITES = {
 }  # fmt: skip
 
 
-def preload(scripts: dict) -> str:
-    names = [f"transformers.models.{n[:-3]}.modeling_{n[:-3]}" for n in scripts]
-    return "[" + ", ".join(["transformers", *names]) + "]"
-
-
-def make_project(repo: Path, scripts: dict, touched: tuple[str, ...]) -> None:
+def make_project(repo: Path, scripts: dict, touched: tuple[str, ...], runner: str = "") -> None:
     repo.mkdir()
     for name, (config, model, args, inputs) in scripts.items():
         (repo / name).write_text(MODEL.format(config=config, model=model, args=args, inputs=inputs))
     entrypoints = "".join(f"  - {{name: {n[:-3]}, run: python {n}, timeout: 900}}\n" for n in scripts)
-    runner = f"runner: {{preload: {preload(scripts)}}}"
-    (repo / ".gbbot.yml").write_text(f"version: 1\n{runner}\nentrypoints:\n{entrypoints}")
+    (repo / ".gbbot.yml").write_text(f"version: 1\n{runner}entrypoints:\n{entrypoints}")
     git = ["git", "-c", "user.name=b", "-c", "user.email=b@example.invalid"]
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
     for message in ("base", "head"):
@@ -118,18 +130,20 @@ def gbbot(repo: Path, env: dict, *args: str) -> tuple[float, set[str]]:
 def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
     scripts, first = SUITES[suite], next(iter(SUITES[suite]))
     diff = ("diff", "--base", "HEAD~1", *jobs)
-    ways = {  # way → (how it runs, the scripts the head commit changes)
-        "manual": (lambda repo, env: manual(repo, env, scripts), (first,)),
-        "fast fresh": (lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs), (first,)),
-        "fast warm": (lambda repo, env: gbbot(repo, env, "check", *jobs), (first,)),
-        "diff, 1 touched": (lambda repo, env: gbbot(repo, env, *diff), (first,)),
-        "diff, all touched": (lambda repo, env: gbbot(repo, env, *diff), tuple(scripts)),
+    check = lambda repo, env: gbbot(repo, env, "check", *jobs)  # noqa: E731
+    ways = {  # way → (how it runs, the scripts the head commit changes, the config's runner line)
+        "manual": (lambda repo, env: manual(repo, env, scripts), (first,), ""),
+        "fast fresh": (lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs), (first,), ""),
+        "warm, no learning": (check, (first,), "runner: {preload: []}\n"),
+        "fast warm": (check, (first,), ""),
+        "diff, 1 touched": (lambda repo, env: gbbot(repo, env, *diff), (first,), ""),
+        "diff, all touched": (lambda repo, env: gbbot(repo, env, *diff), tuple(scripts), ""),
     }
     results = {}
-    for way, (run, touched) in ways.items():
+    for way, (run, touched, runner) in ways.items():
         repo = tmp / suite / way.replace(" ", "-").replace(",", "")
         repo.parent.mkdir(exist_ok=True)
-        make_project(repo, scripts, touched)
+        make_project(repo, scripts, touched, runner)
         env = {
             **os.environ,
             "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
@@ -139,13 +153,14 @@ def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
         }  # this checkout's gbbot, not an installed one
         results[way] = run(repo, env)
     names = ", ".join(n[:-3] for n in scripts)
-    print(f"{suite} suite ({names}), cold Inductor cache, gbbot {' '.join(jobs)}:")
+    print(f"{suite} suite ({names}), cold Inductor cache, gbbot {' '.join(jobs)}, {os.cpu_count()} cores:")
     for way, (seconds, _) in results.items():
         print(f"  {way:17s} {seconds:6.1f} s")
     t = {way: seconds for way, (seconds, _) in results.items()}
     print(f"  manual / fast fresh            {t['manual'] / t['fast fresh']:.1f}x")
     print(f"  manual / fast warm             {t['manual'] / t['fast warm']:.1f}x")
     print(f"  fresh / warm                   {t['fast fresh'] / t['fast warm']:.2f}x")
+    print(f"  not learning / learning        {t['warm, no learning'] / t['fast warm']:.2f}x")
     print(f"  diff, 1 touched / warm check   {t['diff, 1 touched'] / t['fast warm']:.2f}x")
     print(f"  diff, all touched / warm check {t['diff, all touched'] / t['fast warm']:.2f}x")
     sets = [found for _, found in results.values()]

@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING
 from gbbot.analysis import report as _report
 from gbbot.analysis import shards as _shards
 from gbbot.analysis.policy import Policy, Verdict
+from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
 from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
 from gbbot.checks.tree import CheckOptions, Shard, check, from_logs, select
+from gbbot.core import jobs as _jobs
 from gbbot.core.config import Config
 from gbbot.core.model import Report
 from gbbot.edges.console import say
+from gbbot.edges.machine import this_machine
 from gbbot.trace import registry_entry
 
 if TYPE_CHECKING:  # the fix pipeline imports LibCST: only `fix` pays for it
@@ -37,6 +40,7 @@ __all__ = [
     "Policy",
     "Progress",
     "RecordedBase",
+    "SetupFailed",
     "Shard",
     "ShardReport",
     "Verdict",
@@ -48,6 +52,7 @@ __all__ = [
     "fix",
     "fix_summary",
     "format_entry",
+    "jobs_for",
     "load_report",
     "load_untrusted_report",
     "merge",
@@ -55,8 +60,26 @@ __all__ = [
     "no_progress",
     "parse_logs",
     "select",
+    "setup",
     "write_report",
 ]
+
+
+def jobs_for(requested: int | str, config: Config) -> int:
+    """`--jobs` / the `jobs` input as a number: `auto` is worked out from this machine, and is 1
+    when the config's runner asks for GPUs or the machine has one."""
+    if requested != _jobs.AUTO:
+        return int(requested)
+    return _jobs.auto(this_machine(config_asks_for_gpu=config.runner.gpus is not None))
+
+
+def setup(root: Path, config: Config) -> None:
+    """Run the config's `setup:` steps in `root`, in the environment the entrypoints will run in;
+    `SetupFailed` (exit 1) names the step that failed and shows the end of its output."""
+    _setup.run(root, config)
+
+
+SetupFailed = _setup.SetupFailed
 
 
 def diff(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> DiffRun:

@@ -6,9 +6,11 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from gbbot import __version__
 from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.edges import git, vault
 from gbbot.edges.console import internal_error
 
 # name → (module in gbbot.commands, one-line help)
@@ -45,6 +47,9 @@ def _selected(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the program, not a call from a library or a test
+        vault.start()
+        git.pin(Path.cwd())  # before any entrypoint: the user's git config and this repository's
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser(_selected(argv)).parse_args(argv)
     command = importlib.import_module(f"gbbot.commands.{COMMANDS[args.command][0]}")

@@ -70,8 +70,11 @@ def run_action(
     payload: dict,
     token: str,
     extra_env: dict[str, str] | None = None,
+    python: str = sys.executable,
     **inputs: str,
 ) -> ActionRun:
+    """`python -m gbbot action` in `workspace`; `python` is the job's interpreter (another virtual
+    environment's, whose bin/ then comes first on PATH as activating it would put it)."""
     scratch.mkdir(parents=True, exist_ok=True)
     event_path, output, summary = scratch / "event.json", scratch / "output.txt", scratch / "summary.md"
     event_path.write_text(json.dumps(payload))
@@ -96,10 +99,12 @@ def run_action(
         GITHUB_OUTPUT=str(output),
         TMPDIR=str(scratch),
     )
+    if python != sys.executable:
+        env.update(PATH=f"{Path(python).parent}{os.pathsep}{env['PATH']}", VIRTUAL_ENV=str(Path(python).parent.parent))
     env.update(extra_env or {})
     env["INPUT_TOKEN"] = token
     env.update({f"INPUT_{name.upper().replace('_', '-')}": value for name, value in inputs.items()})
     done = subprocess.run(
-        [sys.executable, "-m", "gbbot", "action"], cwd=workspace, env=env, capture_output=True, text=True, timeout=600
+        [python, "-m", "gbbot", "action"], cwd=workspace, env=env, capture_output=True, text=True, timeout=600
     )
     return ActionRun(done.returncode, done.stdout, done.stderr, parse_outputs(output.read_text()), summary.read_text())

@@ -38,8 +38,16 @@ def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] 
     return saved(ctx, report)
 
 
+def prepare(ctx: Context) -> None:
+    """The config's setup: steps, once, before this step's first entrypoint (unless `setup: false`)."""
+    config = ctx.settings.config
+    if ctx.inputs.setup and config.setup:
+        api.setup(ctx.root, config)
+
+
 def check(ctx: Context) -> Report:
     ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
+    prepare(ctx)
     config, options = ctx.settings.config, check_options(ctx)
     found = api.check(ctx.root, config, options, progress_printer(len(api.select(config, options))))
     return _shown(ctx, config, found)
@@ -47,6 +55,7 @@ def check(ctx: Context) -> Report:
 
 def diff(ctx: Context, base: str) -> Report:
     ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
+    prepare(ctx)
     options = api.DiffOptions(
         base=base,
         check=check_options(ctx),

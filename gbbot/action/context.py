@@ -12,7 +12,7 @@ from github import Github
 
 from gbbot.action.inputs import Inputs
 from gbbot.action.workflow import WorkflowEnv
-from gbbot.api import Policy
+from gbbot.api import Policy, jobs_for
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.errors import ConfigError
 from gbbot.core.model import Mode
@@ -69,11 +69,13 @@ def settings(given: Inputs, env: WorkflowEnv, reads_config: bool) -> Settings:
     loaded: Config | ConfigError | None = None
     if reads_config:
         try:
-            loaded = load_config(path)
+            inside = None if given.config and given.config.is_absolute() else env.workspace
+            loaded = load_config(path, inside)
         except ConfigError as exc:
             loaded = exc
     mode = Mode(given.mode) if given.mode else None
-    return Settings(path, loaded, present, given.fail_on, mode, given.jobs)
+    jobs = jobs_for(given.jobs, loaded) if isinstance(loaded, Config) else jobs_for(given.jobs, Config("", ()))
+    return Settings(path, loaded, present, given.fail_on, mode, jobs)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gbbot.core import jobs
 from gbbot.core.errors import GbbotError
 from gbbot.publish.comment import CommentMode
 
@@ -31,7 +32,8 @@ INPUTS: dict[str, tuple[str, str]] = {
     "check-name": ("gbbot", "name of the check run (the header is appended)"),
     "artifact-name": ("gbbot-report", "name of the artifact the workflow uploads the report as (for links)"),
     "bot-login": ("", "login the token comments as (default: GET /user, else github-actions[bot])"),
-    "jobs": ("1", "entrypoints run in parallel"),
+    "jobs": ("1", "entrypoints run in parallel; auto: one per core the memory allows, 1 with a GPU"),
+    "setup": ("true", "false: skip the config's setup: steps (the job built the entrypoints' environment already)"),
     "cache-dir": (
         "gbbot-cache",
         "baseline cache of merge-base reports; relative paths are under $RUNNER_TEMP (outside the workspace,"
@@ -83,8 +85,9 @@ class Inputs:
     check_name: str
     artifact_name: str
     bot_login: str
-    jobs: int
+    jobs: int | str  # a number or `auto` (resolved with the config, in context.py)
     fix: bool
+    setup: bool
     cache_dir: Path | None
     baseline_from_branch: str = ""  # "" = off
     gb_fix: str = ""  # "" = not a /gb-fix step
@@ -95,10 +98,11 @@ class Inputs:
         return f"Inputs(header={self.header!r}, comment_mode={self.comment_mode.value}, fail_on={self.fail_on!r})"
 
 
-def _jobs(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise GbbotError(f"input jobs: {value!r} is not a positive whole number")
-    return int(value)
+def _jobs(value: str) -> int | str:
+    try:
+        return jobs.parse(value)
+    except ValueError as exc:
+        raise GbbotError(f"input jobs: {exc}") from None
 
 
 def read(environ: Mapping[str, str] = os.environ) -> Inputs:
@@ -120,6 +124,7 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
         bot_login=get("bot-login"),
         jobs=_jobs(get("jobs")),
         fix=_choice("fix", get("fix").lower(), ("true", "false")) == "true",
+        setup=_choice("setup", get("setup").lower(), ("true", "false")) == "true",
         cache_dir=cache_dir(environ.get(env_name("cache-dir"), None), environ),
         baseline_from_branch=get("baseline-from-branch"),
         gb_fix=_choice("gb-fix", get("gb-fix"), GB_FIX_STAGES),

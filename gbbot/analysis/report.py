@@ -16,11 +16,14 @@ from gbbot import __version__
 from gbbot.core import counts, fixes, limits, untrusted_json
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
+    BreakCost,
     Category,
     CompiledFrame,
+    CompileError,
     Diff,
     EntrypointDiff,
     EntrypointReport,
+    EntrypointRuns,
     Frame,
     FrameRef,
     GraphBreak,
@@ -39,7 +42,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests", "statement"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "statement", "base_from_head", "qualname"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -90,6 +93,8 @@ def entrypoint_report(
     problems: tuple[str, ...] = (),
     recompiles: tuple[Recompilation, ...] = (),
     frames: tuple[CompiledFrame, ...] = (),
+    runs: EntrypointRuns | None = None,
+    compile_error: CompileError | None = None,
 ) -> EntrypointReport:
     """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
     trace problems than the log's own (breaks that could not be attributed)."""
@@ -108,6 +113,8 @@ def entrypoint_report(
         env_withheld=outcome.env_withheld,
         recompiles=recompiles,
         frames=frames,
+        runs=runs,
+        compile_error=compile_error,
     )
 
 
@@ -154,7 +161,7 @@ def _plain(value: Any) -> Any:
         return {
             f.name: _plain(getattr(value, f.name))
             for f in dataclasses.fields(value)
-            if getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY
+            if (getattr(value, f.name) or f.name not in OMITTED_WHEN_EMPTY)
         }
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
@@ -177,6 +184,7 @@ def _diff_json(diff: Diff) -> dict:
         "hidden": list(diff.hidden),
         "hidden_breaks": [_plain(b) for b in diff.hidden_breaks],
         "hidden_by": dict(diff.hidden_by),
+        "revealed": list(diff.revealed),
     }
 
 
@@ -244,10 +252,19 @@ def _break(data: dict) -> GraphBreak:
         tests=tuple(data.get("tests", ())),
         user_stack=tuple(_frame(f) for f in data["user_stack"]),
         library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
+        cost=_cost(data.get("cost")),
         frames=tuple(FrameRef(**f) for f in data.get("frames", ())),
         makes_eager=tuple(FrameRef(**f) for f in data.get("makes_eager", ())),
     )
     return GraphBreak(**values)
+
+
+def _cost(data: dict | None) -> BreakCost | None:
+    return None if data is None else BreakCost(**{**data, "graph_ops": tuple(data["graph_ops"])})
+
+
+def _runs(data: dict | None) -> EntrypointRuns | None:
+    return None if data is None else EntrypointRuns(data["calls"], data["graph_launches"])
 
 
 def _compiled_frame(data: dict) -> CompiledFrame:
@@ -258,12 +275,17 @@ def _compiled_frame(data: dict) -> CompiledFrame:
         eager=data["eager"],
         eager_by=data.get("eager_by"),
         breaks=tuple(data.get("breaks", ())),
+        graph_ops=tuple(data.get("graph_ops", ())),
+        graph_runs=None if data.get("graph_runs") is None else tuple(data["graph_runs"]),
+        entries=data.get("entries"),
+        compile_time_s=data.get("compile_time_s"),
     )
 
 
 def _recompile(data: dict) -> Recompilation:
     reasons = tuple(RecompileReason(**r) for r in data["reasons"])
-    return Recompilation(**{**data, "reasons": reasons})
+    frame = FrameRef(**data["frame"]) if data.get("frame") else None
+    return Recompilation(**{**data, "reasons": reasons, "frame": frame})
 
 
 def _entrypoint(data: dict) -> EntrypointReport:
@@ -280,8 +302,17 @@ def _entrypoint(data: dict) -> EntrypointReport:
         trace_problems=tuple(data.get("trace_problems", ())),
         env_withheld=tuple(data.get("env_withheld", ())),
         recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
+        runs=_runs(data.get("runs")),
         frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
+        compile_error=_compile_error(data["compile_error"]) if data.get("compile_error") else None,
     )
+
+
+def _compile_error(data: dict) -> CompileError:
+    return CompileError(**{**data, "category": Category(data["category"])})
+
+
+DIFF_LISTS = ("new", "fixed", "persisting", "hidden", "revealed")
 
 
 def _diff(data: dict) -> Diff:
@@ -292,8 +323,7 @@ def _diff(data: dict) -> Diff:
         fixed=tuple(data["fixed"]),
         persisting=tuple(data["persisting"]),
         entrypoints=tuple(
-            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting", "hidden")}})
-            for e in data.get("entrypoints", ())
+            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in data.get("entrypoints", ())
         ),
         fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
         baseline_source=data.get("baseline_source", "run"),
@@ -302,6 +332,7 @@ def _diff(data: dict) -> Diff:
         hidden=tuple(data.get("hidden", ())),
         hidden_breaks=tuple(_break(b) for b in data.get("hidden_breaks", ())),
         hidden_by=tuple(data.get("hidden_by", {}).items()),
+        revealed=tuple(data.get("revealed", ())),
     )
 
 

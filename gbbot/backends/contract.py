@@ -6,10 +6,9 @@ Tokens never reach user code: an entrypoint inherits only allow-listed variables
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,8 @@ from gbbot.core import call_args
 from gbbot.core.config import Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, RunOutcome, Status
+from gbbot.core.secret_names import NEVER, SECRET_LOOKING, matches
+from gbbot.edges import git, running
 from gbbot.edges.interrupt import sigterm_as_interrupt
 
 PACKAGE_DIR = Path(gbbot.__file__).parent
@@ -36,27 +37,18 @@ ALLOWED = (
     "TORCH*", "TORCHINDUCTOR_*", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_*",
     "LD_LIBRARY_PATH", "HF_HOME", "XDG_CACHE_HOME", "CI", "GITHUB_ACTIONS", "RUNNER_OS", "RUNNER_ARCH",
 )  # fmt: skip
-# Names that look like credentials pass only when `pass_env` lists them exactly, never by a glob.
-SECRET_LOOKING = (
-    "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_KEY", "*CREDENTIAL*", "*AUTH*", "ACTIONS_*", "INPUT_*",
-)  # fmt: skip
-# The Actions token and the runner's own credentials: never handed to user code, even when listed.
-NEVER = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_*")
-
-
-def _matches(name: str, patterns: Iterable[str]) -> bool:
-    """Case-insensitive: `github_token` is the same secret as GITHUB_TOKEN."""
-    return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
 
 
 def inherits(name: str, pass_env: Sequence[str] = (), scrub: Sequence[str] = ()) -> bool:
     """Pure: whether an entrypoint gets gbbot's variable `name`. `pass_env` adds names and globs
     to the allow-list; `scrub` removes names even if allowed."""
-    if _matches(name, NEVER) or _matches(name, scrub):
+    # Names that look like credentials (core/secret_names) pass only when `pass_env` lists them
+    # exactly, never by a glob; the NEVER ones not even then.
+    if matches(name, NEVER) or matches(name, scrub):
         return False
     if name.upper() in {listed.upper() for listed in pass_env}:
         return True
-    return not _matches(name, SECRET_LOOKING) and _matches(name, (*ALLOWED, *pass_env))
+    return not matches(name, SECRET_LOOKING) and matches(name, (*ALLOWED, *pass_env))
 
 
 @dataclass(frozen=True)
@@ -104,6 +96,9 @@ def command(request: RunRequest, python: str = sys.executable) -> list[str] | st
     if entrypoint.pytest is not None:
         # --gbbot: the plugin notes which trace records each test wrote (gbbot/child/pytest_plugin.py)
         return [python, "-m", "pytest", "-p", "gbbot.child.pytest_plugin", "--gbbot", *entrypoint.pytest]
+    if entrypoint.model is not None:
+        args = [python, "-m", "gbbot.child.launch", "--model", call_args.encode_model(entrypoint), entrypoint.model]
+        return [*args, str(request.result_path)] if request.save_result else args
     given = entrypoint.args or entrypoint.kwargs
     arguments = ["--arguments", call_args.encode(entrypoint.args, entrypoint.kwargs)] if given else []
     args = [python, "-m", "gbbot.child.launch", *arguments, str(entrypoint.call)]
@@ -123,7 +118,7 @@ def environment(
     own = dict(request.entrypoint.env)
     paths = [str(shim_dir)] if request.mode is Mode.FAST else []
     paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
-    if request.entrypoint.call or request.entrypoint.pytest:
+    if request.entrypoint.kind != "run":  # gbbot.child's launcher or pytest plugin runs in it
         paths.append(str(package_parent))
     env.update(own)
     env.update(
@@ -186,6 +181,7 @@ def ended(
     where its trace and result are. `unexplained_crash` words a crash with no signal to name."""
     status = status_of(code, timed_out, signal_no)
     reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
+    reason += timed_out_in(request) if timed_out else ""
     if status is Status.CRASHED:
         reason = f"killed by signal {signal_no}" if signal_no or not unexplained_crash else unexplained_crash
     return RunOutcome(
@@ -202,16 +198,29 @@ def ended(
     )
 
 
+def timed_out_in(request: RunRequest) -> str:
+    """For a pytest: run that timed out, the test it was in: the one to shorten or leave out."""
+    test = running.current_test(request.trace_dir) if request.entrypoint.pytest is not None else None
+    return f"; the test running then: {test}" if test else ""
+
+
 def run_all(
     requests: Sequence[RunRequest],
     backend: Backend,
     jobs: int = 1,
     on_done: Callable[[RunOutcome], None] | None = None,
 ) -> list[RunOutcome]:
-    """Run every request, `jobs` at a time; results in request order."""
+    """Run every request, `jobs` at a time; results in request order. Each repository they run in
+    has its git config pinned first (edges/git: what the entrypoints change there is undone)."""
+    for root in {request.root for request in requests}:
+        git.pin(root)
 
     def one(request: RunRequest) -> RunOutcome:
-        outcome = backend(request)
+        running.started(request.entrypoint.name, request.trace_dir)
+        try:
+            outcome = backend(request)
+        finally:
+            running.finished(request.trace_dir)
         if on_done is not None:
             on_done(outcome)
         return outcome

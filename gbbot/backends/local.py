@@ -3,7 +3,6 @@ the group (a daemon) is killed when its entrypoint ends (see orphans)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -19,6 +18,7 @@ from gbbot.backends.contract import (
 )
 from gbbot.backends.groups import LIVE, SPAWNING, kill_group
 from gbbot.core.model import RunOutcome, Status
+from gbbot.edges import vault
 
 
 def _reap_orphans(request: RunRequest) -> None:
@@ -38,7 +38,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
     request.work_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = request.work_dir / "stdout.txt", request.work_dir / "stderr.txt"
     cmd = command(request)
-    base = os.environ if base_env is None else base_env
+    base = vault.environ() if base_env is None else base_env
     started = time.monotonic()
     timed_out = False
     with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -77,7 +77,7 @@ class LocalBackend:
         self.pinned = dict(pinned or {})
 
     def __call__(self, request: RunRequest) -> RunOutcome:
-        return run_one(request, {**os.environ, **self.pinned} if self.pinned else None)
+        return run_one(request, {**vault.environ(), **self.pinned} if self.pinned else None)
 
     def stop_all(self) -> None:
         LIVE.kill_all()

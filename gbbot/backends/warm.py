@@ -43,10 +43,12 @@ from gbbot.backends.contract import (
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
+from gbbot.edges import vault
 from gbbot.edges.console import say
 
 SERVER_FILE = Path(__file__).with_name("warm_server.py")
 READS_FILE = "reads.json"  # a child's record of what it read, in its work dir
+IMPORTED_FILE = "imported.json"  # the installed modules it imported, for the server to learn
 # Shell syntax the warm path does not interpret: a command using any of it runs through the shell.
 SHELL_SYNTAX = set("|&;<>()$`\\*?[]{}~#!\n\r")
 # Variables the server's imports may have read once: a child whose value differs would not see
@@ -125,8 +127,8 @@ class Server:
     """One warm server process and the conversation with it: requests from any thread, replies
     routed to the thread that asked by a reader thread."""
 
-    def __init__(self, preload: tuple[str, ...], base: Mapping[str, str]) -> None:
-        self.preload = preload
+    def __init__(self, preload: tuple[str, ...] | None, base: Mapping[str, str]) -> None:
+        self.preload = preload  # None: learn it, from what the children import
         self.env = server_environment(base)
         self._lock = threading.Lock()
         self._started = False
@@ -161,7 +163,7 @@ class Server:
         ours, theirs = socket.socketpair()
         try:
             self._process = subprocess.Popen(
-                [sys.executable, str(SERVER_FILE), str(theirs.fileno()), *self.preload],
+                [sys.executable, str(SERVER_FILE), str(theirs.fileno()), *server_arguments(self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
@@ -227,16 +229,22 @@ class Server:
                 self._process.wait()
 
 
-_SHARED: dict[tuple[str, ...], Server] = {}
+def server_arguments(preload: tuple[str, ...] | None) -> list[str]:
+    """The server's arguments after its socket: `--learn` when no `preload:` list was given (it
+    imports what each child imported, once, for the later ones), else the list to import."""
+    return ["--learn"] if preload is None else list(preload)
+
+
+_SHARED: dict[tuple[str, ...] | None, Server] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_server(preload: tuple[str, ...]) -> Server:
+def shared_server(preload: tuple[str, ...] | None) -> Server:
     """One server per gbbot process and preload list: `diff` runs base and head on it, `fix`
     verifies on it. It never imported user code, so any tree can be run from it."""
     with _SHARED_LOCK:
         if preload not in _SHARED:
-            _SHARED[preload] = Server(preload, os.environ)
+            _SHARED[preload] = Server(preload, vault.environ())
         return _SHARED[preload]
 
 
@@ -307,7 +315,9 @@ def _reap_orphans(request: RunRequest) -> None:
         orphans.reap(_all_groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
 
 
-def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str]) -> dict:
+def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str], learn: bool = True) -> dict:
+    """What the server needs to fork the child; `learn`: the child leaves the names of the installed
+    modules it imported (the server learns its preload from them)."""
     return {
         "kind": launch.kind,
         "target": launch.target,
@@ -319,6 +329,7 @@ def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str]) -> dict
         "stderr": str(request.work_dir / "stderr.txt"),
         "shim": str(SHIM_DIR / "sitecustomize.py"),
         "reads": str(request.work_dir / READS_FILE),
+        "learned": str(request.work_dir / IMPORTED_FILE) if learn else None,
         # gbbot's own files (the `call:` launcher, the shim), and where the run's trace is written
         "unrecorded": [str(PACKAGE_DIR), str(request.work_dir)],
     }
@@ -356,7 +367,7 @@ def run_warm(
     started = time.monotonic()
     with SPAWNING:
         orphans.become_subreaper()
-        forked = server.fork(spec_of(request, launch, env))
+        forked = server.fork(spec_of(request, launch, env, learn=server.preload is None))
         if isinstance(forked, str):
             return forked
         child = _Child(*forked)
@@ -402,7 +413,7 @@ class WarmBackend:
         self.pinned = dict(pinned or {})
 
     def __call__(self, request: RunRequest) -> RunOutcome:
-        base = {**os.environ, **self.pinned}
+        base = {**vault.environ(), **self.pinned}
         env = environment(request, base)
         launch = launch_of(request, env)
         if launch is None or import_time_difference(env, self.server.env) or self.server.unusable():
@@ -410,7 +421,8 @@ class WarmBackend:
             return self.fallback(request)
         shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
         request.work_dir.mkdir(parents=True, exist_ok=True)
-        (request.work_dir / READS_FILE).unlink(missing_ok=True)  # an earlier run's record is not this one's
+        for record in (READS_FILE, IMPORTED_FILE):  # an earlier run's record is not this one's
+            (request.work_dir / record).unlink(missing_ok=True)
         outcome = run_warm(self.server, request, launch, env, base)
         if isinstance(outcome, str):  # the server refused to fork: it will not again
             self.server.give_up(outcome)

@@ -1,8 +1,11 @@
 """The warm server: imports torch (and `torch._dynamo`, and the config's `preload:` modules) once,
 then forks a fresh child per entrypoint that gbbot asks for over a socket.
 
-Run by path (`python warm_server.py FD [MODULE…]`), never as part of the gbbot package: each child
-is a copy of this process, so nothing but the standard library and what was preloaded may be in it.
+Run by path (`python warm_server.py FD [--learn | MODULE…]`), never as part of the gbbot package:
+each child is a copy of this process, so nothing but the standard library and what was preloaded
+may be in it. With `--learn` (no `preload:` list in the config) it learns what to preload: each
+child leaves the names of the installed modules it imported, and the server imports them once,
+after trying them in a probe fork, for the children after it.
 It never imports user code: a child's working directory, sys.path, environment and output are set
 after the fork, and whatever a child changes (Dynamo config, caches, monkeypatches) dies with it.
 Once it has forked its first child, it compiles one tiny module of its own (warm_up) while that
@@ -20,10 +23,12 @@ import atexit
 import builtins
 import contextlib
 import importlib
+import importlib.util
 import io
 import itertools
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -254,6 +259,90 @@ def _installation(cwd):
     return [p for p in places if p and not inside.startswith(os.path.join(os.path.abspath(p), ""))]
 
 
+# --- learning what to preload ------------------------------------------------------------------
+
+# A child's list of what it imported is read back by the server, from a file a process that ran PR
+# code wrote: bounded, and every name checked before the server looks it up.
+MAX_LEARNED_BYTES = 4 << 20
+MAX_LEARNED = 20000
+MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _inside(path, places):
+    path = os.path.join(os.path.abspath(path), "")
+    return any(path.startswith(os.path.join(os.path.abspath(p), "")) for p in places)
+
+
+def _installed_file(module, roots, excluded):
+    """The file `module` was loaded from when that is an installed one: under one of `roots` (the
+    import path a fresh interpreter starts with) and outside `excluded` (the checkout, gbbot's
+    own files); else None."""
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return None
+    return path if _inside(path, roots) and not _inside(path, excluded) else None
+
+
+def _write_imported(spec, loaded, roots):
+    """Leave the names of the installed modules this child imported (not the checkout's, not
+    gbbot's), in import order, for the server to import once for every later child."""
+    if not spec.get("learned"):
+        return
+    excluded = [spec["cwd"], *spec["unrecorded"]]
+    names = [name for name, module in list(sys.modules.items())
+             if name not in loaded and _installed_file(module, roots, excluded)]  # fmt: skip
+    with open(spec["learned"], "w", encoding="utf-8") as handle:
+        json.dump(names[:MAX_LEARNED], handle)
+
+
+def read_learned(spec):
+    """The module names a child left, checked, or [] when the record is missing or malformed."""
+    try:
+        with open(spec["learned"], "rb") as handle:
+            text = handle.read(MAX_LEARNED_BYTES + 1)
+        data = json.loads(text) if len(text) <= MAX_LEARNED_BYTES else None
+    except (OSError, KeyError, TypeError, ValueError):
+        return []
+    if not isinstance(data, list):
+        return []
+    return [n for n in data[:MAX_LEARNED] if isinstance(n, str) and len(n) < 256 and MODULE_NAME.fullmatch(n)]
+
+
+def learnable(names, excluded):
+    """The names the server may import: not loaded yet, and whose top-level package the server
+    itself finds installed (on its own import path, outside the checkout the child ran): a name
+    that the server would find in the checkout, or not at all, is never imported."""
+    roots = [p for p in sys.path if p]
+    found, wanted = {}, []
+    for name in names:
+        if name in sys.modules:
+            continue
+        top = name.partition(".")[0]
+        if top not in found:
+            found[top] = _installed_spec(top, roots, excluded)
+        if found[top]:
+            wanted.append(name)
+    return wanted
+
+
+def _installed_spec(top, roots, excluded):
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    places = [spec.origin] if spec and spec.origin and spec.origin != "built-in" else []
+    places += list(spec.submodule_search_locations or []) if spec else []
+    return bool(places) and all(_inside(p, roots) and not _inside(p, excluded) for p in places)
+
+
+def import_all(names):
+    """Import each name, skipping those that fail (a module may raise anything at import,
+    SystemExit included)."""
+    for name in names:
+        with contextlib.suppress(BaseException):
+            importlib.import_module(name)
+
+
 # --- in the child ----------------------------------------------------------------------------
 
 
@@ -362,11 +451,12 @@ def _report(exc):
     sys.excepthook(type(exc), exc.with_traceback(tb), tb)
 
 
-def _finish(reads, spec):
+def _finish(reads, spec, imported):
     """What interpreter shutdown does that a child must do by hand before os._exit: wait for
     non-daemon threads, run atexit (logging flushes the trace there), flush the streams; then
-    leave the record of what it read."""
-    for step in (threading._shutdown, atexit._run_exitfuncs, lambda: reads.write(spec["reads"])):
+    leave the record of what it read, and of the installed modules it imported."""
+    steps = (threading._shutdown, atexit._run_exitfuncs, lambda: reads.write(spec["reads"]), imported)
+    for step in steps:
         try:
             step()
         except BaseException:
@@ -383,9 +473,12 @@ def _child_main(spec, site_tail):
     os.environ.update(spec["env"])
     sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     sys.path[:] = _python_path(site_tail)
+    roots = [p for p in sys.path if p]  # where installed modules come from: before the checkout's
     _retrace()
     _fast_mode(spec["shim"])
     reads = ReadRecorder([*_installation(spec["cwd"]), *spec["unrecorded"]])
+    loaded = set(sys.modules)
+    imported = lambda: _write_imported(spec, loaded, roots)  # noqa: E731
     sys.addaudithook(reads)  # from here on, what the program reads (audit hooks cannot be removed)
     watch_imports(reads)
     interrupted = False
@@ -396,7 +489,7 @@ def _child_main(spec, site_tail):
     except BaseException as exc:
         _report(exc)
         interrupted, code = isinstance(exc, KeyboardInterrupt), 1
-    _finish(reads, spec)
+    _finish(reads, spec, imported)
     if interrupted:  # the interpreter dies of SIGINT after an uncaught KeyboardInterrupt
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
@@ -424,6 +517,88 @@ def _send(sock, message):
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
+class Children:
+    """What the server has forked and waits for: entrypoint children (pidfd → (request, pid)) and at
+    most one learning probe; and what it learns to preload: the installed modules that finished
+    children imported, tried in a probe first, then imported by the server itself."""
+
+    def __init__(self, learn):
+        self.running = {}
+        self.learn = learn  # whether to import what children imported (no `preload:` list given)
+        self.pending = []  # names to try, in the order the children imported them
+        self.tried = set()  # each name is tried once
+        self.probe = None  # (pidfd, pid, the pipe it answers on, the names it tries)
+
+    def waiting(self):
+        """The pidfds whose process the server waits for."""
+        return [*self.running, *(self.probe[:1] if self.probe else ())]
+
+    def fds(self):
+        """What a fork of the server closes: the pidfds, and the pipe the probe answers on."""
+        return [*self.waiting(), *(self.probe[2:3] if self.probe else ())]
+
+    def learned(self, request):
+        """Note what a finished child imported that the server may import too."""
+        if not self.learn:
+            return
+        names = learnable(read_learned(request), [request["cwd"], *request["unrecorded"]])
+        fresh = [n for n in names if n not in self.tried]
+        self.tried.update(fresh)
+        self.pending += fresh
+
+
+def _start_probe(sock, children):
+    """Try the learned names in a fork of the server first: it imports them one by one and says
+    how many it imported before forking became unsafe (a module that starts a thread at import),
+    so that the server imports only those and stays able to fork."""
+    names, children.pending = children.pending, []
+    if not names or fork_unsafe():
+        return
+    answer, told = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(answer)
+        _probe(names, told, [sock.fileno(), *children.fds()])
+    os.close(told)
+    children.probe = (os.pidfd_open(pid), pid, answer, names)
+
+
+def _probe(names, told, inherited):
+    code = 1
+    try:
+        for fd in inherited:  # gbbot's socket, the pidfds: the server's, not the probe's
+            os.close(fd)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        safe = 0
+        for name in names:
+            import_all([name])
+            if fork_unsafe():
+                break
+            safe += 1
+        os.write(told, str(safe).encode())
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _probed(children):
+    """The probe ended: import what it found safe, and try the rest again without the name that
+    made forking unsafe (and its submodules). Why no child may be forked any more, or None."""
+    pidfd, pid, answer, names = children.probe
+    children.probe = None
+    os.close(pidfd)
+    os.waitpid(pid, 0)
+    with os.fdopen(answer, "rb") as pipe:
+        said = pipe.read(16)
+    safe = int(said) if said.isdigit() else 0
+    import_all(names[:safe])
+    if safe < len(names):
+        culprit = names[safe]
+        rest = [n for n in names[safe + 1 :] if not n.startswith(culprit + ".")]
+        children.pending = rest + children.pending
+    return fork_unsafe()
+
+
 def _fork(sock, request, children, site_tail, broken):
     reason = broken or fork_unsafe()
     if reason:
@@ -432,39 +607,52 @@ def _fork(sock, request, children, site_tail, broken):
     pid = os.fork()
     if pid == 0:
         os.close(ready)
-        _child(request, site_tail, [sock.fileno(), *children], started)
+        _child(request, site_tail, [sock.fileno(), *children.fds()], started)
     os.close(started)
     os.read(ready, 1)  # EOF once the child called setsid (or died): its group can be killed now
     os.close(ready)
-    children[os.pidfd_open(pid)] = (request["id"], pid)
+    children.running[os.pidfd_open(pid)] = (request, pid)
     return {"id": request["id"], "pid": pid}
 
 
 def _reap(sock, pidfd, children):
-    request_id, pid = children.pop(pidfd)
-    os.close(pidfd)
-    _, status = os.waitpid(pid, 0)
-    _send(sock, {"id": request_id, "exit": os.waitstatus_to_exitcode(status)})
+    """A child or the probe ended. Why no child may be forked any more, or None."""
+    if children.probe and pidfd == children.probe[0]:
+        broken = _probed(children)
+    else:
+        request, pid = children.running.pop(pidfd)
+        os.close(pidfd)
+        _, status = os.waitpid(pid, 0)
+        _send(sock, {"id": request["id"], "exit": os.waitstatus_to_exitcode(status)})
+        children.learned(request)
+        broken = None
+    if children.probe is None and not broken:
+        _start_probe(sock, children)
+    return broken
 
 
 def _stop(children):
     """gbbot went away: nothing it started may outlive it."""
-    for _, pid in children.values():
+    for _, pid in children.running.values():
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
+    if children.probe:
+        with contextlib.suppress(OSError):
+            os.kill(children.probe[1], signal.SIGKILL)
 
 
-def serve(sock, site_tail):
+def serve(sock, site_tail, learn):
     """Fork a child per request and report each one's exit. The warm-up runs right after the first
-    fork, beside that child (on another core), instead of before it: gbbot waits for no one."""
-    children = {}  # pidfd -> (request id, pid)
+    fork, beside that child (on another core), instead of before it: gbbot waits for no one. What
+    the server learns to preload is tried in a probe beside the next child, too."""
+    children = Children(learn)
     pending = b""
     warmed, broken = False, None  # broken: why no child may be forked any more
     while True:
-        readable, _, _ = select.select([sock, *children], [], [])
+        readable, _, _ = select.select([sock, *children.waiting()], [], [])
         for ready in readable:
             if ready is not sock:
-                _reap(sock, ready, children)
+                broken = _reap(sock, ready, children) or broken
                 continue
             data = sock.recv(1 << 16)
             if not data:
@@ -486,6 +674,8 @@ def _site_tail():
 
 
 def main(argv):
+    learn = argv[1:2] == ["--learn"]
+    argv = [argv[0], *argv[1 + learn :]]
     sock = socket.socket(fileno=int(argv[0]))
     site_tail = _site_tail()
     del sys.path[0]  # this file's directory
@@ -498,7 +688,7 @@ def main(argv):
     reason = fork_unsafe()
     _send(sock, {"ready": reason is None, "reason": reason})
     if reason is None:
-        serve(sock, site_tail)
+        serve(sock, site_tail, learn)
     # Nothing to flush (no output, no files), and an interpreter that imported torch takes about a
     # second to tear itself down, which gbbot would wait for on its way out.
     os._exit(0)

@@ -11,13 +11,16 @@ results are the head's, and a note says which.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gbbot.analysis import break_diff, reads, report
+from gbbot.analysis.source import SourceMap, SourceTree, source_map
 from gbbot.checks import baseline
+from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select
 from gbbot.core.config import Config
 from gbbot.core.errors import GitError, ReportError
@@ -93,6 +96,18 @@ def dirty_note(p: Setup) -> str | None:
     )
 
 
+def packages_note(p: Setup) -> str | None:
+    """With setup: steps, both sides run in the one environment they built from the head's
+    files: said when the change touches what is installed (a requirements file, pyproject.toml,
+    a file a step names)."""
+    if not p.config.setup:
+        return None
+    changed = [path for _, path in git.name_status(p.top, p.base_sha)] + list(git.untracked(p.top))
+    inside = f"{p.prefix}/" if p.prefix else ""
+    relative = [path.removeprefix(inside) if inside else path for path in changed]
+    return setup_steps.both_sides_note(setup_steps.requirement_changes(relative, p.config.setup))
+
+
 def _listed(names: Sequence[str]) -> str:
     """The first few names (paths or entrypoints), quoted and cut to a readable length."""
     shown = ", ".join(f"`{n[:MAX_PATH_CHARS]}`" for n in names[:MAX_LISTED_PATHS])
@@ -130,6 +145,7 @@ class Sides:
     base: Report
     source: str  # run | cache | file | record
     notes: tuple[str, ...] = ()
+    from_head: tuple[str, ...] = ()  # entrypoints whose base result is the head's (not run on the base)
 
 
 @dataclass(frozen=True)
@@ -170,7 +186,25 @@ def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
     return None
 
 
+def head_is_base(p: Setup) -> bool:
+    """The merge-base is the commit checked out, unchanged: a commit made on the base branch (or a
+    diff asked for on it). Running the base would run the same code again."""
+    return git.head_sha(p.top) == p.base_sha and not git.changed_paths(p.top)
+
+
+def nothing_to_compare_note(p: Setup) -> str:
+    return (
+        f"Nothing to compare: the merge-base of `{p.base_ref}` and HEAD is HEAD itself "
+        f"({p.base_sha[:7]}), so the head and the base are one commit and every break is the same on both. "
+        f"To compare a change with `{p.base_ref}`, commit it on a branch of its own."
+    )
+
+
 def sides(r: _Run) -> Sides:
+    p = r.setup
+    if head_is_base(p):
+        head = check(p.root, p.config, p.options, r.runs(1))  # the base is this same run
+        return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),))
     known = known_baseline(r)
     return _run_both_and_cache(r) if known is None else _with_known(r, *known)
 
@@ -199,14 +233,17 @@ def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
 
 def _run_both_and_cache(r: _Run) -> Sides:
     p, cache = r.setup, r.options.cache
+    from_head: tuple[str, ...] = ()
     if head_first(p):
-        head, base, notes = head_then_base(r)
+        head, base, notes, from_head = head_then_base(r)
     else:
         (head, base), notes = run_both(p, r.runs(2)), ()
     key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if cache else None
-    if key is not None and baseline.cacheable(base):
+    # A base made partly of the head's results is no report of the base: it would outlive this
+    # PR under the base's SHA, and the head's code wrote the record that let the base be skipped.
+    if key is not None and baseline.cacheable(base) and not from_head:
         baseline.Cache(cache).store(key, base)
-    return Sides(head, base, "run", notes)
+    return Sides(head, base, "run", notes, from_head)
 
 
 def head_first(p: Setup) -> bool:
@@ -221,7 +258,7 @@ def head_first(p: Setup) -> bool:
 REPEATABLE = (Status.OK, Status.NO_COMPILE)
 
 
-def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
+def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...], tuple[str, ...]]:
     """The head, then the base for only the entrypoints whose runs read something the change
     touches (gbbot/analysis/reads.py); the others' base results are the head's."""
     p = r.setup
@@ -239,7 +276,7 @@ def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
         for name, reason in why.items():
             r.log(f"the base runs `{name}` again: {reason}")
     ran = _run_base_for(p, list(why), r.progress(len(why))) if why else None
-    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints))
+    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints)), tuple(same)
 
 
 def rerun_reasons(p: Setup, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
@@ -287,10 +324,33 @@ def _run_base_only(p: Setup) -> Report:
         return baseline.run_base(tree, p.prefix, p.config, p.options)
 
 
+def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
+    """The base commit's source of a file, by its head path below the config root (read from git
+    objects: the base's worktree is gone by now); None when the base has no such file."""
+    old = {new: before for before, new in renames.items()}
+
+    @functools.cache
+    def get(path: str) -> SourceMap | None:
+        where = "/".join(part for part in (p.prefix, old.get(path, path)) if part)
+        entry = git.tree_entries(p.top, p.base_sha, [where]).get(where)
+        if entry is None or not entry[0].startswith("100"):
+            return None
+        (blob,) = git.read_blobs(p.top, [entry[1]])
+        return source_map(blob.decode("utf-8", "replace"))
+
+    return get
+
+
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
     notes = (*([note] if note else []), *s.notes)
-    return break_diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
+    in_head = break_diff.code_in(SourceTree(p.root.resolve()).get)
+    in_base = break_diff.code_in(base_source(p, renames))
+    found = break_diff.diff(
+        s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base
+    )
+    marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
+    return replace(found, entrypoints=marked)
 
 
 def run_diff(
@@ -303,4 +363,7 @@ def run_diff(
     if note:
         log(note.replace("`", ""))
     s = sides(_Run(p, options, progress, log))
+    packages = packages_note(p)
+    if packages:
+        s = replace(s, notes=(*s.notes, packages))
     return DiffRun(break_diff.with_diff(s.head, compare(p, s, note)), s.notes)

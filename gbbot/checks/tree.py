@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gbbot.analysis import classify, frames, recompile, report
+from gbbot.analysis import classify, cost, frames, recompile, report
 from gbbot.analysis.source import SourceTree
 from gbbot.backends.choose import backend_for
 from gbbot.backends.contract import Backend, RunRequest, entrypoint_dir, run_all
@@ -15,17 +15,20 @@ from gbbot.core.config import Config, Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import (
     CompiledFrame,
+    CompileError,
     EntrypointReport,
+    EntrypointRuns,
     GraphBreak,
     Mode,
     RawBreak,
     Report,
+    RunCounts,
     RunOutcome,
     Status,
     TraceLog,
 )
 from gbbot.edges import git
-from gbbot.trace import attribution, logfiles, tracelog
+from gbbot.trace import attribution, logfiles, run_counts, tracelog
 
 
 @dataclass(frozen=True)
@@ -82,13 +85,22 @@ def unattributed(raws: Iterable[RawBreak], root: str) -> tuple[str, ...]:
     )
 
 
-def classified(log: TraceLog, root: str, tree: SourceTree, config: Config | None, name: str) -> EntrypointParts:
-    """A trace's breaks, classified and tied to the frames Dynamo compiled."""
+def classified(
+    log: TraceLog, root: str, tree: SourceTree, config: Config | None, name: str, counts: RunCounts | None = None
+) -> EntrypointParts:
+    """A trace's breaks, classified, tied to the frames Dynamo compiled, and what each costs (with
+    the fast-mode backend's `counts`, how often each frame and graph ran; without, the trace's
+    figures alone); a compile error that ended the run is kept apart from the breaks."""
     raws = tuple(classify.user_frames(r) for r in log.breaks)
-    idx = frames.index(log, root)
+    idx = frames.index(log, root, tree.get)
     ignore = config.ignore if config else ()
-    breaks = classify.classify(raws, root, tree.get, ignore, entrypoint=name, frames=idx)
-    return EntrypointParts(breaks, frames.compiled_frames(idx, breaks, log), unattributed(raws, root))
+    kept = tuple(r for r in raws if not r.compile_error)
+    breaks = classify.classify(kept, root, tree.get, ignore, entrypoint=name, frames=idx)
+    errors = classify.classify([r for r in raws if r.compile_error], root, tree.get, entrypoint=name, frames=idx)
+    error = classify.compile_error(errors[0]) if errors else None
+    compiled = cost.measured(frames.compiled_frames(idx, breaks, log), idx, log, counts, root)
+    breaks = cost.with_costs(breaks, compiled)
+    return EntrypointParts(breaks, compiled, unattributed(raws, root), cost.entrypoint_runs(counts), error)
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,8 @@ class EntrypointParts:
     breaks: tuple[GraphBreak, ...]
     frames: tuple[CompiledFrame, ...]
     unattributed: tuple[str, ...]
+    runs: EntrypointRuns | None = None
+    compile_error: CompileError | None = None
 
 
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
@@ -108,11 +122,14 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     reason = "\n".join(r for r in (outcome.reason, failing) if r)
     tail = classify.relative_paths(outcome.stderr_tail, where)
     outcome = replace(outcome, reason=classify.relative_paths(reason, where), stderr_tail=tail)
-    parts = classified(log, where, tree, config, outcome.name)
+    counts, unread = run_counts.read(trace_dir)
+    parts = classified(log, where, tree, config, outcome.name, counts)
     recompiles = recompile.analyse(log, where, tree.get)
     no_compile = report.compiled_nothing(log, len(found))
+    problems = (*parts.unattributed, *unread)
     entry = report.entrypoint_report(
-        outcome, log, parts.breaks, no_compile, parts.unattributed, recompiles, frames=parts.frames
+        outcome, log, parts.breaks, no_compile, problems, recompiles,
+        frames=parts.frames, runs=parts.runs, compile_error=parts.compile_error,
     )
     return entry, log
 
@@ -167,6 +184,7 @@ def from_logs(path: Path, root: Path, name: str) -> Report:
         problems=parts.unattributed,
         recompiles=recompile.analyse(log, str(root), tree.get),
         frames=parts.frames,
+        compile_error=parts.compile_error,
     )
     # Logs made elsewhere do not say whether torch.compile ran with its own backend or gbbot's.
     return report.new_report([entry], None, log.torch_version, None)

@@ -1,9 +1,14 @@
-"""Child-process entry for `call:` entrypoints:
-`python -m gbbot.child.launch [--arguments JSON] module:function [RESULT]`.
+"""Child-process entry for `call:` and `model:` entrypoints:
+`python -m gbbot.child.launch [--arguments JSON] module:function [RESULT]`, and
+`python -m gbbot.child.launch --model RECIPE module:Class [RESULT]`.
 
 Imports the function with the repository root on sys.path, calls it with the entrypoint's
 arguments (gbbot/core/call_args.py builds them here, tensors included; none without --arguments) and,
-when a RESULT path is given, saves its return value with torch.save for fix verification. This
+when a RESULT path is given, saves its return value with torch.save for fix verification.
+A `model:` target is built instead: the seed set to 0 first (the same weights in every run), the
+class called with the constructor's arguments, `eval()` unless the recipe says train, the method
+compiled with the recipe's options (`forward`: the module itself, as `torch.compile(model)`), and
+called with the inputs; its return value, detached, is the result. This
 module's own frames are kept out of what the user reads: a missing target is one line, and the
 traceback of a target that raises starts in the user's code.
 
@@ -56,9 +61,70 @@ BEFORE_VARIABLE, AFTER_VARIABLE = "GBBOT_COMPARE_BEFORE", "GBBOT_COMPARE_AFTER"
 REASON_CHARS = 300
 
 
+MODEL_SEED = 0
+
+
+class NotAModel(Exception):
+    """The `model:` target built something without the method to compile."""
+
+
+def build_model(target, recipe: dict):
+    """The compiled callable for a `model:` recipe, and its inputs: (callable, args, kwargs)."""
+    import torch
+
+    from gbbot.core import call_args
+
+    torch.manual_seed(MODEL_SEED)
+    built = target(*call_args.build(recipe["args"]), **call_args.build(recipe["kwargs"]))
+    method = recipe["method"]
+    if not callable(getattr(built, method, None)):
+        raise NotAModel(f"{type(built).__name__} has no method {method!r} to compile")
+    if isinstance(built, torch.nn.Module) and not recipe["train"]:
+        built.eval()
+    options = recipe["compile"]
+    whole = method == "forward" and isinstance(built, torch.nn.Module)
+    compiled = torch.compile(built, **options) if whole else torch.compile(getattr(built, method), **options)
+    return compiled, call_args.build(recipe["inputs"]), call_args.build(recipe["input_kwargs"])
+
+
+def _detached(value):
+    """Tensors without their autograd graph, so a result in training mode saves like any other."""
+    import torch
+    from torch.utils import _pytree
+
+    return _pytree.tree_map(lambda v: v.detach() if isinstance(v, torch.Tensor) else v, value)
+
+
+def _run_model(target: str, recipe: dict, result_path: str | None) -> int:
+    try:
+        cls = load(target)
+    except MissingTarget as exc:
+        print(f"gbbot: model target {target!r} not found: {exc}", file=sys.stderr)
+        return 1
+    try:
+        compiled, args, kwargs = build_model(cls, recipe)
+        value = _detached(compiled(*args, **kwargs))
+    except NotAModel as exc:
+        print(f"gbbot: model target {target!r}: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        _print_user_traceback(exc)
+        return 1
+    if result_path:
+        import torch
+
+        torch.save(value, result_path)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args: list = []
     kwargs: dict = {}
+    if argv[:1] == ["--model"]:
+        from gbbot.core import call_args
+
+        sys.path.insert(0, os.getcwd())
+        return _run_model(argv[2], call_args.decode_model(argv[1]), argv[3] if len(argv) > 3 else None)
     if argv[:1] == ["--arguments"]:
         from gbbot.core import call_args
 

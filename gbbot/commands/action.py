@@ -7,6 +7,7 @@ import argparse
 
 from gbbot.action import dispatch, inputs
 from gbbot.action.workflow import WorkflowEnv
+from gbbot.edges import vault
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,4 +15,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return dispatch.run(inputs.read(), WorkflowEnv.read())
+    return dispatch.run(inputs.read(vault.environ()), WorkflowEnv.read())

@@ -6,6 +6,7 @@ import argparse
 
 from gbbot import api
 from gbbot.commands import common
+from gbbot.core.config import Config
 from gbbot.core.model import Mode
 
 
@@ -14,10 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_output_arguments(parser)
 
 
-def options(args: argparse.Namespace) -> api.CheckOptions:
+def options(args: argparse.Namespace, config: Config) -> api.CheckOptions:
     return api.CheckOptions(
         mode=Mode(args.mode) if args.mode else None,
-        jobs=args.jobs,
+        jobs=api.jobs_for(args.jobs, config),
         only=tuple(args.entrypoint),
         shard=api.Shard.parse(args.shard) if args.shard else None,
         keep_traces=args.keep_traces.resolve() if args.keep_traces else None,
@@ -27,7 +28,8 @@ def options(args: argparse.Namespace) -> api.CheckOptions:
 def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
-    opts = options(args)
+    common.setup_if_asked(args, root, config)
+    opts = options(args, config)
     on_done = common.progress(args)(len(api.select(config, opts)))
     result = api.check(root, config, opts, on_done)
     common.write_outputs(result, args)

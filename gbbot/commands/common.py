@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gbbot import api
 from gbbot.api import no_progress
+from gbbot.core import jobs
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.model import Mode, Report, RunOutcome
 from gbbot.edges import git
@@ -32,7 +33,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
     parser.add_argument("--fail-on", choices=["new", "any", "none"], help="override the config's fail_on")
     parser.add_argument(
-        "--jobs", "-j", type=int, default=1, metavar="N", help="entrypoints run in parallel (default 1)"
+        "--jobs",
+        "-j",
+        type=jobs_argument,
+        default=1,
+        metavar="N",
+        help="entrypoints run in parallel (default 1; auto: one per core the memory allows, 1 with a GPU)",
     )
     parser.add_argument(
         "--entrypoint", "-e", action="append", default=[], metavar="NAME", help="run only this entrypoint (repeatable)"
@@ -40,10 +46,22 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices of the entrypoints")
     parser.add_argument("--keep-traces", metavar="DIR", type=Path, help="keep each entrypoint's trace and output here")
     parser.add_argument(
+        "--setup",
+        action="store_true",
+        help="run the config's setup: steps first (pip install ...), as the GitHub Action always does",
+    )
+    parser.add_argument(
         "--no-warm",
         action="store_true",
         help="start every entrypoint as a fresh process (default: Python ones fork from a server that imported torch)",
     )
+
+
+def jobs_argument(text: str) -> int | str:
+    try:
+        return jobs.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def repo_root(args: argparse.Namespace) -> Path:
@@ -64,10 +82,16 @@ def repo_root(args: argparse.Namespace) -> Path:
 def config_for(args: argparse.Namespace, root: Path) -> Config:
     """The config file, with --no-warm applied (so fix verification and both sides of a diff
     run the way the command line says)."""
-    config = load_config(args.config if args.config else root / CONFIG_NAME)
+    config = load_config(args.config) if args.config else load_config(root / CONFIG_NAME, inside=root)
     if getattr(args, "no_warm", False):
         config = replace(config, runner=replace(config.runner, warm=False))
     return config
+
+
+def setup_if_asked(args: argparse.Namespace, root: Path, config: Config) -> None:
+    """--setup: the config's setup: steps, before any entrypoint runs."""
+    if getattr(args, "setup", False) and config.setup:
+        api.setup(root, config)
 
 
 def write_outputs(result: Report, args: argparse.Namespace) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from gbbot import api
 from gbbot.commands import check as check_command
 from gbbot.commands import common
+from gbbot.core.config import Config
 from gbbot.edges.console import say
 
 
@@ -41,10 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_output_arguments(parser)
 
 
-def options(args: argparse.Namespace) -> api.DiffOptions:
+def options(args: argparse.Namespace, config: Config) -> api.DiffOptions:
     return api.DiffOptions(
         base=args.base,
-        check=check_command.options(args),
+        check=check_command.options(args, config),
         baseline=args.baseline,
         cache=args.cache,
         allow_mismatch=args.allow_mismatch,
@@ -55,7 +56,8 @@ def options(args: argparse.Namespace) -> api.DiffOptions:
 def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
-    done = api.diff(root, config, options(args), common.progress(args), common.messages(args))
+    common.setup_if_asked(args, root, config)
+    done = api.diff(root, config, options(args, config), common.progress(args), common.messages(args))
     common.write_outputs(done.report, args)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()
     for line in (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline)):

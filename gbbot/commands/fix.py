@@ -57,7 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", type=Path, help="default: .gbbot.yml at the repository root")
     parser.add_argument("--root", metavar="DIR", type=Path, help="repository root (default: found from here)")
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
-    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="entrypoints run at once (default 1)")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=common.jobs_argument,
+        default=1,
+        metavar="N",
+        help="entrypoints run at once (default 1; or auto)",
+    )
     parser.add_argument(
         "--entrypoint",
         "-e",
@@ -87,8 +94,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
     for value in args.fingerprints:
         if not FINGERPRINT_RE.fullmatch(value):
             raise GbbotError(f"--break {value!r}: expected a 16-character fingerprint from the report")
-    if args.jobs < 1:
-        raise GbbotError("--jobs must be at least 1")
     if not 1 <= args.rounds <= MAX_ROUNDS:
         raise GbbotError(f"--rounds must be between 1 and {MAX_ROUNDS}")
 
@@ -142,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         fingerprints=tuple(args.fingerprints),
         entrypoints=tuple(args.entrypoint),
         mode=Mode(args.mode) if args.mode else None,
-        jobs=args.jobs,
+        jobs=api.jobs_for(args.jobs, config),
         rounds=args.rounds,
         progress=lambda message: print(message, file=sys.stderr),
     )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 from gbbot.core.config import CONFIG_NAME
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.edges.console import say
-from gbbot.starter import discover, template
+from gbbot.starter import discover, environment, template
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +19,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--print", dest="to_stdout", action="store_true", help=f"print the config instead of writing {CONFIG_NAME}"
     )
+
+
+PROGRESS_EVERY_S = 2.0
+
+
+def _progress() -> discover.Progress:
+    """A line on stderr every few seconds while a large tree is read, so init never looks stuck."""
+    last = time.monotonic()
+
+    def report(read: int, parsed: int) -> None:
+        nonlocal last
+        if time.monotonic() - last >= PROGRESS_EVERY_S:
+            last = time.monotonic()
+            say(f"… read {read} Python files, parsed {parsed} that can hold a candidate")
+
+    return report
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +47,12 @@ def run(args: argparse.Namespace) -> int:
             f"{existing} already exists; gbbot init never overwrites it "
             "(`gbbot init --print` shows the suggestion without writing)"
         )
-    text, chosen = template.starter(discover.scan(root))
+    started = time.monotonic()
+    scan = discover.scan(root, progress=_progress())
+    if not template.candidates(scan):  # nothing compiled to run: the nn.Module classes are
+        scan = discover.add_models(root, scan, _progress())
+    say(f"read {scan.read} Python files, parsed {scan.parsed}, in {time.monotonic() - started:.1f}s")
+    text, chosen = template.starter(scan, environment.found(root))
     if args.to_stdout:
         sys.stdout.write(text)
         return ExitCode.OK

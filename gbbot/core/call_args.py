@@ -33,6 +33,9 @@ DEFAULT_HIGH = 10  # randint's exclusive upper bound when a spec gives none
 TENSOR_KEYS = ("tensor", "dtype", "seed", "low", "high", "fill", "device")
 MAX_DIMS = 8
 MAX_ELEMENTS = 1 << 28  # 1 GiB of float32: more is a typo in a shape, not a test input
+# The encoded arguments travel as one argv string to a fresh child; Linux refuses a single one over
+# 128 KiB (E2BIG) at exec. Bounded here, so a config works the same warm and with --no-warm.
+MAX_ENCODED_CHARS = 100_000
 IDENTIFIER = "a Python identifier"
 
 
@@ -118,9 +121,34 @@ def check_kwargs(path: str, key: str, value: Any) -> tuple[tuple[str, Any], ...]
     return tuple((name, check_value(path, f"{key}.{name}", item)) for name, item in value.items())
 
 
+def check_size(path: str, key: str, args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> None:
+    """The arguments, encoded, fit one argv string on every platform gbbot starts children on."""
+    size = len(encode(args, kwargs))
+    if size > MAX_ENCODED_CHARS:
+        raise ConfigError(
+            path, key, f"the arguments take {size:,} characters encoded, over the {MAX_ENCODED_CHARS:,} gbbot passes "
+            "to an entrypoint: build large inputs in the function, or with a tensor spec {tensor: [shape]}",
+        )  # fmt: skip
+
+
 def encode(args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
     """The checked arguments as one JSON text for the child's argv."""
     return json.dumps({"args": list(args), "kwargs": dict(kwargs)}, sort_keys=True, allow_nan=False)
+
+
+def encode_model(entrypoint: Any) -> str:
+    """A `model:` entrypoint's build-compile-call recipe as one JSON text for the child's argv:
+    the constructor's arguments, the method, torch.compile's options, the inputs, train or eval."""
+    recipe = {
+        "args": list(entrypoint.args),
+        "kwargs": dict(entrypoint.kwargs),
+        "method": entrypoint.method,
+        "compile": dict(entrypoint.compile),
+        "inputs": list(entrypoint.inputs),
+        "input_kwargs": dict(entrypoint.input_kwargs),
+        "train": entrypoint.train,
+    }
+    return json.dumps(recipe, sort_keys=True, allow_nan=False)
 
 
 # --- in the child ------------------------------------------------------------------------------
@@ -152,6 +180,12 @@ def build(value: Any) -> Any:
     if isinstance(value, dict):
         return _tensor(value) if "tensor" in value else {name: build(item) for name, item in value.items()}
     return value
+
+
+def decode_model(text: str) -> dict[str, Any]:
+    """The child's side of `encode_model`: the recipe with its tensor specs still specs (the
+    constructor's are built before the inputs', after the seed is set)."""
+    return json.loads(text)
 
 
 def decode(text: str) -> tuple[list[Any], dict[str, Any]]:

@@ -6,9 +6,11 @@ import difflib
 import hashlib
 import json
 import math
+import os
 import re
 import reprlib
 import shlex
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,12 +41,24 @@ class Entrypoint:
     timeout: float = DEFAULT_TIMEOUT_S
     env: tuple[tuple[str, str], ...] = ()
     verify_output: bool = False  # fix verification also compares a run: entrypoint's stdout
-    args: tuple[Any, ...] = ()  # call: positional arguments, checked literals and tensor specs
-    kwargs: tuple[tuple[str, Any], ...] = ()  # call: keyword arguments, in the file's order
+    args: tuple[Any, ...] = ()  # call: positional arguments (model: the constructor's), literals and tensor specs
+    kwargs: tuple[tuple[str, Any], ...] = ()  # call: keyword arguments (model: the constructor's), in order
+    model: str | None = None  # "module:Class": built, compiled and called with `inputs`
+    method: str = "forward"  # model: the method compiled and called
+    compile: tuple[tuple[str, Any], ...] = ()  # model: torch.compile's options (fullgraph, dynamic, mode, backend)
+    inputs: tuple[Any, ...] = ()  # model: the positional inputs of `method`
+    input_kwargs: tuple[tuple[str, Any], ...] = ()  # model: its keyword inputs
+    train: bool = False  # model: keep training mode (default: eval())
 
     @property
     def kind(self) -> str:
-        return "run" if self.run is not None else "call" if self.call is not None else "pytest"
+        kinds = (("run", self.run), ("call", self.call), ("model", self.model))
+        return next((kind for kind, value in kinds if value is not None), "pytest")
+
+    @property
+    def returns_result(self) -> bool:
+        """Its return value is saved, and fix verification compares it: call: and model: entrypoints."""
+        return self.kind in ("call", "model")
 
 
 @dataclass(frozen=True)
@@ -67,7 +81,9 @@ class BackendSettings:
     memory: str | None = None
     cpus: float | None = None
     warm: bool = True  # local: Python entrypoints forked from a server that imported torch once
-    preload: tuple[str, ...] = ()  # modules that server imports besides torch, e.g. transformers
+    # modules that server imports besides torch, e.g. [transformers]; None (not given): it learns them,
+    # importing what each child imported from the installation once, for the later children
+    preload: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,9 @@ class Config:
     runner: BackendSettings = field(default_factory=BackendSettings)
     audit: Audit = field(default_factory=Audit)
     autofix: bool = False  # the PR check pushes verified fixes of new breaks (same-repository PRs)
+    # Shell commands that build the entrypoints' environment (`pip install -r requirements.txt`),
+    # run once, in order, before them: by the action always, by `gbbot check|diff --setup`.
+    setup: tuple[str, ...] = ()
     digest: str = ""  # hash of the parsed config, for baseline cache keys
 
     def entrypoint(self, name: str) -> Entrypoint | None:
@@ -212,6 +231,12 @@ def _pytest_args(path: str, key: str, value: Any) -> tuple[str, ...]:
         raise ConfigError(path, key, f"cannot split into pytest arguments: {exc}") from None
 
 
+def _setup(path: str, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise _fail(path, key, "a non-empty list of shell commands, e.g. [pip install -r requirements.txt]", value)
+    return tuple(_string(path, f"{key}[{i}]", v) for i, v in enumerate(value))
+
+
 def _fail_empty(path: str, key: str, value: Any) -> tuple[str, ...]:
     raise _fail(path, key, "test ids, files or pytest arguments, e.g. tests/test_model.py::test_forward", value)
 
@@ -249,10 +274,53 @@ def _entrypoint_name(path: str, key: str, value: Any) -> str:
     return name
 
 
+# torch.compile's options a model: entrypoint may set, and what each must be
+COMPILE_OPTIONS = {
+    "fullgraph": "true or false",
+    "dynamic": "true, false or null",
+    "mode": "a string",
+    "backend": "a string",
+}
+
+
+def _compile_options(path: str, key: str, value: Any) -> tuple[tuple[str, Any], ...]:
+    if not isinstance(value, Mapping):
+        raise _fail(path, key, "a mapping of torch.compile options, e.g. {fullgraph: false, dynamic: false}", value)
+    checked = []
+    for name, item in value.items():
+        if name not in COMPILE_OPTIONS:
+            raise ConfigError(
+                path, f"{key}.{name}", f"unknown torch.compile option; known: {', '.join(COMPILE_OPTIONS)}"
+            )
+        valid = {
+            "fullgraph": isinstance(item, bool),
+            "dynamic": item is None or isinstance(item, bool),
+        }.get(name, isinstance(item, str) and bool(item.strip()))
+        if not valid:
+            raise _fail(path, f"{key}.{name}", COMPILE_OPTIONS[name], item)
+        checked.append((name, item))
+    return tuple(checked)
+
+
+def _identifier(path: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.isidentifier():
+        raise _fail(path, key, "a method name, e.g. forward or generate", value)
+    return value
+
+
+KINDS = ("run", "call", "pytest", "model")
+MODEL_ONLY = ("method", "compile", "inputs", "input_kwargs", "train")
+
 ENTRYPOINT_FIELDS: dict[str, Check] = {
     "name": _entrypoint_name,
     "run": _string,
     "call": _matching(CALL_RE, "'module:function', e.g. mypkg.bench:forward_once"),
+    "model": _matching(CALL_RE, "'module:Class', e.g. mypkg.model:GPT"),
+    "method": _identifier,
+    "compile": _compile_options,
+    "inputs": call_args.check_args,
+    "input_kwargs": call_args.check_kwargs,
+    "train": _boolean,
     "timeout": _number,
     "env": _env,
     "verify_output": _boolean,
@@ -275,13 +343,21 @@ BACKEND_FIELDS: dict[str, Check] = {
 
 def _entrypoint(path: str, key: str, value: Any) -> Entrypoint:
     fields = _mapping(path, key, value, ENTRYPOINT_FIELDS, required=("name",))
-    if sum(kind in fields for kind in ("run", "call", "pytest")) != 1:
+    if sum(kind in fields for kind in KINDS) != 1:
         raise ConfigError(
-            path, key, "needs exactly one of 'run' (a command), 'call' (module:function) or 'pytest' (tests to run)"
+            path,
+            key,
+            "needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) "
+            "or 'model' (module:Class, an nn.Module to build and compile)",
         )
     for name in ("args", "kwargs"):
-        if name in fields and "call" not in fields:
-            raise ConfigError(path, f"{key}.{name}", "arguments are for 'call' entrypoints only")
+        if name in fields and "call" not in fields and "model" not in fields:
+            raise ConfigError(path, f"{key}.{name}", "arguments are for 'call' and 'model' entrypoints only")
+    for name in MODEL_ONLY:
+        if name in fields and "model" not in fields:
+            raise ConfigError(path, f"{key}.{name}", "is for 'model' entrypoints only")
+    if "args" in fields or "kwargs" in fields:
+        call_args.check_size(path, key, fields.get("args", ()), fields.get("kwargs", ()))
     return Entrypoint(**fields)
 
 
@@ -373,6 +449,7 @@ TOP_FIELDS: dict[str, Check] = {
     "runner": _runner,
     "audit": _audit,
     "autofix": _boolean,
+    "setup": _setup,
 }
 
 
@@ -497,14 +574,45 @@ def parse_config(text: str, path: str = CONFIG_NAME) -> Config:
         fields["mode"] = Mode(fields["mode"])
     if "fail_on" in fields:
         fields["fail_on"], fields["fail_on_recompiles"] = fields["fail_on"]
+    runner = fields.get("runner", BackendSettings())
+    if fields.get("setup") and runner.backend != "local":
+        raise ConfigError(
+            path,
+            "setup",
+            f"runs in gbbot's own environment, which the {runner.backend} backend's entrypoints do not use: "
+            "install their packages in runner.image instead",
+        )
     digest = hashlib.sha256(json.dumps(document, sort_keys=True, default=str).encode()).hexdigest()
     return Config(path=path, digest=digest[:16], **fields)
 
 
-def load_config(path: Path) -> Config:
-    """Read and parse a config file (the I/O edge of this module)."""
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_bounded(path: Path, inside: Path | None) -> str:
+    """At most MAX_CONFIG_BYTES of a regular file (never a FIFO, which would block, or a device such
+    as /dev/zero, which never ends); with `inside`, a link must lead to a file within it. The
+    check is made on the opened file itself, so nothing can be swapped in after it."""
+    if inside is not None:
+        real, root = path.resolve(), inside.resolve()
+        if not real.is_relative_to(root):
+            raise ConfigError(str(path), None, f"it leads to {real}, outside the repository ({root})")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(str(path), None, "not a regular file (a directory, FIFO, socket or device)")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(str(path), None, f"larger than {MAX_CONFIG_BYTES} bytes: not a config gbbot reads")
+    return data.decode("utf-8")
+
+
+def load_config(path: Path, inside: Path | None = None) -> Config:
+    """Read and parse a config file (the I/O edge of this module). `inside`: the repository the
+    file must be in, links resolved (the default `.gbbot.yml` is the PR's to make a link)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_bounded(path, inside)
     except FileNotFoundError:
         raise ConfigError(
             str(path),

@@ -12,6 +12,10 @@ from typing import ClassVar
 
 from gbbot.core.fixes import FixResult
 
+# In a pytest: run's TORCH_TRACE directory, gbbot's pytest plugin keeps the node id of the test
+# running now (gbbot/child/pytest_plugin.py): the progress line and a timeout's reason name it.
+RUNNING_TEST_FILE = "gbbot-running-test.txt"
+
 
 class Status(str, enum.Enum):
     OK = "ok"
@@ -92,6 +96,9 @@ class RawBreak:
     # to eager for the frame, or could not resume and skipped the rest of it): torch does not
     # count such a record in counters["graph_break"], and neither do occurrences.
     ends_frame: bool = False
+    # The compile raised an error that is no graph break (a shape mismatch found while tracing):
+    # the run stopped there. Such a record is the entrypoint's failure, never one of its breaks.
+    compile_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,7 @@ class FrameMetrics:
     fail_file: str | None = None  # the user frame the failure happened in
     fail_line: int | None = None
     log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+    compile_time_s: float | None = None  # Dynamo's time on this compile (entire_frame_compile_time_s)
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,37 @@ class DynamicSymbol:
     compile_index: int
     source: str  # e.g. "L['x'].size()[0]", "L['n']"
     log: str = ""  # the trace file it came from: each file counts its frame ids from 0
+
+
+@dataclass(frozen=True)
+class GraphRuns:
+    """One graph the fast-mode backend captured: the compile that made it, its size, how many
+    times it ran during the entrypoint."""
+
+    compile_id: str  # "frame/compile" as the trace's envelopes number them, e.g. "1/0"
+    ops: int  # call_function / call_method / call_module nodes
+    nodes: int
+    runs: int
+    log: str = ""  # the trace file of the process that ran it
+
+
+@dataclass(frozen=True)
+class CallCount:
+    """How many times one compiled callable (the code it starts in) was called."""
+
+    file: str
+    line: int
+    name: str
+    calls: int
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """What an entrypoint did with what Dynamo made, counted by the fast-mode backend."""
+
+    graphs: tuple[GraphRuns, ...] = ()
+    calls: tuple[CallCount, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,6 +199,31 @@ class LibrarySite:
 
 
 @dataclass(frozen=True)
+class BreakCost:
+    """What a break costs, from the run that found it: the compiled frame it broke (with the
+    resume functions Dynamo made after it), how often that frame was entered, and its graphs."""
+
+    function: str  # the compiled frame's code name
+    runs_eagerly: bool  # the whole frame ran uncompiled
+    entries: int | None  # times the frame was entered; None: not counted (faithful mode)
+    graph_ops: tuple[int, ...]  # the frame's graphs (it, then its resume functions), op counts
+    launches_per_call: float | None  # runs of those graphs per call
+    compile_time_s: float | None  # Dynamo's time compiling them
+
+
+@dataclass(frozen=True)
+class EntrypointRuns:
+    """What an entrypoint ran of what Dynamo made, counted by the fast-mode backend."""
+
+    calls: int  # calls of its compiled callables (models, functions)
+    graph_launches: int  # runs of captured graphs, in all
+
+    @property
+    def launches_per_call(self) -> float | None:
+        return self.graph_launches / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
 class FrameRef:
     """A compiled frame's identity: the code object Dynamo traced (`co_filename`,
     `co_firstlineno`, `co_name` of its compilation_metrics). `file` is repository-relative, or
@@ -169,9 +233,22 @@ class FrameRef:
     file: str
     line: int
     function: str
+    # The enclosing class and function names as the source says them (Block.forward), for
+    # display; not part of the identity. "" when the source was not at hand.
+    qualname: str = field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.qualname or self.function
+
+    @property
+    def across(self) -> tuple[str, str] | tuple[str, str, int]:
+        """What stays the same of a frame from one commit to another: its file and qualname (an
+        edit above moves its first line); without the source, its name and first line too."""
+        return (self.file, self.qualname) if self.qualname else (self.file, self.function, self.line)
 
     def __str__(self) -> str:
-        return f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
+        return f"{self.name} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
 
 
 @dataclass(frozen=True)
@@ -185,6 +262,13 @@ class CompiledFrame:
     eager: bool
     eager_by: str | None = None  # fingerprint of the break that made it run eagerly
     breaks: tuple[str, ...] = ()  # fingerprints of the breaks traced in it
+    # Measured in the same run (analysis/cost.py): each graph's op count (its own compiles', then
+    # its resume functions', in trace order), how many times each ran (None: not counted, as in
+    # faithful mode), how many times the frame was entered, Dynamo's compile time for it.
+    graph_ops: tuple[int, ...] = ()
+    graph_runs: tuple[int, ...] | None = None
+    entries: int | None = None
+    compile_time_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +304,7 @@ class GraphBreak:
     # is its own function's or a caller's that inlined it), and the frames it made run eagerly.
     frames: tuple[FrameRef, ...] = ()
     makes_eager: tuple[FrameRef, ...] = ()
+    cost: BreakCost | None = None  # measured in the run that found it (fast mode counts runs)
 
     @property
     def key(self) -> str:
@@ -229,6 +314,38 @@ class GraphBreak:
     def frame(self) -> FrameRef | None:
         """The frame it was first traced in: the compile that met it."""
         return self.frames[0] if self.frames else None
+
+    @property
+    def eager_callers(self) -> tuple[FrameRef, ...]:
+        """The frames it makes run eagerly other than its own function's: a caller whose loop
+        inlined its function, say. Without the source a frame's name has no class, and one of
+        the same file and bare name counts as its own."""
+        bare = self.function.rsplit(".", 1)[-1]
+        return tuple(
+            f
+            for f in self.makes_eager
+            if f.file != self.file or (f.qualname != self.function if f.qualname else f.function != bare)
+        )
+
+
+@dataclass(frozen=True)
+class CompileError:
+    """A compile that raised and ended the run (torch's USER_ERROR kind: the code fails in eager
+    too, or Dynamo cannot go on): the entrypoint's failure, counted in no break total."""
+
+    gb_type: str
+    gb_id: str | None
+    category: Category
+    file: str  # repository-relative, where the user's code was when it raised
+    line: int
+    function: str
+    code: str
+    explanation: str  # its first sentence
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What makes two runs' errors the same error: its kind and where, not its line number."""
+        return (self.gb_id or self.gb_type, self.file, self.function, " ".join(self.code.split()))
 
 
 @dataclass(frozen=True)
@@ -258,6 +375,7 @@ class Recompilation:
     limit_hit: bool  # hit the recompile limit: runs eagerly for the rest of the process
     reasons: tuple[RecompileReason, ...]
     doc_url: str
+    frame: FrameRef | None = None  # the compiled frame that recompiled
 
     @property
     def info_only(self) -> bool:
@@ -316,6 +434,8 @@ class EntrypointReport:
     env_withheld: tuple[str, ...] = ()  # names only, sorted: never a value
     recompiles: tuple[Recompilation, ...] = ()  # impact order
     frames: tuple[CompiledFrame, ...] = ()  # trace order; () in a report made before frames were read
+    runs: EntrypointRuns | None = None  # None: not counted (faithful mode, an older report)
+    compile_error: CompileError | None = None  # the compile error that ended the run, if one did
 
 
 @dataclass(frozen=True)
@@ -327,6 +447,9 @@ class RecompileDiff:
     fixed: tuple[str, ...] = ()
     persisting: tuple[str, ...] = ()
     new_limit: tuple[str, ...] = ()  # frames that hit the limit on the head only
+    # Base problems gone only because their frame now runs eagerly (never compiled, so never
+    # recompiled): not fixed.
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -340,6 +463,12 @@ class EntrypointDiff:
     graph_delta: int | None = None
     no_baseline: str | None = None
     hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
+    # The base was not run for it: its base result is the head's (the head's run read no file the
+    # change touches, by the head run's own record of its reads, which the head's code could forge).
+    base_from_head: bool = False
+    revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
+    # Set when head and base failed with the same compile error: compared, not "no baseline".
+    still_failing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -359,6 +488,9 @@ class Diff:
     hidden: tuple[str, ...] = ()
     hidden_breaks: tuple[GraphBreak, ...] = ()
     hidden_by: tuple[tuple[str, str], ...] = ()
+    # Head breaks the base did not trace because their frame ran eagerly there: not new, only
+    # now in sight (a fix let Dynamo trace further).
+    revealed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

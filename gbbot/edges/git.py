@@ -1,21 +1,213 @@
-"""The git edge: everything gbbot asks git goes through here."""
+"""The git edge: everything gbbot asks git goes through here, through one runner (`run`).
+
+Entrypoints run the repository's code, as the same user as gbbot, before most of gbbot's git
+calls. That code can write the repository's `.git/config` (`core.fsmonitor`, `filter.*`,
+`include.path`, …), `.git/info/attributes`, hooks, and the user's `~/.gitconfig`, each of which
+makes git run a program of its choosing. So every git call here:
+
+- runs with a minimal environment: no token, no secret-looking variable, none of the caller's
+  `GIT_*` except the commit identity; the one credential a call needs is added to that call alone;
+- reads the system and global config from private copies made the first time gbbot used git in
+  this process (`gbbot` makes them at start, before any entrypoint), not the files PR code can
+  write;
+- finds the repository's config and attributes as they were when they were first pinned (before
+  the first entrypoint ran in that repository, or at gbbot's start), restoring the pinned bytes
+  when they changed (and saying so);
+- and turns off, on its command line, which outranks every file: hooks, fsmonitor, the pager,
+  external diff and text conversion, ssh and proxy commands, credential helpers, askpass, signing,
+  and ext:: transports.
+"""
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from gbbot.core.errors import GitError
+from gbbot.core.errors import CalledProcessError, GitError
+from gbbot.core.secret_names import looks_secret, matches
+from gbbot.edges.console import say
 from gbbot.edges.interrupt import sigterm_as_interrupt
-from gbbot.edges.process import cmd_output
+
+# On every call's command line: the settings that make git run something else, made inert.
+HARDENED = (
+    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat",
+    "-c", "core.sshCommand=ssh", "-c", "core.gitProxy=", "-c", "core.askPass=", "-c", "credential.helper=",
+    "-c", "core.attributesFile=/dev/null", "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false",
+    "-c", "core.editor=false", "-c", "sequence.editor=false", "-c", "protocol.ext.allow=never",
+    "--no-pager",
+)  # fmt: skip
+# Commands that read the working tree or print diffs also get these (external diff, textconv).
+_DIFF_FLAGS = {name: ("--no-ext-diff", "--no-textconv") for name in ("diff", "log", "show")}
+# What a git call inherits of gbbot's environment: finding programs, a home, the locale, the
+# commit identity. Everything else (tokens, GIT_DIR, GIT_SSH_COMMAND, GIT_CONFIG_*, …) stays out.
+_PASSED = (
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "SYSTEMROOT",
+    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
+)  # fmt: skip
+# The repository files that can make git run programs (the rest of .git is data).
+PINNED_FILES = ("config", "config.worktree", "info/attributes")
+
+
+def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if matches(k, _PASSED) and not looks_secret(k)}
+    system, global_ = _user_config()
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_SYSTEM=str(system), GIT_CONFIG_GLOBAL=str(global_))
+    env.update(extra or {})
+    return env
+
+
+def _argv(args: Sequence[str]) -> list[str]:
+    command = next((a for a in args if not a.startswith("-")), "")
+    flags = _DIFF_FLAGS.get(command, ())
+    if flags:
+        at = list(args).index(command) + 1
+        args = [*args[:at], *flags, *args[at:]]
+    return ["git", *HARDENED, *args]
+
+
+def run(
+    root: Path,
+    *args: str,
+    stdin: bytes = b"",
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> tuple[int, bytes, str]:
+    """`git ARGS` in `root`, hardened as this module's docstring says, with bytes in and out
+    (blobs are not text) and `env` added for this call alone (a temporary index, a credential
+    kept out of argv). With check, a failure raises GitError naming the command (never `env`)."""
+    _guard(root)
+    try:
+        proc = subprocess.run(_argv(args), cwd=root, env=_environment(env), input=stdin, capture_output=True)
+    except FileNotFoundError as exc:
+        raise GitError(f"git is not installed: {exc}") from None
+    err = proc.stderr.decode("utf-8", "replace")
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {err.strip()[-500:]}")
+    return proc.returncode, proc.stdout, err
+
+
+def cmd_output(*cmd: str, cwd: Path, check: bool = True) -> tuple[int, str, str]:
+    """`run` with text out; with check, a failure raises CalledProcessError (command, code, output)."""
+    code, out, err = run(cwd, *cmd[1:], check=False)
+    text = out.decode("utf-8", "replace")
+    if check and code != 0:
+        raise CalledProcessError(list(cmd), code, text, err)
+    return code, text, err
+
+
+# --- what PR code cannot change: the user's config, and each repository's config ----------------
+
+_LOCK = threading.RLock()
+_USER_CONFIG: dict[tuple[str, ...], tuple[Path, Path]] = {}
+_PINS: dict[Path, dict[str, bytes | None]] = {}  # git dir → {file: bytes, None when absent}
+_GIT_DIRS: dict[Path, Path] = {}
+_PRIVATE: list[Path] = []
+
+
+def _private_dir() -> Path:
+    if not _PRIVATE:
+        _PRIVATE.append(Path(tempfile.mkdtemp(prefix="gbbot-git-")))
+        atexit.register(shutil.rmtree, _PRIVATE[0], True)
+    return _PRIVATE[0]
+
+
+def _user_config_sources() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The system and global config files git would read with this environment."""
+    system = Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    if os.environ.get("GIT_CONFIG_GLOBAL"):
+        return (system,), (Path(os.environ["GIT_CONFIG_GLOBAL"]),)
+    home = Path(os.environ.get("HOME") or Path.home())
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config"
+    return (system,), (xdg, home / ".gitconfig")  # git reads the XDG file first, ~/.gitconfig over it
+
+
+def _user_config() -> tuple[Path, Path]:
+    """Private copies of the system and global config, made the first time these sources were
+    seen in this process; later changes to the originals are not read."""
+    systems, globals_ = _user_config_sources()
+    key = tuple(str(p) for p in (*systems, *globals_))
+    with _LOCK:
+        if key not in _USER_CONFIG:
+            scratch = Path(tempfile.mkdtemp(prefix="config-", dir=_private_dir()))
+            copies = []
+            for name, sources in (("system", systems), ("global", globals_)):
+                copy = scratch / name
+                copy.write_bytes(b"\n".join(_read(p) or b"" for p in sources) + b"\n")
+                copies.append(copy)
+            _USER_CONFIG[key] = (copies[0], copies[1])
+        return _USER_CONFIG[key]
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The repository's common git directory (where config lives), or None outside one."""
+    key = Path(os.path.abspath(root))
+    with _LOCK:
+        if key not in _GIT_DIRS:
+            try:
+                proc = subprocess.run(
+                    _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"]),
+                    cwd=root, env=_environment(None), capture_output=True, text=True,
+                )  # fmt: skip
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            if proc.returncode != 0 or not proc.stdout.strip():
+                return None  # not (yet) a repository: asked again next time
+            _GIT_DIRS[key] = Path(proc.stdout.strip())
+        return _GIT_DIRS[key]
+
+
+def pin(root: Path) -> None:
+    """Remember the config and attributes of `root`'s repository as they are now, unless they were
+    pinned before (the first pin wins: later code may be what changed them). Called before any
+    entrypoint runs there, and by `gbbot` at start for the repository it starts in."""
+    _user_config()
+    git_dir = _git_dir(root)
+    if git_dir is None:
+        return
+    with _LOCK:
+        _PINS.setdefault(git_dir, {name: _read(git_dir / name) for name in PINNED_FILES})
+
+
+def _guard(root: Path) -> None:
+    """Put the pinned config and attributes of `root`'s repository back where they changed."""
+    if not _PINS:
+        return
+    git_dir = _git_dir(root)
+    pinned = _PINS.get(git_dir) if git_dir else None
+    if not pinned or git_dir is None:
+        return
+    with _LOCK:
+        for name, content in pinned.items():
+            path = git_dir / name
+            if _read(path) == content and not path.is_symlink():
+                continue
+            say(f"{path} changed after it was pinned (code that ran since?); restored")
+            with contextlib.suppress(FileNotFoundError):
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+            if content is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(content)
 
 
 def _zero_separated(out: str) -> list[str]:
@@ -40,8 +232,6 @@ FETCH_MORE = (
     "fetch more history: `git fetch --unshallow` (or `git fetch origin <branch>`), "
     "or with actions/checkout set `fetch-depth: 0`"
 )
-# A user's post-checkout hook must not run when gbbot checks out the base.
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 
 def is_shallow(root: Path) -> bool:
@@ -158,7 +348,7 @@ def worktree(root: Path, commit: str, parent: Path | None = None) -> Iterator[Pa
     path = scratch / "tree"
     with sigterm_as_interrupt():
         try:
-            cmd_output("git", *NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(path), commit, cwd=root)
+            cmd_output("git", "worktree", "add", "--detach", "--quiet", str(path), commit, cwd=root)
             yield path
         finally:
             _remove_worktree(root, path)
@@ -188,18 +378,8 @@ def ignored_entries(root: Path) -> tuple[str, ...]:
 def plumbing(
     root: Path, *args: str, stdin: bytes = b"", env: Mapping[str, str] | None = None, check: bool = True
 ) -> tuple[int, bytes, str]:
-    """`git ARGS` with bytes in and out (blobs are not text) and extra environment variables
-    (a temporary index, a credential kept out of argv). With check, a failure raises GitError
-    naming the command (never `env`, which may hold a credential) and git's message."""
-    full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-    try:
-        proc = subprocess.run(["git", *args], cwd=root, env=full_env, input=stdin, capture_output=True)
-    except FileNotFoundError as exc:
-        raise GitError(f"git is not installed: {exc}") from None
-    err = proc.stderr.decode("utf-8", "replace")
-    if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {err.strip()[-500:]}")
-    return proc.returncode, proc.stdout, err
+    """`run`, under the name the data-branch code knows it by."""
+    return run(root, *args, stdin=stdin, env=env, check=check)
 
 
 def ref_sha(root: Path, ref: str) -> str | None:

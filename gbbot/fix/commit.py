@@ -4,16 +4,14 @@ is staged or modified in the tree stays as it was, uncommitted."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core.errors import GbbotError
 from gbbot.core.fixes import Counts, FixResult, FixStatus
-from gbbot.edges.process import cmd_output
+from gbbot.edges import git
 
 AUTHOR_RE = re.compile(r"\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>\s]+)>\s*")
 
@@ -36,11 +34,22 @@ def committed(results: Sequence[FixResult], written: Sequence[str]) -> list[FixR
     return [r for r in results if r.status is FixStatus.VERIFIED and r.file in written]
 
 
+def _one_line(text: str, limit: int = 200) -> str:
+    """`text` as one line of a commit message: a report's strings may hold newlines (and with them
+    trailers such as `Co-authored-by:`) or control characters; they become spaces."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Counts, after: Counts | None) -> str:
     """Subject, each fix (GB id, file:line, recipe, what its verification showed), and the totals
     before any patch and after all of them, as the runs measured them. `after` is None where no run
     measured the combined patch (a commit re-derived from recipes): then only `before` is stated."""
-    lines = [f"- {gb_ids.get(r.fingerprint, '?')} {r.file}:{r.line} ({r.recipe}): {r.summary}" for r in fixes]
+    lines = [
+        f"- {_one_line(gb_ids.get(r.fingerprint, '?'))} {_one_line(r.file)}:{r.line} ({_one_line(r.recipe or '')}): "
+        f"{_one_line(r.summary)}"
+        for r in fixes
+    ]
     if after is None:
         totals = f"Graph breaks before these fixes: {before.breaks}; graphs: {before.graphs}."
     else:
@@ -53,17 +62,12 @@ def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Count
 
 def commit(root: Path, paths: Sequence[str], text: str, author: Author | None) -> str:
     """Commit exactly `paths` with `text`; the new commit's sha."""
-    env = dict(os.environ)
-    args = ["git", "commit", "-q", "-F", "-"]
+    env: dict[str, str] = {}
+    args = ["commit", "-q", "-F", "-"]
     if author:
         args.append(f"--author={author.name} <{author.email}>")
         env.update(GIT_COMMITTER_NAME=author.name, GIT_COMMITTER_EMAIL=author.email)
-    code, _, err = _commit(root, [*args, "--only", "--", *paths], text, env)
+    code, _, err = git.run(root, *args, "--only", "--", *paths, stdin=text.encode(), env=env, check=False)
     if code != 0:
         raise GbbotError(f"git commit failed: {err.strip()[-500:]}")
-    return cmd_output("git", "rev-parse", "HEAD", cwd=root)[1].strip()
-
-
-def _commit(root: Path, args: list[str], text: str, env: dict[str, str]) -> tuple[int, str, str]:
-    proc = subprocess.run(args, cwd=root, env=env, input=text, capture_output=True, text=True)
-    return proc.returncode, proc.stdout, proc.stderr
+    return git.run(root, "rev-parse", "HEAD")[1].decode().strip()

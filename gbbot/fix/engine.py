@@ -18,6 +18,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from gbbot.core import source_limits
 from gbbot.fix.recipes.base import BreakSite, Edit, Names, Recipe
 
 
@@ -59,8 +60,15 @@ def torch_names(module: cst.Module) -> Names:
 
 
 def parse(source: str) -> cst.Module:
+    """`source` as LibCST's tree; SourceError when it does not parse or is refused before LibCST
+    sees it (core/source_limits: deeper or larger than LibCST survives)."""
+    refused = source_limits.refusal(source)
+    if refused:
+        raise SourceError(refused)
     try:
         return cst.parse_module(source)
+    except (RecursionError, MemoryError):
+        raise SourceError("it nests deeper than gbbot parses") from None
     except cst.ParserSyntaxError as exc:
         where, message = f"line {exc.raw_line}, column {exc.raw_column}", exc.message
     try:  # Python's own parser names the place better (LibCST's tokenizer says "line 1" for some)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from gbbot.analysis import advice
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
 from gbbot.core import counts
-from gbbot.core.model import GraphBreak, Report
+from gbbot.core.doc_links import graph_break_doc
+from gbbot.core.model import BreakCost, CompileError, GraphBreak, Report
 
 # Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
 # The report schema says the same; a report from an untrusted run is checked again here.
@@ -68,6 +71,55 @@ def library_lines(brk: GraphBreak) -> list[str]:
     return lines
 
 
+def _times(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def cost_text(cost: BreakCost | None, name_as: Callable[[str], str] = str) -> str:
+    """What the break costs, in one short phrase, from what the run measured: "forward runs eagerly
+    on each of 128 calls", "splits forward into 3 graphs of 41 / 2 / 37 ops: 3 graph launches per
+    call, 128 calls". Empty when nothing was measured. `name_as` shows the function's name (the
+    only text in it that comes from the program: markdown passes its code-span escaper)."""
+    if cost is None:
+        return ""
+    name = name_as(cost.function)
+    if cost.runs_eagerly:
+        return f"{name} runs eagerly{_on_each(cost.entries)}"
+    if len(cost.graph_ops) < 2:
+        ops = f" of {_times(cost.graph_ops[0], 'op', 'ops')}" if cost.graph_ops else ""
+        text = f"{name} runs as {_times(len(cost.graph_ops), 'graph', 'graphs')}{ops} and the rest eagerly"
+    else:
+        sizes = " / ".join(f"{n:,}" for n in cost.graph_ops)
+        text = f"splits {name} into {len(cost.graph_ops)} graphs of {sizes} ops"
+    launches = cost.launches_per_call
+    if not cost.entries or len(cost.graph_ops) < 2 or launches is None:
+        return text + _on_each(cost.entries)
+    return f"{text}: {launches:g} graph launches and eager code between{_on_each(cost.entries)}"
+
+
+def _on_each(entries: int | None) -> str:
+    if not entries:
+        return ""
+    return " on its one call" if entries == 1 else f" on each of {entries:,} calls"
+def eager_words(brk: GraphBreak, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
+    """What the break makes run eagerly: "the whole frame runs eagerly" when that is its own
+    function's frame, else "makes `generate` (wrapper.py:480) run eagerly". `code` and `text`
+    escape a name and plain text for where the words go."""
+    callers = brk.eager_callers
+    if not callers:
+        return "the whole frame runs eagerly"
+    named = ", ".join(f"{code(f.name)} {text(f'({PurePosixPath(f.file).name}:{f.line})')}" for f in callers)
+    return f"makes {named} run eagerly"
+
+
+def compile_error_words(error: CompileError, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
+    """The compile error that ended a run, in one line: "compile error GB4315 (USER_ERROR) at
+    entry.py:4 in project: RuntimeError when making fake tensor call. Dynamo failed to …"."""
+    where = f"{code(f'{error.file}:{error.line}')} in {code(error.function)}"
+    what = text(f"{error.gb_type}. {error.explanation}" if error.explanation else error.gb_type)
+    return f"compile error {code(error.gb_id or '-')} ({text(error.category.value)}) at {where}: {what}"
+
+
 def ranks_text(brk: GraphBreak) -> str:
     return f" on {brk.ranks} ranks" if brk.ranks > 1 else ""
 
@@ -86,18 +138,19 @@ def message(finding: Finding) -> str:
     if brk.fullgraph_failure:
         lines.append("This break made the fullgraph=True compile fail.")
     if finding.frame_eager:
-        named = ", ".join(str(f) for f in brk.makes_eager) or brk.function
-        lines.append(f"It makes {named} run eagerly (Dynamo runs that frame uncompiled).")
+        lines.append(f"{eager_words(brk).capitalize()} (Dynamo skipped it).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
+    if cost := cost_text(brk.cost):
+        lines.append(f"Cost: {cost}.")
     explanation = advice.curated_explanation(brk)
     if explanation:
         lines.append(explanation)
     lines.extend(f"Hint: {hint.text}" for hint in advice.reading(brk))  # gbbot's advice first
     times = f" (×{finding.total})" if finding.total > 1 else ""
     lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}{times}{ranks_text(brk)}")
-    if brk.doc_url:
-        lines.append(brk.doc_url)
+    if graph_break_doc(brk.gb_id):
+        lines.append(graph_break_doc(brk.gb_id))
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ everything else (fixed, hidden, persisting, ignored, the entrypoints) folded wit
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,11 +19,12 @@ import jinja2
 from gbbot.analysis import advice, classify, recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
-from gbbot.render import fixes
+from gbbot.render import findings, fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
-from gbbot.render.findings import SAFE_PATH
+from gbbot.render.findings import SAFE_PATH, compile_error_words
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
@@ -74,6 +75,11 @@ class Item:
     def frame_eager(self) -> bool:
         return self.counted.frame_eager if self.counted else self.brk.frame_skipped
 
+    @property
+    def cost(self) -> str:
+        """Markdown: what the break costs, as its run measured it (the function's name as code)."""
+        return findings.cost_text(self.brk.cost, name_as=md_code)
+
 
 @dataclass(frozen=True)
 class Folded:
@@ -109,7 +115,10 @@ def _environment() -> jinja2.Environment:
         html=html_text,
         code=md_code,
         codeblock=md_code_block,
-        doclink=lambda url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", url),
+        # built from the id, not the report's URL (a report is its writer's word)
+        doclink=lambda _url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", graph_break_doc(gb_id)),
+        # a page gbbot's own data names (recompile_rules.yaml), never a report's
+        ownlink=lambda url, label: md_link(f"{label} documentation", url),
     )
     return env
 
@@ -164,7 +173,18 @@ def items(report: Report) -> list[Item]:
     each = counts.per_break(report)
     fixed = fixes.lines_by_break(report)
     verified = {r.fingerprint for r in report.fixes or () if r.status is FixStatus.VERIFIED}
-    return [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
+    paid = _paid(report)
+    found = [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
+    return sorted(found, key=lambda i: -paid.get(i.brk.fingerprint, 0))  # stable: the rule breaks ties
+
+
+def _paid(report: Report) -> dict[str, int]:
+    """How many times each break's cost was paid, over every entrypoint: its frame's entries."""
+    paid: dict[str, int] = {}
+    for brk in report.breaks:
+        if brk.cost and brk.cost.entries:
+            paid[brk.fingerprint] = paid.get(brk.fingerprint, 0) + brk.cost.entries
+    return paid
 
 
 def hidden_items(report: Report) -> list[Item]:
@@ -209,8 +229,12 @@ class Sorted:
     shown: list[Item]  # new (or, without a diff, every counted break): the table
     fixed: list[Item]
     hidden: list[Item]
+    revealed: list[Item]  # on the head only because a frame they lie in ran eagerly on the base
     persisting: list[Item]
     ignored: list[Item]
+
+
+REVEALED_NOTE = "a frame it lies in ran eagerly on the base, so Dynamo did not trace it there"
 
 
 def sort(report: Report) -> Sorted:
@@ -218,12 +242,14 @@ def sort(report: Report) -> Sorted:
     ignored = [i for i in found if i.brk.ignored]
     counted = [i for i in found if not i.brk.ignored]
     if report.diff is None:
-        return Sorted(counted, [], [], [], ignored)
+        return Sorted(counted, [], [], [], [], ignored)
     new, persisting = set(report.diff.new), set(report.diff.persisting)
+    revealed = set(report.diff.revealed)
     return Sorted(
         [i for i in counted if i.brk.fingerprint in new],
         fixed_items(report),
         hidden_items(report),
+        [replace(i, note=REVEALED_NOTE) for i in counted if i.brk.fingerprint in revealed],
         [i for i in counted if i.brk.fingerprint in persisting],
         ignored,
     )
@@ -266,6 +292,9 @@ def headline(report: Report) -> str:
         noun = "" if breaks else f" graph break{'s' * (c.hidden != 1)}"
         their = "its" if c.hidden == 1 else "their"
         breaks.append(f"hides **{c.hidden}**{noun} (not fixed: {their} frame now runs eagerly)")
+    if c.revealed:
+        noun = "" if breaks else f" graph break{'s' * (c.revealed != 1)}"
+        breaks.append(f"reveals **{c.revealed}**{noun} (not new: Dynamo now traces code that ran eagerly)")
     rc = _recompile_change(report)
     other = " other" if c.not_clean else ""  # the line above says what failed
     if not breaks and not rc:
@@ -330,7 +359,8 @@ def notes(report: Report, options: Options) -> list[str]:
     if d is None:
         return []
     said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline)]
-    return [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+    kept = [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+    return kept + [e.still_failing for e in d.entrypoints if e.still_failing]  # it changes the reading
 
 
 def _no_baseline(report: Report) -> set[str]:
@@ -352,7 +382,8 @@ def todo(item: Item, options: Options) -> str:
     first = advice.best(brk)
     if first is not None:
         return md_text(first.text)
-    return md_link("see the documentation", brk.doc_url) if brk.doc_url else ""
+    doc = graph_break_doc(brk.gb_id)  # from the id: a report's own URL is its writer's word
+    return md_link("see the documentation", doc) if doc else ""
 
 
 def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:
@@ -453,6 +484,7 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
     changed = [
         folded(f"✅ {plural(len(s.fixed), 'graph break')} fixed", s.fixed, options, base),
         folded(f"🙈 {plural(len(s.hidden), 'graph break')} hidden, not fixed", s.hidden, options, base),
+        folded(f"👀 {plural(len(s.revealed), 'graph break')} revealed, not new", s.revealed, options),
     ]
     kept = [
         folded(f"{plural(len(s.persisting), 'graph break')} persisting", s.persisting, options),
@@ -512,6 +544,7 @@ def render(report: Report, options: Options = Options()) -> str:
         status_icon=STATUS_ICON,
         graph_delta=graph_delta,
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
+        compile_error=lambda error: compile_error_words(error, html_text, html_text),
         entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or _no_baseline(report)),
         table_title="New graph breaks" if diff else "Graph breaks",
         shown=shown,

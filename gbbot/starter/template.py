@@ -1,10 +1,16 @@
 """`gbbot init`: a commented starter .gbbot.yml from what gbbot/starter/discover.py found. Pure but `write`.
 
 One entrypoint per likely candidate:
-- a script that compiles and has `if __name__ == "__main__":` → `run: python path/to/script.py`;
+- a script that compiles, behind `if __name__ == "__main__":` or at module level →
+  `run: python path/to/script.py` with the flags a short run needs (gbbot/starter/scripts.py);
 - a module-level function that takes no arguments and is `@torch.compile`d, or (outside scripts)
-  compiles in its body → `call: module:function`;
-- a test file that compiles or imports a module that does → `pytest: path/to/test_file.py`.
+  compiles in its body → `call: module:function`; not a factory that only returns the compiled
+  object (calling it compiles nothing);
+- the tests that reach a compile, by node id, one entrypoint per test file
+  (`pytest: tests/test_x.py::test_compiled`; gbbot/starter/reach.py);
+- when none of those exist: the repository's nn.Module classes as `model:` entrypoints, small
+  sizes guessed from parameter names, and commented templates for those it cannot fill
+  (gbbot/starter/models.py).
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ from pathlib import Path
 
 from gbbot.core.config import CONFIG_NAME, NAME_RE, parse_config
 from gbbot.core.errors import GbbotError
+from gbbot.starter import models, reach, scripts
 from gbbot.starter.discover import FileFacts, Scan
+from gbbot.starter.environment import EnvironmentFiles, setup_lines
 
 MAX_ENTRYPOINTS = 20  # more is a suite to curate, not a starter; the rest are listed as comments
 MAX_LINES_SHOWN = 4
+MAX_TESTS_PER_FILE = 10  # node ids in one pytest: entrypoint
 NOT_CALLED = frozenset({"main", "cli", "run", "train"})  # zero-argument, but they parse sys.argv or run long
 PLAIN_SCALAR = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./:=+, -]*")
 NEXT_COMMAND = "gbbot check"
@@ -29,10 +38,11 @@ NEXT_COMMAND = "gbbot check"
 
 @dataclass(frozen=True)
 class Candidate:
-    kind: str  # run | call | pytest
+    kind: str  # run | call | pytest | model
     name: str
-    target: str  # the value of its run:, call: or pytest: key
+    target: str  # the value of its run:, call:, pytest: or model: key
     why: tuple[str, ...]  # comment lines
+    extra: tuple[str, ...] = ()  # more keys of the entry, as YAML lines (a model's kwargs: and inputs:)
 
 
 def _lines(sites: Sequence[int]) -> str:
@@ -40,22 +50,19 @@ def _lines(sites: Sequence[int]) -> str:
     return f"line{'s' * (len(sites) != 1)} " + shown + (", …" if len(sites) > MAX_LINES_SHOWN else "")
 
 
-def _script(facts: FileFacts) -> Candidate:
-    return Candidate(
-        "run",
-        Path(facts.path).stem,
-        f"python {shlex.quote(facts.path)}",
-        (
-            f"{facts.path} compiles ({_lines(facts.sites)}) and runs as a script.",
-            "Add the flags a short run needs, e.g. --steps 2 or --device cpu.",
-        ),
-    )
+def _script(facts: FileFacts, scan: Scan) -> Candidate:
+    plan = scripts.plan(facts, scan, _lines(facts.sites))
+    return Candidate("run", Path(facts.path).stem, plan.command, plan.notes)
 
 
 def _calls(facts: FileFacts) -> Iterable[Candidate]:
     for function in facts.functions:
-        wanted = function.decorated or (function.compiles and not facts.main_guard)
+        # a factory returns the compiled object: calling it compiles nothing; its callers are the candidates
+        compiles = function.compiles and not function.factory and not facts.main_guard
+        wanted = function.decorated or compiles
         if not wanted or not function.zero_args or function.name.startswith("_") or function.name in NOT_CALLED:
+            continue
+        if "." in function.name:  # a method: it needs its object
             continue
         how = "is @torch.compile'd" if function.decorated else "compiles"
         yield Candidate(
@@ -66,27 +73,57 @@ def _calls(facts: FileFacts) -> Iterable[Candidate]:
         )
 
 
-def _reached(test: FileFacts, compiling: dict[str, FileFacts]) -> list[FileFacts]:
-    return [compiling[name] for name in test.imports if name in compiling and compiling[name] is not test]
+def _tests(tests: Sequence[reach.ReachingTest]) -> Iterable[Candidate]:
+    """One pytest: entrypoint per test file, naming the tests that reach a compile."""
+    by_file: dict[str, list[reach.ReachingTest]] = {}
+    for test in tests:
+        by_file.setdefault(test.node_id.split("::", 1)[0], []).append(test)
+    for path, found in by_file.items():
+        shown = found[:MAX_TESTS_PER_FILE]
+        why = [f"{t.node_id.split('::', 1)[1]} (line {t.line}) reaches a compile: {t.why}." for t in shown[:3]]
+        if len(found) > 3:
+            why.append(f"… and {len(found) - 3} more of its tests do; the rest of {path} does not.")
+        if len(found) > MAX_TESTS_PER_FILE:
+            why.append(f"{len(found) - MAX_TESTS_PER_FILE} more such tests are left out: add their node ids here.")
+        yield Candidate("pytest", Path(path).stem, " ".join(shlex.quote(t.node_id) for t in shown), tuple(why))
 
 
-def _test(facts: FileFacts, compiling: dict[str, FileFacts]) -> Candidate | None:
-    reached = _reached(facts, compiling)
-    if not facts.sites and not reached:
-        return None
-    why = [f"{facts.path} compiles ({_lines(facts.sites)})."] if facts.sites else []
-    why += [f"{facts.path} imports {r.module}, which compiles ({_lines(r.sites)})." for r in reached[:3]]
-    return Candidate("pytest", Path(facts.path).stem, facts.path, tuple(why))
+def _models(scan: Scan) -> tuple[list[Candidate], list[str]]:
+    """model: entrypoints for the classes with everything filled, and commented templates."""
+    found = models.plans(scan.files)
+    ready = [p for p in found if not p.missing]
+    proposed = [
+        Candidate(
+            "model",
+            p.name,
+            p.target,
+            (f"{p.why}; small sizes for a CPU run, guessed from parameter names: check them.",),
+            tuple(line.strip() for line in models.entry_lines(p, p.name, False)[2:]),
+        )
+        for p in ready[: models.MAX_PROPOSED]
+    ]
+    templates = [p for p in found if p.missing][: models.MAX_PROPOSED]
+    lines = []
+    for p in templates:
+        lines += [f"  # {p.why}; fill in what is missing, then uncomment:", *models.entry_lines(p, p.name, True)]
+    rest = len(ready) - len(proposed) + len([p for p in found if p.missing]) - len(templates)
+    if rest > 0:
+        lines.append(f"  # {rest} more nn.Module classes could be model: entrypoints the same way.")
+    return proposed, lines
 
 
 def candidates(scan: Scan) -> list[Candidate]:
     """Pure: scripts first, then functions, then tests, each in path order."""
-    compiling = {f.module: f for f in scan.files if f.sites}
+    return _unique_names(_compile_candidates(scan))
+
+
+def _compile_candidates(scan: Scan) -> list[Candidate]:
+    imported = {name for f in scan.files for name in f.imports}
     code = [f for f in scan.files if not f.is_test and f.sites]
-    found = [_script(f) for f in code if f.main_guard]
+    found = [_script(f, scan) for f in code if scripts.is_script(f, imported)]
     found += [c for f in code for c in _calls(f)]
-    found += [c for c in (_test(f, compiling) for f in scan.files if f.is_test) if c]
-    return _unique_names(found)
+    found += list(_tests(reach.reaching_tests(scan.files)))
+    return found
 
 
 def _unique_names(found: list[Candidate]) -> list[Candidate]:
@@ -98,7 +135,7 @@ def _unique_names(found: list[Candidate]) -> list[Candidate]:
         while name in seen:
             name, n = f"{base}-{n}", n + 1
         seen.add(name)
-        named.append(Candidate(candidate.kind, name, candidate.target, candidate.why))
+        named.append(Candidate(candidate.kind, name, candidate.target, candidate.why, candidate.extra))
     return named
 
 
@@ -108,23 +145,32 @@ def _scalar(text: str) -> str:
     return text if plain else json.dumps(text)
 
 
-def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan) -> str:
+def render(
+    chosen: Sequence[Candidate],
+    more: Sequence[Candidate],
+    scan: Scan,
+    environment: EnvironmentFiles,
+    templates: Sequence[str] = (),
+) -> str:
     """Pure: the starter config's text."""
     lines = [
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
-        f"# in {scan.read} Python files (read with LibCST; nothing was run). Review it, then run:",
+        f"# in {scan.read} Python files (parsed, nothing was run). Review it, then run:",
         f"#   {NEXT_COMMAND}",
-        "# Keys: docs/configuration.md. call: entrypoints take args/kwargs, e.g.",
+        "# Keys: docs/configuration.md. call: and model: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",
         "version: 1",
+        *setup_lines(environment),
         "entrypoints:",
     ]
     for candidate in chosen:
         lines += [f"  # {why}" for why in candidate.why]
         lines += [f"  - name: {candidate.name}", f"    {candidate.kind}: {_scalar(candidate.target)}"]
+        lines += [f"    {line}" for line in candidate.extra]
     if more:
         lines.append(f"  # {len(more)} more candidates, left out of a starter config:")
         lines += [f"  #   {c.kind}: {c.target}" for c in more]
+    lines += templates
     lines += [
         "mode: fast       # fast: the same breaks without code generation; faithful: your own backend",
         "fail_on: new     # new | any | none: what makes `gbbot check` / `gbbot diff` fail",
@@ -132,17 +178,25 @@ def render(chosen: Sequence[Candidate], more: Sequence[Candidate], scan: Scan) -
     return "\n".join(lines) + "\n"
 
 
-def starter(scan: Scan) -> tuple[str, list[Candidate]]:
+NOTHING_TO_INSTALL = EnvironmentFiles()
+
+
+def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> tuple[str, list[Candidate]]:
     """The config text and its entrypoints; GbbotError when there is nothing to run."""
-    found = candidates(scan)
+    found, templates = candidates(scan), []
+    if not found:
+        proposed, templates = _models(scan)
+        found = _unique_names(proposed)
     if not found:
         more = f" (stopped after {scan.read} files: pass --root for a smaller tree)" if scan.truncated else ""
+        shown = "\n".join(templates) + "\n" if templates else ""
         raise GbbotError(
-            f"found no torch.compile call sites to run in {scan.read} Python files{more}; "
-            f"write {CONFIG_NAME} by hand (docs/configuration.md)"
+            f"found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in {scan.read} Python files{more}. "
+            f"A {CONFIG_NAME} with a model: entrypoint compiles a model of yours without a wrapper "
+            f"(docs/configuration.md):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
-    text = render(chosen, more, scan)
+    text = render(chosen, more, scan, environment, templates)
     parse_config(text, CONFIG_NAME)  # what init writes, check reads: a ConfigError here is a bug
     return text, chosen
 

@@ -131,3 +131,20 @@ def test_a_ref_that_does_not_exist_is_named_as_such_not_blamed_on_history(tmp_pa
     assert run.returncode == 2
     assert "unknown git ref 'main': no branch, tag or commit has that name here; branches here: master" in run.stderr
     assert "unshallow" not in run.stderr
+
+
+def test_a_merge_base_that_is_the_head_itself_says_there_is_nothing_to_compare(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    runs = tmp_path / "runs.txt"  # outside the repository: the base's worktree writes here too
+    sha = commit(repo, {".gbbot.yml": f"version: 1\nentrypoints: [{{name: ok, run: 'echo ran >> {runs}'}}]\n"}, "one")
+    result = gbbot(repo, "diff", "--base", "main", "--markdown", str(tmp_path / "comment.md"))
+    note = f"Nothing to compare: the merge-base of main and HEAD is HEAD itself ({sha[:7]})"
+    assert note in result.stderr
+    assert note.replace("main", "`main`", 1) in (tmp_path / "comment.md").read_text()
+    assert runs.read_text() == "ran\n"  # the base, the same commit, did not run again
+    # a change in the working tree is something to compare: the base runs
+    write(repo, {"new.txt": "x\n"})
+    changed = gbbot(repo, "diff", "--base", "main")
+    assert "Nothing to compare" not in changed.stderr and runs.read_text() == "ran\n" * 3

@@ -45,6 +45,7 @@ from gbbot.core.config import parse_config
 from gbbot.core.model import Status
 from gbbot.main import main
 from tests.conftest import ROOT, git
+from tests.local_package import tinydep_wheel
 from tests.needs import unavailable
 
 pytestmark = pytest.mark.docker  # and slow, as everything under tests/e2e/
@@ -369,6 +370,89 @@ def test_the_action_runs_as_the_runner_starts_it_on_a_workspace_owned_by_another
     summary = (commands / "summary").read_text()
     assert "GB4198" in summary and "train.py" in summary  # the report, not just any text
     assert TOKEN not in out
+
+
+SETUP_CONFIG = """\
+version: 1
+setup:
+  - pip install -r requirements.txt
+entrypoints:
+  - name: forward
+    call: model:forward
+fail_on: none
+"""
+SETUP_MODEL = """\
+import torch
+import tinydep
+
+
+def f(x):
+    return tinydep.scale(x * 2) + 1
+
+
+def forward():
+    return torch.compile(f)(torch.ones(3))
+"""
+
+
+def _setup_repo(root: Path, requirement: str) -> Path:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gbbot.yml").write_text(SETUP_CONFIG)
+    (root / "requirements.txt").write_text(f"--no-index\n--find-links vendor\n{requirement}\n")
+    (root / "model.py").write_text(SETUP_MODEL)
+    tinydep_wheel(root / "vendor")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a model that needs tinydep")
+    return root
+
+
+def _action_on(engine, image: str, repo: Path, tmp_path: Path) -> tuple[int, str]:
+    """The action on a push, as the runner starts it, on `repo` (network none: the wheel is local)."""
+    commands = tmp_path / "file_commands"
+    commands.mkdir()
+    github = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_WORKSPACE": "/github/workspace",
+        "GITHUB_OUTPUT": "/github/file_commands/output",
+        "GITHUB_STEP_SUMMARY": "/github/file_commands/summary",
+        "GITHUB_REPOSITORY": "o/r",
+    }
+    return _run(
+        engine,
+        image,
+        [],
+        environment={**github, **_runner_inputs(token=TOKEN)},
+        working_dir="/github/workspace",
+        mounts=[
+            docker.types.Mount("/github/workspace", str(repo), type="bind"),
+            docker.types.Mount("/github/file_commands", str(commands), type="bind"),
+        ],
+    )
+
+
+def test_the_image_runs_setup_so_an_entrypoint_imports_what_only_requirements_txt_names(engine, action_image, tmp_path):
+    repo = _setup_repo(tmp_path / "repo", "tinydep==1.0")
+    code, out = _action_on(engine, action_image, repo, tmp_path)
+    assert code == 0, out
+    assert "::group::gbbot setup 1/1: pip install -r requirements.txt" in out
+    report = json.loads((repo / "gbbot-report" / "report.json").read_text())
+    [entry] = report["entrypoints"]
+    assert entry["status"] == "ok", entry["error"]
+    assert [(b["origin"], b["file"], b["code"]) for b in entry["breaks"]] == [
+        ("third_party", "model.py", "return tinydep.scale(x * 2) + 1")
+    ]
+    assert TOKEN not in out
+
+
+def test_the_image_stops_at_a_requirement_it_cannot_install(engine, action_image, tmp_path):
+    repo = _setup_repo(tmp_path / "repo", "tinydep==9.9")
+    code, out = _action_on(engine, action_image, repo, tmp_path)
+    assert code == 1, out
+    assert "gbbot: error: setup failed: step 1 of 1, `pip install -r requirements.txt`, exited 1" in out
+    assert "No matching distribution found for tinydep==9.9" in out
+    assert not (repo / "gbbot-report" / "report.json").exists()
 
 
 # --- the container backend -----------------------------------------------------------------------

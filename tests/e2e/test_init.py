@@ -82,7 +82,7 @@ def test_init_on_the_bundled_example_writes_a_config_check_runs_without_edits(tm
     assert "wrote" in made.stderr and "review it, then run: gbbot check" in made.stderr
     config = parse_config((repo / ".gbbot.yml").read_text())
     assert {(e.kind, e.run or e.call) for e in config.entrypoints} == {
-        ("run", "python train.py"),
+        ("run", "python train.py --steps 2"),  # its --steps option, set for a short run
         ("call", "tinymodel.bench:forward_once"),
     }
     entries = check_all_ok(repo, tmp_path)
@@ -99,9 +99,9 @@ def test_init_on_a_small_repository_finds_script_function_and_test_and_skips_the
     assert [(e.name, e.kind, e.run or e.call or e.pytest) for e in config.entrypoints] == [
         ("train", "run", "python scripts/train.py"),
         ("forward_once", "call", "pkg.bench:forward_once"),
-        ("test_layers", "pytest", ("tests/test_layers.py",)),
+        ("test_layers", "pytest", ("tests/test_layers.py::test_scale",)),
     ]
-    assert "tests/test_layers.py imports pkg.layers, which compiles (line 4)." in text
+    assert "test_scale (line 6) reaches a compile: pkg/layers.py:5: scale is @torch.compile'd." in text
     assert "Add the flags a short run needs" in text and ".venv" not in text and "build/" not in text
     entries = check_all_ok(repo, tmp_path)
     assert [b["code"] for b in entries["forward_once"]["breaks"]] == ['print("bench")  # a graph break']
@@ -124,5 +124,114 @@ def test_without_a_config_check_suggests_init_and_init_says_when_nothing_compile
     assert missing.returncode == 2 and "run `gbbot init` to write a starter one" in missing.stderr
     nothing = gbbot(tmp_path, "init")
     assert nothing.returncode == 2
-    assert "found no torch.compile call sites to run in 1 Python files" in nothing.stderr
+    assert "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files" in nothing.stderr
+    assert "model: mypkg.model:MyModel" in nothing.stderr  # the template to start from, not "by hand"
     assert not (tmp_path / ".gbbot.yml").exists()
+
+
+def init_then_check(repo, tmp_path, files):
+    write(repo, files)
+    made = gbbot(repo, "init")
+    assert made.returncode == 0, made.stderr
+    config = parse_config((repo / ".gbbot.yml").read_text())
+    return config, check_all_ok(repo, tmp_path)
+
+
+def test_of_twenty_tests_init_proposes_the_one_that_compiles_and_check_runs_only_it(tmp_path):
+    plain = "\n".join(f"def test_plain_{i}():\n    assert ops.plain(torch.ones(1)).item() == 2\n" for i in range(19))
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops.py": """\
+            import torch
+
+
+            @torch.compile
+            def fused(x):
+                print("fused")  # the break
+                return x.sin() + 1
+
+
+            def plain(x):
+                return x + 1
+        """,
+        # the compiled call is one call deeper, in a helper the test calls
+        "tests/test_ops.py": "import torch\n\nfrom pkg import ops\n\n\ndef _helper(x):\n    return ops.fused(x)\n\n\n"
+        + plain
+        + "\n\ndef test_fused_path():\n    assert _helper(torch.ones(2)).shape == (2,)\n",
+    }
+    config, entries = init_then_check(tmp_path / "repo", tmp_path, files)
+    (entry,) = config.entrypoints
+    assert entry.pytest == ("tests/test_ops.py::test_fused_path",)
+    (brk,) = entries[entry.name]["breaks"]
+    assert (brk["file"], brk["code"]) == ("pkg/ops.py", 'print("fused")  # the break')
+    assert brk["tests"] == ["tests/test_ops.py::test_fused_path"]
+
+
+def test_a_script_compiling_at_module_level_becomes_a_run_entry_check_runs(tmp_path):
+    files = {
+        "bench.py": """\
+            import argparse
+
+            import torch
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--steps", type=int, default=1000)
+            args = parser.parse_args()
+
+
+            def step(x):
+                print("step")  # the break
+                return x * 2
+
+
+            fast = torch.compile(step)
+            for _ in range(args.steps):
+                fast(torch.ones(3))
+        """,
+    }
+    config, entries = init_then_check(tmp_path / "repo", tmp_path, files)
+    assert [(e.kind, e.run) for e in config.entrypoints] == [("run", "python bench.py --steps 2")]
+    assert [b["code"] for b in entries["bench"]["breaks"]] == ['print("step")  # the break']
+
+
+def test_a_repository_that_never_compiles_gets_a_model_entry_check_runs_without_edits(tmp_path):
+    files = {
+        "tinynet/__init__.py": "",
+        "tinynet/model.py": """\
+            import torch
+            from torch import nn
+
+
+            def _scaled(x):
+                print("scaled", x.shape)  # the planted break, below a submodule's forward
+                return x * 2
+
+
+            class Block(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.lin = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    return _scaled(torch.relu(self.lin(x)))
+
+
+            class TinyNet(nn.Module):
+                def __init__(self, dim, depth=4, vocab_size=1000):
+                    super().__init__()
+                    self.embed = nn.Embedding(vocab_size, dim)
+                    self.blocks = nn.ModuleList(Block(dim) for _ in range(depth))
+
+                def forward(self, tokens):
+                    x = self.embed(tokens)
+                    for block in self.blocks:
+                        x = block(x)
+                    return x
+        """,
+    }
+    config, entries = init_then_check(tmp_path / "repo", tmp_path, files)
+    tiny = config.entrypoint("TinyNet")
+    assert (tiny.kind, tiny.model, dict(tiny.kwargs)) == ("model", "tinynet.model:TinyNet", {"dim": 32, "depth": 2, "vocab_size": 100})
+    assert tiny.inputs == ({"tensor": [2, 8], "dtype": "long", "high": 100},)
+    found = {(b["file"], b["function"]) for b in entries["TinyNet"]["breaks"]}
+    assert found == {("tinynet/model.py", "_scaled")}

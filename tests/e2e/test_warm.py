@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gbbot.backends import warm as warm_backend
 from gbbot.backends.contract import RunRequest
 from gbbot.backends.warm import launch_of
 from gbbot.checks.tree import CheckOptions, check
@@ -303,3 +304,62 @@ def test_a_child_numbers_its_compiles_as_a_fresh_process_though_the_server_compi
     assert first_string == 0  # interned strings are numbered from 0 again
     # the server's warm-up compile built trace_rules' map of tensor methods; a fresh process does it on its first
     assert (runs[True][2], runs[False][2]) == ("1", "0")
+
+
+LEARNER = """\
+import os, sys, time
+had = sorted(m for m in ("heavy", "heavy.deep", "mine", "spins") if m in sys.modules)
+import heavy, mine
+heavy.load()  # imports heavy.deep one call deeper, from inside the installed package
+if sys.argv[1] == "a":
+    import spins
+if sys.argv[1] == "b":  # until the server's learning probe has ended (b is its only child then)
+    children = f"/proc/{os.getppid()}/task/{os.getppid()}/children"
+    deadline = time.monotonic() + 120
+    while open(children).read().split() != [str(os.getpid())] and time.monotonic() < deadline:
+        time.sleep(0.05)
+open(sys.argv[1], "w").write(",".join(had))
+"""
+
+
+def learning_project(tmp_path: Path, monkeypatch, preload: str = "") -> Path:
+    """An installed package `heavy` (with a submodule it imports lazily), an installed module that
+    starts a thread at import, and a module of the checkout's own; three entrypoints, one after the
+    other, each writing which of them it found already imported."""
+    site = tmp_path / "site"
+    (site / "heavy").mkdir(parents=True)
+    (site / "heavy" / "__init__.py").write_text("def load():\n    import heavy.deep\n")
+    (site / "heavy" / "deep.py").write_text("VALUE = 1\n")
+    (site / "spins.py").write_text(
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    monkeypatch.setattr(warm_backend, "_SHARED", {})  # a server of its own, started where `site` is installed
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "mine.py").write_text("VALUE = 2\n")
+    (repo / "learner.py").write_text(LEARNER)
+    runs = "".join(f"  - {{name: {n}, run: python learner.py {n}}}\n" for n in ("a", "b", "c"))
+    (repo / ".gbbot.yml").write_text(f"version: 1\n{preload}entrypoints:\n{runs}")
+    return repo
+
+
+def seen_loaded(repo: Path) -> dict[str, str]:
+    assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
+    return {n: (repo / n).read_text() for n in ("a", "b", "c")}
+
+
+def test_the_server_learns_the_installed_modules_children_import_never_the_checkouts(tmp_path, monkeypatch, capsys):
+    seen = seen_loaded(learning_project(tmp_path, monkeypatch))
+    # a imported everything itself, and so did b, forked while the server tried what a imported;
+    # c found the installed package and its lazily imported submodule loaded, never the
+    # checkout's module, nor `spins`: it starts a thread at import, so the server skipped it and
+    # still forks (no "warm server off")
+    assert seen == {"a": "", "b": "", "c": "heavy,heavy.deep"}
+    assert "warm server off" not in capsys.readouterr().err
+
+
+def test_a_preload_list_is_exactly_what_the_server_imports_and_an_empty_one_turns_learning_off(tmp_path, monkeypatch):
+    assert seen_loaded(learning_project(tmp_path, monkeypatch, "runner: {preload: []}\n")) == dict.fromkeys("abc", "")
+    listed = learning_project(tmp_path / "listed", monkeypatch, "runner: {preload: [heavy]}\n")
+    assert seen_loaded(listed) == dict.fromkeys("abc", "heavy")

@@ -13,7 +13,7 @@ import yaml
 
 from gbbot.core.config import parse_config
 from tests.conftest import ROOT
-from tests.unit.test_workflows import run_actionlint
+from tests.unit.test_workflows import run_actionlint, run_zizmor
 
 README = ROOT / "README.md"
 TOOL = ROOT / "tools" / "action_tables.py"
@@ -94,17 +94,38 @@ def test_a_readme_without_the_markers_is_refused(tmp_path):
 def test_the_readmes_config_example_loads():
     [example] = [b for b in blocks("yaml") if b.startswith("version: 1")]
     config = parse_config(example)
-    assert [e.name for e in config.entrypoints] == ["train-step", "forward", "model-tests"]
+    assert [e.name for e in config.entrypoints] == ["train-step", "forward", "model-tests", "gpt"]
 
 
-def test_the_readmes_workflow_passes_actionlint_and_uses_this_action(tmp_path):
+def linted(workflow: str, tmp_path: Path) -> None:
+    """actionlint and zizmor find nothing in `workflow`, placed where a repository keeps it."""
+    path = tmp_path / ".github" / "workflows" / "gbbot.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(workflow)
+    done = run_zizmor(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_actionlint(path)
+    assert (done.returncode, done.stdout) == (0, ""), done.stdout + done.stderr
+
+
+def test_the_readmes_workflow_passes_the_linters_and_uses_this_action(tmp_path):
     [workflow] = [b for b in blocks("yaml") if b.startswith("name: gbbot")]
     assert len(workflow.splitlines()) <= 15
     assert "gbbot/gbbot@v1" in workflow
-    path = tmp_path / "gbbot.yml"
-    path.write_text(workflow)
-    done = run_actionlint(path)
-    assert (done.returncode, done.stdout) == (0, ""), done.stdout + done.stderr
+    linted(workflow, tmp_path)
+
+
+def test_the_own_job_workflow_in_the_docs_runs_gbbot_action_with_declared_inputs(tmp_path):
+    page = (ROOT / "docs" / "github.md").read_text(encoding="utf-8")
+    [workflow] = [m["body"] for m in FENCE.finditer(page) if m["body"].startswith("name: gbbot")]
+    document = yaml.safe_load(workflow)
+    [job] = document["jobs"].values()
+    [step] = [s for s in job["steps"] if s.get("run") == "gbbot action"]
+    declared = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"]
+    given = {name.removeprefix("INPUT_").lower().replace("_", "-") for name in step["env"]}
+    assert given <= set(declared) and {"token", "setup"} <= given
+    assert any("pip install gbbot" in s.get("run", "") for s in job["steps"])
+    linted(workflow, tmp_path)
 
 
 def test_the_readmes_links_into_the_repository_lead_to_files():

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+import gbbot
 from gbbot.action.inputs import INPUTS
 from gbbot.action.workflow import OUTPUTS
 from tests.conftest import ROOT
@@ -78,6 +79,7 @@ def test_the_expected_workflows_exist():
         "gbbot-publish.yml",
         "gbbot-nightly.yml",
         "ci.yml",
+        "release.yml",
     }
 
 
@@ -161,7 +163,7 @@ def action() -> dict[str, Any]:
 
 def test_action_is_a_docker_action_without_shell_arguments():
     runs = action()["runs"]
-    assert runs["using"] == "docker" and runs["image"] == "Dockerfile"
+    assert runs["using"] == "docker" and runs["image"] == f"docker://ghcr.io/gbbot/gbbot:{gbbot.__version__}"
     assert "args" not in runs and "entrypoint" not in runs, "inputs reach gbbot as INPUT_* only"
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["/entrypoint"]' in dockerfile
@@ -188,6 +190,51 @@ def test_workflows_pass_only_inputs_the_action_declares(path):
     for step in steps(load(path)):
         if uses(step, ACTION):
             assert set(step.get("with", {})) <= declared, f"{path.name}: unknown inputs"
+
+
+# --- the release: the image action.yml runs ----------------------------------------------------
+
+RELEASE_CHECK = ROOT / "tools" / "release_check.py"
+
+
+def release_check(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(RELEASE_CHECK), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_action_yml_names_the_image_of_this_version_and_the_release_tag_agrees():
+    assert release_check("--owner", "gbbot", "--tag", f"v{gbbot.__version__}").returncode == 0
+    done = release_check("--owner", "gbbot", "--image")
+    assert done.stdout.strip() == f"ghcr.io/gbbot/gbbot:{gbbot.__version__}"
+
+
+def test_a_tag_another_version_or_a_stale_action_yml_stops_the_release(tmp_path):
+    wrong_tag = release_check("--owner", "gbbot", "--tag", "v9.9.9")
+    assert wrong_tag.returncode == 1
+    assert f"the tag is v9.9.9, the version v{gbbot.__version__}" in wrong_tag.stderr
+    copy = tmp_path / "repo"
+    (copy / "gbbot").mkdir(parents=True)
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    shutil.copy(ROOT / "gbbot" / "__init__.py", copy / "gbbot" / "__init__.py")
+    stale = (ROOT / "action.yml").read_text().replace(f"gbbot:{gbbot.__version__}", "gbbot:0.0.9")
+    (copy / "action.yml").write_text(stale)
+    done = release_check("--owner", "gbbot", "--tag", f"v{gbbot.__version__}", "--root", str(copy))
+    assert done.returncode == 1
+    assert "action.yml runs docker://ghcr.io/gbbot/gbbot:0.0.9, the release pushes" in done.stderr
+    assert release_check("--owner", "gbbot", "--image", "--root", str(copy)).stdout == ""  # nothing to push
+
+
+def test_the_release_workflow_checks_builds_runs_and_pushes_on_a_version_tag_only():
+    document = workflow("release.yml")
+    assert triggers(document) == {"push": {"tags": ["v*"]}}
+    [job] = document["jobs"].values()
+    assert granted(job["permissions"]) == {"contents": "read", "packages": "write"}
+    shell = [s.get("run", "") for s in job["steps"]]
+    check = next(i for i, run in enumerate(shell) if "release_check.py" in run and "--tag" in run)
+    build = next(i for i, run in enumerate(shell) if "docker build" in run)
+    push = next(i for i, run in enumerate(shell) if "docker push" in run)
+    assert check < build < push  # nothing is built or pushed for a tag that disagrees
+    assert "--version" in shell[build]
+    assert "--password-stdin" in shell[push]  # the token never on a command line
 
 
 # --- the container's entrypoint -------------------------------------------------------------------
@@ -288,9 +335,9 @@ OWN_ACTION = "gbbot/gbbot"
 
 def uses_lines() -> list[tuple[str, int, re.Match[str]]]:
     """Every `uses: owner/repo@ref` line, comments kept (YAML loading would drop them), in the
-    shipped workflows, action.yml and the README's examples."""
+    shipped workflows, action.yml and the examples in the README and docs/."""
     found = []
-    for path in [*ALL, ROOT / "action.yml", ROOT / "README.md"]:
+    for path in [*ALL, ROOT / "action.yml", ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             match = USES.match(line)
             if match and not match["action"].startswith(("./", "docker://")):

@@ -204,3 +204,33 @@ def test_record_round_trips_and_refuses_oversized_fields():
     assert loads(dumps(HISTORY[2]).encode()) == HISTORY[2]
     with pytest.raises(RecordError):
         loads(dumps(HISTORY[0]).replace('"model.py"', '"/etc/passwd"').encode())
+
+
+def test_graph_launches_per_call_are_charted_with_their_table_and_older_records_show_none():
+    from gbbot.audit.record import loads
+
+    def measured(record: Record, per_call: float | None) -> Record:
+        step = replace(record.entrypoints[0], launches_per_call=per_call)
+        return replace(record, entrypoints=(step, *record.entrypoints[1:]))
+
+    records = (HISTORY[0], measured(HISTORY[1], 4.0), measured(rec(C, "2026-01-03T03:17:00Z", (PRINT,)), 2.5))
+    assert all(loads(dumps(r).encode()) == r for r in records)
+    text = issue.render(records, compare(records[1], records[2]), issue.Where("https://github.com/o/r", None))
+    chart = next(b for b in mermaid_blocks(text) if "Graph launches per call" in b)
+    assert "line [0, 4.0, 2.5]" in chart  # the step entrypoint; the oldest record has no figure
+    rows = [line for line in text.splitlines() if line.startswith("| 2026-01-0")]
+    assert rows[:3] == [  # the chart's table, before the breaks / graphs one
+        f"| 2026-01-01 [`aaaaaaa`](https://github.com/o/r/commit/{A}) | — | — |",
+        f"| 2026-01-02 [`bbbbbbb`](https://github.com/o/r/commit/{B}) | 4 | — |",
+        f"| 2026-01-03 [`ccccccc`](https://github.com/o/r/commit/{C}) | 2.5 | — |",
+    ]
+    assert "Graph launches per call" not in body()  # records without the figure: no chart
+
+
+def test_a_forged_records_doc_url_is_not_linked_the_gb_id_makes_the_link():
+    """Records live on a data branch anyone with push access (or a forged artifact) can write."""
+    forged = replace(PRINT, doc_url="https://evil.example/phish")
+    history = (rec(A, "2026-01-01T03:17:00Z", (forged,)), rec(B, "2026-01-02T03:17:00Z", (forged,)))
+    text = issue.render(history, compare(*history), issue.Where("https://github.com/octo-org/octo-repo", None))
+    assert "evil.example" not in text
+    assert "(https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html)" in text

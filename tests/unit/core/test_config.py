@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
-from gbbot.core.config import Mode, parse_config
+from gbbot.core.config import Mode, load_config, parse_config
 from gbbot.core.errors import ConfigError
 from gbbot.main import main
 
@@ -39,6 +43,36 @@ def test_good_config_becomes_typed_values():
     assert (forward.call, forward.timeout, forward.kind) == ("mypkg.bench:forward_once", 900.0, "call")
     assert config.mode is Mode.FAITHFUL and config.fail_on == "any"
     assert config.ignore[0].gb_id == "GB0059" and config.ignore[0].path == "scripts/**"
+
+
+MODEL = """\
+version: 1
+entrypoints:
+  - name: gpt
+    model: mypkg.model:GPT
+    args: [{vocab: 100}]
+    kwargs: {depth: 2}
+    method: generate
+    compile: {fullgraph: false, dynamic: null, mode: reduce-overhead}
+    inputs: [{tensor: [2, 8], dtype: long, high: 100}]
+    input_kwargs: {steps: 3}
+    train: true
+"""
+
+
+def test_a_model_entrypoint_becomes_typed_values():
+    (gpt,) = parse_config(MODEL, "cfg.yml").entrypoints
+    assert (gpt.kind, gpt.model, gpt.method, gpt.train, gpt.returns_result) == (
+        "model", "mypkg.model:GPT", "generate", True, True
+    )  # fmt: skip
+    assert gpt.args == ({"vocab": 100},) and gpt.kwargs == (("depth", 2),)
+    assert gpt.compile == (("fullgraph", False), ("dynamic", None), ("mode", "reduce-overhead"))
+    assert gpt.inputs == ({"tensor": [2, 8], "dtype": "long", "high": 100},) and gpt.input_kwargs == (("steps", 3),)
+
+
+def test_a_model_entrypoint_defaults_to_forward_in_eval_mode():
+    (net,) = parse_config("version: 1\nentrypoints: [{name: n, model: 'm:Net'}]\n").entrypoints
+    assert (net.method, net.train, net.compile, net.inputs) == ("forward", False, (), ())
 
 
 def test_defaults():
@@ -80,9 +114,17 @@ BROKEN = [
     ("version: 1\nentrypoints: [{run: x}]\n", "cfg.yml: entrypoints[0].name: required key is missing"),
     ("version: 1\nentrypoints: [{name: 'a b', run: x}]\n", "cfg.yml: entrypoints[0].name: expected a name of letters, digits, '_', '.' or '-', got 'a b'"),
     ("version: 1\nentrypoints: [{name: a, run: x}, {name: a, run: y}]\n", "cfg.yml: entrypoints[1].name: duplicate entrypoint name 'a'"),
-    ("version: 1\nentrypoints: [{name: a}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function) or 'pytest' (tests to run)"),
-    ("version: 1\nentrypoints: [{name: a, run: x, call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function) or 'pytest' (tests to run)"),
+    ("version: 1\nentrypoints: [{name: a}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
+    ("version: 1\nentrypoints: [{name: a, run: x, call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
     ("version: 1\nentrypoints: [{name: a, call: 'mypkg.bench'}]\n", "cfg.yml: entrypoints[0].call: expected 'module:function', e.g. mypkg.bench:forward_once, got 'mypkg.bench'"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
+    ("version: 1\nentrypoints: [{name: a, model: 'mypkg.GPT'}]\n", "cfg.yml: entrypoints[0].model: expected 'module:Class', e.g. mypkg.model:GPT, got 'mypkg.GPT'"),
+    ("version: 1\nentrypoints: [{name: a, call: 'm:f', inputs: [1]}]\n", "cfg.yml: entrypoints[0].inputs: is for 'model' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, run: x, args: [1]}]\n", "cfg.yml: entrypoints[0].args: arguments are for 'call' and 'model' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', method: 'gen erate'}]\n", "cfg.yml: entrypoints[0].method: expected a method name, e.g. forward or generate, got 'gen erate'"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', compile: {fulgraph: true}}]\n", "cfg.yml: entrypoints[0].compile.fulgraph: unknown torch.compile option; known: fullgraph, dynamic, mode, backend"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', compile: {dynamic: maybe}}]\n", "cfg.yml: entrypoints[0].compile.dynamic: expected true, false or null, got 'maybe'"),
+    ("version: 1\nentrypoints: [{name: a, model: 'm:M', inputs: [{tensor: [2], dtyp: long}]}]\n", "cfg.yml: entrypoints[0].inputs[0].dtyp: unknown key of a tensor spec; did you mean 'dtype'?"),
     ("version: 1\nentrypoints: [{name: a, run: 5}]\n", "cfg.yml: entrypoints[0].run: expected a non-empty string, got 5"),
     ("version: 1\nentrypoints: [{name: a, run: x, env: [A]}]\n", "cfg.yml: entrypoints[0].env: expected a mapping of NAME: value, got ['A']"),
     ("version: 1\nentrypoints: [{name: a, run: x, env: {A: {b: 1}}}]\n", "cfg.yml: entrypoints[0].env.A: expected a string or number, got {'b': 1}"),
@@ -206,3 +248,59 @@ def test_a_few_anchors_and_merge_keys_still_load():
     )
     a, b, c = config.entrypoints
     assert (a.timeout, b.timeout, b.run, c.env) == (60.0, 120.0, "python train.py", (("SEED", "0"),))
+
+
+def test_the_examples_in_docs_configuration_parse():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[3] / "docs/configuration.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```yaml\n")[1:]]
+    full, models = blocks[0], blocks[1]
+    assert {e.kind for e in parse_config(full).entrypoints} == {"run", "call", "pytest", "model"}
+    vit, gpt = parse_config("version: 1\nentrypoints:\n" + models).entrypoints
+    assert (vit.model, gpt.method, gpt.train, dict(gpt.compile)) == (
+        "vit_pytorch.vit:ViT", "generate", True, {"fullgraph": False, "dynamic": False}
+    )  # fmt: skip
+
+
+# --- a config that is not a regular file in the repository ------------------------------------
+
+
+def _check(repo: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "gbbot", "check", "--no-warm"], cwd=repo, capture_output=True, text=True, timeout=60
+    )
+
+
+def _link_chain_to_dev_zero(repo: Path) -> None:
+    (repo / "sub").mkdir()
+    os.symlink("/dev/zero", repo / "sub" / "zero")
+    os.symlink("sub/zero", repo / ".gbbot.yml")  # one link deeper than the obvious one
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda repo: os.symlink("/dev/zero", repo / ".gbbot.yml"), "outside the repository"),
+        (_link_chain_to_dev_zero, "outside the repository"),
+        (lambda repo: os.mkfifo(repo / ".gbbot.yml"), "not a regular file"),
+        (lambda repo: (repo / ".gbbot.yml").write_text("version: 1\n#" + "x" * (2 << 20) + "\n"), "larger than"),
+        (lambda repo: (repo / ".gbbot.yml").mkdir(), "not a regular file"),
+    ],
+    ids=["link-to-dev-zero", "link-chain-to-dev-zero", "fifo", "two-megabytes", "directory"],
+)
+def test_a_config_that_is_not_a_regular_file_in_the_repository_is_exit_2_naming_it(tmp_path, make, said):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    make(repo)
+    done = _check(repo)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert ".gbbot.yml" in done.stderr and said in done.stderr
+
+
+def test_a_link_to_a_config_inside_the_repository_is_read(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    (repo / "configs" / "gbbot.yml").write_text("version: 1\nentrypoints:\n  - {name: a, run: 'true'}\n")
+    os.symlink("configs/gbbot.yml", repo / ".gbbot.yml")
+    assert load_config(repo / ".gbbot.yml", inside=repo).entrypoints[0].name == "a"

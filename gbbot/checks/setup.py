@@ -1,0 +1,222 @@
+"""`setup:` in .gbbot.yml: the commands that build the entrypoints' environment (`pip install -r
+requirements.txt`, `pip install -e .`), run once, in order, before any entrypoint, from the
+repository root, with the environment entrypoints get (gbbot's allow-list: no token) and in the
+environment they run in (the same PATH, so the same `python` and `pip`).
+
+A step that fails stops the run with one error naming the step and the end of its output, rather
+than every entrypoint failing on its first import. In GitHub Actions each step's output is a folded
+group of the log, and the workflow commands it might print are not obeyed (`::stop-commands::`):
+it is the repository's code talking, not gbbot.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from gbbot.backends.contract import inherits
+from gbbot.backends.groups import LIVE, kill_group
+from gbbot.core.config import Config
+from gbbot.core.errors import ExitCode, GbbotError
+
+STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
+TAIL_LINES = 25
+# Files that say what a repository installs: when a diff changes one, the base would have needed
+# other packages than the head's setup installed.
+REQUIREMENT_FILES = (
+    "requirements*.txt", "*requirements.txt", "constraints*.txt", "pyproject.toml", "setup.py",
+    "setup.cfg", "environment.yml", "environment.yaml", "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock",
+)  # fmt: skip
+FILE_OPTIONS = ("-r", "--requirement", "-c", "--constraint")
+
+
+class SetupFailed(GbbotError):
+    """A setup step did not succeed: the run stops here (exit 1), none of the entrypoints ran."""
+
+    exit_code = ExitCode.POLICY
+
+
+@dataclass(frozen=True)
+class StepResult:
+    command: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    """How one step's process ended, and the last lines it printed."""
+
+    code: int | None
+    timed_out: bool
+    tail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0 and not self.timed_out
+
+
+def step_environment(config: Config, base: Mapping[str, str]) -> dict[str, str]:
+    """What a step inherits: the entrypoints' allow-list over `base`, with their pass_env and scrub_env."""
+    env = {name: value for name, value in base.items() if inherits(name, config.pass_env, config.scrub_env)}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def one_line(text: str) -> str:
+    """A step's command as a log group title: one line, nothing a workflow command would read."""
+    return " ".join(text.split()).replace("%", "%25")
+
+
+class Log:
+    """Where the steps' output goes: stderr, or in GitHub Actions stdout, one folded group per
+    step with workflow commands switched off inside it."""
+
+    def __init__(self, environ: Mapping[str, str], out: TextIO | None = None) -> None:
+        self.actions = environ.get("GITHUB_ACTIONS") == "true"
+        self.out = out or (sys.stdout if self.actions else sys.stderr)
+        self._resume = ""
+
+    def begin(self, number: int, total: int, command: str) -> None:
+        title = f"gbbot setup {number}/{total}: {one_line(command)}"
+        if self.actions:
+            self._resume = uuid.uuid4().hex
+            self.out.write(f"::group::{title}\n::stop-commands::{self._resume}\n")
+        else:
+            self.out.write(f"gbbot: {title}\n")
+        self.out.flush()
+
+    def line(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def end(self, summary: str) -> None:
+        if self.actions:
+            self.out.write(f"::{self._resume}::\n::endgroup::\n")
+        self.out.write(f"gbbot: {summary}\n")
+        self.out.flush()
+
+
+def _stream(process: subprocess.Popen[str], log: Log, tail: deque[str]) -> None:
+    assert process.stdout is not None
+    for text in process.stdout:
+        tail.append(text)
+        log.line(text)
+
+
+def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout: float) -> StepEnd:
+    """One step, in its own process group, its output streamed to `log`."""
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
+    process = subprocess.Popen(
+        command,
+        shell=True,
+        cwd=root,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    LIVE.add(process)
+    reader = threading.Thread(target=_stream, args=(process, log, tail), daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        kill_group(process)  # what a step left running in the background goes with it
+        LIVE.discard(process)
+    reader.join(timeout=5)
+    return StepEnd(process.returncode, timed_out, "".join(tail).rstrip())
+
+
+def failure(number: int, total: int, command: str, end: StepEnd, timeout: float) -> SetupFailed:
+    how = f"timed out after {timeout:g} s" if end.timed_out else f"exited {end.code}"
+    # Each line behind a gutter: the error is printed outside the log group, where a line of the
+    # step's output that starts with `::` would otherwise be read as a workflow command.
+    shown = "\n".join(f"  | {line}" for line in end.tail.splitlines()) or "  (no output)"
+    return SetupFailed(
+        f"setup failed: step {number} of {total}, `{command}`, {how}; no entrypoint ran. "
+        f"The end of its output:\n{shown}"
+    )
+
+
+def run(
+    root: Path,
+    config: Config,
+    base_env: Mapping[str, str] | None = None,
+    log: Log | None = None,
+    timeout: float = STEP_TIMEOUT_S,
+) -> tuple[StepResult, ...]:
+    """Run the config's setup steps in `root`, in order; SetupFailed at the first that fails."""
+    base = os.environ if base_env is None else base_env
+    log = log or Log(base)
+    env = step_environment(config, base)
+    done = []
+    for number, command in enumerate(config.setup, 1):
+        log.begin(number, len(config.setup), command)
+        started = time.monotonic()
+        end = run_step(command, root, env, log, timeout)
+        seconds = round(time.monotonic() - started, 1)
+        if not end.ok:
+            log.end(f"setup step {number} failed after {seconds:g} s")
+            raise failure(number, len(config.setup), command, end, timeout)
+        log.end(f"setup step {number} done in {seconds:g} s")
+        done.append(StepResult(command, seconds))
+    return tuple(done)
+
+
+# --- the base side of a diff -------------------------------------------------------------------
+
+
+def named_files(steps: Iterable[str]) -> tuple[str, ...]:
+    """The files the steps name with pip's -r / -c (`pip install -r requirements/dev.txt`)."""
+    found = []
+    for step in steps:
+        try:
+            words = shlex.split(step)
+        except ValueError:
+            continue
+        for option, value in itertools.pairwise(words):
+            if option in FILE_OPTIONS:
+                found.append(os.path.normpath(value))
+        found += [os.path.normpath(w.split("=", 1)[1]) for w in words if w.startswith(("--requirement=", "-r="))]
+    return tuple(found)
+
+
+def requirement_changes(changed: Sequence[str], steps: Sequence[str]) -> tuple[str, ...]:
+    """Pure: the changed paths that say what is installed: a requirement file by its name, at any
+    depth, or a file the setup steps name."""
+    named = set(named_files(steps))
+    return tuple(
+        path
+        for path in changed
+        if path in named or any(fnmatch.fnmatchcase(Path(path).name, p) for p in REQUIREMENT_FILES)
+    )
+
+
+def both_sides_note(changed: Sequence[str]) -> str | None:
+    """What a diff's reader must know when the change touches what is installed: the base did not
+    get its own packages."""
+    if not changed:
+        return None
+    shown = ", ".join(f"`{p}`" for p in changed[:5]) + (", …" if len(changed) > 5 else "")
+    return (
+        f"Both sides ran with the head's packages: this change touches {shown}, and the merge-base's "
+        "own requirements were not installed for its run."
+    )

@@ -1,0 +1,46 @@
+"""A small pure-Python package that only a test repository's requirements name, as a wheel written
+by hand (PEP 427), so installing it needs no build backend, no index and no network.
+
+`tinydep.scale(x)` calls `describe(x)`, which prints: a graph break inside a third-party package,
+one call below the function the repository compiles.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
+
+TINYDEP = """\
+def describe(x):
+    print("tinydep: shape", tuple(x.shape))
+    return x
+
+
+def scale(x):
+    return describe(x) * 3
+"""
+
+
+def record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+def tinydep_wheel(directory: Path, version: str = "1.0") -> Path:
+    """A pure-Python wheel, written as the format says (PEP 427): no build backend, no index."""
+    files = {
+        "tinydep/__init__.py": TINYDEP.encode(),
+        f"tinydep-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: tinydep\nVersion: {version}\n".encode(),
+        f"tinydep-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = f"tinydep-{version}.dist-info/RECORD"
+    lines = [record_line(p, d) for p, d in files.items()] + [f"{record},,"]
+    files[record] = ("\n".join(lines) + "\n").encode()
+    directory.mkdir(parents=True, exist_ok=True)
+    wheel = directory / f"tinydep-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel

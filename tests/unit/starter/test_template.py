@@ -1,0 +1,276 @@
+"""`gbbot init`'s proposals from source text alone (pure: no torch, nothing run): the tests that
+reach a compile as node ids, module-level-compile scripts with the flags a short run needs,
+factories left out, and model: entrypoints for a repository that never compiles."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gbbot.core.config import parse_config
+from gbbot.core.errors import GbbotError
+from gbbot.starter import discover, template
+
+
+def scan_of(files: dict[str, str], names: tuple[str, ...] = ()) -> discover.Scan:
+    facts = tuple(discover.facts_of(path, textwrap.dedent(text)) for path, text in files.items())
+    every = frozenset({p.rsplit("/", 1)[-1] for p in files} | set(names))
+    return discover.Scan(facts, len(files), False, len(files), every)
+
+
+def proposed(files: dict[str, str], names: tuple[str, ...] = ()):
+    text, chosen = template.starter(scan_of(files, names))
+    return text, [(c.kind, c.target) for c in chosen], parse_config(text)
+
+
+OPS = """\
+    import torch
+
+
+    @torch.compile
+    def fused(x):
+        return x.sin() + 1
+
+
+    def plain(x):
+        return x + 1
+"""
+
+
+def test_of_twenty_tests_only_the_one_reaching_a_compile_through_a_helper_is_proposed():
+    plain_tests = "\n".join(f"def test_plain_{i}():\n    assert ops.plain(torch.ones(1)) is not None\n" for i in range(19))
+    tests = f"""\
+import torch
+
+from pkg import ops
+
+
+def _through_helper(x):
+    return ops.fused(x)
+
+
+{plain_tests}
+
+def test_fused_path():
+    assert _through_helper(torch.ones(2)).shape == (2,)
+"""
+    _, chosen, config = proposed({"pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+    assert chosen == [("pytest", "tests/test_ops.py::test_fused_path")]
+    assert config.entrypoints[0].pytest == ("tests/test_ops.py::test_fused_path",)
+
+
+def test_a_test_reaching_a_compile_through_a_conftest_fixture_and_a_test_class_method():
+    conftest = """\
+        import pytest
+        import torch
+
+        from pkg.model import Net
+
+
+        @pytest.fixture
+        def compiled_net():
+            return torch.compile(Net())
+    """
+    tests = """\
+        from pkg.model import Net
+
+
+        def test_uses_fixture(compiled_net):
+            compiled_net(1)
+
+
+        class TestNet:
+            def _compiled(self):
+                import torch
+                return torch.compile(Net())
+
+            def test_eager(self):
+                Net()(1)
+
+            def test_compiled(self):
+                self._compiled()(1)
+    """
+    model = "import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    files = {"pkg/__init__.py": "", "pkg/model.py": model, "tests/conftest.py": conftest, "tests/test_net.py": tests}
+    _, chosen, _ = proposed(files)
+    assert chosen == [("pytest", "tests/test_net.py::test_uses_fixture tests/test_net.py::TestNet::test_compiled")]
+
+
+def test_a_test_file_that_only_imports_a_compiling_module_is_not_proposed_whole():
+    tests = "from pkg import ops\n\ndef test_plain():\n    assert ops.plain(1) == 2\n"
+    with pytest.raises(GbbotError):
+        proposed({"pkg/__init__.py": "", "pkg/ops.py": OPS, "tests/test_ops.py": tests})
+
+
+def test_a_factory_is_not_a_call_candidate_but_the_test_calling_what_it_returns_is():
+    factory = """\
+        import torch
+
+
+        def step(x):
+            return x * 2
+
+
+        def make_step():
+            return torch.compile(step)
+    """
+    tests = "from pkg.train import make_step\n\ndef test_step():\n    assert make_step()(1) == 2\n"
+    _, chosen, _ = proposed({"pkg/__init__.py": "", "pkg/train.py": factory, "tests/test_train.py": tests})
+    assert chosen == [("pytest", "tests/test_train.py::test_step")]
+
+
+NANO_TRAIN = """\
+    import os
+    import numpy as np
+    import torch
+    from model import GPT
+
+    max_iters = 600000
+    device = 'cuda'
+    compile = True
+    exec(open('configurator.py').read())
+
+    data = np.memmap(os.path.join('data', 'train.bin'), dtype=np.uint16, mode='r')
+    model = GPT()
+    if compile:
+        model = torch.compile(model)
+    while True:
+        model(data)
+"""
+
+
+def test_a_module_level_compile_script_without_a_main_guard_is_a_run_entry_with_short_run_flags():
+    model = "import torch\n\nclass GPT(torch.nn.Module):\n    pass\n"
+    text, chosen, _ = proposed({"train.py": NANO_TRAIN, "model.py": model, "configurator.py": "import sys\n"})
+    assert chosen == [("run", "python train.py --max_iters=2 --device=cpu")]
+    assert "train.py compiles (line 14) at module level." in text
+    assert "line 11: reads train.bin, which is not in the repository" in text
+    assert "np.memmap(...) loads data or weights from outside the repository" in text
+
+
+def test_script_knobs_as_argparse_options_or_settings_to_lower_by_hand():
+    bench = """\
+        import argparse
+        import torch
+
+        steps = 1000
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--compile", action="store_true")
+        parser.add_argument("--num-steps", type=int, default=100)
+        args = parser.parse_args()
+        f = torch.compile(lambda x: x + 1)
+        for _ in range(args.num_steps):
+            f(torch.ones(1))
+    """
+    text, chosen, _ = proposed({"bench.py": bench, "ckpt_loader.py": "x = 1\n"})
+    assert chosen == [("run", "python bench.py --compile --num-steps 2")]
+    assert "line 4: steps = 1000; lower it for a short run." in text
+
+
+def test_a_library_module_that_compiles_at_import_is_no_script():
+    lib = "import torch\n\ndef f(x):\n    return x\n\nfast_f = torch.compile(f)\nprint('loaded')\n"
+    user = "from pkg.lib import fast_f\n"
+    with pytest.raises(GbbotError):
+        proposed({"pkg/__init__.py": "", "pkg/lib.py": lib, "pkg/user.py": user})
+
+
+VIT = """\
+    import torch
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self, dim, heads=8, dim_head=64):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+
+
+    class ViT(nn.Module):
+        def __init__(self, *, image_size, patch_size, num_classes, dim, depth, heads, mlp_dim, channels=3, dropout=0.):
+            super().__init__()
+            self.attn = Attention(dim, heads)
+
+        def forward(self, img):
+            return img
+
+
+    class Needs(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+"""
+
+
+def test_a_repository_without_compile_gets_model_entries_and_templates():
+    text, chosen, config = proposed({"vit/__init__.py": "", "vit/vit.py": VIT})
+    assert chosen == [("model", "vit.vit:ViT"), ("model", "vit.vit:Attention")]  # the whole model first
+    vit = config.entrypoints[0]
+    assert dict(vit.kwargs) == {
+        "image_size": 32, "patch_size": 8, "num_classes": 10, "dim": 32, "depth": 2, "heads": 2, "mlp_dim": 64
+    }  # fmt: skip
+    assert vit.inputs == ({"tensor": [2, 3, 32, 32]},)
+    attention = config.entrypoints[1]
+    assert dict(attention.kwargs) == {"dim": 32, "heads": 2, "dim_head": 16}
+    assert attention.inputs == ({"tensor": [2, 8, 32]},)
+    assert "  # - name: Needs\n  #   model: vit.vit:Needs\n  #   # fill in: config, forward's x\n" in text
+
+
+def test_nothing_found_shows_the_model_template():
+    with pytest.raises(GbbotError) as info:
+        proposed({"app.py": "import re\nre.compile('x')\n"})
+    message = str(info.value)
+    assert "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files" in message
+    template_text = message.split("\n\n", 1)[1].replace("  # ", "  ").replace("#   ", "  ")
+    assert "model: mypkg.model:MyModel" in template_text
+
+
+def test_files_that_cannot_hold_a_candidate_are_not_parsed():
+    assert not discover.worth_parsing("pkg/util.py", b"def f():\n    return 1\n")
+    assert not discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...")
+    assert discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...", models=True)
+    assert discover.worth_parsing("tests/test_util.py", b"def test_f(): ...")
+    assert discover.worth_parsing("pkg/__init__.py", b"")
+
+
+def test_a_function_returning_a_sequential_is_a_model_and_open_constructors_are_templates():
+    mixer = """\
+        from torch import nn
+
+
+        def MLPMixer(*, image_size, channels, patch_size, dim, depth, num_classes, dropout=0.):
+            return nn.Sequential(nn.Flatten(), nn.Linear(channels * image_size**2, num_classes))
+
+
+        class Grouped(nn.Module):
+            def __init__(self, dim, **kwargs):
+                super().__init__()
+
+            def forward(self, x):
+                return x
+    """
+    text, chosen, config = proposed({"mixer/__init__.py": "", "mixer/mixer.py": mixer})
+    assert chosen == [("model", "mixer.mixer:MLPMixer")]
+    assert config.entrypoints[0].inputs == ({"tensor": [2, 3, 32, 32]},)
+    assert "  #   # fill in: what its *args/**kwargs need\n" in text
+
+
+def test_a_compile_option_taking_an_integer_gets_one():
+    script = """\
+        import argparse
+        import torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--compile", type=int, default=0)
+        parser.add_argument("--device", type=str, default="cuda")
+        args = parser.parse_args()
+        device = args.device
+        if __name__ == "__main__":
+            torch.compile(lambda x: x)(torch.ones(1))
+    """
+    text, chosen, _ = proposed({"train.py": script})
+    assert chosen == [("run", "python train.py --compile 1 --device cpu")]
+    assert "a CPU runner needs" not in text  # device comes from the option, already set

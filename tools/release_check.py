@@ -1,0 +1,76 @@
+"""Before a release is published: the tag, gbbot's version and the image action.yml names agree.
+
+    python3 tools/release_check.py --tag v0.1.0 --owner gbbot   # exit 1, saying what differs
+    python3 tools/release_check.py --image --owner gbbot        # print the image to build and push
+
+action.yml runs `docker://ghcr.io/<owner>/gbbot:<version>`, the image the release workflow
+(.github/workflows/release.yml) builds from the Dockerfile and pushes when the tag `v<version>` is
+pushed. A tag whose action.yml names another version would make every user of that tag run an old
+image, or one that does not exist. Standard library only: it runs before anything is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IMAGE = re.compile(r"^\s*image:\s*[\"']?(?P<image>\S+?)[\"']?\s*(#.*)?$", re.MULTILINE)
+VERSION = re.compile(r'^__version__\s*=\s*"(?P<version>[^"]+)"', re.MULTILINE)
+# pyproject.toml's [project] version: the first `version = "…"` after the table's header.
+PROJECT_VERSION = re.compile(
+    r'^\[project\]\s*$(?:(?!^\[).)*?^version\s*=\s*"(?P<version>[^"]+)"', re.MULTILINE | re.DOTALL
+)
+
+
+def versions(root: Path) -> dict[str, str]:
+    """The version each file states."""
+    project = PROJECT_VERSION.search((root / "pyproject.toml").read_text(encoding="utf-8"))
+    package = VERSION.search((root / "gbbot" / "__init__.py").read_text(encoding="utf-8"))
+    found = {"pyproject.toml": project, "gbbot/__init__.py": package}
+    return {name: match["version"] if match else "(none)" for name, match in found.items()}
+
+
+def action_image(root: Path) -> str:
+    found = IMAGE.search((root / "action.yml").read_text(encoding="utf-8"))
+    return found["image"] if found else "(none)"
+
+
+def expected_image(owner: str, version: str) -> str:
+    return f"docker://ghcr.io/{owner.lower()}/gbbot:{version}"
+
+
+def problems(root: Path, owner: str, tag: str | None) -> list[str]:
+    """What disagrees; empty when the release may go out."""
+    stated = versions(root)
+    version = stated["pyproject.toml"]
+    found = [f"{name} says {v}, pyproject.toml {version}" for name, v in stated.items() if v != version]
+    if tag is not None and tag != f"v{version}":
+        found.append(f"the tag is {tag}, the version v{version}")
+    wanted, named = expected_image(owner, version), action_image(root)
+    if named != wanted:
+        found.append(f"action.yml runs {named}, the release pushes {wanted}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--owner", required=True, help="the repository's owner (the registry namespace)")
+    parser.add_argument("--tag", help="the release tag, e.g. v0.1.0")
+    parser.add_argument("--image", action="store_true", help="print the image to build (ghcr.io/OWNER/gbbot:VERSION)")
+    parser.add_argument("--root", type=Path, default=ROOT)
+    options = parser.parse_args(argv)
+    found = problems(options.root, options.owner, options.tag)
+    for problem in found:
+        print(f"release_check: {problem}", file=sys.stderr)
+    if found:
+        return 1
+    if options.image:
+        print(expected_image(options.owner, versions(options.root)["pyproject.toml"]).removeprefix("docker://"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
