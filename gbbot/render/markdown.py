@@ -281,7 +281,11 @@ def headline(report: Report) -> str:
     c = counts.counts(report)
     if report.diff is None:
         if not c.distinct:
-            return "No graph breaks."
+            return (
+                "No graph breaks seen in the others."
+                if c.not_clean and c.entrypoints > len(c.not_clean)
+                else ("No graph breaks seen." if c.not_clean else "No graph breaks.")
+            )
         return f"**{plural(c.distinct, 'graph break')}** in {plural(c.entrypoints, 'entrypoint')}."
     breaks = _changes([(c.new or 0, "adds"), (c.fixed or 0, "fixes")], "graph break")
     if c.hidden:
@@ -328,9 +332,12 @@ def not_clean_line(report: Report) -> str:
     bad = [e for e in report.entrypoints if e.status not in counts.CLEAN]
     if not bad:
         return ""
-    said = [f"{md_code(e.name)} {e.status.value.replace('_', ' ')}" + _exit(e.exit_code) for e in bad]
+    said = [f"{md_code(e.name)} {NOT_CLEAN_WORDS.get(e.status, e.status.value)}" + _exit(e.exit_code) for e in bad]
     their = "its breaks are" if len(bad) == 1 else "their breaks are"
     return f"⚠️ {listed(said)}: {their} unknown."
+
+
+NOT_CLEAN_WORDS = {Status.TIMEOUT: "timed out", Status.NO_COMPILE: "compiled nothing"}
 
 
 def _exit(code: int | None) -> str:
