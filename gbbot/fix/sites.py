@@ -24,6 +24,7 @@ import ast
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gbbot.core import source_limits
 from gbbot.core.model import FrameRef
 
 COMPILE_WORD = "compile"  # files without it are not parsed
@@ -62,9 +63,13 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _parse(text: str) -> ast.Module | None:
+    """The module's tree; None for a file that does not parse or that gbbot does not parse (too
+    large, nested too deep: `core.source_limits`)."""
+    if source_limits.refusal(text):
+        return None
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

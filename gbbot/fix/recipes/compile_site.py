@@ -17,9 +17,8 @@ from typing import ClassVar
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from gbbot.core import source_limits
 from gbbot.fix.recipes.base import Recipe, code, example
 
 COMPILE = "torch.compile"
@@ -331,49 +330,3 @@ class DynamicShapeCaptureOps(CompileSiteConfig):
         "capture_dynamic_output_shape_ops", "return x[x > 0].sum()", "x = x[x > 0]", "capture_scalar_outputs"
     )
     untouched = LOOK_ALIKES
-
-
-# --- finding the compile site --------------------------------------------------------------------
-
-
-class _CompileSites(cst.CSTVisitor):
-    """Lines of `torch.compile(...)` calls and `@torch.compile` decorators, with the names they
-    compile (the names in the compiled expression, or the decorated function's name)."""
-
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.sites: list[tuple[int, frozenset[str]]] = []
-
-    def _is_compile(self, node: cst.BaseExpression) -> bool:
-        node = node.func if isinstance(node, cst.Call) else node
-        found = {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
-        return COMPILE in found
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self._is_compile(node.func) and _compiled(node) is not None:
-            names = frozenset(n.value for n in m.findall(_compiled(node), m.Name()))
-            self.sites.append((self.get_metadata(PositionProvider, node).start.line, names))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        for decorator in node.decorators:
-            if self._is_compile(decorator.decorator):
-                line = self.get_metadata(PositionProvider, decorator).start.line
-                self.sites.append((line, frozenset({node.name.value})))
-
-
-def compile_sites(source: str, names: frozenset[str]) -> tuple[int, ...]:
-    """The compile sites of a module that compile one of `names`; if none does and the module has
-    exactly one compile site, that one (`torch.compile(model)` where model is built elsewhere)."""
-    finder = _CompileSites()
-    if source_limits.refusal(source):
-        return ()
-    try:
-        MetadataWrapper(cst.parse_module(source)).visit(finder)
-    except (RecursionError, MemoryError):
-        return ()
-    named = tuple(line for line, compiled in finder.sites if compiled & names)
-    if named:
-        return named
-    return (finder.sites[0][0],) if len(finder.sites) == 1 else ()

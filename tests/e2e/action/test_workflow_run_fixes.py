@@ -34,7 +34,7 @@ def print_break() -> GraphBreak:
 def genuine_fix(brk: GraphBreak) -> FixResult:
     """What `gbbot fix` records for the break: the recipe's first candidate on the file."""
     (candidate, *_), _ = plan.candidates(brk, SOURCE)
-    recipe, patch = candidate.recipe, candidate.patch
+    recipe, patch = candidate.recipe, candidate
     return FixResult(
         brk.fingerprint,
         FixStatus.VERIFIED,

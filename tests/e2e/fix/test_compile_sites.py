@@ -23,6 +23,17 @@ from gbbot.fix.pipeline import FixOptions, FixRun, fix
 from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "sites_project"
+# Each form compiles its own copy of sitedemo/blocks.py (so that each has its own break), with
+# the code that compiles it appended; decorated.py imports the blocks module itself.
+FORMS = {
+    "kept": "",  # train_kept.py compiles it
+    "called": "\n\ndef run():\n    v = Model()\n    with torch.no_grad():\n        return torch.compile(v)(batch())\n",
+    "selfcompiled": (
+        "\n\ndef run():\n    m = Model()\n    m.compile()\n    with torch.no_grad():\n        return m(batch())\n"
+    ),
+    "target": "",  # sitedemo/entry.py compiles it
+    "shared": "",  # sitedemo/bench.py and train_shared.py compile it
+}
 CONFIG = """\
 version: 1
 mode: fast
@@ -56,6 +67,9 @@ class Session:
 def session(tmp_path_factory) -> Session:
     repo = tmp_path_factory.mktemp("compile-sites") / "repo"
     shutil.copytree(PROJECT, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    blocks = (PROJECT / "sitedemo/blocks.py").read_text()
+    for form, tail in FORMS.items():
+        (repo / f"sitedemo/{form}.py").write_text(blocks + tail)
     (repo / ".gbbot.yml").write_text(CONFIG)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
@@ -67,6 +81,10 @@ def session(tmp_path_factory) -> Session:
 
 def _verified_at(session: Session, module: str, site: str) -> FixResult:
     result = session.result(f"sitedemo/{module}.py")
+    return _verified(result, site)
+
+
+def _verified(result: FixResult, site: str) -> FixResult:
     assert (result.status, result.recipe, result.variant) == (FixStatus.VERIFIED, "item", "capture_scalar_outputs"), (
         result.reason
     )
@@ -101,11 +119,11 @@ def test_a_compile_in_the_call_targets_module_of_another_modules_model(session):
     assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(target.Model()))" in session.text(
         "sitedemo/entry.py"
     )
-    assert session.text("sitedemo/target.py") == (PROJECT / "sitedemo/target.py").read_text()
+    assert session.text("sitedemo/target.py") == (PROJECT / "sitedemo/blocks.py").read_text()
 
 
-def test_a_decorated_method_gets_the_setting_above_its_decorator(session):
-    _verified_at(session, "decorated", "sitedemo/decorated.py")
+def test_a_decorated_method_of_a_model_holding_another_modules_blocks_gets_the_setting_above_its_decorator(session):
+    _verified(session.result("sitedemo/blocks.py"), "sitedemo/decorated.py")
     assert "    @torch._dynamo.config.patch(capture_scalar_outputs=True)\n    @torch.compile\n    def synthesize" in (
         session.text("sitedemo/decorated.py")
     )
