@@ -145,6 +145,12 @@ class World:
         return "".join(r.stdout + r.stderr for r in self.runs)
 
 
+def pull_files(repo: Path, base: str, head: str) -> dict[str, str]:
+    """{path: patch} of base..head as GitHub's pull-files API gives it: each file's hunks."""
+    names = git(repo, "diff", "--name-only", base, head).split()
+    return {name: git(repo, "diff", base, head, "--", name).split("\n@@", 1)[1].join(["@@", ""]) for name in names}
+
+
 def checkout(url: str, dest: Path, sha: str) -> Path:
     """actions/checkout of `sha` with persist-credentials: false: no credential stays behind."""
     git(dest.parent, "-c", f"http.extraheader={basic(ACTIONS_TOKEN)}", "clone", "-q", url, str(dest))

@@ -69,7 +69,8 @@ def settings(given: Inputs, env: WorkflowEnv, reads_config: bool) -> Settings:
     loaded: Config | ConfigError | None = None
     if reads_config:
         try:
-            loaded = load_config(path)
+            inside = None if given.config and given.config.is_absolute() else env.workspace
+            loaded = load_config(path, inside)
         except ConfigError as exc:
             loaded = exc
     mode = Mode(given.mode) if given.mode else None

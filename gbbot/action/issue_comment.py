@@ -15,10 +15,10 @@ pinned commit travels between jobs."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gbbot import api
 from gbbot.action import analysis
@@ -27,7 +27,6 @@ from gbbot.action.event import SHA, IssueCommentEvent
 from gbbot.action.inputs import Inputs
 from gbbot.action.workflow import write_outputs
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.core.fixes import FixResult
 from gbbot.core.model import Report
 from gbbot.deliver import commit as fix_commit
 from gbbot.deliver import patchcheck
@@ -37,6 +36,11 @@ from gbbot.edges import git
 from gbbot.gbfix import conversation as gh
 from gbbot.gbfix import permission, replies
 from gbbot.gbfix.command import Command, Kind, parse
+from gbbot.publish import retry
+from gbbot.publish.review import changed_lines
+
+if TYPE_CHECKING:
+    from gbbot.deliver.expected import Expected
 
 ARTIFACT_DIR = "gbbot-fix"
 PATCH_FILE, REPORT_FILE = "fix.patch", "report.json"
@@ -117,6 +121,12 @@ class Thread:
 
     def pull(self) -> pushing.PullHead:
         return pushing.pull_head(self.repo, self.event.number, self.ctx.retries, self.ctx.log)
+
+    def changed(self) -> dict[str, AbstractSet[int]]:
+        """The lines the pull request adds or changes, per file, as the API's diff shows them."""
+        number = self.event.number
+        read = lambda: changed_lines(self.repo.get_pull(number).get_files())  # noqa: E731
+        return retry.call(read, "the PR's changed lines", self.ctx.retries, self.ctx.log)
 
 
 def thread(ctx: Context, event: IssueCommentEvent) -> Thread:
@@ -242,23 +252,29 @@ def read_artifact(ctx: Context) -> Artifact | str:
 
 @dataclass(frozen=True)
 class Answer:
-    """What the reply says of verified fixes: the patch, what it fixes and what remains."""
+    """What the reply says of verified fixes: the patch, what it fixes, the verified fixes left
+    out (and why), and what remains."""
 
     here: Thread
     patch: str
     fixed: list[str]
     left: list[str]
+    dropped: list[str]
 
     def with_patch(self, why: str, reaction: str) -> int:
         self.here.react(reaction)
-        self.here.reply(replies.patch_comment(why, self.patch, self.fixed, self.left))
+        self.here.reply(replies.patch_comment(why, self.patch, self.fixed, self.left, self.dropped))
         return ExitCode.OK
 
 
-def answer(here: Thread, artifact: Artifact, command: Command, fixes: Sequence[FixResult]) -> Answer:
-    fixed = fix_commit.fixed_lines(fixes, artifact.report)
-    left = replies.remaining_lines(artifact.report, {r.fingerprint for r in fixes}, command)
-    return Answer(here, artifact.patch.decode("utf-8"), fixed, left)
+def answer(here: Thread, artifact: Artifact, command: Command, found: Expected | fix_commit.Committed) -> Answer:
+    """The reply's parts; the patch shown is gbbot's own, made of the fixes it re-derived."""
+    report = artifact.report
+    fixed = fix_commit.fixed_lines(found.fixes, report)
+    dropped = fix_commit.dropped_lines(found.dropped, report)
+    done = {r.fingerprint for r in found.fixes} | {d.fingerprint for d in found.dropped}
+    left = replies.remaining_lines(report, done, command)
+    return Answer(here, patchcheck.render(found.patches), fixed, left, dropped)
 
 
 def posted_instead(command: Command, pull: pushing.PullHead) -> tuple[str, str] | None:
@@ -297,16 +313,17 @@ def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
     if isinstance(paths, patchcheck.Refused):
         return here.refuse(refused_patch(paths.reason))
     source, config = Pinned(ctx.root, sha), fix_commit.config_paths(ctx.inputs.config)
+    changed = here.changed()  # a fix only where the PR changed a line, as review suggestions are
     instead = posted_instead(command, pull)
     if instead:  # the patch is checked all the same; no commit is made
-        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch)
+        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch, changed)
         if isinstance(found, fix_commit.Refusal):
             return here.refuse(refused_patch(found.reason))
-        return answer(here, artifact, command, found.fixes).with_patch(*instead)
-    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch)
+        return answer(here, artifact, command, found).with_patch(*instead)
+    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch, changed)
     if isinstance(made, fix_commit.Refusal):
         return here.refuse(refused_patch(made.reason))
-    return pushed(ctx, here, sha, made, answer(here, artifact, command, made.fixes))
+    return pushed(ctx, here, sha, made, answer(here, artifact, command, made))
 
 
 def pushed(ctx: Context, here: Thread, sha: str, made: fix_commit.Committed, said: Answer) -> int:
@@ -321,6 +338,8 @@ def pushed(ctx: Context, here: Thread, sha: str, made: fix_commit.Committed, sai
     write_outputs(ctx.env.output, {"fix-commit": made.commit})
     here.react(gh.ROCKET)
     url = pushing.commit_url(ctx.env.server_url, ctx.env.repository, done.head, made.commit)
-    here.reply(replies.pushed(url, made.commit, said.fixed, said.left))
+    here.reply(replies.pushed(url, made.commit, said.fixed, said.left, said.dropped))
+    for line in said.dropped:
+        ctx.log(f"/gb-fix: left out: {line}")
     ctx.log(f"/gb-fix: pushed {made.commit} to {done.head.ref}")
     return ExitCode.OK

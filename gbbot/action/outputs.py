@@ -70,6 +70,7 @@ def counts(report: Report) -> dict[str, str]:
         "new-breaks": str(counts_.distinct(api.new_breaks(report))),
         "fixed-breaks": str(c.fixed or 0),
         "hidden-breaks": str(c.hidden or 0),
+        "revealed-breaks": str(c.revealed or 0),
         "total-breaks": str(c.distinct),
         "occurrences": str(c.occurrences),
         "not-clean-entrypoints": ",".join(c.not_clean),

@@ -103,7 +103,9 @@ def push_fixes(ctx: Context, event: PullRequestEvent, report: Report) -> Outcome
     link = f"[{md_code(made.commit[:12])}]({url})"
     fixes = f"{len(fixed)} verified fix{'es' * (len(fixed) != 1)}"
     head = f"🤖 **autofix**: pushed {link} to {md_code(done.head.ref)} with {fixes}:"
-    return Outcome("\n".join([head, "", *fixed]), made.commit)
+    dropped = fix_commit.dropped_lines(made.dropped, report)
+    left_out = ["", "Verified fixes left out (gbbot's recipes did not make them again from the commit):", *dropped]
+    return Outcome("\n".join([head, "", *fixed, *(left_out if dropped else [])]), made.commit)
 
 
 def autofix(ctx: Context, event: PullRequestEvent, report: Report, why_not: str | None) -> Outcome:

@@ -79,7 +79,8 @@ def handle(ctx: Context, event: OtherEvent) -> int:
         records, _ = _history(ctx, client, mine)
         login = bot_login(client, ctx.inputs.bot_login, ctx.retries, ctx.log)
         fixes = fix_pr(ctx, client, login, runs[0]).issue_lines() if config.audit.open_fix_pr else []
-        result = audit.outcome(records, mine, config.audit.history, where(ctx), fixes)
+        renames = audit.renames_in(ctx.root, ctx.log)
+        result = audit.outcome(records, mine, config.audit.history, where(ctx), fixes, renames)
         repo = client.get_repo(ctx.env.repository)
         posted = tracking.publish(repo, result.body, login, ctx.retries, ctx.log)
         ctx.log(f"tracking issue #{posted.number} {posted.action.value}: {posted.url}")
@@ -151,7 +152,7 @@ def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Out
     if tip.pushed:
         ctx.log(f"fix PR: pushed {tip.commit[:12]} to {fixpr.BRANCH}")
     before, after = done.totals
-    text = fixpr.body(made.fixes, done.report, audited, before, after)
+    text = fixpr.body(made.fixes, done.report, audited, before, after, made.dropped)
     return fixpr.publish(repo, owner, base, login, text, len(made.fixes), ctx.retries, ctx.log)
 
 

@@ -20,6 +20,7 @@ OUTPUTS: dict[str, str] = {
     "new-breaks": "distinct new graph breaks (all breaks when there was no baseline)",
     "fixed-breaks": "distinct graph breaks the change fixed",
     "hidden-breaks": "distinct base graph breaks no longer traced because a new break makes their frame run eagerly",
+    "revealed-breaks": "distinct head graph breaks the base did not trace, their frame running eagerly there (not new)",
     "total-breaks": "distinct graph breaks found, not counting ignored ones",
     "occurrences": "how often those breaks were hit, all entrypoints together",
     "not-clean-entrypoints": "entrypoints that failed, timed out, crashed or compiled nothing (breaks unknown)",

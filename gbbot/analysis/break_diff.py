@@ -9,12 +9,23 @@ path inside the fingerprint, so the base's fingerprints are recomputed with the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from gbbot.analysis import classify, recompile
 from gbbot.core.config import IgnoreRule
-from gbbot.core.model import Diff, EntrypointDiff, EntrypointReport, GraphBreak, Origin, RecompileDiff, Report, Status
+from gbbot.core.model import (
+    CompileError,
+    Diff,
+    EntrypointDiff,
+    EntrypointReport,
+    FrameRef,
+    GraphBreak,
+    Origin,
+    RecompileDiff,
+    Report,
+    Status,
+)
 
 # How a missing module, function or script reads in a failed run's stderr.
 NOT_DEFINED_RE = re.compile(
@@ -68,8 +79,32 @@ def renamed(breaks: Sequence[GraphBreak], renames: Mapping[str, str]) -> tuple[G
 def rename_report(base: Report, renames: Mapping[str, str]) -> Report:
     if not renames:
         return base
-    entrypoints = tuple(replace(e, breaks=renamed(e.breaks, renames)) for e in base.entrypoints)
+    entrypoints = tuple(
+        replace(
+            e,
+            breaks=tuple(_moved_frames(b, renames) for b in renamed(e.breaks, renames)),
+            compile_error=_renamed_error(e.compile_error, renames),
+            frames=tuple(replace(f, frame=_moved(f.frame, renames)) for f in e.frames),
+        )
+        for e in base.entrypoints
+    )
     return replace(base, entrypoints=entrypoints)
+
+
+def _moved(frame: FrameRef, renames: Mapping[str, str]) -> FrameRef:
+    return replace(frame, file=renames[frame.file]) if frame.file in renames else frame
+
+
+def _moved_frames(brk: GraphBreak, renames: Mapping[str, str]) -> GraphBreak:
+    """A base break's frames at their head paths: frames are compared across the two sides."""
+    if not brk.frames and not brk.makes_eager:
+        return brk
+    moved = tuple(_moved(f, renames) for f in brk.frames)
+    return replace(brk, frames=moved, makes_eager=tuple(_moved(f, renames) for f in brk.makes_eager))
+
+
+def _renamed_error(error: CompileError | None, renames: Mapping[str, str]) -> CompileError | None:
+    return replace(error, file=renames[error.file]) if error is not None and error.file in renames else error
 
 
 def relative_renames(renames: Mapping[str, str], prefix: str) -> dict[str, str]:
@@ -134,48 +169,203 @@ class _Side:
     base: dict[str, GraphBreak]  # empty without a baseline
     fixed: dict[str, GraphBreak]
     hidden: dict[str, tuple[GraphBreak, str]]  # fingerprint → (base record, the head break hiding it)
+    revealed: dict[str, GraphBreak] = field(default_factory=dict)
 
 
-def eager_frames(breaks: Iterable[GraphBreak]) -> dict[tuple[str, str], str]:
-    """(file, function) → the break that makes that frame run eagerly, under both the qualname
-    and the bare name (a traceback names a function without its class)."""
-    found: dict[tuple[str, str], str] = {}
-    for brk in breaks:
-        if brk.frame_skipped:
-            found.setdefault((brk.file, brk.function), brk.fingerprint)
-            found.setdefault((brk.file, brk.function.rsplit(".", 1)[-1]), brk.fingerprint)
-    return found
+# --- gone, hidden, revealed: the one rule ------------------------------------------------------
+#
+# Dynamo never traces a frame that runs eagerly, so a break inside such a frame cannot show up,
+# fixed or not. Which frame that is comes from the compiles (gbbot/analysis/frames.py), never
+# from a break's function name: the frame that runs eagerly is often the caller that inlined it.
 
 
-def hidden_by(brk: GraphBreak, eager: Mapping[tuple[str, str], str]) -> str | None:
-    """The head break whose eager frame is `brk`'s own or one enclosing it, or None. Dynamo does
-    not trace such a frame, so `brk` cannot show up there, fixed or not."""
-    frames = [(brk.file, brk.function), *((f.file, f.function) for f in reversed(brk.user_stack))]
-    return next((eager[f] for f in frames if f in eager), None)
+FrameKey = tuple  # FrameRef.across: a frame as both sides know it
+
+
+@dataclass(frozen=True)
+class EagerFrames:
+    """One entrypoint's frames that run eagerly, each with the break that makes it so (None:
+    no break record names it), and every frame it compiled, to place stack entries in. Frames
+    are keyed as both sides know them (FrameRef.across). A report made before frames were
+    recorded has none: its eager sites stand in, keyed by the break's (file, qualname)."""
+
+    eager: Mapping[FrameKey, str | None]
+    compiled: Mapping[tuple[str, str], tuple[FrameRef, ...]]  # (file, co_name) → frames, by first line
+    framed: bool
+
+    @classmethod
+    def of(cls, entry: EntrypointReport) -> EagerFrames:
+        if not entry.frames:
+            sites = {(b.file, b.function): b.fingerprint for b in entry.breaks if b.frame_skipped}
+            return cls(sites, {}, False)
+        compiled: dict[tuple[str, str], list[FrameRef]] = {}
+        for f in entry.frames:
+            compiled.setdefault((f.frame.file, f.frame.function), []).append(f.frame)
+        ordered = {k: tuple(sorted(v, key=lambda r: r.line)) for k, v in compiled.items()}
+        return cls({f.frame.across: f.eager_by for f in entry.frames if f.eager}, ordered, True)
+
+
+def frames_of(brk: GraphBreak, *sides: EagerFrames) -> tuple[FrameKey, ...]:
+    """The frames a break was traced in, then those its stack passes through: a stack entry lies
+    in the nearest compiled frame of its file and function name that starts above it. For a side
+    without frames, the break's own site stands in."""
+    found: dict[FrameKey, None] = {f.across: None for f in brk.frames}
+    for side in sides:
+        if not side.framed:
+            found[(brk.file, brk.function)] = None
+            continue
+        for entry in brk.user_stack:
+            above = [f for f in side.compiled.get((entry.file, entry.function), ()) if f.line <= entry.line]
+            if above:
+                found[above[-1].across] = None
+    return tuple(found)
+
+
+def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]) -> dict[FrameKey, str | None]:
+    """The head's frames that run eagerly and did not in the base, or that a new break makes
+    run eagerly: frame → that break."""
+    before = set(base_breaks)
+    return {
+        frame: by
+        for frame, by in head.eager.items()
+        if (by is not None and by not in before) or (base.framed and frame not in base.eager)
+    }
+
+
+def hidden_by(brk: GraphBreak, newly: Mapping[FrameKey, str | None], *sides: EagerFrames) -> str | None:
+    """For a base break the head does not have: the head break that hides it ("" when its frame
+    runs eagerly with no break named for it), or None when nothing hides it, so it is fixed."""
+    for frame in frames_of(brk, *sides):
+        if frame in newly:
+            return newly[frame] or ""
+    return None
+
+
+def revealed(brk: GraphBreak, base: EagerFrames, *sides: EagerFrames) -> bool:
+    """A head break the base did not have is revealed, not new, when a frame it lies in ran
+    eagerly in the base: Dynamo never looked at it there."""
+    return any(frame in base.eager for frame in frames_of(brk, base, *sides))
+
+
+# Whether a break's code is in one side's source: True, False (its line or its function is gone),
+# or None when that cannot be said (no source at hand, a break outside the repository).
+CodeCheck = Callable[[GraphBreak], "bool | None"]
+
+
+def unknown(_brk: GraphBreak) -> bool | None:
+    return None
+
+
+def code_in(lookup: classify.SourceLookup) -> CodeCheck:
+    """A CodeCheck over one side's source files, by repository-relative path: the break's line,
+    normalised as fingerprints normalise it, somewhere in a function of the break's qualname."""
+
+    def present(brk: GraphBreak) -> bool | None:
+        if brk.origin is not Origin.USER or not brk.code.strip():
+            return None
+        source = lookup(brk.file)
+        if source is None:
+            return False
+        wanted = classify.normalise_code(brk.code)
+        spans = [(s.start, s.end) for s in source.scopes if s.qualname == brk.function]
+        if not spans and brk.function == "<module>":
+            spans = [(1, len(source.lines))]
+        return any(classify.normalise_code(source.line(n)) == wanted for a, b in spans for n in range(a, b + 1))
+
+    return present
+
+
+def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> str | None:
+    """In words, when head and base ended with the same compile error: the same failure on both
+    sides is no missing baseline, and nothing about it is new."""
+    if base is None or head.compile_error is None or base.compile_error is None:
+        return None
+    if head.compile_error.key != base.compile_error.key:
+        return None
+    error = head.compile_error
+    where = f"{error.file}:{error.line}"
+    return f"`{head.name}` is still failing (same error as the base): {error.gb_id or error.gb_type} at {where}"
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One entrypoint's breaks on two sides, settled by the rule: of those only the base has,
+    which are fixed and which hidden (by which head break); of those only the head has, which
+    are new and which revealed."""
+
+    fixed: dict[str, GraphBreak]
+    hidden: dict[str, tuple[GraphBreak, str]]
+    new: dict[str, GraphBreak]
+    revealed: dict[str, GraphBreak]
+
+
+def settle(
+    head: EntrypointReport,
+    base: EntrypointReport,
+    now: Mapping[str, GraphBreak],
+    before: Mapping[str, GraphBreak],
+    in_head: CodeCheck = unknown,
+    in_base: CodeCheck = unknown,
+) -> Settled:
+    """`now` and `before`: the breaks to compare of each side, by fingerprint (the head's own
+    ignore rules applied); the entrypoints' frames say what ran eagerly where. A gone break
+    whose code the head no longer has is fixed whatever its frame does; a head break whose code
+    the base did not have is new."""
+    head_eager, base_eager = EagerFrames.of(head), EagerFrames.of(base)
+    newly = newly_eager(head_eager, base_eager, {b.fingerprint for b in base.breaks})
+    gone = {f: b for f, b in before.items() if f not in now}
+    hidden = {
+        f: (b, by)
+        for f, b in gone.items()
+        if in_head(b) is not False and (by := hidden_by(b, newly, head_eager, base_eager)) is not None
+    }
+    appeared = {f: b for f, b in now.items() if f not in before}
+    shown = {f: b for f, b in appeared.items() if in_base(b) is not False and revealed(b, base_eager, head_eager)}
+    return Settled(
+        fixed={f: b for f, b in gone.items() if f not in hidden},
+        hidden=hidden,
+        new={f: b for f, b in appeared.items() if f not in shown},
+        revealed=shown,
+    )
 
 
 def _compare(
-    head: EntrypointReport, base: EntrypointReport | None, base_sha: str, ignore: Sequence[IgnoreRule]
+    head: EntrypointReport,
+    base: EntrypointReport | None,
+    base_sha: str,
+    ignore: Sequence[IgnoreRule],
+    code: tuple[CodeCheck, CodeCheck] = (unknown, unknown),
 ) -> _Side:
     now = _counted(head.breaks, ignore, head.name)
+    still = still_failing(head, base)
+    if still:
+        before = _counted(base.breaks, ignore, head.name) if base else {}
+        settled = settle(head, base, now, {f: now[f] for f in before if f in now}, *code)  # type: ignore[arg-type]
+        result = EntrypointDiff(
+            head.name,
+            new=tuple(settled.new),
+            persisting=tuple(f for f in now if f in before),
+            graph_delta=head.graph_count - base.graph_count if base else None,
+            still_failing=still,
+        )
+        return _Side(result, before, {}, {})
     if base is None or base.status is not Status.OK:
         reason = no_baseline_reason(head.name, base_sha, base)
         return _Side(EntrypointDiff(head.name, new=tuple(now), no_baseline=reason), {}, {}, {})
     before = _counted(base.breaks, ignore, head.name)
     # A head run that did not finish saw only some of its breaks: nothing can be called fixed.
-    gone = {f: b for f, b in before.items() if f not in now} if head.status is Status.OK else {}
-    eager = eager_frames(head.breaks)
-    hidden = {f: (b, by) for f, b in gone.items() if (by := hidden_by(b, eager))}
-    fixed = {f: b for f, b in gone.items() if f not in hidden}
+    compared = before if head.status is Status.OK else {f: now[f] for f in before if f in now}
+    settled = settle(head, base, now, compared, *code)
     result = EntrypointDiff(
         head.name,
-        new=tuple(f for f in now if f not in before),
-        fixed=tuple(fixed),
+        new=tuple(settled.new),
+        fixed=tuple(settled.fixed),
         persisting=tuple(f for f in now if f in before),
         graph_delta=head.graph_count - base.graph_count,
-        hidden=tuple(hidden),
+        hidden=tuple(settled.hidden),
+        revealed=tuple(settled.revealed),
     )
-    return _Side(result, before, fixed, hidden)
+    return _Side(result, before, settled.fixed, settled.hidden, settled.revealed)
 
 
 def diff(
@@ -187,23 +377,31 @@ def diff(
     ignore: Sequence[IgnoreRule] = (),
     source: str = "run",
     notes: Sequence[str] = (),
+    in_head: CodeCheck = unknown,
+    in_base: CodeCheck = unknown,
 ) -> Diff:
     """Compare each of the head's entrypoints with the base's of the same name; the base's other
     entrypoints (removed, or outside this shard) play no part.
 
-    Overall, a fingerprint is new when the base had it in no entrypoint, persisting when it had,
-    hidden when the base had it, the head has it nowhere and in some entrypoint a head break makes
-    its frame run eagerly, and fixed when it is gone otherwise."""
+    Overall, a fingerprint is persisting when the base had it in some entrypoint and the head has
+    it; revealed when only the head has it and in some entrypoint a frame it lies in ran eagerly
+    in the base; new when only the head has it otherwise. A fingerprint only the base has is
+    hidden when in some entrypoint a frame it lies in runs eagerly on the head and did not on the
+    base (or a new break makes it so), and fixed otherwise. `in_head` and `in_base` say whether
+    a break's code (by its head path) is in each side's source: a gone break whose code the head
+    no longer has is fixed, and a head break whose code the base did not have is new, whatever
+    their frames did."""
     by_name = {e.name: e for e in rename_report(base, renames).entrypoints}
-    sides = [_compare(e, by_name.get(e.name), base_sha, ignore) for e in head.entrypoints]
-    now = {f: None for s in sides for f in (*s.result.new, *s.result.persisting)}
+    sides = [_compare(e, by_name.get(e.name), base_sha, ignore, (in_head, in_base)) for e in head.entrypoints]
+    now = {f: None for s in sides for f in (*s.result.new, *s.result.revealed, *s.result.persisting)}
     before = {f for s in sides for f in s.base}
     hidden = {f: h for s in sides for f, h in s.hidden.items() if f not in now}
     fixed = {f: b for s in sides for f, b in s.fixed.items() if f not in now and f not in hidden}
+    shown = {f: None for s in sides for f in s.revealed if f not in before}
     return Diff(
         base_ref=base_ref,
         base_sha=base_sha,
-        new=tuple(f for f in now if f not in before),
+        new=tuple(f for f in now if f not in before and f not in shown),
         fixed=tuple(fixed),
         persisting=tuple(f for f in now if f in before),
         entrypoints=tuple(s.result for s in sides),
@@ -214,6 +412,7 @@ def diff(
         hidden=tuple(hidden),
         hidden_breaks=tuple(b for b, _ in hidden.values()),
         hidden_by=tuple((f, by) for f, (_, by) in hidden.items()),
+        revealed=tuple(shown),
     )
 
 
@@ -230,17 +429,18 @@ def union(diffs: Sequence[Diff]) -> Diff:
     in one shard and fixed in another was on the base and is still on the head: persisting."""
     first = diffs[0]
     new = {f: None for d in diffs for f in d.new}
+    shown = {f: None for d in diffs for f in d.revealed}
     fixed = {f: None for d in diffs for f in d.fixed}
     hidden = {f: None for d in diffs for f in d.hidden}
     gone = fixed | hidden
-    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in gone}
+    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new | shown if f in gone}
     fixed_breaks = {b.fingerprint: b for d in diffs for b in d.fixed_breaks}
     hidden_breaks = {b.fingerprint: b for d in diffs for b in d.hidden_breaks}
     by = {f: h for d in diffs for f, h in d.hidden_by}
     return Diff(
         base_ref=first.base_ref,
         base_sha=first.base_sha,
-        new=tuple(f for f in new if f not in persisting),
+        new=tuple(f for f in new if f not in persisting and f not in shown),
         fixed=tuple(f for f in fixed if f not in persisting and f not in hidden),
         persisting=tuple(persisting),
         entrypoints=tuple(e for d in diffs for e in d.entrypoints),
@@ -251,6 +451,7 @@ def union(diffs: Sequence[Diff]) -> Diff:
         hidden_breaks=tuple(b for f, b in hidden_breaks.items() if f not in persisting),
         hidden_by=tuple((f, h) for f, h in by.items() if f not in persisting),
         recompiles=_recompile_union([d.recompiles for d in diffs if d.recompiles is not None]),
+        revealed=tuple(f for f in shown if f not in persisting),
     )
 
 
@@ -260,12 +461,14 @@ def _recompile_union(diffs: Sequence[RecompileDiff]) -> RecompileDiff | None:
         return None
     new = {f: None for d in diffs for f in d.new}
     fixed = {f: None for d in diffs for f in d.fixed}
-    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in fixed}
+    hidden = {f: None for d in diffs for f in d.hidden}
+    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in fixed or f in hidden}
     return RecompileDiff(
         new=tuple(f for f in new if f not in persisting),
-        fixed=tuple(f for f in fixed if f not in persisting),
+        fixed=tuple(f for f in fixed if f not in persisting and f not in hidden),
         persisting=tuple(persisting),
         new_limit=tuple(f for d in diffs for f in d.new_limit if f not in persisting),
+        hidden=tuple(f for f in hidden if f not in persisting),
     )
 
 

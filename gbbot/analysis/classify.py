@@ -24,7 +24,7 @@ import yaml
 
 from gbbot.analysis.source import SourceMap
 from gbbot.core.config import IgnoreRule
-from gbbot.core.model import BreakMessage, Category, Frame, GraphBreak, LibrarySite, Origin, RawBreak
+from gbbot.core.model import BreakMessage, Category, CompileError, Frame, GraphBreak, LibrarySite, Origin, RawBreak
 from gbbot.trace import registry
 from gbbot.trace.registry import IdIndex
 
@@ -392,6 +392,16 @@ def is_ignored(brk: GraphBreak, rules: Iterable[IgnoreRule], entrypoint: str) ->
         return all(checks)
 
     return any(matches(rule) for rule in rules)
+
+
+def compile_error(brk: GraphBreak) -> CompileError:
+    """A classified record of a compile that raised, as the entrypoint's failure: one sentence."""
+    sentence = brk.explanation.split(". ")[0].strip()
+    sentence = sentence if len(sentence) <= ERROR_SENTENCE_CHARS else sentence[: ERROR_SENTENCE_CHARS - 1] + "…"
+    return CompileError(brk.gb_type, brk.gb_id, brk.category, brk.file, brk.line, brk.function, brk.code, sentence)
+
+
+ERROR_SENTENCE_CHARS = 300
 
 
 def impact_order(brk: GraphBreak) -> tuple:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from gbbot.analysis.classify import display_path
+from gbbot.analysis.classify import SourceLookup, display_path, in_repo
 from gbbot.core.model import CompiledFrame, FrameMetrics, FrameRef, GraphBreak, RawBreak, TraceLog
 from gbbot.trace.tracelog import original_function
 
@@ -39,7 +39,7 @@ class FrameIndex:
     def made_eager(self, raw: RawBreak) -> FrameRef | None:
         """The frame `raw` made run eagerly: its compile fell back to eager at it."""
         key = compile_key(raw.log, raw.frame_id, raw.compile_index)
-        if key is None or key not in self.eager or raw.fullgraph_failure:
+        if key is None or key not in self.eager or raw.fullgraph_failure or raw.compile_error:
             return None
         return self.refs.get(key) if (raw.frame_skipped or raw.ends_frame) else None
 
@@ -53,7 +53,9 @@ def _original_lines(metrics: Iterable[FrameMetrics], root: str) -> dict[tuple[st
     return found
 
 
-def identity(m: FrameMetrics, root: str, originals: Mapping[tuple[str, str], list[int]]) -> FrameRef:
+def identity(
+    m: FrameMetrics, root: str, originals: Mapping[tuple[str, str], list[int]], lookup: SourceLookup
+) -> FrameRef:
     """The frame a compile compiled. A resume function (`torch_dynamo_resume_in_f_at_12`) starts
     at the break it resumes after; its frame is `f`'s: the nearest `f` compiled above it."""
     file = display_path(m.co_filename, root)
@@ -62,10 +64,13 @@ def identity(m: FrameMetrics, root: str, originals: Mapping[tuple[str, str], lis
     if function != m.co_name:
         above = [first for first in originals.get((file, function), ()) if first <= line]
         line = max(above, default=line)
-    return FrameRef(file, line, function)
+    source = lookup(file) if in_repo(m.co_filename, root) else None
+    scope = source.scope(line) if source else None
+    qualname = scope.qualname if scope and scope.start == line and scope.qualname.endswith(function) else ""
+    return FrameRef(file, line, function, qualname)
 
 
-def index(log: TraceLog, root: str) -> FrameIndex:
+def index(log: TraceLog, root: str, lookup: SourceLookup = lambda _path: None) -> FrameIndex:
     originals = _original_lines(log.metrics, root)
     refs: dict[CompileKey, FrameRef] = {}
     failed: set[CompileKey] = set()
@@ -73,11 +78,13 @@ def index(log: TraceLog, root: str) -> FrameIndex:
         key = compile_key(m.log, m.frame_id, m.compile_index)
         if key is None:
             continue
-        refs.setdefault(key, identity(m, root, originals))
+        refs.setdefault(key, identity(m, root, originals, lookup))
         if m.fail_type:
             failed.add(key)
-    # A fullgraph=True compile that raised stopped the program there: no frame runs eagerly.
-    stopped = {compile_key(r.log, r.frame_id, r.compile_index) for r in log.breaks if r.fullgraph_failure}
+    # A compile that raised (fullgraph=True, or an error) stopped the program: no frame runs eagerly.
+    stopped = {
+        compile_key(r.log, r.frame_id, r.compile_index) for r in log.breaks if r.fullgraph_failure or r.compile_error
+    }
     return FrameIndex(refs, frozenset(failed - stopped))
 
 

@@ -21,6 +21,7 @@ from gbbot.analysis import classify
 from gbbot.core.model import (
     Frame,
     FrameMetrics,
+    FrameRef,
     FrameStart,
     Recompilation,
     RecompileDiff,
@@ -28,6 +29,7 @@ from gbbot.core.model import (
     Report,
     TraceLog,
 )
+from gbbot.trace.tracelog import original_function
 
 RULES_PATH = Path(__file__).parent.parent / "data" / "recompile_rules.yaml"
 # "recompile limit" in torch 2.13, "cache_size_limit" / "cache size limit" in older releases.
@@ -211,6 +213,16 @@ def _compiled_frame(frames: FrameCompiles) -> Frame:
     return Frame(first.co_filename, first.co_firstlineno or 0, first.co_name)
 
 
+def frame_ref(frames: FrameCompiles, root: str, lookup: classify.SourceLookup) -> FrameRef:
+    """The code object that recompiled, as compiled frames are named (gbbot/analysis/frames.py)."""
+    code = _compiled_frame(frames)
+    path = classify.display_path(code.file, root)
+    source = lookup(path) if _in_repo(code.file, root) else None
+    scope = source.scope(code.line) if source else None
+    qualname = scope.qualname if scope and scope.start == code.line else ""
+    return FrameRef(path, code.line, original_function(code.function), qualname)
+
+
 def _in_repo(file: str, root: str) -> bool:
     return classify.relative_to_root(file, root) is not None and not classify.SITE_RE.search(file)
 
@@ -302,6 +314,7 @@ def analyse_frame(
         limit_hit=frames.limit_hit,
         reasons=tuple(sorted(reasons, key=lambda r: (r.dynamic, -r.count, r.kind))),
         doc_url=rules.doc_url,
+        frame=frame_ref(frames, root, lookup),
     )
 
 
@@ -346,16 +359,26 @@ def all_recompiles(report: Report) -> tuple[Recompilation, ...]:
     return tuple(rc for e in report.entrypoints for rc in e.recompiles)
 
 
+def _eager(report: Report) -> set[tuple]:
+    return {f.frame.across for e in report.entrypoints for f in e.frames if f.eager}
+
+
 def compare(head: Report, base: Report) -> RecompileDiff:
-    """Problem fingerprints of the head vs the base, over whole reports (as breaks are overall)."""
+    """Problem fingerprints of the head vs the base, over whole reports (as breaks are overall).
+    A base problem gone from the head because its frame now runs eagerly (and did not on the
+    base) is hidden, not fixed: a frame that is not compiled cannot recompile."""
     now, before = problems(all_recompiles(head)), problems(all_recompiles(base))
     limits = {limit_fingerprint(rc) for rc in all_recompiles(head) if rc.limit_hit}
     new = tuple(f for f in now if f not in before)
+    newly = _eager(head) - _eager(base)
+    gone = {f: rc for f, rc in before.items() if f not in now}
+    hidden = {f for f, rc in gone.items() if rc.frame is not None and rc.frame.across in newly}
     return RecompileDiff(
         new=new,
-        fixed=tuple(f for f in before if f not in now),
+        fixed=tuple(f for f in gone if f not in hidden),
         persisting=tuple(f for f in now if f in before),
         new_limit=tuple(f for f in new if f in limits),
+        hidden=tuple(f for f in gone if f in hidden),
     )
 
 

@@ -19,6 +19,7 @@ from gbbot.core.model import (
     BreakCost,
     Category,
     CompiledFrame,
+    CompileError,
     Diff,
     EntrypointDiff,
     EntrypointReport,
@@ -41,7 +42,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests", "statement"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "statement", "base_from_head", "qualname"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -93,6 +94,7 @@ def entrypoint_report(
     recompiles: tuple[Recompilation, ...] = (),
     frames: tuple[CompiledFrame, ...] = (),
     runs: EntrypointRuns | None = None,
+    compile_error: CompileError | None = None,
 ) -> EntrypointReport:
     """`no_compile`: why a clean run compiled nothing (see compiled_nothing); `problems`: more
     trace problems than the log's own (breaks that could not be attributed)."""
@@ -112,6 +114,7 @@ def entrypoint_report(
         recompiles=recompiles,
         frames=frames,
         runs=runs,
+        compile_error=compile_error,
     )
 
 
@@ -181,6 +184,7 @@ def _diff_json(diff: Diff) -> dict:
         "hidden": list(diff.hidden),
         "hidden_breaks": [_plain(b) for b in diff.hidden_breaks],
         "hidden_by": dict(diff.hidden_by),
+        "revealed": list(diff.revealed),
     }
 
 
@@ -280,7 +284,8 @@ def _compiled_frame(data: dict) -> CompiledFrame:
 
 def _recompile(data: dict) -> Recompilation:
     reasons = tuple(RecompileReason(**r) for r in data["reasons"])
-    return Recompilation(**{**data, "reasons": reasons})
+    frame = FrameRef(**data["frame"]) if data.get("frame") else None
+    return Recompilation(**{**data, "reasons": reasons, "frame": frame})
 
 
 def _entrypoint(data: dict) -> EntrypointReport:
@@ -299,7 +304,15 @@ def _entrypoint(data: dict) -> EntrypointReport:
         recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
         runs=_runs(data.get("runs")),
         frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
+        compile_error=_compile_error(data["compile_error"]) if data.get("compile_error") else None,
     )
+
+
+def _compile_error(data: dict) -> CompileError:
+    return CompileError(**{**data, "category": Category(data["category"])})
+
+
+DIFF_LISTS = ("new", "fixed", "persisting", "hidden", "revealed")
 
 
 def _diff(data: dict) -> Diff:
@@ -310,8 +323,7 @@ def _diff(data: dict) -> Diff:
         fixed=tuple(data["fixed"]),
         persisting=tuple(data["persisting"]),
         entrypoints=tuple(
-            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in ("new", "fixed", "persisting", "hidden")}})
-            for e in data.get("entrypoints", ())
+            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in data.get("entrypoints", ())
         ),
         fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
         baseline_source=data.get("baseline_source", "run"),
@@ -320,6 +332,7 @@ def _diff(data: dict) -> Diff:
         hidden=tuple(data.get("hidden", ())),
         hidden_breaks=tuple(_break(b) for b in data.get("hidden_breaks", ())),
         hidden_by=tuple(data.get("hidden_by", {}).items()),
+        revealed=tuple(data.get("revealed", ())),
     )
 
 

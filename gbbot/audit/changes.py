@@ -1,16 +1,22 @@
 """Two consecutive audit records → what changed between them. Pure.
 
-A break is new when an entrypoint that ran cleanly both times has it now and did not before;
-fixed the other way round. A flaky break (seen in only some of an audit's repeated runs) is
-never new, and an entrypoint that ran before and does not now has "stopped running". Either is
-a regression.
+Breaks of the entrypoints that ran cleanly both times are compared as a pull request's are: new,
+fixed, hidden (gone only because their frame now runs eagerly) or revealed (there before, in a
+frame that ran eagerly), renamed files followed. A flaky break (seen in only some of an audit's
+repeated runs) is never new nor fixed, and an entrypoint that ran before and does not now has
+"stopped running". New breaks and stopped entrypoints are a regression; a rename alone is none.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
-from gbbot.audit.record import BreakEntry, EntrypointEntry, Record
+from gbbot.analysis import break_diff
+from gbbot.analysis import report as report_
+from gbbot.audit import reuse
+from gbbot.audit.record import BreakEntry, Record, break_entry
+from gbbot.core.model import Diff, Report, Status
 
 
 @dataclass(frozen=True)
@@ -21,13 +27,25 @@ class Stopped:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One distinct break that came or went, with the entrypoints it did so in; for a hidden one,
+    the new break that makes its frame run eagerly (when the record names it)."""
+
+    entrypoints: tuple[str, ...]
+    brk: BreakEntry
+    by: BreakEntry | None = None
+
+
+@dataclass(frozen=True)
 class Changes:
     previous: Record | None
     current: Record
-    new: tuple[tuple[str, BreakEntry], ...]  # (entrypoint, break)
-    fixed: tuple[tuple[str, BreakEntry], ...]
+    new: tuple[Change, ...]
+    fixed: tuple[Change, ...]
     stopped: tuple[Stopped, ...]  # ran cleanly in the previous record, not in this one
     failing: tuple[Stopped, ...]  # not running now (stopped or not)
+    hidden: tuple[Change, ...] = ()  # gone only because a frame they lie in now runs eagerly
+    revealed: tuple[Change, ...] = ()  # there before, untraced: their frame ran eagerly then
 
     @property
     def regression(self) -> bool:
@@ -47,26 +65,59 @@ class Changes:
         return ", ".join(parts) or "no code or torch change (the same commit and torch)"
 
 
-def _steady(entry: EntrypointEntry) -> dict[str, BreakEntry]:
-    return {b.fingerprint: b for b in entry.counted() if not b.flaky}
+def _report(rec: Record, names: set[str], steady_only: bool) -> Report:
+    """The record's entrypoints `names` as a report; without its flaky breaks when `steady_only`."""
+    entries = []
+    for entry in rec.entrypoints:
+        if entry.name not in names:
+            continue
+        kept = tuple(b for b in entry.counted() if not (steady_only and b.flaky))
+        entries.append(reuse.entrypoint_report(replace(entry, fingerprints=kept)))
+    return report_.new_report(entries, None, rec.torch, rec.commit)
 
 
-def _all(entry: EntrypointEntry) -> set[str]:
-    return {b.fingerprint for b in entry.counted()}
+def _where(diff: Diff, field: str) -> dict[str, tuple[str, ...]]:
+    found: dict[str, list[str]] = {}
+    for entry in diff.entrypoints:
+        for fingerprint in getattr(entry, field):
+            found.setdefault(fingerprint, []).append(entry.name)
+    return {f: tuple(names) for f, names in found.items()}
 
 
-def compare(previous: Record | None, current: Record) -> Changes:
-    new: list[tuple[str, BreakEntry]] = []
-    fixed: list[tuple[str, BreakEntry]] = []
-    stopped: list[Stopped] = []
+def compare(previous: Record | None, current: Record, renames: Mapping[str, str] = {}) -> Changes:
+    """What changed from `previous` to `current`, by the rule a pull request's diff uses
+    (gbbot/analysis/break_diff.py): files git saw renamed between the two commits are followed
+    (`renames`, old path → new path), each distinct break is listed once with the entrypoints it
+    is in, and a break gone only because its frame now runs eagerly is hidden, not fixed."""
     failing = tuple(Stopped(e.name, e.status, e.error) for e in current.entrypoints if not e.ran)
+    if previous is None:
+        return Changes(previous, current, (), (), (), failing)
+    stopped = []
+    both: set[str] = set()
     for entry in current.entrypoints:
-        before = previous.entrypoint(entry.name) if previous else None
+        before = previous.entrypoint(entry.name)
         if before is None or not before.ran:
             continue
         if not entry.ran:
             stopped.append(Stopped(entry.name, entry.status, entry.error))
-            continue
-        new += [(entry.name, b) for f, b in _steady(entry).items() if f not in _all(before)]
-        fixed += [(entry.name, b) for f, b in _steady(before).items() if f not in _all(entry)]
-    return Changes(previous, current, tuple(new), tuple(fixed), tuple(stopped), failing)
+        elif before.status == entry.status == Status.OK.value:
+            both.add(entry.name)
+    head, base = _report(current, both, steady_only=False), _report(previous, both, steady_only=True)
+    diff = break_diff.diff(head, base, "previous audit", previous.commit, renames)
+    now = current.breaks()
+    appeared = {f: now[f] for f in (*diff.new, *diff.revealed) if not now[f].flaky}
+    by = dict(diff.hidden_by)
+    new_in, revealed_in, fixed_in, hidden_in = (_where(diff, f) for f in ("new", "revealed", "fixed", "hidden"))
+    return Changes(
+        previous,
+        current,
+        new=tuple(Change(new_in[f], b) for f, b in appeared.items() if f in new_in and f in diff.new),
+        fixed=tuple(Change(fixed_in.get(b.fingerprint, ()), break_entry(b)) for b in diff.fixed_breaks),
+        stopped=tuple(stopped),
+        failing=failing,
+        hidden=tuple(
+            Change(hidden_in.get(b.fingerprint, ()), break_entry(b), now.get(by.get(b.fingerprint, "")))
+            for b in diff.hidden_breaks
+        ),
+        revealed=tuple(Change(revealed_in[f], b) for f, b in appeared.items() if f in diff.revealed),
+    )

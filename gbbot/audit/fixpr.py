@@ -13,7 +13,8 @@ from typing import Any
 
 from gbbot.core.fixes import Counts, FixResult
 from gbbot.core.model import Report
-from gbbot.deliver.commit import fixed_lines
+from gbbot.deliver.commit import dropped_lines, fixed_lines
+from gbbot.deliver.patchcheck import Dropped
 from gbbot.publish import retry
 from gbbot.render.escape import md_code, md_text
 
@@ -24,9 +25,16 @@ FETCHED_REF = "refs/gbbot/fixes-tip"  # where the remote fix branch is fetched t
 DEFAULT_REF = "refs/gbbot/default-tip"  # and the default branch, to see the audited commit is on it
 
 
-def body(fixes: Sequence[FixResult], report: Report, audited: str, before: Counts, after: Counts) -> str:
-    """The PR's body: marker first, each fix (GB id, file:line, recipe), the counts before → after
-    as the fix runs measured them."""
+def body(
+    fixes: Sequence[FixResult],
+    report: Report,
+    audited: str,
+    before: Counts,
+    after: Counts,
+    dropped: Sequence[Dropped] = (),
+) -> str:
+    """The PR's body: marker first, each fix (GB id, file:line, recipe), the verified fixes left
+    out and why, the counts before → after as the fix runs measured them."""
     n = len(fixes)
     lines = [
         MARKER,
@@ -36,6 +44,7 @@ def body(fixes: Sequence[FixResult], report: Report, audited: str, before: Count
         "",
         *fixed_lines(fixes, report),
         "",
+        *(["Verified fixes left out of the commit:", *dropped_lines(dropped, report), ""] if dropped else []),
         f"Graph breaks {before.breaks} → {after.breaks}; graphs {before.graphs} → {after.graphs}.",
     ]
     if before.frames_skipped != after.frames_skipped:

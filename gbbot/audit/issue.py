@@ -11,13 +11,13 @@ who can push to the data branch may have written.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gbbot.audit.changes import Changes, Stopped
+from gbbot.audit.changes import Change, Changes, Stopped
 from gbbot.audit.record import BreakEntry, Record
 from gbbot.core import limits
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.render.escape import md_code, md_code_block, md_text
 
 MARKER = "<!-- gbbot:audit-issue -->"
@@ -25,8 +25,6 @@ TITLE = "gbbot audit: graph breaks on the default branch"
 TOP_BREAKS = 10
 LISTED_CHANGES = 30
 ERROR_LINES = 15
-# A documentation link from a record is linked only when nothing in it can end the link early.
-SAFE_URL = re.compile(r"^https://[A-Za-z0-9./_#?=&%+-]{1,300}$")
 
 
 @dataclass(frozen=True)
@@ -59,15 +57,23 @@ def _range(changes: Changes, where: Where) -> str:
     return ", ".join(parts) or "the same commit and torch (a flaky run, or the environment)"
 
 
-def _break_line(name: str, brk: BreakEntry) -> str:
+def _break_line(names: str | Sequence[str], brk: BreakEntry) -> str:
     what = md_code(brk.key) + f" {md_text(brk.gb_type)}" if brk.gb_id else md_code(brk.gb_type)
-    return f"{what} at {md_code(f'{brk.file}:{brk.line}')} in {md_code(name)}" + (
-        f": {md_code(brk.code)}" if brk.code else ""
-    )
+    listed = ", ".join(md_code(n) for n in ([names] if isinstance(names, str) else names))
+    return f"{what} at {md_code(f'{brk.file}:{brk.line}')} in {listed}" + (f": {md_code(brk.code)}" if brk.code else "")
+
+
+def _change_line(change: Change) -> str:
+    line = _break_line(change.entrypoints, change.brk)
+    if change.by is not None:
+        where = md_code(f"{change.by.file}:{change.by.line}")
+        line += f" — its frame now runs eagerly because of {md_code(change.by.key)} at {where}"
+    return line
 
 
 def _doc(brk: BreakEntry) -> str:
-    return f"[docs]({brk.doc_url})" if brk.doc_url and SAFE_URL.match(brk.doc_url) else "—"
+    url = graph_break_doc(brk.gb_id)  # from the id: a record's own URL could point anywhere
+    return f"[docs]({url})" if url else "—"
 
 
 # --- sections ----------------------------------------------------------------------------------
@@ -181,12 +187,18 @@ def changed(changes: Changes, where: Where) -> list[str]:
     if changes.previous is None:
         return []
     out = [f"### Since the previous audit ({_range(changes, where)})", ""]
-    if not changes.new and not changes.fixed:
+    if not (changes.new or changes.fixed or changes.hidden or changes.revealed):
         out += ["No break appeared or went away.", ""]
-    for label, items in (("🆕 New", changes.new), ("✅ Fixed", changes.fixed)):
+    listed = (
+        ("🆕 New", changes.new),
+        ("✅ Fixed", changes.fixed),
+        ("🙈 Hidden, not fixed", changes.hidden),
+        ("👀 Revealed, not new", changes.revealed),
+    )
+    for label, items in listed:
         if items:
             out.append(f"**{label}** ({len(items)}):")
-            out += [f"- {_break_line(n, b)}" for n, b in items[:LISTED_CHANGES]]
+            out += [f"- {_change_line(c)}" for c in items[:LISTED_CHANGES]]
             if len(items) > LISTED_CHANGES:
                 out.append(f"- … and {len(items) - LISTED_CHANGES} more")
             out.append("")

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 
 from gbbot.core.fixes import FixStatus
-from gbbot.core.model import Category, EntrypointReport, GraphBreak, Report, Status
+from gbbot.core.model import Category, CompiledFrame, EntrypointReport, FrameRef, GraphBreak, Report, Status
 
 FORMAT = 1
 MAX_RECORD_BYTES = 512 * 1024
@@ -42,6 +42,20 @@ def _nullable(schema: dict) -> dict:
 
 
 COUNT = {"type": "integer", "minimum": 0, "maximum": 10_000_000}
+MAX_FRAMES = 500  # per entrypoint, and per break
+# A compiled frame as [file, first line, name, qualname when known] (see FrameRef).
+FRAME_SCHEMA = {
+    "type": "array",
+    "prefixItems": [
+        {"type": "string", "maxLength": 400, "not": {"pattern": r"(^/|(^|/)\.\.(/|$))"}},
+        {"type": "integer", "minimum": 0, "maximum": 10_000_000},
+        {"type": "string", "maxLength": 300},
+        {"type": "string", "maxLength": 300},
+    ],
+    "minItems": 3,
+    "maxItems": 4,
+}
+FRAMES_SCHEMA = {"type": "array", "maxItems": MAX_FRAMES, "items": FRAME_SCHEMA}
 BREAK_SCHEMA = {
     "type": "object",
     "required": ["fingerprint", "gb_type", "category", "file", "line", "count"],
@@ -62,6 +76,8 @@ BREAK_SCHEMA = {
         "in_loop": {"type": "boolean"},
         "ignored": {"type": "boolean"},
         "flaky": {"type": "boolean"},
+        "frames": FRAMES_SCHEMA,
+        "makes_eager": FRAMES_SCHEMA,
     },
 }
 ENTRYPOINT_SCHEMA = {
@@ -84,6 +100,15 @@ ENTRYPOINT_SCHEMA = {
         },
         "error": _nullable(_text(ERROR_CHARS)),
         "fingerprints": {"type": "array", "maxItems": MAX_BREAKS_PER_ENTRYPOINT, "items": BREAK_SCHEMA},
+        # The compiled frames, and for each that runs eagerly the fingerprint of the break that
+        # makes it so ("" when none is named): what hidden and revealed are decided by.
+        "frames": FRAMES_SCHEMA,
+        "eager": {
+            "type": "object",
+            "maxProperties": MAX_FRAMES,
+            "propertyNames": {"pattern": "^[0-9]{1,4}$"},
+            "additionalProperties": {"type": "string", "pattern": "^([0-9a-f]{8,64})?$"},
+        },
     },
 }
 RECORD_SCHEMA = {
@@ -134,6 +159,8 @@ class BreakEntry:
     in_loop: bool = False
     ignored: bool = False
     flaky: bool = False
+    frames: tuple[FrameRef, ...] = ()
+    makes_eager: tuple[FrameRef, ...] = ()
 
     @property
     def key(self) -> str:
@@ -152,6 +179,7 @@ class EntrypointEntry:
     exit_code: int | None = None
     error: str | None = None
     launches_per_call: float | None = None  # None: not counted (faithful mode, older records)
+    frames: tuple[CompiledFrame, ...] = ()  # kept: frame, eager, eager_by
 
     @property
     def ran(self) -> bool:
@@ -226,6 +254,8 @@ def break_entry(brk: GraphBreak, flaky: bool = False) -> BreakEntry:
         in_loop=brk.in_loop,
         ignored=brk.ignored,
         flaky=flaky,
+        frames=brk.frames[:MAX_FRAMES],
+        makes_eager=brk.makes_eager[:MAX_FRAMES],
     )
 
 
@@ -254,6 +284,7 @@ def entrypoint_entry(runs: Sequence[EntrypointReport]) -> EntrypointEntry:
         exit_code=worst.exit_code,
         error=_last_lines(worst.error),
         launches_per_call=_per_call(first),
+        frames=tuple(CompiledFrame(f.frame, (), 0, f.eager, f.eager_by) for f in first.frames[:MAX_FRAMES]),
     )
 
 
@@ -307,7 +338,20 @@ def _break_json(brk: BreakEntry) -> dict[str, Any]:
     }
     # Flags only when set: most breaks have none, and records stay compact.
     data.update({k: True for k in ("frame_skipped", "in_loop", "ignored", "flaky") if getattr(brk, k)})
+    data.update({k: [_frame_json(f) for f in getattr(brk, k)] for k in ("frames", "makes_eager") if getattr(brk, k)})
     return data
+
+
+def _frame_json(frame: FrameRef) -> list:
+    named = [_cut(frame.qualname, TEXT_CHARS)] if frame.qualname else []
+    return [_cut(frame.file, PATH_CHARS), frame.line, _cut(frame.function, TEXT_CHARS), *named]
+
+
+def _frames_json(entry: EntrypointEntry) -> dict[str, Any]:
+    if not entry.frames:
+        return {}
+    eager = {str(i): f.eager_by or "" for i, f in enumerate(entry.frames) if f.eager}
+    return {"frames": [_frame_json(f.frame) for f in entry.frames], **({"eager": eager} if eager else {})}
 
 
 def to_json(record: Record) -> dict[str, Any]:
@@ -332,6 +376,7 @@ def to_json(record: Record) -> dict[str, Any]:
                 "by_category": dict(e.by_category),
                 "error": e.error,
                 "fingerprints": [_break_json(b) for b in e.fingerprints],
+                **_frames_json(e),
             }
             for e in record.entrypoints
         ],
@@ -360,7 +405,16 @@ def validate(data: Any) -> None:
 
 
 def _break(data: dict) -> BreakEntry:
-    return BreakEntry(**{k: data.get(k, v) for k, v in _BREAK_DEFAULTS.items()})
+    values = {k: data.get(k, v) for k, v in _BREAK_DEFAULTS.items()}
+    return BreakEntry(**values, **{k: tuple(FrameRef(*f) for f in data.get(k, ())) for k in ("frames", "makes_eager")})
+
+
+def _compiled(data: dict) -> tuple[CompiledFrame, ...]:
+    eager = data.get("eager", {})
+    return tuple(
+        CompiledFrame(FrameRef(*f), (), 0, str(i) in eager, eager.get(str(i)) or None)
+        for i, f in enumerate(data.get("frames", ()))
+    )
 
 
 _BREAK_DEFAULTS = {f: None for f in ("fingerprint", "gb_id", "gb_type", "category", "file", "line", "count")} | {
@@ -387,6 +441,7 @@ def _entrypoint(data: dict) -> EntrypointEntry:
         exit_code=data.get("exit_code"),
         error=data.get("error"),
         launches_per_call=data.get("launches_per_call"),
+        frames=_compiled(data),
     )
 
 

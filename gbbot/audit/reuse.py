@@ -48,6 +48,8 @@ def graph_break(entry: BreakEntry) -> GraphBreak:
         caused=(),
         user_stack=(),
         ignored=entry.ignored,
+        frames=entry.frames,
+        makes_eager=entry.makes_eager,
     )
 
 
@@ -62,6 +64,7 @@ def entrypoint_report(entry: EntrypointEntry) -> EntrypointReport:
         frames_skipped=entry.frames_eager,
         breaks=tuple(graph_break(b) for b in entry.fingerprints),
         error=entry.error,
+        frames=entry.frames,
     )
 
 

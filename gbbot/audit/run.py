@@ -4,19 +4,21 @@ and the action's schedule handler, which differ only in where the record goes.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gbbot.analysis import break_diff
 from gbbot.analysis.policy import Policy
 from gbbot.audit import issue
 from gbbot.audit.changes import Changes, compare
 from gbbot.audit.record import Record, from_reports
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config
-from gbbot.core.errors import ExitCode
+from gbbot.core.errors import ExitCode, GitError
 from gbbot.core.model import Report
+from gbbot.edges import git
 
 Check = Callable[[int], Report]  # the run's index (0-based) → its report
 
@@ -44,15 +46,46 @@ class Outcome:
     body: str
 
 
+Renames = Callable[[str, str], Mapping[str, str]]  # (earlier commit, later commit) → old path → new path
+
+
+def no_renames(_before: str, _after: str) -> Mapping[str, str]:
+    return {}
+
+
+def renames_in(root: Path, log: Callable[[str], None] = lambda _line: None) -> Renames:
+    """The files git sees renamed between two audited commits, as report paths (relative to the
+    config root `root`). A commit the clone does not have (a shallow checkout) gives none, said."""
+    top = git.toplevel(root) or root
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+
+    def between(before: str, after: str) -> Mapping[str, str]:
+        if before == after:
+            return {}
+        try:
+            found = git.renames(top, before, after)
+        except GitError as exc:
+            log(f"warning: renames between {before[:7]} and {after[:7]} not followed: {exc}")
+            return {}
+        return break_diff.relative_renames(found, "" if prefix == "." else prefix)
+
+    return between
+
+
 def outcome(
-    history: Sequence[Record], mine: Record, keep: int, where: issue.Where, fixes: Sequence[str] = ()
+    history: Sequence[Record],
+    mine: Record,
+    keep: int,
+    where: issue.Where,
+    fixes: Sequence[str] = (),
+    renames: Renames = no_renames,
 ) -> Outcome:
     """`history` as read back from the data branch (this audit's record in it, unless it was
     not written there) → the records to show, what changed since the one before ours, the body."""
     ordered = list(history) if mine in history else sorted([*history, mine], key=lambda r: r.date)
     upto = ordered[: ordered.index(mine) + 1]
     previous = upto[-2] if len(upto) > 1 else None
-    changes = compare(previous, mine)
+    changes = compare(previous, mine, renames(previous.commit, mine.commit) if previous else {})
     shown = tuple(upto[-keep:])
     return Outcome(shown, changes, issue.render(shown, changes, where, fixes))
 

@@ -347,6 +347,7 @@ class ContainerBackend:
         container.reload()
         out_of_memory = bool(container.attrs["State"].get("OOMKilled"))
         status, reason = outcome_of(exit_code, timed_out, out_of_memory, request.entrypoint.timeout, self.settings)
+        reason += contract.timed_out_in(request) if timed_out else ""
         return RunOutcome(
             name=request.entrypoint.name,
             status=status,

@@ -20,7 +20,7 @@ from gbbot.core.config import Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, RunOutcome, Status
 from gbbot.core.secret_names import NEVER, SECRET_LOOKING, matches
-from gbbot.edges import git
+from gbbot.edges import git, running
 from gbbot.edges.interrupt import sigterm_as_interrupt
 
 PACKAGE_DIR = Path(gbbot.__file__).parent
@@ -181,6 +181,7 @@ def ended(
     where its trace and result are. `unexplained_crash` words a crash with no signal to name."""
     status = status_of(code, timed_out, signal_no)
     reason = f"timed out after {request.entrypoint.timeout:g} s; process group killed" if timed_out else ""
+    reason += timed_out_in(request) if timed_out else ""
     if status is Status.CRASHED:
         reason = f"killed by signal {signal_no}" if signal_no or not unexplained_crash else unexplained_crash
     return RunOutcome(
@@ -197,6 +198,12 @@ def ended(
     )
 
 
+def timed_out_in(request: RunRequest) -> str:
+    """For a pytest: run that timed out, the test it was in: the one to shorten or leave out."""
+    test = running.current_test(request.trace_dir) if request.entrypoint.pytest is not None else None
+    return f"; the test running then: {test}" if test else ""
+
+
 def run_all(
     requests: Sequence[RunRequest],
     backend: Backend,
@@ -209,7 +216,11 @@ def run_all(
         git.pin(root)
 
     def one(request: RunRequest) -> RunOutcome:
-        outcome = backend(request)
+        running.started(request.entrypoint.name, request.trace_dir)
+        try:
+            outcome = backend(request)
+        finally:
+            running.finished(request.trace_dir)
         if on_done is not None:
             on_done(outcome)
         return outcome

@@ -11,12 +11,14 @@ results are the head's, and a note says which.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gbbot.analysis import break_diff, reads, report
+from gbbot.analysis.source import SourceMap, SourceTree, source_map
 from gbbot.checks import baseline
 from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select
@@ -143,6 +145,7 @@ class Sides:
     base: Report
     source: str  # run | cache | file | record
     notes: tuple[str, ...] = ()
+    from_head: tuple[str, ...] = ()  # entrypoints whose base result is the head's (not run on the base)
 
 
 @dataclass(frozen=True)
@@ -230,14 +233,17 @@ def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
 
 def _run_both_and_cache(r: _Run) -> Sides:
     p, cache = r.setup, r.options.cache
+    from_head: tuple[str, ...] = ()
     if head_first(p):
-        head, base, notes = head_then_base(r)
+        head, base, notes, from_head = head_then_base(r)
     else:
         (head, base), notes = run_both(p, r.runs(2)), ()
     key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if cache else None
-    if key is not None and baseline.cacheable(base):
+    # A base made partly of the head's results is no report of the base: it would outlive this
+    # PR under the base's SHA, and the head's code wrote the record that let the base be skipped.
+    if key is not None and baseline.cacheable(base) and not from_head:
         baseline.Cache(cache).store(key, base)
-    return Sides(head, base, "run", notes)
+    return Sides(head, base, "run", notes, from_head)
 
 
 def head_first(p: Setup) -> bool:
@@ -252,7 +258,7 @@ def head_first(p: Setup) -> bool:
 REPEATABLE = (Status.OK, Status.NO_COMPILE)
 
 
-def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
+def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...], tuple[str, ...]]:
     """The head, then the base for only the entrypoints whose runs read something the change
     touches (gbbot/analysis/reads.py); the others' base results are the head's."""
     p = r.setup
@@ -270,7 +276,7 @@ def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...]]:
         for name, reason in why.items():
             r.log(f"the base runs `{name}` again: {reason}")
     ran = _run_base_for(p, list(why), r.progress(len(why))) if why else None
-    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints))
+    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints)), tuple(same)
 
 
 def rerun_reasons(p: Setup, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
@@ -318,10 +324,33 @@ def _run_base_only(p: Setup) -> Report:
         return baseline.run_base(tree, p.prefix, p.config, p.options)
 
 
+def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
+    """The base commit's source of a file, by its head path below the config root (read from git
+    objects: the base's worktree is gone by now); None when the base has no such file."""
+    old = {new: before for before, new in renames.items()}
+
+    @functools.cache
+    def get(path: str) -> SourceMap | None:
+        where = "/".join(part for part in (p.prefix, old.get(path, path)) if part)
+        entry = git.tree_entries(p.top, p.base_sha, [where]).get(where)
+        if entry is None or not entry[0].startswith("100"):
+            return None
+        (blob,) = git.read_blobs(p.top, [entry[1]])
+        return source_map(blob.decode("utf-8", "replace"))
+
+    return get
+
+
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
     notes = (*([note] if note else []), *s.notes)
-    return break_diff.diff(s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes)
+    in_head = break_diff.code_in(SourceTree(p.root.resolve()).get)
+    in_base = break_diff.code_in(base_source(p, renames))
+    found = break_diff.diff(
+        s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base
+    )
+    marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
+    return replace(found, entrypoints=marked)
 
 
 def run_diff(

@@ -147,7 +147,9 @@ def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout
 
 def failure(number: int, total: int, command: str, end: StepEnd, timeout: float) -> SetupFailed:
     how = f"timed out after {timeout:g} s" if end.timed_out else f"exited {end.code}"
-    shown = "\n".join(f"  {line}" for line in end.tail.splitlines()) or "  (no output)"
+    # Each line behind a gutter: the error is printed outside the log group, where a line of the
+    # step's output that starts with `::` would otherwise be read as a workflow command.
+    shown = "\n".join(f"  | {line}" for line in end.tail.splitlines()) or "  (no output)"
     return SetupFailed(
         f"setup failed: step {number} of {total}, `{command}`, {how}; no entrypoint ran. "
         f"The end of its output:\n{shown}"

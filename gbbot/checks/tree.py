@@ -15,6 +15,7 @@ from gbbot.core.config import Config, Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import (
     CompiledFrame,
+    CompileError,
     EntrypointReport,
     EntrypointRuns,
     GraphBreak,
@@ -89,14 +90,17 @@ def classified(
 ) -> EntrypointParts:
     """A trace's breaks, classified, tied to the frames Dynamo compiled, and what each costs (with
     the fast-mode backend's `counts`, how often each frame and graph ran; without, the trace's
-    figures alone)."""
+    figures alone); a compile error that ended the run is kept apart from the breaks."""
     raws = tuple(classify.user_frames(r) for r in log.breaks)
-    idx = frames.index(log, root)
+    idx = frames.index(log, root, tree.get)
     ignore = config.ignore if config else ()
-    breaks = classify.classify(raws, root, tree.get, ignore, entrypoint=name, frames=idx)
+    kept = tuple(r for r in raws if not r.compile_error)
+    breaks = classify.classify(kept, root, tree.get, ignore, entrypoint=name, frames=idx)
+    errors = classify.classify([r for r in raws if r.compile_error], root, tree.get, entrypoint=name, frames=idx)
+    error = classify.compile_error(errors[0]) if errors else None
     compiled = cost.measured(frames.compiled_frames(idx, breaks, log), idx, log, counts, root)
     breaks = cost.with_costs(breaks, compiled)
-    return EntrypointParts(breaks, compiled, unattributed(raws, root), cost.entrypoint_runs(counts))
+    return EntrypointParts(breaks, compiled, unattributed(raws, root), cost.entrypoint_runs(counts), error)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class EntrypointParts:
     frames: tuple[CompiledFrame, ...]
     unattributed: tuple[str, ...]
     runs: EntrypointRuns | None = None
+    compile_error: CompileError | None = None
 
 
 def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -> tuple[EntrypointReport, TraceLog]:
@@ -123,7 +128,8 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     no_compile = report.compiled_nothing(log, len(found))
     problems = (*parts.unattributed, *unread)
     entry = report.entrypoint_report(
-        outcome, log, parts.breaks, no_compile, problems, recompiles, frames=parts.frames, runs=parts.runs
+        outcome, log, parts.breaks, no_compile, problems, recompiles,
+        frames=parts.frames, runs=parts.runs, compile_error=parts.compile_error,
     )
     return entry, log
 
@@ -178,6 +184,7 @@ def from_logs(path: Path, root: Path, name: str) -> Report:
         problems=parts.unattributed,
         recompiles=recompile.analyse(log, str(root), tree.get),
         frames=parts.frames,
+        compile_error=parts.compile_error,
     )
     # Logs made elsewhere do not say whether torch.compile ran with its own backend or gbbot's.
     return report.new_report([entry], None, log.torch_version, None)

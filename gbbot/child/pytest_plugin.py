@@ -5,7 +5,8 @@
 
 With `--gbbot`, the plugin notes the bytes each test (setup and teardown included) added to the
 TORCH_TRACE files, in `gbbot-tests.json` beside them (gbbot/trace/attribution.py), and prints the graph
-breaks per test at the end of the run. `pytest:` entrypoints run through it, and gbbot's report
+breaks per test at the end of the run. It also keeps the node id of the test running now in a file
+there, which gbbot's progress line and a timeout's reason read. `pytest:` entrypoints run through it, and gbbot's report
 then lists each break's tests.
 
 TORCH_TRACE is read once, when torch is imported. Without it set, the plugin points it at a new
@@ -84,6 +85,7 @@ class _Recorder:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
         before = self.attribution.sizes(self.trace_dir)
         self.tests[item.nodeid] = self.attribution.TestRun(item.nodeid, "passed")
+        self._running(item.nodeid)
         try:
             return (yield)
         finally:
@@ -110,6 +112,17 @@ class _Recorder:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.attribution.write(self.trace_dir, self._session(int(exitstatus)))
+        self._running("")
+
+    def _running(self, node_id: str) -> None:
+        """The test running now, for gbbot's progress line and a timeout's reason; "" once done."""
+        from gbbot.core.model import RUNNING_TEST_FILE
+
+        try:
+            self.trace_dir.mkdir(parents=True, exist_ok=True)
+            (self.trace_dir / RUNNING_TEST_FILE).write_text(node_id, encoding="utf-8")
+        except OSError:
+            pass  # the run goes on; only the progress line loses the name
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if os.environ.get("GBBOT_MODE"):

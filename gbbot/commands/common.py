@@ -82,7 +82,7 @@ def repo_root(args: argparse.Namespace) -> Path:
 def config_for(args: argparse.Namespace, root: Path) -> Config:
     """The config file, with --no-warm applied (so fix verification and both sides of a diff
     run the way the command line says)."""
-    config = load_config(args.config if args.config else root / CONFIG_NAME)
+    config = load_config(args.config) if args.config else load_config(root / CONFIG_NAME, inside=root)
     if getattr(args, "no_warm", False):
         config = replace(config, runner=replace(config.runner, warm=False))
     return config

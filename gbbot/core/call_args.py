@@ -33,6 +33,9 @@ DEFAULT_HIGH = 10  # randint's exclusive upper bound when a spec gives none
 TENSOR_KEYS = ("tensor", "dtype", "seed", "low", "high", "fill", "device")
 MAX_DIMS = 8
 MAX_ELEMENTS = 1 << 28  # 1 GiB of float32: more is a typo in a shape, not a test input
+# The encoded arguments travel as one argv string to a fresh child; Linux refuses a single one over
+# 128 KiB (E2BIG) at exec. Bounded here, so a config works the same warm and with --no-warm.
+MAX_ENCODED_CHARS = 100_000
 IDENTIFIER = "a Python identifier"
 
 
@@ -116,6 +119,16 @@ def check_kwargs(path: str, key: str, value: Any) -> tuple[tuple[str, Any], ...]
         if not isinstance(name, str) or not name.isidentifier():
             raise _fail(path, f"{key}.{name}", IDENTIFIER, name)
     return tuple((name, check_value(path, f"{key}.{name}", item)) for name, item in value.items())
+
+
+def check_size(path: str, key: str, args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> None:
+    """The arguments, encoded, fit one argv string on every platform gbbot starts children on."""
+    size = len(encode(args, kwargs))
+    if size > MAX_ENCODED_CHARS:
+        raise ConfigError(
+            path, key, f"the arguments take {size:,} characters encoded, over the {MAX_ENCODED_CHARS:,} gbbot passes "
+            "to an entrypoint: build large inputs in the function, or with a tensor spec {tensor: [shape]}",
+        )  # fmt: skip
 
 
 def encode(args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:

@@ -6,9 +6,11 @@ import difflib
 import hashlib
 import json
 import math
+import os
 import re
 import reprlib
 import shlex
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,6 +356,8 @@ def _entrypoint(path: str, key: str, value: Any) -> Entrypoint:
     for name in MODEL_ONLY:
         if name in fields and "model" not in fields:
             raise ConfigError(path, f"{key}.{name}", "is for 'model' entrypoints only")
+    if "args" in fields or "kwargs" in fields:
+        call_args.check_size(path, key, fields.get("args", ()), fields.get("kwargs", ()))
     return Entrypoint(**fields)
 
 
@@ -582,10 +586,33 @@ def parse_config(text: str, path: str = CONFIG_NAME) -> Config:
     return Config(path=path, digest=digest[:16], **fields)
 
 
-def load_config(path: Path) -> Config:
-    """Read and parse a config file (the I/O edge of this module)."""
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_bounded(path: Path, inside: Path | None) -> str:
+    """At most MAX_CONFIG_BYTES of a regular file (never a FIFO, which would block, or a device such
+    as /dev/zero, which never ends); with `inside`, a link must lead to a file within it. The
+    check is made on the opened file itself, so nothing can be swapped in after it."""
+    if inside is not None:
+        real, root = path.resolve(), inside.resolve()
+        if not real.is_relative_to(root):
+            raise ConfigError(str(path), None, f"it leads to {real}, outside the repository ({root})")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(str(path), None, "not a regular file (a directory, FIFO, socket or device)")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(str(path), None, f"larger than {MAX_CONFIG_BYTES} bytes: not a config gbbot reads")
+    return data.decode("utf-8")
+
+
+def load_config(path: Path, inside: Path | None = None) -> Config:
+    """Read and parse a config file (the I/O edge of this module). `inside`: the repository the
+    file must be in, links resolved (the default `.gbbot.yml` is the PR's to make a link)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_bounded(path, inside)
     except FileNotFoundError:
         raise ConfigError(
             str(path),

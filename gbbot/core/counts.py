@@ -51,6 +51,7 @@ class Counts:
     fixed: int | None = None
     hidden: int | None = None
     persisting: int | None = None
+    revealed: int | None = None  # on the head only because their frame no longer runs eagerly
 
 
 def per_break(report: Report) -> dict[str, BreakCounts]:
@@ -100,6 +101,7 @@ def counts(report: Report) -> Counts:
         fixed=len(d.fixed) if d else None,
         hidden=len(d.hidden) if d else None,
         persisting=len(d.persisting) if d else None,
+        revealed=len(d.revealed) if d else None,
     )
 
 
@@ -116,5 +118,5 @@ def as_json(c: Counts) -> dict:
         "trace_problems": c.trace_problems,
     }
     if c.new is not None:
-        data.update(new=c.new, fixed=c.fixed, hidden=c.hidden, persisting=c.persisting)
+        data.update(new=c.new, fixed=c.fixed, hidden=c.hidden, persisting=c.persisting, revealed=c.revealed)
     return data

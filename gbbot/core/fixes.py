@@ -78,6 +78,15 @@ class FixResult:
     tried: tuple[str, ...] = ()  # earlier variants that were dropped, and why
     round: int = 1  # the round that planned it: 2 and on, the break was revealed by earlier fixes
 
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The files the fix edits: its hunks' (a setting turned on where `torch.compile` is called
+        edits another file than the break's), else its diff's, else the break's file."""
+        found = [h.path for h in self.hunks] or [
+            line[len("--- a/") :] for line in (self.diff or "").splitlines() if line.startswith("--- a/")
+        ]
+        return tuple(dict.fromkeys(found)) or (self.file,)
+
 
 # The schema's bounds (the report is untrusted input for the workflow_run publisher).
 LIMITS = {"title": 1024, "description": 4096, "reason": 8192, "summary": 1024, "diff": 65536, "scaffold": 65536}

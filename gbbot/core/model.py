@@ -12,6 +12,10 @@ from typing import ClassVar
 
 from gbbot.core.fixes import FixResult
 
+# In a pytest: run's TORCH_TRACE directory, gbbot's pytest plugin keeps the node id of the test
+# running now (gbbot/child/pytest_plugin.py): the progress line and a timeout's reason name it.
+RUNNING_TEST_FILE = "gbbot-running-test.txt"
+
 
 class Status(str, enum.Enum):
     OK = "ok"
@@ -92,6 +96,9 @@ class RawBreak:
     # to eager for the frame, or could not resume and skipped the rest of it): torch does not
     # count such a record in counters["graph_break"], and neither do occurrences.
     ends_frame: bool = False
+    # The compile raised an error that is no graph break (a shape mismatch found while tracing):
+    # the run stopped there. Such a record is the entrypoint's failure, never one of its breaks.
+    compile_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,9 +233,22 @@ class FrameRef:
     file: str
     line: int
     function: str
+    # The enclosing class and function names as the source says them (Block.forward), for
+    # display; not part of the identity. "" when the source was not at hand.
+    qualname: str = field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.qualname or self.function
+
+    @property
+    def across(self) -> tuple[str, str] | tuple[str, str, int]:
+        """What stays the same of a frame from one commit to another: its file and qualname (an
+        edit above moves its first line); without the source, its name and first line too."""
+        return (self.file, self.qualname) if self.qualname else (self.file, self.function, self.line)
 
     def __str__(self) -> str:
-        return f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
+        return f"{self.name} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
 
 
 @dataclass(frozen=True)
@@ -295,6 +315,38 @@ class GraphBreak:
         """The frame it was first traced in: the compile that met it."""
         return self.frames[0] if self.frames else None
 
+    @property
+    def eager_callers(self) -> tuple[FrameRef, ...]:
+        """The frames it makes run eagerly other than its own function's: a caller whose loop
+        inlined its function, say. Without the source a frame's name has no class, and one of
+        the same file and bare name counts as its own."""
+        bare = self.function.rsplit(".", 1)[-1]
+        return tuple(
+            f
+            for f in self.makes_eager
+            if f.file != self.file or (f.qualname != self.function if f.qualname else f.function != bare)
+        )
+
+
+@dataclass(frozen=True)
+class CompileError:
+    """A compile that raised and ended the run (torch's USER_ERROR kind: the code fails in eager
+    too, or Dynamo cannot go on): the entrypoint's failure, counted in no break total."""
+
+    gb_type: str
+    gb_id: str | None
+    category: Category
+    file: str  # repository-relative, where the user's code was when it raised
+    line: int
+    function: str
+    code: str
+    explanation: str  # its first sentence
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What makes two runs' errors the same error: its kind and where, not its line number."""
+        return (self.gb_id or self.gb_type, self.file, self.function, " ".join(self.code.split()))
+
 
 @dataclass(frozen=True)
 class RecompileReason:
@@ -323,6 +375,7 @@ class Recompilation:
     limit_hit: bool  # hit the recompile limit: runs eagerly for the rest of the process
     reasons: tuple[RecompileReason, ...]
     doc_url: str
+    frame: FrameRef | None = None  # the compiled frame that recompiled
 
     @property
     def info_only(self) -> bool:
@@ -382,6 +435,7 @@ class EntrypointReport:
     recompiles: tuple[Recompilation, ...] = ()  # impact order
     frames: tuple[CompiledFrame, ...] = ()  # trace order; () in a report made before frames were read
     runs: EntrypointRuns | None = None  # None: not counted (faithful mode, an older report)
+    compile_error: CompileError | None = None  # the compile error that ended the run, if one did
 
 
 @dataclass(frozen=True)
@@ -393,6 +447,9 @@ class RecompileDiff:
     fixed: tuple[str, ...] = ()
     persisting: tuple[str, ...] = ()
     new_limit: tuple[str, ...] = ()  # frames that hit the limit on the head only
+    # Base problems gone only because their frame now runs eagerly (never compiled, so never
+    # recompiled): not fixed.
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -406,6 +463,12 @@ class EntrypointDiff:
     graph_delta: int | None = None
     no_baseline: str | None = None
     hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
+    # The base was not run for it: its base result is the head's (the head's run read no file the
+    # change touches, by the head run's own record of its reads, which the head's code could forge).
+    base_from_head: bool = False
+    revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
+    # Set when head and base failed with the same compile error: compared, not "no baseline".
+    still_failing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -425,6 +488,9 @@ class Diff:
     hidden: tuple[str, ...] = ()
     hidden_breaks: tuple[GraphBreak, ...] = ()
     hidden_by: tuple[tuple[str, str], ...] = ()
+    # Head breaks the base did not trace because their frame ran eagerly there: not new, only
+    # now in sight (a fix let Dynamo trace further).
+    revealed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

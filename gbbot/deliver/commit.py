@@ -19,13 +19,15 @@ from gbbot.core.config import CONFIG_NAME
 from gbbot.core.fixes import Counts, FixResult, verified_only
 from gbbot.core.model import Report
 from gbbot.deliver import patchcheck
+from gbbot.deliver.patchcheck import Dropped
 from gbbot.deliver.sources import Pinned
 from gbbot.edges import git
 from gbbot.fix import commit as committing
+from gbbot.fix.patch import FilePatch
 from gbbot.render.escape import md_code, md_text
 
 if TYPE_CHECKING:
-    from gbbot.deliver.expected import Expected
+    from gbbot.deliver.expected import Changed, Expected
 
 # --- the loop guard ----------------------------------------------------------------------------------
 
@@ -62,7 +64,7 @@ def config_paths(given: Path | None) -> tuple[str, ...]:
 
 def fixed_paths(report: Report) -> tuple[str, ...]:
     """The files the report's verified fixes edit."""
-    return tuple(sorted({r.file for r in verified_only(report.fixes or ())}))
+    return tuple(sorted({p for r in verified_only(report.fixes or ()) for p in r.paths}))
 
 
 def commit_message(fixes: Sequence[FixResult], report: Report) -> str:
@@ -81,6 +83,19 @@ def fixed_lines(fixes: Sequence[FixResult], report: Report) -> list[str]:
         f"{md_text(r.summary)}"
         for r in fixes
     ]
+
+
+def dropped_lines(dropped: Sequence[Dropped], report: Report) -> list[str]:
+    """A markdown list of the verified fixes a commit leaves out, each with why."""
+    breaks = {b.fingerprint: b for b in report.breaks}
+    lines = []
+    for d in dropped:
+        brk = breaks.get(d.fingerprint)
+        where = md_code(d.fingerprint)
+        if brk is not None:
+            where = f"{md_code(brk.gb_id or brk.gb_type)} {md_code(f'{brk.file}:{brk.line}')}"
+        lines.append(f"- {where}: {md_text(d.reason)}")
+    return lines
 
 
 # --- committing ---------------------------------------------------------------------------------------
@@ -116,37 +131,49 @@ Refusal = Protected | NotRederived
 class Committed:
     commit: str
     fixes: tuple[FixResult, ...]  # gbbot's own records of what it holds, rebuilt from the recipes
+    dropped: tuple[Dropped, ...] = ()  # verified fixes the commit leaves out, each with why
+    patches: tuple[FilePatch, ...] = ()  # what the commit changes, file by file
 
 
 def verify(
-    source: Pinned, report: Report, paths: Sequence[str], config: Sequence[str], patch: bytes | None = None
+    source: Pinned,
+    report: Report,
+    paths: Sequence[str],
+    config: Sequence[str],
+    patch: bytes | None = None,
+    changed: Changed | None = None,
 ) -> Expected | Refusal:
     """What a fix commit on `source` editing `paths` would hold, re-derived from the verified fixes
-    `report` claims for them, or why there is to be none. `config`: gbbot's config files
-    (`config_paths`); `patch`: the patch the fixes must make byte for byte, when one came with them
-    (`/gb-fix`'s fix job wrote it)."""
+    `report` claims for them — each fix gbbot's recipes make again, and the others named with why —
+    or why there is to be none. `config`: gbbot's config files (`config_paths`); `patch`: the
+    patch the fixes came with (`/gb-fix`'s fix job wrote it), which each file's share of the
+    commit must equal byte for byte unless a fix on that file was left out; `changed`: the lines the
+    PR changed, the only ones a fix's break may be on (None: any)."""
     from gbbot.deliver.expected import claimed, expected  # LibCST: only when there is something to commit
 
-    named = {r.file for r in claimed(report, paths)}
+    named = {p for r in claimed(report, paths) for p in r.paths}
     why = patchcheck.protected(paths, config, named)
     if why:
         return Protected(why)
-    found = expected(report, paths, source.read)
+    found = expected(report, paths, source.read, source.python_files(), patch, changed)
     if isinstance(found, patchcheck.Refused):
         return NotRederived(found.reason, source.commit)
-    if patch is not None and patchcheck.render(found.patches).encode("utf-8") != patch:
-        return NotRederived("the patch differs from what gbbot's recipes make of the pinned source", source.commit)
     return found
 
 
 def commit_verified(
-    source: Pinned, report: Report, paths: Sequence[str], config: Sequence[str], patch: bytes | None = None
+    source: Pinned,
+    report: Report,
+    paths: Sequence[str],
+    config: Sequence[str],
+    patch: bytes | None = None,
+    changed: Changed | None = None,
 ) -> Committed | Refusal:
     """`verify`, then the commit on the pinned one, as gbbot and with its message. A commit git
     fails to make raises GitError (what that costs is the caller's to say)."""
-    found = verify(source, report, paths, config, patch)
+    found = verify(source, report, paths, config, patch, changed)
     if isinstance(found, Refusal):
         return found
     files = {p.path: (source.mode(p.path), p.after.encode("utf-8")) for p in found.patches}
     commit = git.commit_files(source.root, source.commit, files, commit_message(found.fixes, report))
-    return Committed(commit, found.fixes)
+    return Committed(commit, found.fixes, found.dropped, found.patches)

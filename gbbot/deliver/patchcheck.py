@@ -36,6 +36,14 @@ class Refused:
     reason: str
 
 
+@dataclass(frozen=True)
+class Dropped:
+    """A verified fix that is not delivered: its break's fingerprint, and why."""
+
+    fingerprint: str
+    reason: str
+
+
 def render(patches: Iterable[FilePatch]) -> str:
     """The patch of several files, in path order, in the form both jobs write and compare."""
     return "".join(f"diff --git a/{p.path} b/{p.path}\n{p.diff}" for p in sorted(patches, key=lambda p: p.path))

@@ -13,14 +13,10 @@ from dataclasses import dataclass, replace
 
 from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.model import GraphBreak, Report
+from gbbot.deliver.patchcheck import Dropped
 from gbbot.deliver.sources import SourceReader, Unreadable
 from gbbot.fix import engine, plan
-
-
-@dataclass(frozen=True)
-class Dropped:
-    fingerprint: str
-    reason: str
+from gbbot.fix.recipes import choices
 
 
 @dataclass(frozen=True)
@@ -31,45 +27,66 @@ class Rederived:
     dropped: tuple[Dropped, ...]
 
 
-def _derived(result: FixResult, brk: GraphBreak, text: str) -> FixResult | str:
-    """`result` rebuilt from what the named recipe variant makes of `text`, or why not."""
+def planning_reader(read: SourceReader) -> plan.FileReader:
+    """The PR's files as planning reads them: a file that cannot be had is one it cannot patch."""
+
+    def read_for_plan(path: str) -> str:
+        try:
+            return read(path)
+        except Unreadable as exc:
+            raise plan.Unpatchable(str(exc)) from None
+
+    return read_for_plan
+
+
+def derive(result: FixResult, brk: GraphBreak, read: SourceReader, paths: Sequence[str] = ()) -> plan.Candidate | str:
+    """The candidate the named recipe variant makes of the PR's code for `brk` — at the break's
+    line, or at the compile sites found in `paths` and the files the fix claims — or why none."""
+    reader = planning_reader(read)
     try:
-        found, _ = plan.candidates(brk, text)
+        text = reader(brk.file)
+        found, _ = plan.candidates(brk, text, reader, (*paths, *result.paths))
+    except plan.Unpatchable as exc:
+        return str(exc)
     except engine.SourceError as exc:
         return f"{brk.file} does not parse at the PR's head ({exc})"
-    match = next((c for c in found if c.recipe.variant == result.variant), None)
+    match = next((c for c in found if (c.recipe.id, c.recipe.variant) == (result.recipe, result.variant)), None)
     if match is None:
-        return f"the {result.recipe} recipe makes no {result.variant} patch at {brk.file}:{brk.line}"
-    if match.patch.hunks != result.hunks:
+        return f"the {result.recipe} recipe makes no {result.variant} patch for {brk.file}:{brk.line}"
+    if match.hunks != result.hunks:
         return "its hunks are not what the recipe makes of the PR's code"
-    recipe, patch = match.recipe, match.patch
-    return replace(result, title=recipe.title, description=recipe.description, diff=patch.diff, hunks=patch.hunks)
+    return match
 
 
-def check(result: FixResult, breaks: dict[str, GraphBreak], read: SourceReader) -> FixResult | Dropped:
+def check(
+    result: FixResult, breaks: dict[str, GraphBreak], read: SourceReader, paths: Sequence[str] = ()
+) -> FixResult | Dropped:
     """One verified fix: kept (rebuilt from the recipe's output) or dropped with the reason."""
     brk = breaks.get(result.fingerprint)
+    if brk is None and result.round > 1:
+        why = f"round {result.round} planned it on the text earlier fixes left; not re-derived from the pinned source"
+        return Dropped(result.fingerprint, why)
     if brk is None:
         return Dropped(result.fingerprint, "no break in the report has its fingerprint")
-    if result.recipe != brk.fix or (result.file, result.line) != (brk.file, brk.line):
+    if result.recipe not in {r.id for r in choices(brk.fix)} or (result.file, result.line) != (brk.file, brk.line):
         return Dropped(result.fingerprint, "its recipe or place is not the break's")
-    try:
-        text = read(brk.file)
-    except Unreadable as exc:
-        return Dropped(result.fingerprint, str(exc))
-    derived = _derived(result, brk, text)
-    return derived if isinstance(derived, FixResult) else Dropped(result.fingerprint, derived)
+    derived = derive(result, brk, read, paths)
+    if isinstance(derived, str):
+        return Dropped(result.fingerprint, derived)
+    recipe = derived.recipe
+    return replace(result, title=recipe.title, description=recipe.description, diff=derived.diff, hunks=derived.hunks)
 
 
-def rederive(report: Report, read: SourceReader, limit: int) -> Rederived:
+def rederive(report: Report, read: SourceReader, limit: int, paths: Sequence[str] = ()) -> Rederived:
     """Every verified fix of `report` checked against the PR's code (at most `limit` of them; the
-    rest are dropped). Other fix results (advice, scaffolds, skips) are not shown: they, too, are
-    only the report's word."""
+    rest are dropped); `paths`: the PR's Python files, where compile sites are searched (besides
+    the break's stack and the files a fix claims). Other fix results (advice, scaffolds, skips) are
+    not shown: they, too, are only the report's word."""
     breaks = {b.fingerprint: b for b in report.breaks if not b.ignored}
     kept: list[FixResult] = []
     dropped: list[Dropped] = []
     for n, result in enumerate(verified_only(report.fixes or ())):
-        outcome = check(result, breaks, read) if n < limit else Dropped(result.fingerprint, "over the limit")
+        outcome = check(result, breaks, read, paths) if n < limit else Dropped(result.fingerprint, "over the limit")
         (kept if isinstance(outcome, FixResult) else dropped).append(outcome)
     return Rederived(replace(report, fixes=tuple(kept) or None), tuple(dropped))
 

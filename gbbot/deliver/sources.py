@@ -52,6 +52,10 @@ class Pinned:
             raise Unreadable(f"{path} is not a regular file at the pinned commit")
         return entry[0]
 
+    def python_files(self) -> tuple[str, ...]:
+        """The commit's Python files: where the `torch.compile` calls a fix may edit are searched."""
+        return tuple(p for p in git.tree_files(self.root, self.commit) if p.endswith(".py"))
+
     def read(self, path: str) -> str:
         self.mode(path)
         _, sha, size = git.tree_entries(self.root, self.commit, [path])[path]

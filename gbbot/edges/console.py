@@ -14,6 +14,7 @@ from rich.console import Console
 
 from gbbot import __version__
 from gbbot.core.model import RunOutcome, Status
+from gbbot.edges import running
 
 HEARTBEAT_S = 30.0
 REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
@@ -70,7 +71,9 @@ def progress_printer(total: int, heartbeat_s: float = HEARTBEAT_S) -> Callable[[
 
     def heartbeat() -> None:
         while not finished.wait(heartbeat_s):
-            err.print(f"… {done}/{total} entrypoints finished, {time.monotonic() - started:.0f}s elapsed")
+            tests = running.running_tests()
+            now = f"; running {', '.join(tests)}" if tests else ""
+            err.print(f"… {done}/{total} entrypoints finished, {time.monotonic() - started:.0f}s elapsed{now}", markup=False, soft_wrap=True)
 
     if total:
         err.print(f"running {total} entrypoint{'s' * (total != 1)}…")

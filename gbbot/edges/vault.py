@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import fcntl
 import json
 import os
 import stat
@@ -69,7 +68,9 @@ def _reexecute(argv: list[str]) -> None:
     held = {name: value for name, value in os.environ.items() if looks_secret(name)}
     data = json.dumps(held).encode()
     read_end, write_end = os.pipe()
-    with contextlib.suppress(OSError):  # Linux: room for the whole payload in the pipe itself
+    with contextlib.suppress(OSError, ImportError):  # Linux: room for the whole payload in the pipe
+        import fcntl
+
         fcntl.fcntl(write_end, F_SETPIPE_SZ, max(len(data) + 1, 65536))
     os.set_blocking(write_end, False)
     try:

@@ -40,7 +40,7 @@ def joint_groups(scope: Scope, chosen: Sequence[Chosen]) -> list[list[Chosen]]:
     Each was verified alone; a group of several must also be verified together."""
     groups: list[tuple[set[str], list[Chosen]]] = []
     for item in chosen:
-        keys = {f"file:{item[1].patch.path}", *(f"run:{n}" for n in run_set(scope, item[0]))}
+        keys = {*(f"file:{p}" for p in item[1].paths), *(f"run:{n}" for n in run_set(scope, item[0], item[1].paths))}
         touching = [g for g in groups if g[0] & keys]
         merged = (keys.union(*(g[0] for g in touching)), [*(m for g in touching for m in g[1]), item])
         groups = [g for g in groups if all(g is not t for t in touching)] + [merged]
@@ -48,7 +48,7 @@ def joint_groups(scope: Scope, chosen: Sequence[Chosen]) -> list[list[Chosen]]:
 
 
 def _joint_trial(scope: Scope, group: Sequence[Chosen], patches: Sequence[FilePatch], left_out: set[str]) -> Trial:
-    files = {c.patch.path for _, c in group}
+    files = {path for _, c in group for path in c.paths}
     mine = tuple(p for p in patches if p.path in files)
     names = tuple(dict.fromkeys(n for planned, _ in group for n in run_set(scope, planned, files)))
     goals = tuple((p.brk, p.entrypoints) for p, _ in group if p.brk.fingerprint not in left_out)
@@ -82,7 +82,7 @@ def write_all(root: Path, patches: Sequence[FilePatch]) -> tuple[list[str], list
 def _verified_text(chosen: Sequence[Chosen]) -> FileReader:
     """Each file as its patches were verified on: combining re-applies the recipes to exactly that
     text (never to what the file holds now), and writing checks the file still holds it."""
-    texts = {candidate.patch.path: candidate.patch.before for _, candidate in chosen}
+    texts = {patch.path: patch.before for _, candidate in chosen for patch in candidate.patches}
     return lambda path: texts[path]
 
 
@@ -103,7 +103,7 @@ def settle(scope: Scope, chosen: Sequence[Chosen], keep: Keep, progress: Callabl
     kept = frozenset(
         planned.brk.fingerprint
         for planned, candidate in chosen
-        if candidate.patch.path not in refused and planned.brk.fingerprint not in left_out
+        if not refused & set(candidate.paths) and planned.brk.fingerprint not in left_out
     )
     notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed] + refusals
     in_place = tuple(p for p in patches if p.path not in refused)

@@ -75,8 +75,7 @@ def _judged(
 
 
 def _verified(candidate: Candidate, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
-    patch = candidate.patch
-    details = {"diff": patch.diff, "hunks": patch.hunks, "revealed": judgement.revealed}
+    details = {"diff": candidate.diff, "hunks": candidate.hunks, "revealed": judgement.revealed}
     return _judged(candidate.brk, candidate.recipe, FixStatus.VERIFIED, judgement, names, tried, **details)
 
 
@@ -102,7 +101,7 @@ class Work:
         return self.planned.candidates[self.index]
 
     def trial(self) -> Trial:
-        return Trial((self.candidate.patch,), ((self.planned.brk, self.planned.entrypoints),), self.names)
+        return Trial(self.candidate.patches, ((self.planned.brk, self.planned.entrypoints),), self.names)
 
 
 def pack(waiting: Sequence[Work]) -> list[Work]:
@@ -114,10 +113,10 @@ def pack(waiting: Sequence[Work]) -> list[Work]:
     for work in waiting:
         if work.alone and batch:
             continue
-        if work.candidate.patch.path in files or names & set(work.names):
+        if files & set(work.candidate.paths) or names & set(work.names):
             continue
         batch.append(work)
-        files.add(work.candidate.patch.path)
+        files.update(work.candidate.paths)
         names.update(work.names)
         if work.alone:
             break
@@ -148,7 +147,7 @@ def verify_all(
 ) -> list[tuple[FixResult, Candidate | None]]:
     """Verify every fixable break's candidates, variants in order, as few runs as attribution
     allows: independent candidates share one run per entrypoint; a failure is re-checked alone."""
-    works = [Work(p, run_set(scope, p)) for p in planned]
+    works = [Work(p, run_set(scope, p, (path for c in p.candidates for path in c.paths))) for p in planned]
     settled: dict[int, tuple[FixResult, Candidate | None]] = {}
     while len(settled) < len(works):
         batch = pack([w for i, w in enumerate(works) if i not in settled])

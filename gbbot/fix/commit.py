@@ -34,11 +34,22 @@ def committed(results: Sequence[FixResult], written: Sequence[str]) -> list[FixR
     return [r for r in results if r.status is FixStatus.VERIFIED and r.file in written]
 
 
+def _one_line(text: str, limit: int = 200) -> str:
+    """`text` as one line of a commit message: a report's strings may hold newlines (and with them
+    trailers such as `Co-authored-by:`) or control characters; they become spaces."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def message(fixes: Sequence[FixResult], gb_ids: Mapping[str, str], before: Counts, after: Counts | None) -> str:
     """Subject, each fix (GB id, file:line, recipe, what its verification showed), and the totals
     before any patch and after all of them, as the runs measured them. `after` is None where no run
     measured the combined patch (a commit re-derived from recipes): then only `before` is stated."""
-    lines = [f"- {gb_ids.get(r.fingerprint, '?')} {r.file}:{r.line} ({r.recipe}): {r.summary}" for r in fixes]
+    lines = [
+        f"- {_one_line(gb_ids.get(r.fingerprint, '?'))} {_one_line(r.file)}:{r.line} ({_one_line(r.recipe or '')}): "
+        f"{_one_line(r.summary)}"
+        for r in fixes
+    ]
     if after is None:
         totals = f"Graph breaks before these fixes: {before.breaks}; graphs: {before.graphs}."
     else:

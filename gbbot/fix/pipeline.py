@@ -25,7 +25,7 @@ from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
 from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_backend, judge
-from gbbot.fix.workspace import copy_reader, library_lookup
+from gbbot.fix.workspace import copy_reader, library_lookup, python_files
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
 
@@ -112,21 +112,30 @@ class Context:
     options: FixOptions
     rerun: Rerun
     read: planning.FileReader
+    paths: tuple[str, ...]  # the repository's Python files: where compile sites are searched
 
 
 def _round(
-    ctx: Context, number: int, found: Found, report: Report, baseline: Baseline, originals: dict[str, str]
+    ctx: Context,
+    number: int,
+    found: Found,
+    report: Report,
+    baseline: Baseline,
+    texts: tuple[dict[str, str], dict[str, str]],
 ) -> tuple[list[FixResult], Settled | None]:
     """Plan and verify fixes for `found` on the scratch copy as it stands, then put the verified
-    ones in place and re-run what they touch. `originals`: each file's text before any round."""
+    ones in place and re-run what they touch. `texts`: each patched file's text before any round,
+    and as earlier rounds left it."""
+    originals, current = texts
     scope = Scope(report, ctx.config)
     lookup = library_lookup(ctx.root, ctx.config)
-    planned, others = planning.plan(found, ctx.read, lookup)
+    planned, others = planning.plan(found, ctx.read, lookup, ctx.paths)
     verified = verify_all(planned, scope, functools.partial(attempt, ctx.rerun, baseline), ctx.options.progress)
     chosen: list[Chosen] = [
         (item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate
     ]
-    fixes = [rounding.on_original(result, candidate, originals) for result, candidate in verified]
+    fixes = [rounding.on_original(result, candidate, originals, current) for result, candidate in verified]
+    others = [rounding.on_original(result, None, originals, current) for result in others]
     results = rounding.numbered(_in_report_order(found, [*others, *fixes]), number)
     if not chosen:
         return results, None
@@ -152,7 +161,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
     with Scratch(root) as scratch:
         rerun = _rerun(scratch, config, options)
         first_report, first = _start(root, rerun, options, report)
-        ctx = Context(root, config, options, rerun, copy_reader(root, scratch.root))
+        ctx = Context(root, config, options, rerun, copy_reader(root, scratch.root), python_files(root))
         found = _selected(planning.found_breaks(first_report), options)
         current_report, baseline = first_report, first
         originals: dict[str, str] = {}
@@ -168,7 +177,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
                 options.progress(
                     f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(revealed)})…"
                 )
-            round_results, settled = _round(ctx, number, found, current_report, baseline, originals)
+            round_results, settled = _round(ctx, number, found, current_report, baseline, (originals, current))
             results += round_results
             fixed = len(settled.kept) if settled else 0
             rounds.append(Round(number, len(found), tuple(b for b, _ in revealed), fixed))

@@ -4,19 +4,17 @@ files come in through a reader, library sources through a lookup."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-
-import libcst as cst
+from dataclasses import dataclass, replace
 
 from gbbot.analysis.classify import normalise_code
 from gbbot.analysis.source import source_map
-from gbbot.core.fixes import FixResult, FixStatus
-from gbbot.core.model import Frame, GraphBreak, Origin, Report
+from gbbot.core.fixes import FixResult, FixStatus, Hunk
+from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
 from gbbot.fix import advice, engine, scaffold
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.recipes import choices, variants
 from gbbot.fix.recipes.base import BreakSite, Recipe
-from gbbot.fix.recipes.compile_site import compile_sites
+from gbbot.fix.sites import CompileSite, describe, search, unresolved_site
 
 
 class Unpatchable(Exception):
@@ -28,16 +26,36 @@ FileReader = Callable[[str], str]  # repo-relative path → text, or Unpatchable
 
 @dataclass(frozen=True)
 class Candidate:
-    """A patch for `brk`; `site` is where the recipe applies when that is not the break's own line
-    (a setting turned on where the repository calls `torch.compile`, in `patch.path`)."""
+    """A patch for `brk`, one `FilePatch` per file it edits. `sites`: where the recipe applies when
+    that is not the break's own line (a setting turned on at every `torch.compile` that compiles
+    the break's frame, in as many files); empty: at the break's line."""
 
     brk: GraphBreak
     recipe: type[Recipe]
-    patch: FilePatch
-    site: BreakSite | None = None
+    patches: tuple[FilePatch, ...]
+    sites: tuple[CompileSite, ...] = ()
 
-    def request(self) -> engine.Request:
-        return engine.Request(self.brk.fingerprint, self.recipe, self.site or BreakSite(self.brk.line))
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(p.path for p in self.patches)
+
+    @property
+    def diff(self) -> str:
+        return "".join(p.diff for p in self.patches)
+
+    @property
+    def hunks(self) -> tuple[Hunk, ...]:
+        return tuple(h for p in self.patches for h in p.hunks)
+
+    def requests(self) -> list[tuple[str, engine.Request]]:
+        """(file, request) for each place the recipe applies."""
+        key = self.brk.fingerprint
+        if not self.sites:
+            return [(self.brk.file, engine.Request(key, self.recipe, BreakSite(self.brk.line)))]
+        return [(s.path, engine.Request(key, self.recipe, BreakSite(s.line))) for s in self.sites]
+
+    def on(self, patches: tuple[FilePatch, ...]) -> Candidate:
+        return replace(self, patches=patches)
 
 
 @dataclass(frozen=True)
@@ -80,78 +98,139 @@ def _stale(brk: GraphBreak, text: str) -> str | None:
 
 
 def candidates(
-    brk: GraphBreak, text: str, read: FileReader | None = None
+    brk: GraphBreak, text: str, read: FileReader | None = None, paths: Sequence[str] = ()
 ) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
-    """Every recipe that rewrites the code at the break's line (or, for a compile-site recipe, a
-    `torch.compile` call of the code that breaks), in preference order, and why the others do not
-    (SourceError when the break's file does not parse). Two recipes writing the same patch count once."""
+    """Every recipe that rewrites the code at the break's line (or, for a compile-site recipe, the
+    `torch.compile` calls that compile the break's frame, searched in `paths`), in preference
+    order, and why the others do not (SourceError when the break's file does not parse). Two
+    recipes writing the same patch count once."""
     found: list[Candidate] = []
     why_not: list[str] = []
+    reader = _remembered(read or (lambda _path: text))
     for recipe in choices(brk.fix):
         if getattr(recipe, "at_compile_site", False):
-            at_compile = _at_compile_site(brk, recipe, read or (lambda _path: text))
-            if at_compile is None:
-                why_not.append(f"no `torch.compile` call of {brk.function} found to turn on {recipe.variant} at")
+            at_compile, why = _at_compile_site(brk, recipe, reader, paths)
+            why_not += [why] if why else []
             found += [at_compile] if at_compile else []
             continue
         outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(brk.line))])
         if outcome.applied:
-            found.append(Candidate(brk, recipe, FilePatch(brk.file, text, outcome.after)))
+            found.append(Candidate(brk, recipe, (FilePatch(brk.file, text, outcome.after),)))
         if recipe in variants(brk.fix):  # a shape recipe that does not fit is no news
             why_not += [why for _, why in outcome.missed]
-    unique = {(c.patch.path, c.patch.after): c for c in reversed(found)}
-    return tuple(c for c in found if unique[(c.patch.path, c.patch.after)] is c), tuple(why_not)
+    unique = {_written(c): c for c in reversed(found)}
+    return tuple(c for c in found if unique[_written(c)] is c), tuple(why_not)
 
 
-def _repo_frames(brk: GraphBreak, read: FileReader) -> list[tuple[Frame, str]]:
-    """The frames of the break's stack in repository files, outermost first, with their text."""
-    found = []
-    for frame in brk.user_stack or (Frame(brk.file, brk.line, brk.function),):
-        if frame.file.startswith(("<", "torch/")):
-            continue
-        try:
-            found.append((frame, read(frame.file)))
-        except Unpatchable:
-            continue
-    return found
+def _written(candidate: Candidate) -> tuple[tuple[str, str], ...]:
+    return tuple((p.path, p.after) for p in candidate.patches)
 
 
-def _compile_lines(frames: list[tuple[Frame, str]]) -> list[tuple[str, str, int]]:
-    """Where to look for the `torch.compile` that traced the break, best first: the line of a frame
-    that calls it (`torch.compile(net)(x)`), then compile calls in those files naming a function or
-    class on the stack (`fast = torch.compile(body)`)."""
-    names = frozenset(
-        part
-        for frame, text in frames
-        for part in source_map(text).qualname(frame.line, frame.function).split(".")
-        if not part.startswith("<")
+def _remembered(read: FileReader) -> FileReader:
+    """`read`, each file read once (the compile-site search reads the whole repository)."""
+    seen: dict[str, str | Unpatchable] = {}
+
+    def once(path: str) -> str:
+        if path not in seen:
+            try:
+                seen[path] = read(path)
+            except Unpatchable as exc:
+                seen[path] = exc
+        got = seen[path]
+        if isinstance(got, Unpatchable):
+            raise got
+        return got
+
+    return once
+
+
+def _stack_files(brk: GraphBreak) -> tuple[str, ...]:
+    """The break's stack in repository files, innermost first (outside files are display paths
+    the reader refuses)."""
+    stack = brk.user_stack or (Frame(brk.file, brk.line, brk.function),)
+    return tuple(dict.fromkeys(f.file for f in reversed(stack) if not f.file.startswith(("<", "torch/"))))
+
+
+def frames_of(brk: GraphBreak) -> tuple[FrameRef, ...]:
+    """The frames Dynamo compiled when it met the break, first traced first (the frame being
+    compiled: its own function's, or a caller's that inlined it). A report made before frames were
+    read has none: then the functions of its stack in repository files, innermost first, each
+    named by a line inside it."""
+    if brk.frames:
+        return brk.frames
+    stack = brk.user_stack or (Frame(brk.file, brk.line, brk.function),)
+    frames = [
+        FrameRef(f.file, f.line, f.function.rsplit(".", 1)[-1])
+        for f in reversed(stack)
+        if not f.file.startswith(("<", "torch/")) and not f.function.startswith("<")
+    ]
+    return tuple(dict.fromkeys(frames))
+
+
+def _at_compile_site(
+    brk: GraphBreak, recipe: type[Recipe], read: FileReader, paths: Sequence[str]
+) -> tuple[Candidate | None, str | None]:
+    """The recipe applied at every `torch.compile` that compiles the break's frame, or why not."""
+    stack_files = _stack_files(brk)
+    texts = _readable(read, (*stack_files, *(p for p in paths if p.endswith(".py"))))
+    frames = frames_of(brk)
+    searches = [search(frame, texts, stack_files) for frame in frames]
+    for found in searches:
+        candidate = _applied(brk, recipe, found.sites, read) if found.sites else None
+        if candidate is not None:
+            return candidate, None
+    stack_lines = [CompileSite(f.file, f.line) for f in reversed(brk.user_stack)]
+    fallback = unresolved_site(searches, stack_lines)
+    candidate = _applied(brk, recipe, (fallback,), read) if fallback else None
+    if candidate is not None:
+        return candidate, None
+    if not frames:
+        return None, f"no frame of the break is in the repository's files to find its compile ({recipe.variant})"
+    setting = f"torch._dynamo.config.patch({recipe.flag}=True)"  # type: ignore[attr-defined]
+    described = (
+        describe(searches[-1].frame, searches[-1].owner)
+        if not brk.frames
+        else describe(searches[0].frame, searches[0].owner)
     )
-    lines = [(frame.file, text, frame.line) for frame, text in frames]
-    for path, text in dict((frame.file, text) for frame, text in frames).items():
+    return None, (
+        f"no `torch.compile` in the repository's files compiles {described}, the frame Dynamo traced; "
+        f"wrap the compile that does in `{setting}(...)`"
+    )
+
+
+def _readable(read: FileReader, paths: Iterable[str]) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for path in dict.fromkeys(paths):
         try:
-            lines += [(path, text, line) for line in compile_sites(text, names)]
-        except cst.ParserSyntaxError:
+            texts[path] = read(path)
+        except Unpatchable:  # outside the repository, unreadable: not searched
             continue
-    return lines
+    return texts
 
 
-def _at_compile_site(brk: GraphBreak, recipe: type[Recipe], read: FileReader) -> Candidate | None:
-    """The recipe applied at the `torch.compile` call that compiles the code that breaks."""
-    for path, text, line in dict.fromkeys(_compile_lines(_repo_frames(brk, read))):
+def _applied(brk: GraphBreak, recipe: type[Recipe], sites: Sequence[CompileSite], read: FileReader) -> Candidate | None:
+    patches: list[FilePatch] = []
+    applied: list[CompileSite] = []
+    for path in dict.fromkeys(s.path for s in sites):
+        here = [s for s in sites if s.path == path]
+        text = read(path)
         try:
-            outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(line))])
+            outcome = engine.apply(text, [engine.Request(f"{s.line}", recipe, BreakSite(s.line)) for s in here])
         except engine.SourceError:
             continue
         if outcome.applied:
-            return Candidate(brk, recipe, FilePatch(path, text, outcome.after), BreakSite(line))
-    return None
+            patches.append(FilePatch(path, text, outcome.after))
+            applied += [s for s in here if f"{s.line}" in outcome.applied]
+    return Candidate(brk, recipe, tuple(patches), tuple(applied)) if patches else None
 
 
 class _NoPatch(Exception):
     """The break's own file cannot be patched: why."""
 
 
-def _call_site(brk: GraphBreak, read: FileReader) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
+def _call_site(
+    brk: GraphBreak, read: FileReader, paths: Sequence[str]
+) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
     """Candidates at the repository line of the break (for a break inside a library: the line that
     calls into it)."""
     try:
@@ -162,18 +241,22 @@ def _call_site(brk: GraphBreak, read: FileReader) -> tuple[tuple[Candidate, ...]
     if stale:
         raise _NoPatch(stale)
     try:
-        return candidates(brk, text, read)
+        return candidates(brk, text, read, paths)
     except engine.SourceError as exc:
         raise _NoPatch(f"{brk.file} does not parse ({exc}); nothing in it is patched") from None
 
 
 def plan_break(
-    brk: GraphBreak, entrypoints: tuple[str, ...], read: FileReader, lookup: scaffold.SourceLookup
+    brk: GraphBreak,
+    entrypoints: tuple[str, ...],
+    read: FileReader,
+    lookup: scaffold.SourceLookup,
+    paths: Sequence[str] = (),
 ) -> Planned | FixResult:
     if brk.origin is Origin.TORCH:
         return advice.advise(brk, "the break is inside torch itself; the options below are the documented ones")
     try:
-        found, why_not = _call_site(brk, read)
+        found, why_not = _call_site(brk, read, paths)
     except _NoPatch as exc:
         found, why_not, unpatchable = (), (), str(exc)
     else:
@@ -190,31 +273,37 @@ def plan_break(
 
 
 def plan(
-    found: Iterable[tuple[GraphBreak, tuple[str, ...]]], read: FileReader, lookup: scaffold.SourceLookup
+    found: Iterable[tuple[GraphBreak, tuple[str, ...]]],
+    read: FileReader,
+    lookup: scaffold.SourceLookup,
+    paths: Sequence[str] = (),
 ) -> tuple[list[Planned], list[FixResult]]:
-    """Candidates for the fixable breaks; a result for every other counted break."""
+    """Candidates for the fixable breaks; a result for every other counted break. `paths`: the
+    repository's files, where compile sites are searched (besides the break's stack)."""
+    read = _remembered(read)
     planned: list[Planned] = []
     results: list[FixResult] = []
     for brk, entrypoints in found:
         if brk.ignored:
             continue
-        outcome = plan_break(brk, entrypoints, read, lookup)
+        outcome = plan_break(brk, entrypoints, read, lookup, paths)
         (planned if isinstance(outcome, Planned) else results).append(outcome)
     return planned, results
 
 
 def combine(chosen: Sequence[Candidate], read: FileReader) -> tuple[list[FilePatch], list[tuple[str, str]]]:
-    """One patch per file with every chosen fix in it; fixes that collide are left out, named."""
-    by_file: dict[str, list[Candidate]] = {}
+    """One patch per file with every chosen fix in it; fixes that collide are left out, named. A
+    fix that edits several files is in all of them or in none."""
+    by_file: dict[str, list[tuple[Candidate, engine.Request]]] = {}
     for candidate in chosen:
-        by_file.setdefault(candidate.patch.path, []).append(candidate)
-    patches: list[FilePatch] = []
-    missed: list[tuple[str, str]] = []
-    for path, group in by_file.items():
-        text = read(path)
-        requests = [c.request() for c in group]
-        outcome = engine.apply(text, requests)
-        missed.extend(outcome.missed)
-        if outcome.applied:
-            patches.append(FilePatch(path, text, outcome.after))
-    return patches, missed
+        for path, request in candidate.requests():
+            by_file.setdefault(path, []).append((candidate, request))
+    outcomes = {path: engine.apply(read(path), [r for _, r in group]) for path, group in by_file.items()}
+    missed = {key: why for outcome in outcomes.values() for key, why in outcome.missed}
+    left_out = set(missed)
+    if not left_out:
+        patches = [FilePatch(path, read(path), o.after) for path, o in outcomes.items() if o.applied]
+        return patches, list(missed.items())
+    kept = [c for c in chosen if c.brk.fingerprint not in left_out]
+    patches, more = combine(kept, read) if len(kept) < len(chosen) else ([], [])
+    return patches, [*missed.items(), *more]

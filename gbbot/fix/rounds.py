@@ -62,20 +62,24 @@ def final_patches(originals: Mapping[str, str], current: Mapping[str, str]) -> t
     return tuple(p for p in (FilePatch(path, text, current[path]) for path, text in originals.items()) if p.changed)
 
 
-def on_original(result: FixResult, candidate: Candidate | None, originals: Mapping[str, str]) -> FixResult:
-    """A later round's fix with its diff and hunks on the original text of its file, so that a
+def on_original(
+    result: FixResult, candidate: Candidate | None, originals: Mapping[str, str], current: Mapping[str, str]
+) -> FixResult:
+    """A later round's result at the line of the file as the user has it (`originals`; `current`:
+    the text the round planned on), and a fix's diff and hunks on that original text, so that a
     review suggestion lands on the lines the unpatched file has. A fix that rewrites what an
     earlier round wrote keeps its diff on top of that round's text, and has no hunks (no
     suggestion: it would not apply to the unpatched file)."""
-    if candidate is None or candidate.patch.path not in originals:
+    if result.file in originals and result.file in current:
+        line = original_line(originals[result.file], current[result.file], result.line)
+        result = replace(result, line=line or result.line)
+    if candidate is None or not any(p.path in originals for p in candidate.patches):
         return result
-    original = originals[candidate.patch.path]
-    line = original_line(original, candidate.patch.before, result.line) if result.file == candidate.patch.path else None
-    result = replace(result, line=line or result.line)
-    patch = rebased(candidate.patch, original)
-    if patch is None:
+    patches = [rebased(p, originals[p.path]) if p.path in originals else p for p in candidate.patches]
+    if any(p is None for p in patches):
         return replace(result, hunks=())
-    return replace(result, diff=patch.diff, hunks=patch.hunks)
+    diff = "".join(p.diff for p in patches)  # type: ignore[union-attr]
+    return replace(result, diff=diff, hunks=tuple(h for p in patches for h in p.hunks))  # type: ignore[union-attr]
 
 
 def in_original(brk: GraphBreak, originals: Mapping[str, str], current: Mapping[str, str]) -> GraphBreak:

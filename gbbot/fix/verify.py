@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gbbot.analysis import break_diff
+from gbbot.analysis.classify import normalise_code
 from gbbot.backends.choose import backend_for
 from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, check
@@ -221,23 +223,48 @@ def still_there(target: GraphBreak, entrypoints: Iterable[str], before: Mapping,
     return None
 
 
-def _eager_functions(report: EntrypointReport) -> set[tuple[str, str]]:
-    return {(b.file, b.function.split(".")[-1]) for b in report.breaks if b.frame_skipped}
+def renamed(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
+    """Why the patch only renames the targeted break, or None: the same code breaks again, as
+    another kind of break (`.item()` traced, then its value feeds an `if`: GB0124 becomes GB0170
+    at the same line). That is not a fix."""
+    for name in entrypoints:
+        if name not in before or name not in after:
+            continue
+        known = {b.fingerprint for b in before[name].report.breaks}
+        for brk in after[name].report.breaks:
+            same_code = normalise_code(brk.code) == normalise_code(target.code)
+            if brk.fingerprint not in known and brk.file == target.file and same_code and brk.key != target.key:
+                return f"the break comes back as {_short(brk)} in {name}: the patch renames it, it does not fix it"
+    return None
+
+
+def only_hidden(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
+    """Why the targeted break is gone only from sight, or None: the patch made a frame it lies in
+    run eagerly, so Dynamo no longer looks at it."""
+    for name in entrypoints:
+        if name not in before or name not in after:
+            continue
+        for brk, by in settled(before[name], after[name]).hidden.values():
+            if _same_site(brk, target):
+                hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
+                why = f"{_short(hider)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
+                return f"the break is only hidden in {name}: {why}"
+    return None
+
+
+def settled(before: Observation, after: Observation) -> break_diff.Settled:
+    """The patched run against the baseline run, by the rule a PR's diff uses
+    (gbbot/analysis/break_diff.py): what went away fixed or only hidden, what showed up new or
+    revealed (a frame that ran eagerly before is traced now)."""
+    was = {b.fingerprint: b for b in before.report.breaks}
+    now = {b.fingerprint: b for b in after.report.breaks}
+    return break_diff.settle(after.report, before.report, now, was)
 
 
 def appeared_breaks(before: Observation, after: Observation) -> tuple[list[GraphBreak], list[GraphBreak]]:
-    """Breaks in `after` that `before` did not have, as (new, revealed): a break is revealed when
-    its stack passes through a function that ran eagerly before (Dynamo never looked past the
-    break that sent it to eager)."""
-    known = {b.fingerprint for b in before.report.breaks}
-    eager = _eager_functions(before.report)
-    new, revealed = [], []
-    for brk in after.report.breaks:
-        if brk.fingerprint in known:
-            continue
-        frames = {(f.file, f.function) for f in brk.user_stack} | {(brk.file, brk.function.split(".")[-1])}
-        (revealed if frames & eager else new).append(brk)
-    return new, revealed
+    """Breaks in `after` that `before` did not have, as (new, revealed)."""
+    result = settled(before, after)
+    return list(result.new.values()), list(result.revealed.values())
 
 
 def changed_behaviour(before: Observation, after: Observation, compare: ResultComparer) -> str | None:
@@ -305,7 +332,11 @@ def judge(
         problems += [problem] if problem else []
         problems += [f"new break in {name}: {_short(b)}" for b in found]
     for target, entrypoints in goals:
-        problem = still_there(target, entrypoints, before, after)
+        problem = (
+            still_there(target, entrypoints, before, after)
+            or renamed(target, entrypoints, before, after)
+            or only_hidden(target, entrypoints, before, after)
+        )
         problems += [problem] if problem else []
     count = sum(b.count for b in revealed)
     text = summary(old, new, count, (after[n] for n in names), changed)

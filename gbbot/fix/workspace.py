@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gbbot.analysis.classify import SITE_RE
 from gbbot.core.config import Config
+from gbbot.edges import git
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import FileReader, Unpatchable
 
@@ -52,6 +53,14 @@ def copy_reader(root: Path, copy: Path) -> FileReader:
             return check(relative)
 
     return read_copy
+
+
+def python_files(root: Path) -> tuple[str, ...]:
+    """The repository's Python files (tracked, and untracked ones git does not ignore)."""
+    listed = git.listed_files(root)
+    if listed is None:
+        listed = tuple(p.relative_to(root).as_posix() for p in root.rglob("*.py") if ".git" not in p.parts)
+    return tuple(p for p in listed if p.endswith(".py"))
 
 
 def source_hash(text: str) -> str:

@@ -4,7 +4,7 @@ report (break messages, reasons) is the fix job's word and is escaped like any u
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from gbbot.core import limits
 from gbbot.core.fixes import FixResult, FixStatus
@@ -66,19 +66,24 @@ def _results(report: Report) -> tuple[FixResult, ...]:
     return report.fixes or ()
 
 
-def _sections(fixed: list[str], remaining: list[str]) -> str:
+def _sections(fixed: list[str], remaining: list[str], dropped: Sequence[str] = ()) -> str:
     parts = []
     if fixed:
         parts.append("**Fixed**\n" + "\n".join(fixed))
+    if dropped:
+        why = "gbbot's recipes did not make them again from the pinned commit"
+        parts.append(f"**Verified but not pushed** ({why})\n" + "\n".join(dropped))
     none_left = "**Remaining**: none of the selected breaks."
     parts.append("**Remaining**\n" + "\n".join(remaining) if remaining else none_left)
     parts.append("_What remains, and why, is the word of the job that ran the PR's code._")
     return "\n\n".join(parts)
 
 
-def pushed(commit_url: str, sha: str, fixed: list[str], remaining: list[str]) -> str:
+def pushed(commit_url: str, sha: str, fixed: list[str], remaining: list[str], dropped: Sequence[str] = ()) -> str:
     head = f"🚀 `/gb-fix`: pushed [{md_code(sha[:12])}]({commit_url}) with {len(fixed)} verified fix(es)."
-    return limits.fit(_line(f"{head}\n\n{_sections(fixed, remaining)}"), limits.COMMENT_BODY_MAX)
+    if dropped:
+        head += f" {len(dropped)} verified fix(es) left out: see below."
+    return limits.fit(_line(f"{head}\n\n{_sections(fixed, remaining, dropped)}"), limits.COMMENT_BODY_MAX)
 
 
 def nothing_to_fix(remaining: list[str]) -> str:
@@ -95,14 +100,14 @@ def diff_block(patch: str) -> str:
     return f"{fence}diff\n{text}{fence}"
 
 
-def patch_comment(why: str, patch: str, fixed: list[str], remaining: list[str]) -> str:
+def patch_comment(why: str, patch: str, fixed: list[str], remaining: list[str], dropped: Sequence[str] = ()) -> str:
     """The verified patch to apply by hand, collapsed, sized under GitHub's comment limit (a patch
     that cannot fit whole is not shown cut: a cut patch would not apply)."""
     head = f"`/gb-fix`: {md_text(why)}"
     save = md_code(PATCH_NAME)
     how = f"To apply it: save the diff as {save} at the repository root and run `git apply {PATCH_NAME}`."
     body = diff_block(patch)
-    tail = _sections(fixed, remaining)
+    tail = _sections(fixed, remaining, dropped)
     text = _line(f"{head}\n\n<details><summary>The verified patch</summary>\n\n{body}\n\n</details>\n\n{how}\n\n{tail}")
     if len(text) <= limits.COMMENT_BODY_MAX:
         return text

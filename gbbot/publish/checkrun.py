@@ -37,6 +37,7 @@ def title(report: Report) -> str:
         return (f"{c.distinct} graph break{'s' * (c.distinct != 1)}" if c.distinct else "No graph breaks") + unknown
     fixed = f", {c.fixed} fixed" if c.fixed else ""
     hidden = f", {c.hidden} hidden" if c.hidden else ""
+    hidden += f", {c.revealed} revealed" if c.revealed else ""
     new = f"{c.new} new graph break{'s' * (c.new != 1)}" if c.new else "No new graph breaks"
     return new + fixed + hidden + unknown
 

@@ -27,12 +27,13 @@ class Content:
     # How the comparison was made (base reused, dirty tree): for the job summary and the log; the
     # PR comment keeps only what changes the reading of the result.
     process_notes: bool = True
+    entrypoint_table: bool = True  # the comment leaves it out unless it changes the reading
 
     def noted(self, line: str) -> Content:
         return replace(self, notes=(*self.notes, line))
 
     def for_comment(self) -> Content:
-        return replace(self, process_notes=False)
+        return replace(self, process_notes=False, entrypoint_table=False)
 
     def options(self, max_items: int | None = None, footer: bool = True) -> markdown.Options:
         """`footer=False`: what a reader sees that stays the same from commit to commit (no
@@ -48,6 +49,7 @@ class Content:
             links=self.links if footer else None,
             gb_fix=self.gb_fix,
             process_notes=self.process_notes,
+            entrypoint_table=self.entrypoint_table,
         )
 
 

@@ -1,7 +1,8 @@
 """Make untrusted text (break messages quote user code; names; comments) harmless in markdown.
 
 Break text ends up in PR comments, check runs and job summaries: HTML must not render, markdown
-must not restructure the page, `@someone` must not notify anyone, and nothing may become a link.
+must not restructure the page, `@someone` must not notify anyone, `#12` must not reference an
+issue, and nothing may become a link.
 GitHub's renderer (cmark-gfm with its autolink extension) links bare `https://…`, `http://…`,
 `ftp://…`, `www.…` and `name@host` in plain text, so those are broken up too.
 """
@@ -19,6 +20,9 @@ MENTION = re.compile(r"@")
 # looks for `scheme://` and `www.`, so neither matches.
 SCHEME_COLON = re.compile(r"(?<=[A-Za-z0-9]):(?=//)")
 WWW_DOT = re.compile(r"(www)\.", re.IGNORECASE)
+# `#12`, `GH-12` and `owner/repo#12` become links to issues, and cross-reference events on them:
+# a zero-width space between the mark and the number stops that, as it stops a mention.
+ISSUE_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
 CODE_SPAN = re.compile(r"`([^`]+)`")
 ZERO_WIDTH_SPACE = "&#8203;"
 
@@ -28,6 +32,7 @@ def _plain(text: str) -> str:
     text = MD_SPECIAL.sub(r"\\\1", text)
     text = SCHEME_COLON.sub(r"\\:", text)
     text = WWW_DOT.sub(r"\1\\.", text)
+    text = ISSUE_REFERENCE.sub(lambda m: m.group(1) + ZERO_WIDTH_SPACE, text)
     return MENTION.sub("@" + ZERO_WIDTH_SPACE, text)
 
 

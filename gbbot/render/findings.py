@@ -7,11 +7,14 @@ import enum
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
+from gbbot.analysis import advice
 from gbbot.analysis import report as report_
 from gbbot.analysis.policy import Policy
 from gbbot.core import counts
-from gbbot.core.model import BreakCost, GraphBreak, Report
+from gbbot.core.doc_links import graph_break_doc
+from gbbot.core.model import BreakCost, CompileError, GraphBreak, Report
 
 # Repo-relative POSIX path: no leading slash or drive, no `..` segment, no control characters.
 # The report schema says the same; a report from an untrusted run is checked again here.
@@ -98,6 +101,23 @@ def _on_each(entries: int | None) -> str:
     if not entries:
         return ""
     return " on its one call" if entries == 1 else f" on each of {entries:,} calls"
+def eager_words(brk: GraphBreak, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
+    """What the break makes run eagerly: "the whole frame runs eagerly" when that is its own
+    function's frame, else "makes `generate` (wrapper.py:480) run eagerly". `code` and `text`
+    escape a name and plain text for where the words go."""
+    callers = brk.eager_callers
+    if not callers:
+        return "the whole frame runs eagerly"
+    named = ", ".join(f"{code(f.name)} {text(f'({PurePosixPath(f.file).name}:{f.line})')}" for f in callers)
+    return f"makes {named} run eagerly"
+
+
+def compile_error_words(error: CompileError, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
+    """The compile error that ended a run, in one line: "compile error GB4315 (USER_ERROR) at
+    entry.py:4 in project: RuntimeError when making fake tensor call. Dynamo failed to …"."""
+    where = f"{code(f'{error.file}:{error.line}')} in {code(error.function)}"
+    what = text(f"{error.gb_type}. {error.explanation}" if error.explanation else error.gb_type)
+    return f"compile error {code(error.gb_id or '-')} ({text(error.category.value)}) at {where}: {what}"
 
 
 def ranks_text(brk: GraphBreak) -> str:
@@ -118,19 +138,19 @@ def message(finding: Finding) -> str:
     if brk.fullgraph_failure:
         lines.append("This break made the fullgraph=True compile fail.")
     if finding.frame_eager:
-        named = ", ".join(str(f) for f in brk.makes_eager) or brk.function
-        lines.append(f"It makes {named} run eagerly (Dynamo runs that frame uncompiled).")
+        lines.append(f"{eager_words(brk).capitalize()} (Dynamo skipped it).")
     elif brk.in_loop:
         lines.append("Inside a loop.")
     if cost := cost_text(brk.cost):
         lines.append(f"Cost: {cost}.")
-    if brk.explanation:
-        lines.append(brk.explanation)
-    lines.extend(f"Hint: {hint}" for hint in brk.hints)
+    explanation = advice.curated_explanation(brk)
+    if explanation:
+        lines.append(explanation)
+    lines.extend(f"Hint: {hint.text}" for hint in advice.reading(brk))  # gbbot's advice first
     times = f" (×{finding.total})" if finding.total > 1 else ""
     lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}{times}{ranks_text(brk)}")
-    if brk.doc_url:
-        lines.append(brk.doc_url)
+    if graph_break_doc(brk.gb_id):
+        lines.append(graph_break_doc(brk.gb_id))
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ everything else (fixed, hidden, persisting, ignored, the entrypoints) folded wit
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,11 +19,12 @@ import jinja2
 from gbbot.analysis import advice, classify, recompile
 from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
-from gbbot.core.fixes import FixStatus
+from gbbot.core.doc_links import graph_break_doc
+from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
 from gbbot.render import findings, fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
-from gbbot.render.findings import SAFE_PATH
+from gbbot.render.findings import SAFE_PATH, compile_error_words
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
@@ -97,6 +98,9 @@ class Options:
     links: SourceLinks | None = None  # `file:line` as links to the line (none: plain code)
     gb_fix: bool = False  # the repository answers `/gb-fix` comments (it has that workflow)
     process_notes: bool = True  # how the comparison was made (base reused, dirty tree); the comment leaves them out
+    # The entrypoints' table; the comment shows it only when it changes the reading (an
+    # entrypoint that did not run cleanly, or one without a base to compare with).
+    entrypoint_table: bool = True
 
 
 def _environment() -> jinja2.Environment:
@@ -111,7 +115,10 @@ def _environment() -> jinja2.Environment:
         html=html_text,
         code=md_code,
         codeblock=md_code_block,
-        doclink=lambda url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", url),
+        # built from the id, not the report's URL (a report is its writer's word)
+        doclink=lambda _url, gb_id: md_link(f"{gb_id or 'Graph break'} documentation", graph_break_doc(gb_id)),
+        # a page gbbot's own data names (recompile_rules.yaml), never a report's
+        ownlink=lambda url, label: md_link(f"{label} documentation", url),
     )
     return env
 
@@ -222,8 +229,12 @@ class Sorted:
     shown: list[Item]  # new (or, without a diff, every counted break): the table
     fixed: list[Item]
     hidden: list[Item]
+    revealed: list[Item]  # on the head only because a frame they lie in ran eagerly on the base
     persisting: list[Item]
     ignored: list[Item]
+
+
+REVEALED_NOTE = "a frame it lies in ran eagerly on the base, so Dynamo did not trace it there"
 
 
 def sort(report: Report) -> Sorted:
@@ -231,12 +242,14 @@ def sort(report: Report) -> Sorted:
     ignored = [i for i in found if i.brk.ignored]
     counted = [i for i in found if not i.brk.ignored]
     if report.diff is None:
-        return Sorted(counted, [], [], [], ignored)
+        return Sorted(counted, [], [], [], [], ignored)
     new, persisting = set(report.diff.new), set(report.diff.persisting)
+    revealed = set(report.diff.revealed)
     return Sorted(
         [i for i in counted if i.brk.fingerprint in new],
         fixed_items(report),
         hidden_items(report),
+        [replace(i, note=REVEALED_NOTE) for i in counted if i.brk.fingerprint in revealed],
         [i for i in counted if i.brk.fingerprint in persisting],
         ignored,
     )
@@ -275,6 +288,9 @@ def headline(report: Report) -> str:
         noun = "" if breaks else f" graph break{'s' * (c.hidden != 1)}"
         their = "its" if c.hidden == 1 else "their"
         breaks.append(f"hides **{c.hidden}**{noun} (not fixed: {their} frame now runs eagerly)")
+    if c.revealed:
+        noun = "" if breaks else f" graph break{'s' * (c.revealed != 1)}"
+        breaks.append(f"reveals **{c.revealed}**{noun} (not new: Dynamo now traces code that ran eagerly)")
     rc = _recompile_change(report)
     other = " other" if c.not_clean else ""  # the line above says what failed
     if not breaks and not rc:
@@ -336,7 +352,8 @@ def notes(report: Report, options: Options) -> list[str]:
     if d is None:
         return []
     said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline)]
-    return [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+    kept = [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+    return kept + [e.still_failing for e in d.entrypoints if e.still_failing]  # it changes the reading
 
 
 def _no_baseline(report: Report) -> set[str]:
@@ -358,7 +375,8 @@ def todo(item: Item, options: Options) -> str:
     first = advice.best(brk)
     if first is not None:
         return md_text(first.text)
-    return md_link("see the documentation", brk.doc_url) if brk.doc_url else ""
+    doc = graph_break_doc(brk.gb_id)  # from the id: a report's own URL is its writer's word
+    return md_link("see the documentation", doc) if doc else ""
 
 
 def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:
@@ -399,13 +417,24 @@ def frame_note(item: Item, links: SourceLinks | None = None) -> str:
     return f"**This break {words}**: Dynamo runs that frame uncompiled{why}.{loop}"
 
 
+def more_reading(item: Item, options: Options) -> tuple[Advice, ...]:
+    """What the details add to the table's "what to do": the advice it shows is not repeated."""
+    found = advice.reading(item.brk)
+    shown = advice.best(item.brk)
+    if shown is not None and todo(item, options) == md_text(shown.text):
+        return tuple(a for a in found if a.text != shown.text)
+    return found
+
+
 def shown_stack(brk: GraphBreak) -> tuple[Frame, ...]:
     """The user's part of the stack: from the entrypoint's script (the innermost `<module>`
-    frame) on, without torch's frames; the launcher that started the script is not the user's."""
+    frame) on, without torch's frames; the launcher that started the script is not the user's.
+    The script's own top line (`main()`) is left out when calls follow it."""
     frames = brk.user_stack
     scripts = [i for i, f in enumerate(frames) if f.function == "<module>"]
     frames = frames[scripts[-1] :] if scripts else frames
-    return tuple(f for f in frames if not f.file.startswith(TORCH_FILES))
+    frames = tuple(f for f in frames if not f.file.startswith(TORCH_FILES))
+    return frames[1:] if len(frames) > 2 and frames[0].function == "<module>" else frames
 
 
 def stack_lines(brk: GraphBreak, links: SourceLinks | None) -> list[str]:
@@ -429,8 +458,8 @@ def brief_line(item: Item, links: SourceLinks | None, sha: str | None = None) ->
     words = eager_words(item, links)
     eager = f" · {words}" if words else ""
     note = f" — {item.note}" if item.note else ""
-    head = f"**{md_text(brk.gb_id or 'no id')}** {md_text(what(brk))}"
-    return f"- {head} · {where(brk, links, sha)} in {md_code(brk.function)}{code}{times}{eager}{note}"
+    head = f"**{md_text(brk.gb_id or 'no id')}**"
+    return f"- {head} {where(brk, links, sha)} in {md_code(brk.function)}{code}{times}{eager}{note}"
 
 
 def folded(title: str, found: list[Item], options: Options, sha: str | None = None) -> Folded | None:
@@ -448,6 +477,7 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
     changed = [
         folded(f"✅ {plural(len(s.fixed), 'graph break')} fixed", s.fixed, options, base),
         folded(f"🙈 {plural(len(s.hidden), 'graph break')} hidden, not fixed", s.hidden, options, base),
+        folded(f"👀 {plural(len(s.revealed), 'graph break')} revealed, not new", s.revealed, options),
     ]
     kept = [
         folded(f"{plural(len(s.persisting), 'graph break')} persisting", s.persisting, options),
@@ -507,6 +537,8 @@ def render(report: Report, options: Options = Options()) -> str:
         status_icon=STATUS_ICON,
         graph_delta=graph_delta,
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
+        compile_error=lambda error: compile_error_words(error, html_text, html_text),
+        entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or _no_baseline(report)),
         table_title="New graph breaks" if diff else "Graph breaks",
         shown=shown,
         more=len(s.shown) - len(shown),
@@ -521,7 +553,7 @@ def render(report: Report, options: Options = Options()) -> str:
         eager=lambda item: eager_words(item, options.links),
         stack=lambda brk: stack_lines(brk, options.links),
         explanation=advice.curated_explanation,
-        reading=advice.reading,
+        reading=lambda item: more_reading(item, options),
         recompiles_shown=recompiles_shown,
         recompiles_folded=recompiles_folded,
         recompile_advice=recompile_advice,

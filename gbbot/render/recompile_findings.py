@@ -107,8 +107,7 @@ def message(finding: RecompileFinding, problems: tuple[Problem, ...]) -> str:
         if problem.reason is not None:
             lines += reason_lines(problem.reason)
     lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}")
-    if rc.doc_url:
-        lines.append(rc.doc_url)
+    lines.append(recompile.load_rules().doc_url)  # gbbot's own page, not the report's URL
     return "\n".join(line for line in lines if line)
 
 

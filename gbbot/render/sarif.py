@@ -22,6 +22,7 @@ from urllib.parse import quote
 from gbbot.analysis import recompile
 from gbbot.analysis.policy import DEFAULT, Policy
 from gbbot.core import counts
+from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.model import GraphBreak, Report
 from gbbot.render.findings import Finding, Level, findings
 from gbbot.render.recompile_findings import Problem, RecompileFinding, kind_words, message, recompile_findings
@@ -53,8 +54,8 @@ def rule(brk: GraphBreak) -> dict[str, Any]:
         "defaultConfiguration": {"level": "warning"},
         "properties": {"tags": ["torch.compile", "graph-break", brk.category.value]},
     }
-    if brk.doc_url and brk.doc_url.startswith("https://"):
-        described["helpUri"] = brk.doc_url
+    if graph_break_doc(brk.gb_id):
+        described["helpUri"] = graph_break_doc(brk.gb_id)
     return described
 
 
@@ -171,7 +172,7 @@ def _recompile_results(
         for problem in finding.problems:
             if recompile_rule_id(problem) not in rules:
                 rules[recompile_rule_id(problem)] = len(described)
-                described.append(recompile_rule(problem, finding.rc.doc_url))
+                described.append(recompile_rule(problem, recompile.load_rules().doc_url))
             results.append(recompile_result(finding, problem, rules[recompile_rule_id(problem)]))
     return results, sum(1 for f in found if f.path is None)
 

@@ -10,6 +10,7 @@ from rich.text import Text
 from gbbot.analysis import recompile
 from gbbot.core import counts
 from gbbot.core.model import GraphBreak, Recompilation, RecompileReason, Report, Status
+from gbbot.render.findings import compile_error_words
 
 STATUS_STYLE = {
     Status.OK: "green",
@@ -64,7 +65,8 @@ def break_table(report: Report) -> Table:
         if brk.fullgraph_failure:
             notes.append("[red]made the fullgraph compile fail[/]")
         if counted.frame_eager:
-            notes.append("[red]frame runs eagerly[/]")
+            callers = ", ".join(escape(str(f)) for f in brk.eager_callers)
+            notes.append(f"[red]makes {callers} run eagerly[/]" if callers else "[red]frame runs eagerly[/]")
         elif brk.in_loop:
             notes.append("in loop")
         if brk.ignored:
@@ -142,7 +144,9 @@ def render(report: Report, console: Console) -> None:
     if any(e.recompiles for e in report.entrypoints):
         parts.append(recompile_table(report))
     for e in report.entrypoints:
-        if e.status is not Status.OK and e.error:
+        if e.compile_error is not None:
+            parts.append(Text(f"{e.name}: {e.status.value}: {compile_error_words(e.compile_error)}", style="red"))
+        elif e.status is not Status.OK and e.error:
             parts.append(Text(f"{e.name}: {e.status.value}\n{e.error[-1500:]}", style="red"))
         for problem in e.trace_problems[:10]:
             parts.append(Text(f"{e.name}: trace: {problem}", style="yellow"))
@@ -150,6 +154,7 @@ def render(report: Report, console: Console) -> None:
     if report.diff is not None:
         d = report.diff
         hidden = f", {c.hidden} hidden (their frame now runs eagerly)" if c.hidden else ""
+        hidden += f", {c.revealed} revealed (their frame ran eagerly on the base)" if c.revealed else ""
         parts.append(
             Text(f"{c.new} new, {c.fixed} fixed{hidden}, {c.persisting} persisting vs {d.base_ref} ({d.base_sha[:7]})")
         )

@@ -16,10 +16,9 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
 
 from gbbot.core import source_limits
 
@@ -57,6 +56,8 @@ class Function:
     params: tuple[Param, ...] = ()
     factory: bool = False  # every compile site in its body is in a `return`: it hands a compiled object out
     fixture: bool = False  # @pytest.fixture
+    open_params: bool = False  # *args or **kwargs: what it needs cannot be read from its signature
+    returns: frozenset[str] = frozenset()  # what its return statements call, dotted (nn.Sequential, a class)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class Knob:
 
     name: str  # `--steps` for an option, `max_iters` for an assignment
     line: int
-    value: Any = None  # the assignment's literal, or None
+    value: Any = None  # the assignment's literal; an option's action or type (store_true, int)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class Scan:
     truncated: bool  # MAX_FILES reached
     parsed: int = 0  # of them, parsed (the others cannot hold a candidate)
     names: frozenset[str] = field(default_factory=frozenset)  # every file name in the tree, for data reads
+    deferred: tuple[str, ...] = ()  # files that may define an nn.Module, not parsed yet (add_models)
 
 
 # --- one file: pure -------------------------------------------------------------------------------
@@ -169,9 +171,11 @@ class _Unit:
     decorated: bool
     fixture: bool
     params: tuple[Param, ...]
+    open_params: bool
     sites: list[int] = field(default_factory=list)
     returned: list[int] = field(default_factory=list)  # sites inside a return statement
     uses: set[str] = field(default_factory=set)
+    returns: set[str] = field(default_factory=set)
 
 
 class _Collector(ast.NodeVisitor):
@@ -249,7 +253,8 @@ class _Collector(ast.NodeVisitor):
         first = node.args[0] if node.args else None
         if dotted.endswith("add_argument") and isinstance(first, ast.Constant) and isinstance(first.value, str):
             if first.value.startswith("--"):
-                self.knobs.append(Knob(first.value, node.lineno))
+                how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords if k.arg in ("action", "type")}
+                self.knobs.append(Knob(first.value, node.lineno, how.get("action") or how.get("type")))
         if any(dotted == loader or dotted.endswith("." + loader) for loader in LOADERS):
             self.reads.append(Read(dotted, node.lineno, True))
         self.generic_visit(node)
@@ -273,6 +278,8 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
+        if self._unit is not None and isinstance(node.value, ast.Call):
+            self._unit.returns.add(_dotted(node.value.func) or "")
         self._returns += 1
         self.generic_visit(node)
         self._returns -= 1
@@ -309,7 +316,8 @@ class _Collector(ast.NodeVisitor):
             names = [_dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
             fixture = any(name.split(".")[-1] == "fixture" for name in names)
             prefix = f"{self._class[0]}." if self._class is not None else ""
-            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args))
+            open_params = node.args.vararg is not None or node.args.kwarg is not None
+            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args), open_params)
         for line in own:
             self._site(line)
         self._depth += 1
@@ -336,6 +344,8 @@ class _Collector(ast.NodeVisitor):
                 params,
                 bool(body) and set(body) <= set(unit.returned),
                 unit.fixture,
+                unit.open_params,
+                frozenset(unit.returns - {""}),
             )
         )
 
@@ -463,10 +473,10 @@ def _parse(relative: str, data: bytes) -> FileFacts | None:
 
 
 def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = None) -> Scan:
-    """Two passes over what was read: the files that can compile or lead to a compile, then, only
-    when nothing compiles, the files that may define an nn.Module (model: candidates)."""
+    """The files that can compile or lead to a compile, parsed; those that may only define an
+    nn.Module are listed in `deferred`, for `add_models` when nothing compiles."""
     found: list[FileFacts] = []
-    deferred: list[Path] = []
+    deferred: list[str] = []
     read = parsed = 0
     names: set[str] = set()
     truncated = False
@@ -481,17 +491,23 @@ def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = Non
         if got is None:
             continue
         if not worth_parsing(*got):
-            deferred += [path] if worth_parsing(*got, models=True) else []
+            deferred += [got[0]] if worth_parsing(*got, models=True) else []
             continue
         parsed += 1
         facts = _parse(*got)
         found += [facts] if facts is not None else []
-    if not any(f.sites for f in found):
-        for path in deferred:
-            got = _read(root, path)
-            parsed += 1
-            facts = _parse(*got) if got else None
-            found += [facts] if facts is not None else []
-            if progress is not None:
-                progress(read, parsed)
-    return Scan(tuple(found), read, truncated, parsed, frozenset(names))
+    return Scan(tuple(found), read, truncated, parsed, frozenset(names), tuple(deferred))
+
+
+def add_models(root: Path, scan: Scan, progress: Progress | None = None) -> Scan:
+    """`scan` with its deferred files parsed too: the nn.Module classes of a repository with
+    nothing compiled to run."""
+    found, parsed = list(scan.files), scan.parsed
+    for relative in scan.deferred:
+        got = _read(root, root / relative)
+        parsed += 1
+        facts = _parse(*got) if got else None
+        found += [facts] if facts is not None else []
+        if progress is not None:
+            progress(scan.read, parsed)
+    return replace(scan, files=tuple(found), parsed=parsed, deferred=())

@@ -76,10 +76,13 @@ def setup_lines(files: EnvironmentFiles) -> list[str]:
                 "keep its dependencies in a requirements file and drop this step if that matters."
             )
     for name, spec in sorted((files.torch or {}).items()):
-        pinned = f"torch{spec}" if spec else "torch, unpinned"
+        if spec:
+            said = f"{name} names torch{spec}: pip keeps the installed torch when it satisfies that, else installs it"
+        else:
+            said = f"{name} names torch without a version: the torch already installed stays"
         notes.append(
-            f"{name} names {pinned}: that torch is installed, not gbbot's. PyPI's Linux torch is a CUDA "
-            "build of several GB; on CPU runners add --extra-index-url https://download.pytorch.org/whl/cpu."
+            f"{said} (the report records the one the entrypoints ran). PyPI's Linux torch is a CUDA build of "
+            "several GB; on CPU runners add --extra-index-url https://download.pytorch.org/whl/cpu."
         )
     if files.conda:
         notes.append(

@@ -32,6 +32,8 @@ SIZES = {
     **dict.fromkeys(("vocab_size", "num_tokens", "n_vocab", "vocab"), 100),
     **dict.fromkeys(("max_seq_len", "block_size", "seq_len", "max_len", "context_length", "max_position_embeddings"), 16),
     **dict.fromkeys(("channels", "in_chans", "in_channels", "num_channels"), 3),
+    **dict.fromkeys(("codebook_size", "num_codes", "n_codes"), 16),
+    **dict.fromkeys(("num_quantizers", "n_quantizers"), 2),
 }  # fmt: skip
 IMAGE_INPUTS = frozenset({"img", "image", "images", "imgs", "pixel_values", "video"})
 TOKEN_INPUTS = frozenset({"tokens", "idx", "input_ids", "ids", "token_ids", "src", "text"})
@@ -134,32 +136,62 @@ def _used_names(files: tuple[FileFacts, ...], cls: ClassFacts) -> bool:
     )
 
 
+SEQUENTIAL = frozenset({"nn.Sequential", "torch.nn.Sequential", "Sequential"})
+ONE_INPUT = Param("x", True)  # nn.Sequential's forward takes one input
+
+
+def _builders(files: tuple[FileFacts, ...], classes: set[str]) -> list[ModelPlan]:
+    """Module-level functions that return a model (nn.Sequential or one of the classes): a
+    `model:` target may be any callable that returns one."""
+    found = []
+    for facts in files:
+        if facts.is_test:
+            continue
+        for fn in facts.functions:
+            built = {r.split(".")[-1] for r in fn.returns}
+            if "." in fn.name or fn.name.startswith("_") or not (fn.returns & SEQUENTIAL or built & classes):
+                continue
+            kwargs, missing = _sized(fn.params)
+            if fn.open_params:
+                missing.append("what its *args/**kwargs need")
+            inputs, missing_inputs = _inputs(Function("forward", 0, False, False, False, params=(ONE_INPUT,)), kwargs)
+            if not fn.returns & SEQUENTIAL:
+                inputs, missing_inputs = [], ["forward's inputs"]
+            why = f"{facts.path}:{fn.line}: {fn.name}() returns an nn.Module"
+            found.append(ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, (*missing, *missing_inputs)))
+    return found
+
+
 def plans(files: tuple[FileFacts, ...]) -> list[ModelPlan]:
-    """Every module class: proposals (nothing missing) and templates, whole models first."""
+    """Every module class and model-building function: proposals (nothing missing) and
+    templates, whole models first."""
     classes = module_classes(files)
     by_class = {c.name: (f, c) for f, c in classes}
-    found = []
+    found = _builders(files, set(by_class))
     for facts, cls in classes:
         init = _method(facts, cls, "__init__", by_class)
         kwargs, missing = _sized(init.params if init else ())
+        if init is not None and init.open_params:
+            missing.append("what its *args/**kwargs need")
         inputs, missing_inputs = _inputs(_method(facts, cls, "forward", by_class), kwargs)
         why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module"
         target = f"{facts.module}:{cls.name}"
         root = not _used_names(files, cls)
         found.append(ModelPlan(cls.name, target, kwargs, inputs, why, (*missing, *missing_inputs), root))
-    return sorted(found, key=lambda p: (not p.root, bool(p.missing)))
+    return sorted(found, key=lambda p: (bool(p.missing), not p.root))
 
 
 def entry_lines(plan: ModelPlan, name: str, commented: bool) -> list[str]:
     """The YAML lines of one model: entrypoint (JSON flow style is valid YAML)."""
     lines = [f"- name: {name}", f"  model: {plan.target}"]
+    if plan.missing:
+        lines.append(f"  # fill in: {', '.join(plan.missing)}")
     if plan.kwargs:
         lines.append(f"  kwargs: {json.dumps(plan.kwargs)}")
-    if plan.inputs or not plan.missing:
+    if any(m.startswith("forward") for m in plan.missing):
+        lines.append("  inputs: [{tensor: [2, 8]}]  # one literal or tensor spec per forward argument")
+    else:
         lines.append(f"  inputs: {json.dumps(plan.inputs)}")
-    if plan.missing:
-        lines.append(f"  # fill in: {', '.join(plan.missing)} (constructor kwargs:, forward's inputs:)")
-        lines.append("  inputs: [{tensor: [2, 8]}]  # one tensor spec per forward argument")
     prefix = "  # " if commented else "  "
     return [prefix + line for line in lines]
 

@@ -53,9 +53,14 @@ def _flags(facts: FileFacts) -> tuple[list[str], list[str]]:
             flags += [knob.name, str(SHORT)]
         elif name in ("device", "accelerator"):
             flags += [knob.name, "cpu"]
-        elif COMPILE.fullmatch(name):
-            flags.append(knob.name)  # usually store_true: off unless asked
+        elif COMPILE.fullmatch(name) and knob.value == "store_true":
+            flags.append(knob.name)  # off unless asked
+        elif COMPILE.fullmatch(name) and knob.value == "int":
+            flags += [knob.name, "1"]
+    named = {_option_name(k) for k in options}
     for knob in settings:
+        if knob.name in named:  # set from the option (`device = args.device` and the like)
+            continue
         steps = STEPS.fullmatch(knob.name) and isinstance(knob.value, int) and not isinstance(knob.value, bool)
         if steps and knob.value > SHORT:
             if facts.configurator:

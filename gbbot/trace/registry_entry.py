@@ -10,10 +10,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gbbot.core.doc_links import GRAPH_BREAK_DOC
 from gbbot.core.errors import GbbotError
 from gbbot.trace import registry
 
-DOC_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.html"
+DOC_URL = GRAPH_BREAK_DOC
 ID_RE = re.compile(r"GB\d{4}", re.IGNORECASE)
 
 

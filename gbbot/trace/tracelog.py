@@ -217,12 +217,15 @@ def _site(raw: RawBreak) -> tuple[str, int] | None:
     return (frame.file, frame.line) if frame else None
 
 
-def fullgraph_failures(breaks: Iterable[RawBreak], metrics: Iterable[FrameMetrics]) -> tuple[RawBreak, ...]:
+def fullgraph_failures(
+    breaks: Iterable[RawBreak], metrics: Iterable[FrameMetrics], fmt: MessageFormat = wording.DEFAULT
+) -> tuple[RawBreak, ...]:
     """Pure: the breaks only a frame's failed compilation tells of. Under fullgraph=True Dynamo
     raises at the first break instead of logging it, so no break record exists; the frame's
     compilation_metrics still carry the break's message and the user frame it happened in. A
     failure at a place a break record already names is that break (a frame that fell back to
-    eager), not a second one."""
+    eager), not a second one. A failure that is no graph break (its fail_type says an error was
+    raised, not Unsupported) is marked `compile_error`: the run stopped there."""
     logged = {site for site in map(_site, breaks) if site}
     found: dict[tuple[str, int, str], RawBreak] = {}
     for m in metrics:
@@ -241,11 +244,12 @@ def fullgraph_failures(breaks: Iterable[RawBreak], metrics: Iterable[FrameMetric
                 (frame,),
                 False,
                 frame,
-                fullgraph_failure=True,
+                fullgraph_failure=m.fail_type in fmt.graph_break_fail_types,
                 frame_id=m.frame_id,
                 compile_index=m.compile_index,
                 log=m.log,
                 ends_frame=True,
+                compile_error=m.fail_type not in fmt.graph_break_fail_types,
             ),
         )
     return tuple(found.values())
@@ -289,7 +293,7 @@ def read_trace_lines(
             else:
                 raw = replace(raw, **_compile_of(item.envelope), log=source)
                 breaks.append(replace(raw, test=test_at(item.lineno)) if test_at else raw)
-    breaks.extend(fullgraph_failures(breaks, metrics))
+    breaks.extend(fullgraph_failures(breaks, metrics, fmt))
     note = wording.support_note(version)
     problems.extend([f"{source}: {note}"] if note else [])
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))

@@ -26,6 +26,9 @@ class MessageFormat:
     # A break Dynamo could not resume from: the frame compiles up to the last resumable point and
     # runs the rest of itself eagerly.
     unresumable_marker: str = "Encountered graph break that we cannot resume from"
+    # A compile's fail_type when it raised a graph break (fullgraph=True, error_on_graph_break);
+    # any other (TorchRuntimeError, UserError, …) is an error that stopped the program.
+    graph_break_fail_types: frozenset[str] = frozenset({"Unsupported"})
     doc_link_marker: str = "please visit:"
     # The documentation link carries the registry id: …/gb/gb0059.html
     doc_url_re: re.Pattern[str] = re.compile(r"https?://\S+/gb/(gb\d+)\.html", re.IGNORECASE)

@@ -276,13 +276,17 @@ def test_the_worktree_is_removed_after_the_run(pr):
 
 def test_markdown_leads_with_the_delta(pr):
     md = pr.markdown
-    assert "**2 new** · **1 fixed** · 5 persisting — compared with `main`"  # C, and `added`'s in md
-    new, fixed, persisting = md.index("### New graph breaks"), md.index("### Fixed"), md.index("### Persisting")
+    assert md.splitlines()[2] == "This PR adds **2** graph breaks and fixes **1**."  # C, and `added`'s
+    new, fixed, persisting = (
+        md.index("### New graph breaks"),
+        md.index("✅ 1 graph break fixed"),
+        md.index("5 graph breaks persisting"),
+    )
     assert new < fixed < persisting
     assert 'warnings.warn("C")' in md[new:fixed]
-    assert "GB0007 documentation" in md[new:fixed]  # the new break shows everything check shows
+    assert "GB0007 documentation" in md[fixed:persisting]  # the new break's details, after the fixed ones
     assert 'print("A")' in md[fixed:persisting]
-    assert "<details><summary>5 persisting</summary>" in md[persisting:]
+    assert "<details><summary>5 graph breaks persisting</summary>" in md[persisting - 20 :]
 
 
 def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr):

@@ -43,5 +43,6 @@ def test_a_break_inside_a_frame_that_now_runs_eagerly_is_hidden_not_fixed(in_git
     assert diff["hidden_by"] == {printed["fingerprint"]: new}
     assert data["counts"]["hidden"] == 1 and data["counts"]["fixed"] == 0
     text = md.read_text()
-    assert "**0 fixed** · **1 hidden**" in text and "### Hidden, not fixed" in text
+    assert "This PR adds **1** graph break and hides **1** (not fixed: its frame now runs eagerly)." in text
+    assert "🙈 1 graph break hidden, not fixed" in text and "fixes" not in text.splitlines()[2]
     assert "1 new, 0 fixed, 1 hidden" in run.stdout

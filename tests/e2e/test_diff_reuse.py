@@ -100,3 +100,41 @@ def test_only_what_could_differ_runs_on_the_base(project, capsys):
     assert [line.split("] ")[1].split(" (base")[0] for line in err.splitlines() if "(base " in line] == ["e"]
     assert all(not e["new"] and not e["fixed"] for e in found["entrypoints"])
     assert any("not run again for 4 of 5 entrypoints (`a`, `b`, `c`, `d`)" in note for note in found["notes"])
+
+
+# PR code that forges its warm child's record of what it read: at exit (before the record is
+# written), it empties the recorder, so the head's run seems to have read nothing.
+FORGES_ITS_READS = """
+import atexit, gc
+def _forget():
+    for o in gc.get_objects():
+        if type(o).__name__ == "ReadRecorder":
+            o.files.clear(); o.directories.clear(); o.metadata.clear(); o.searched.clear()
+atexit.register(_forget)
+"""
+
+
+def test_a_forged_read_record_is_marked_in_the_report_and_never_cached(in_git_dir: Path, capsys):
+    """The PR adds a break to a library its entrypoint calls (one call deeper) and empties the
+    record of its reads: the base is skipped and the new break looks persisting — that much was
+    always the PR's to forge — but the report says whose result the base's is, and no base report
+    built from the head's results is cached under the base's SHA."""
+    repo = in_git_dir
+    files = {k: FILES[k] for k in ("lib_a.py", "a.py")}
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    (repo / ".gbbot.yml").write_text("version: 1\nentrypoints:\n  - {name: a, run: python a.py}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "lib_a.py").write_text("import torch\n\ndef step(x):\n    print('step')\n    return torch.sin(x)\n")
+    (repo / "a.py").write_text(FORGES_ITS_READS + files["a.py"])
+    git(repo, "commit", "-qam", "head")
+    cache = repo.parent / "cache"
+    found, err = diff(repo, capsys, "--cache", str(cache))
+    (entry,) = found["entrypoints"]
+    assert "(base " not in err  # the forged record made gbbot skip the base
+    assert entry["base_from_head"] is True
+    assert not [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".json"]
+    honest, _ = diff(repo, capsys, "--cache", str(cache), "--no-warm")  # every base runs: cached, unmarked
+    assert "base_from_head" not in honest["entrypoints"][0] and honest["new"]
+    assert [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".json"]

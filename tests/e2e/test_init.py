@@ -124,7 +124,7 @@ def test_without_a_config_check_suggests_init_and_init_says_when_nothing_compile
     assert missing.returncode == 2 and "run `gbbot init` to write a starter one" in missing.stderr
     nothing = gbbot(tmp_path, "init")
     assert nothing.returncode == 2
-    assert "found no torch.compile call sites to run, and no nn.Module to build, in 1 Python files" in nothing.stderr
+    assert "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files" in nothing.stderr
     assert "model: mypkg.model:MyModel" in nothing.stderr  # the template to start from, not "by hand"
     assert not (tmp_path / ".gbbot.yml").exists()
 

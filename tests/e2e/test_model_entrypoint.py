@@ -120,3 +120,17 @@ def test_a_missing_class_or_method_is_one_line(tmp_path):
     assert result["nomethod"].error.strip().splitlines()[-1] == (
         "gbbot: model target 'tiny.net:Net': Net has no method 'decode' to compile"
     )
+
+
+def test_gbbot_fix_verifies_a_model_fix_by_comparing_the_model_outputs(tmp_path):
+    from tests.cli_helpers import gbbot
+    from tests.conftest import git
+
+    run(tmp_path, "- {name: net, model: 'tiny.net:Net', args: [8], kwargs: {depth: 2}, inputs: [{tensor: [2, 8]}]}\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "planted")
+    result = gbbot(tmp_path, "fix")
+    assert result.returncode == 0, result.stderr
+    verdict = next(line for line in result.stdout.splitlines() if line.startswith("# tiny/net.py:6 print"))
+    assert "verified" in verdict and verdict.endswith("outputs equal"), verdict

@@ -122,3 +122,19 @@ def test_pytest_gbbot_alone_prints_the_breaks_per_test_and_without_the_flag_does
 
     plain = pytest_in(tmp_path, "-p", "gbbot.child.pytest_plugin", "tests/test_model.py")
     assert plain.returncode == 0 and "graph breaks per test" not in plain.stdout
+
+
+def test_a_pytest_run_names_its_running_test_in_the_progress_line_and_when_it_times_out(tmp_path, capsys):
+    from gbbot.edges.console import progress_printer
+
+    files = {
+        "tests/test_slow.py": "import time\n\ndef test_quick():\n    pass\n\ndef test_stuck():\n    time.sleep(120)\n",
+        ".gbbot.yml": "version: 1\nentrypoints: [{name: suite, pytest: tests/test_slow.py, timeout: 8}]\n",
+    }
+    write(tmp_path, files)
+    config = parse_config((tmp_path / ".gbbot.yml").read_text())
+    (entry,) = check(tmp_path, config, CheckOptions(), progress_printer(1, heartbeat_s=1.0)).entrypoints
+    assert entry.status is Status.TIMEOUT
+    assert "timed out after 8 s" in entry.error and "the test running then: tests/test_slow.py::test_stuck" in entry.error
+    heartbeats = [line for line in capsys.readouterr().err.splitlines() if "entrypoints finished" in line]
+    assert any(line.endswith("; running suite: tests/test_slow.py::test_stuck") for line in heartbeats), heartbeats

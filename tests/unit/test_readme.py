@@ -94,7 +94,7 @@ def test_a_readme_without_the_markers_is_refused(tmp_path):
 def test_the_readmes_config_example_loads():
     [example] = [b for b in blocks("yaml") if b.startswith("version: 1")]
     config = parse_config(example)
-    assert [e.name for e in config.entrypoints] == ["train-step", "forward", "model-tests"]
+    assert [e.name for e in config.entrypoints] == ["train-step", "forward", "model-tests", "gpt"]
 
 
 def linted(workflow: str, tmp_path: Path) -> None:

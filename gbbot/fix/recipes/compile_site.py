@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, QualifiedNameSource
 
 from gbbot.core import source_limits
 from gbbot.fix.recipes.base import Recipe, code, example
@@ -40,19 +40,32 @@ def _is_compile(recipe: Recipe, node: cst.BaseExpression) -> bool:
 
 
 class CompileSiteConfig(Recipe):
-    """Base: `flag` is the `torch._dynamo.config` setting the subclass turns on."""
+    """Base: `flag` is the `torch._dynamo.config` setting the subclass turns on. Where the compile
+    already has a `config.patch(...)` (an earlier fix's), the setting joins it: one call, two
+    settings. A compiled object that is kept (`model = torch.compile(model)`, `model.compile()`)
+    cannot be wrapped (the wrapper is a plain function: `model.eval()` would fail), so the setting
+    is turned on in the statement before the compile, for the rest of the process."""
 
     flag: ClassVar[str]
     at_compile_site: ClassVar[bool] = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.edits or not self.on_site(node) or not self.is_name(node.func, COMPILE):
+        if self.edits or not self.on_site(node):
             return
+        if self._module_compiles_itself(node):
+            self._before_statement(node)
+            return
+        if not isinstance(node.func, cst.Name | cst.Attribute) or not self.is_name(node.func, COMPILE):
+            return  # (`torch.compile(f)(x)`: the inner call is the compile)
         if _compiled(node) is None:  # the decorator form: see visit_FunctionDef
             return
-        if self._already_patched(node) or not self._result_is_only_called(node):
-            return
-        self.record(node, self._patch(node), ("torch",))
+        wrapper = self._patch_wrapping(node)
+        if wrapper is not None:
+            self._join(wrapper)
+        elif self._result_is_only_called(node):
+            self.record(node, self._patch(node), ("torch",))
+        else:
+            self._before_statement(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.edits:
@@ -61,11 +74,22 @@ class CompileSiteConfig(Recipe):
         at = next((i for i, d in enumerate(decorators) if _is_compile(self, d.decorator)), None)
         if at is None or not (self.on_site(decorators[at]) or self.starts_on_site(node.name)):
             return
-        if any(self.flag in cst.Module([]).code_for_node(d.decorator) for d in decorators):
+        existing = next((d.decorator for d in decorators[:at] if _is_patch_call(d.decorator)), None)
+        if existing is not None:
+            self._join(existing)
             return
         patch = cst.Decorator(self._patch_call(), leading_lines=decorators[at].leading_lines)
         moved = decorators[at].with_changes(leading_lines=())
         self.record(decorators[at], cst.FlattenSentinel([patch, moved]), ("torch",))
+
+    def _module_compiles_itself(self, node: cst.Call) -> bool:
+        """`model.compile()` / `model.compile(mode=...)` (nn.Module.compile): keywords only, and
+        not an imported module's function (`re.compile(p)`)."""
+        if not m.matches(node.func, m.Attribute(attr=m.Name("compile"))) or self.is_name(node.func, COMPILE):
+            return False
+        names = self.get_metadata(QualifiedNameProvider, node.func, set())
+        imported = any(q.source is QualifiedNameSource.IMPORT for q in names)
+        return all(a.keyword is not None or a.star == "**" for a in node.args) and not imported
 
     def _patch_call(self) -> cst.BaseExpression:
         return self.torch_expr(f"_dynamo.config.patch({self.flag}=True)")
@@ -73,10 +97,45 @@ class CompileSiteConfig(Recipe):
     def _patch(self, compiled: cst.Call) -> cst.Call:
         return cst.Call(self._patch_call(), [cst.Arg(compiled)])
 
-    def _already_patched(self, node: cst.Call) -> bool:
+    def _patch_wrapping(self, node: cst.Call) -> cst.Call | None:
+        """The `torch._dynamo.config.patch(...)` call whose result wraps `node`, if one does."""
         parent = self.parent(node)
         wrapper = self.parent(parent) if isinstance(parent, cst.Arg) else None
-        return isinstance(wrapper, cst.Call) and self.flag in cst.Module([]).code_for_node(wrapper.func)
+        if isinstance(wrapper, cst.Call) and _is_patch_call(wrapper.func):
+            return wrapper.func  # type: ignore[return-value]
+        return None
+
+    def _join(self, patch: cst.Call) -> None:
+        """Add the setting to an existing `config.patch(...)`; nothing when it is there already
+        (on, and still breaking: not this recipe's case)."""
+        if any(a.keyword is not None and a.keyword.value == self.flag for a in patch.args):
+            return
+        args = list(patch.args)
+        if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        setting = cst.Arg(cst.Name("True"), keyword=cst.Name(self.flag), equal=_EQUAL)
+        self.record(patch, patch.with_changes(args=[*args, setting]))
+
+    def _setting(self) -> cst.SimpleStatementLine:
+        return cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(self.torch_expr(f"_dynamo.config.{self.flag}"))], cst.Name("True"))]
+        )
+
+    def _before_statement(self, node: cst.CSTNode) -> None:
+        """`torch._dynamo.config.<flag> = True` as the statement before the one compiling."""
+        statement = self.enclosing(node, cst.SimpleStatementLine)
+        block = self.parent(statement) if statement is not None else None
+        if statement is None or block is None:
+            return
+        siblings = list(getattr(block, "body", ()))
+        index = next((i for i, s in enumerate(siblings) if s is statement), 0)
+        setting = self._setting()
+        if index and cst.Module([]).code_for_node(siblings[index - 1]).strip().endswith(
+            cst.Module([]).code_for_node(setting).strip()
+        ):
+            return  # already on before this compile
+        first = setting.with_changes(leading_lines=statement.leading_lines)
+        self.record(statement, cst.FlattenSentinel([first, statement.with_changes(leading_lines=())]), ("torch",))
 
     def _result_is_only_called(self, node: cst.Call) -> bool:
         """Wrapping turns the compiled object into a plain function: fine when it is called right
@@ -92,13 +151,77 @@ class CompileSiteConfig(Recipe):
         return isinstance(target, cst.Name) and module is not None and _defines_function(module, target.value)
 
 
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _is_patch_call(node: cst.CSTNode) -> bool:
+    """`torch._dynamo.config.patch(...)` (however torch is spelled)."""
+    return m.matches(node, m.Call(func=m.Attribute(attr=m.Name("patch"), value=m.Attribute(attr=m.Name("config")))))
+
+
 def _defines_function(module: cst.Module, name: str) -> bool:
     return any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body)
 
 
-def _examples(flag: str, expr: str, before_line: str) -> tuple:
-    """The two shapes every compile-site recipe handles: an immediate call and a decorator."""
+def _examples(flag: str, expr: str, before_line: str, other: str) -> tuple:
+    """The shapes every compile-site recipe handles: an immediate call, a decorator, a kept
+    compiled module, a module compiling itself, and a compile an earlier fix wrapped already
+    (`other` is the setting that fix turned on)."""
     return (
+        example(
+            """
+            import torch
+
+
+            def build(model):
+                model = torch.compile(model)  # BREAK
+                model.eval()
+                return model
+            """,
+            f"""
+            import torch
+
+
+            def build(model):
+                torch._dynamo.config.{flag} = True
+                model = torch.compile(model)  # BREAK
+                model.eval()
+                return model
+            """,
+        ),
+        example(
+            """
+            def train(model, batch):
+                # compile once
+                model.compile(mode="default")  # BREAK
+                return model(batch)
+            """,
+            f"""
+            import torch
+
+            def train(model, batch):
+                # compile once
+                torch._dynamo.config.{flag} = True
+                model.compile(mode="default")  # BREAK
+                return model(batch)
+            """,
+        ),
+        example(
+            f"""
+            import torch
+
+
+            def run(v, batch):
+                return torch._dynamo.config.patch({other}=True)(torch.compile(v))(batch)  # BREAK
+            """,
+            f"""
+            import torch
+
+
+            def run(v, batch):
+                return torch._dynamo.config.patch({other}=True, {flag}=True)(torch.compile(v))(batch)  # BREAK
+            """,
+        ),
         example(
             f"""
             import torch
@@ -148,18 +271,6 @@ def _examples(flag: str, expr: str, before_line: str) -> tuple:
 
 
 LOOK_ALIKES = (
-    # a compiled module that is kept: wrapping it would make `model.eval()` fail
-    code(
-        """
-        import torch
-
-
-        def build(model):
-            model = torch.compile(model)  # BREAK
-            model.eval()
-            return model
-        """
-    ),
     # not torch.compile
     code(
         """
@@ -186,7 +297,9 @@ class ItemCaptureScalars(CompileSiteConfig):
         "function runs. Results are unchanged, but code that branches on the scalar can then hit a "
         "data-dependent error instead of a graph break."
     )
-    examples = _examples("capture_scalar_outputs", "return x / x.sum().item()", "n = x.sum().item()")
+    examples = _examples(
+        "capture_scalar_outputs", "return x / x.sum().item()", "n = x.sum().item()", "capture_dynamic_output_shape_ops"
+    )
     untouched = (
         *LOOK_ALIKES,
         # already on for this compile, and still breaking: not this recipe's case
@@ -214,7 +327,9 @@ class DynamicShapeCaptureOps(CompileSiteConfig):
         "with a symbolic size instead of breaking the graph. The setting holds only while that "
         "compiled function runs; results are unchanged."
     )
-    examples = _examples("capture_dynamic_output_shape_ops", "return x[x > 0].sum()", "x = x[x > 0]")
+    examples = _examples(
+        "capture_dynamic_output_shape_ops", "return x[x > 0].sum()", "x = x[x > 0]", "capture_scalar_outputs"
+    )
     untouched = LOOK_ALIKES
 
 

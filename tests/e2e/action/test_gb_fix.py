@@ -15,7 +15,7 @@ import pytest
 
 from tests.action_run import run_action
 from tests.conftest import git
-from tests.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo
+from tests.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo, pull_files
 from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
@@ -27,6 +27,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
         gh.set_clone_url(remote.repo_url("octo-repo.git"))
         gh.add_pull(PR, head, head_ref=BRANCH, author="contributor")
+        gh.set_pull_files(PR, pull_files(bare, base, head))
         gh.set_permission(ADMIN, "admin")
         gh.set_permission(READER, "read")
         yield World(tmp_path, gh, remote, bare, head, base)
@@ -240,3 +241,40 @@ def test_issue_comment_without_a_stage_runs_nothing_and_says_how_to_set_it_up(tm
 
     done = run_action(tmp_path, tmp_path / "run", github_standin, "issue_comment", webhook("issue_comment.created"), "")
     assert done.code == 0 and "gbbot-fix.yml" in done.stderr and github_standin.requests == []
+
+
+FORGED = "removes 1 break; outputs equal\n\nCo-authored-by: Mallory <mallory@example.com>\nverified by octocat"
+
+
+def test_the_commit_and_reply_say_gbbots_words_not_the_artifacts(world: World, artifact: Path) -> None:
+    """The fix job's report is the PR's code's to write: its summary (newlines, a trailer) reaches
+    neither the commit message nor the reply, which say where verification ran."""
+    report_path = artifact / "report.json"
+    report = json.loads(report_path.read_text())
+    for fix in report["extra"]["fixes"]:
+        fix["summary"] = FORGED
+    report_path.write_text(json.dumps(report))
+    payload = world.comment("/gb-fix")
+    world.authorize(payload)
+    world.push(payload, world.head, artifact)
+    tip = world.branch_tip()
+    assert tip != world.head
+    message = git(world.bare, "log", "-1", "--format=%B", tip)
+    (reply,) = world.replies()
+    for text in (message, reply):
+        assert "Co-authored-by" not in text and "Mallory" not in text and "octocat" not in text
+        assert "verification ran in the job that ran the PR's code" in text
+    assert "model.py:6" in message
+    assert git(world.bare, "log", "-1", "--format=%(trailers)", tip) == ""
+
+
+def test_a_fix_on_a_line_the_pr_did_not_change_is_refused(world: World, artifact: Path) -> None:
+    """The artifact's fix is genuine, but the API says the PR changed other lines only (a break
+    one call deeper, in a file the PR never touched): nothing is pushed."""
+    world.gh.set_pull_files(PR, {"model.py": "@@ -1,1 +1,2 @@\n import torch\n+import os\n"})
+    payload = world.comment("/gb-fix")
+    world.authorize(payload)
+    world.push(payload, world.head, artifact)
+    assert world.remote.pushes == 0 and world.branch_tip() == world.head
+    assert "the fix at model.py:6 is not on a line the pull request changed" in world.runs[-1].stderr
+    assert world.reactions(payload)[-1] == "confused"

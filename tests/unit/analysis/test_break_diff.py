@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot.analysis import break_diff, classify, recompile
+from gbbot.analysis import break_diff, classify, recompile, source
+from gbbot.core import counts
 from gbbot.core.config import IgnoreRule
-from gbbot.core.model import Diff, Frame, GraphBreak, Origin, Status
+from gbbot.core.model import Category, CompiledFrame, CompileError, Diff, Frame, FrameRef, GraphBreak, Origin, Status
 from tests.builders import (
     AT_LIMIT,
     DTYPE,
@@ -112,11 +113,12 @@ def test_a_base_break_in_a_frame_that_now_runs_eagerly_is_hidden_not_fixed():
     assert by_name(result)["train"].hidden == ("p" * 16,)
 
 
-def test_a_break_in_a_callee_is_hidden_when_its_caller_runs_eagerly():
+def test_without_frames_a_callee_is_not_matched_to_an_eager_caller_by_its_bare_name():
+    """A report made before frames were recorded: only a break's own site stands for its frame."""
     stack = (Frame("pkg/model.py", 30, "forward", "y = helper(x)"), Frame("pkg/util.py", 4, "helper", 'print("h")'))
     in_helper = brk("h" * 16, file="pkg/util.py", function="helper", user_stack=stack)
     result = compared({"train": [eager("e" * 16)]}, {"train": [in_helper]})
-    assert result.hidden == ("h" * 16,) and result.hidden_by == (("h" * 16, "e" * 16),)
+    assert result.fixed == ("h" * 16,) and result.hidden == ()
 
 
 def test_a_base_break_in_a_frame_still_traced_is_fixed():
@@ -284,3 +286,241 @@ def test_joined_shards_join_their_recompilations_too():
     second = replace(first, entrypoints=(), recompiles=break_diff.recompile_diff(recompiling(), recompiling(guard)))
     joined = break_diff.union([first, second]).recompiles
     assert joined.persisting == (guard.reasons[0].fingerprint,) and joined.new == joined.fixed == ()
+
+
+# --- by frame: the frame Dynamo compiled, not the function a break is in -------------------------
+
+WRAPPER = FrameRef("x_transformers/autoregressive_wrapper.py", 480, "generate", "AutoregressiveWrapper.generate")
+NET = FrameRef("x_transformers/x_transformers.py", 900, "forward", "TransformerWrapper.forward")
+BLOCK = FrameRef("pkg/model.py", 10, "forward", "Block.forward")
+ROUTER = FrameRef("pkg/model.py", 40, "forward", "Router.forward")
+MODEL = FrameRef("pkg/model.py", 60, "forward", "Model.forward")
+
+
+def framed(name: str, breaks: list[GraphBreak], *compiled: CompiledFrame):
+    """An entrypoint with its compiled frames; a frame's breaks are those that name it."""
+    with_breaks = tuple(
+        replace(c, breaks=tuple(b.fingerprint for b in breaks if c.frame in b.frames)) for c in compiled
+    )
+    return entrypoint(name, breaks, frames=with_breaks, frames_skipped=sum(c.eager for c in compiled))
+
+
+def frame(ref: FrameRef, eager_by: str | None = None, eager: bool | None = None) -> CompiledFrame:
+    return CompiledFrame(
+        ref, ("0/0",), 0 if eager_by else 1, eager_by is not None if eager is None else eager, eager_by
+    )
+
+
+def diffed(head, base) -> Diff:
+    return break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA)
+
+
+def test_a_new_break_in_a_callee_that_makes_the_callers_frame_eager_hides_the_callers_breaks():
+    """generate() loops over self.net(...); the PR logs inside net.forward, so generate runs
+    eagerly and its data-dependent branch is no longer traced: hidden, by the new logger."""
+    branch = brk("d" * 16, file=WRAPPER.file, function=WRAPPER.qualname, line=495, frames=(WRAPPER,))
+    logger = brk(
+        "l" * 16, file=NET.file, function=NET.qualname, line=905, frames=(WRAPPER, NET), makes_eager=(WRAPPER,)
+    )
+    logger = replace(logger, frame_skipped=True)
+    base = framed("gen", [branch], frame(WRAPPER), frame(NET))
+    head = framed("gen", [logger], frame(WRAPPER, "l" * 16), frame(NET))
+    result = diffed(head, base)
+    assert result.hidden == ("d" * 16,) and result.hidden_by == (("d" * 16, "l" * 16),)
+    assert result.fixed == () and result.new == ("l" * 16,)
+
+
+def test_a_deleted_break_is_fixed_though_another_frame_of_the_same_name_runs_eagerly():
+    """Block.forward's logger.debug is deleted; Router.forward (same file, same name) runs eagerly
+    because of its own break, on both sides: the deleted break is fixed, not hidden."""
+    debug = brk("x" * 16, function="Block.forward", line=12, frames=(BLOCK,))
+    routed = brk("r" * 16, function="Router.forward", line=45, frames=(ROUTER,), makes_eager=(ROUTER,))
+    routed = replace(routed, frame_skipped=True)
+    base = framed("train", [debug, routed], frame(BLOCK), frame(ROUTER, "r" * 16))
+    head = framed("train", [routed], frame(BLOCK), frame(ROUTER, "r" * 16))
+    result = diffed(head, base)
+    assert result.fixed == ("x" * 16,) and result.hidden == () and result.persisting == ("r" * 16,)
+
+
+def test_a_break_in_a_frame_that_ran_eagerly_on_the_base_is_revealed_not_new():
+    """logger.debug in Block.forward, called in Model.forward's loop, made Model.forward run
+    eagerly; with the logger guarded, the print later in Model.forward shows up: revealed."""
+    logger = brk("l" * 16, function="Block.forward", line=12, frames=(MODEL, BLOCK), makes_eager=(MODEL,))
+    logger = replace(logger, frame_skipped=True)
+    printed = brk("p" * 16, function="Model.forward", line=64, frames=(MODEL,))
+    base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
+    head = framed("train", [printed], frame(MODEL), frame(BLOCK))
+    result = diffed(head, base)
+    assert result.revealed == ("p" * 16,) and result.new == ()
+    assert result.fixed == ("l" * 16,) and result.hidden == ()
+    assert by_name(result)["train"].revealed == ("p" * 16,) and by_name(result)["train"].new == ()
+
+
+def test_a_break_in_a_frame_that_was_traced_on_the_base_is_new():
+    printed = brk("p" * 16, function="Model.forward", line=64, frames=(MODEL,))
+    base = framed("train", [], frame(MODEL), frame(BLOCK))
+    head = framed("train", [printed], frame(MODEL), frame(BLOCK))
+    assert diffed(head, base).new == ("p" * 16,)
+
+
+def test_a_frame_eager_on_both_sides_because_of_one_persisting_break_hides_nothing():
+    inner = brk("i" * 16, function="Model.forward", line=62, frames=(MODEL,))
+    loop = brk("g" * 16, function="Block.forward", line=12, frames=(MODEL, BLOCK), makes_eager=(MODEL,))
+    loop = replace(loop, frame_skipped=True)
+    base = framed("train", [inner, loop], frame(MODEL, "g" * 16), frame(BLOCK))
+    head = framed("train", [loop], frame(MODEL, "g" * 16), frame(BLOCK))
+    assert diffed(head, base).fixed == ("i" * 16,)
+
+
+def test_a_frame_on_the_breaks_stack_that_now_runs_eagerly_hides_it():
+    """The base traced the break in its own frame (helper compiled on its own, say); on the head
+    a new break makes the caller, which its stack passes through, run eagerly."""
+    stack = (Frame("pkg/model.py", 66, "forward", "y = helper(x)"), Frame("pkg/util.py", 4, "helper", 'print("h")'))
+    helper = FrameRef("pkg/util.py", 3, "helper")
+    in_helper = brk("h" * 16, file="pkg/util.py", function="helper", user_stack=stack, frames=(helper,))
+    loop = replace(
+        brk("g" * 16, function="Model.forward", line=62, frames=(MODEL,), makes_eager=(MODEL,)), frame_skipped=True
+    )
+    base = framed("train", [in_helper], frame(MODEL), frame(helper))
+    head = framed("train", [loop], frame(MODEL, "g" * 16))
+    result = diffed(head, base)
+    assert result.hidden == ("h" * 16,) and result.hidden_by == (("h" * 16, "g" * 16),)
+
+
+def test_a_frame_that_runs_eagerly_with_no_break_named_still_hides():
+    branch = brk("d" * 16, file=WRAPPER.file, function=WRAPPER.qualname, line=495, frames=(WRAPPER,))
+    base = framed("gen", [branch], frame(WRAPPER))
+    head = framed("gen", [], frame(WRAPPER, None, eager=True))
+    result = diffed(head, base)
+    assert result.hidden == ("d" * 16,) and result.hidden_by == (("d" * 16, ""),)
+
+
+def test_revealed_in_one_shard_and_gone_in_another_persists():
+    logger = replace(brk("l" * 16, frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True)
+    printed = brk("p" * 16, frames=(MODEL,))
+    a = diffed(framed("a", [printed], frame(MODEL)), framed("a", [logger], frame(MODEL, "l" * 16)))
+    b = diffed(framed("b", []), framed("b", [printed]))
+    joined = break_diff.union([a, b])
+    assert joined.persisting == ("p" * 16,) and joined.revealed == ()
+    assert break_diff.union([a]).revealed == ("p" * 16,)
+
+
+def source_of(files: dict[str, str]):
+    return break_diff.code_in(lambda path: source.source_map(files[path]) if path in files else None)
+
+
+MODEL_PY = """class Block:
+    def forward(self, x):
+        log.debug("x")
+        return x
+
+
+class Model:
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        print("done")
+        return x
+"""
+
+
+def test_a_gone_break_whose_code_the_head_deleted_is_fixed_though_its_frame_now_runs_eagerly():
+    printed = brk("p" * 16, function="Model.forward", code='print("done")', frames=(MODEL,))
+    loop = replace(
+        brk("g" * 16, function="Block.forward", frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True
+    )
+    base = framed("train", [printed], frame(MODEL), frame(BLOCK))
+    head = framed("train", [loop], frame(MODEL, "g" * 16), frame(BLOCK))
+    without_print = MODEL_PY.replace('        print("done")\n', "")
+    in_head = source_of({"pkg/model.py": without_print})
+    result = break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA, in_head=in_head)
+    assert result.fixed == ("p" * 16,) and result.hidden == ()
+    kept = break_diff.diff(
+        report_of(head), report_of(base), "main", BASE_SHA, in_head=source_of({"pkg/model.py": MODEL_PY})
+    )
+    assert kept.hidden == ("p" * 16,)
+
+
+def test_a_head_break_whose_code_the_base_did_not_have_is_new_even_in_a_frame_that_ran_eagerly():
+    logger = replace(
+        brk("l" * 16, function="Block.forward", frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True
+    )
+    printed = brk("p" * 16, function="Model.forward", code='print("done")', frames=(MODEL,))
+    base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
+    head = framed("train", [printed], frame(MODEL), frame(BLOCK))
+    before_print = MODEL_PY.replace('        print("done")\n', "")
+    added = break_diff.diff(
+        report_of(head), report_of(base), "main", BASE_SHA, in_base=source_of({"pkg/model.py": before_print})
+    )
+    assert added.new == ("p" * 16,) and added.revealed == ()
+    there = break_diff.diff(
+        report_of(head), report_of(base), "main", BASE_SHA, in_base=source_of({"pkg/model.py": MODEL_PY})
+    )
+    assert there.revealed == ("p" * 16,) and there.new == ()
+
+
+# --- a compile error that ends the run is no break, and the same one on both sides is no news ----
+
+ERROR = CompileError(
+    "RuntimeError when making fake tensor call",
+    "GB4315",
+    Category.USER_ERROR,
+    "pkg/model.py",
+    4,
+    "project",
+    "return x @ w",
+    "Dynamo failed to run FX node with fake tensors",
+)
+
+
+def failing(name: str, breaks=(), error: CompileError | None = ERROR, **changes):
+    return entrypoint(
+        name, breaks, status=Status.FAILED, exit_code=1, error="RuntimeError", compile_error=error, **changes
+    )
+
+
+def test_the_same_compile_error_on_both_sides_is_still_failing_not_no_baseline():
+    earlier = brk("a" * 16)
+    result = break_diff.diff(report_of(failing("m", [earlier])), report_of(failing("m", [earlier])), "main", BASE_SHA)
+    (m,) = result.entrypoints
+    assert m.no_baseline is None and m.still_failing.startswith("`m` is still failing (same error as the base)")
+    assert (result.new, result.fixed, result.persisting) == ((), (), ("a" * 16,))
+
+
+def test_the_same_error_after_the_line_moved_is_still_the_same_error():
+    moved = replace(ERROR, line=9)
+    result = break_diff.diff(report_of(failing("m", error=moved)), report_of(failing("m")), "main", BASE_SHA)
+    assert result.entrypoints[0].still_failing and result.new == ()
+
+
+def test_a_head_break_before_the_same_error_is_new_and_nothing_is_fixed():
+    result = break_diff.diff(
+        report_of(failing("m", [brk("n" * 16)])), report_of(failing("m", [brk("o" * 16)])), "main", BASE_SHA
+    )
+    assert result.new == ("n" * 16,) and result.fixed == ()
+
+
+def test_another_error_on_the_base_leaves_no_baseline():
+    other = replace(ERROR, gb_id="GB0001", gb_type="other")
+    result = break_diff.diff(report_of(failing("m")), report_of(failing("m", error=other)), "main", BASE_SHA)
+    (m,) = result.entrypoints
+    assert m.no_baseline and m.still_failing is None and result.new == ()
+
+
+def test_a_crash_that_is_no_break_is_never_new_in_the_action_counts():
+    base = report_of(entrypoint("ok", [brk("p" * 16)]), failing("m"))
+    head = report_of(entrypoint("ok", [brk("p" * 16), brk("n" * 16)]), failing("m"))
+    result = break_diff.diff(head, base, "main", BASE_SHA)
+    assert result.new == ("n" * 16,)
+    assert counts.counts(replace(head, diff=result)).new == 1
+
+
+def test_a_frame_is_the_same_frame_when_an_edit_above_moves_its_first_line():
+    logger = replace(
+        brk("l" * 16, function="Block.forward", frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True
+    )
+    moved = replace(MODEL, line=MODEL.line - 1)  # the logger's line above it is gone
+    printed = brk("p" * 16, function="Model.forward", line=63, frames=(moved,))
+    base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
+    head = framed("train", [printed], frame(moved), frame(BLOCK))
+    assert diffed(head, base).revealed == ("p" * 16,)

@@ -273,3 +273,53 @@ def test_recorded_gpt2_loss_warning_is_one_break_traced_in_four_frames():
     assert brk.gb_id == "GB0291" and brk.count == 3
     assert [f.function for f in brk.frames] == ["wrapper", "wrapped_func", "forward", "loss_function"]
     assert brk.frames[3].file == "transformers/modeling_utils.py"
+
+
+# --- a compile that raised an error is the entrypoint's failure, not a break ------------------
+
+MISMATCH = (
+    "RuntimeError when making fake tensor call\n  Explanation: Dynamo failed to run FX node with fake tensors: "
+    "got RuntimeError('a and b must have same reduction dim'). Check the shapes.\n"
+    "  Hint: Your code may result in an error when running in eager.\n"
+    " For more details about this graph break, please visit: https://x/gb/gb4315.html"
+)
+
+
+def crashed(fail_type: str = "TorchRuntimeError") -> TraceLog:
+    failed = metrics(
+        0,
+        "project",
+        3,
+        graph_op_count=None,
+        fail_type=fail_type,
+        fail_reason=MISMATCH,
+        fail_file=f"{ROOT}/model.py",
+        fail_line=4,
+    )
+    return TraceLog(tracelog.fullgraph_failures((), (failed,)), (failed,))
+
+
+def test_a_compile_that_raised_an_error_is_a_compile_error_not_a_fullgraph_failure():
+    (raw,) = crashed().breaks
+    assert raw.compile_error and not raw.fullgraph_failure
+    (raw,) = crashed("Unsupported").breaks
+    assert raw.fullgraph_failure and not raw.compile_error
+
+
+def test_a_compile_error_is_counted_in_no_break_total_and_runs_no_frame_eagerly(tmp_path):
+    (tmp_path / "model.py").write_text("def x():\n    pass\n\ndef project(x, w):\n    return x @ w\n")
+    parts = tree.classified(crashed(), ROOT, tree.SourceTree(tmp_path), None, "m")
+    assert parts.breaks == () and [f.eager for f in parts.frames] == [False]
+    error = parts.compile_error
+    assert (error.gb_id, error.category.value, error.file, error.line) == ("GB4315", "USER_ERROR", "model.py", 4)
+    assert (
+        error.explanation
+        == "Dynamo failed to run FX node with fake tensors: got RuntimeError('a and b must have same reduction dim')"
+    )
+    outcome = RunOutcome("m", Status.FAILED, 1, 1.0)
+    entry = report.entrypoint_report(outcome, crashed(), parts.breaks, frames=parts.frames, compile_error=error)
+    rep = report.new_report([entry], None, "2.13.0", None)
+    data = json.loads(report.dumps(rep))
+    assert data["counts"]["distinct"] == 0 and data["counts"]["occurrences"] == 0
+    assert data["entrypoints"][0]["compile_error"]["gb_id"] == "GB4315"
+    assert report.from_json(data).entrypoints[0].compile_error == error

@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gbbot.analysis import recompile
+from gbbot.core.model import CompiledFrame, FrameRef
 from gbbot.trace import tracelog
+from tests.builders import DTYPE, entrypoint, report_of
 from tests.conftest import FIXTURES
 
 RECORDED = FIXTURES / "recompile.trace.log"  # frames 0 (`loop`) and 1 (`apply`)
@@ -120,3 +123,24 @@ def test_a_size_guard_on_dimension_1_never_advises_dimension_0() -> None:
     guard = recompile.parse_reason("tensor 'hidden' size mismatch at index 1. expected 64, actual 80")
     advice = recompile.load_rules().kind(guard.text).advice_for(guard)
     assert "mark_dynamic(hidden, 1)" in advice and ", 0)" not in advice
+# --- a recompile whose frame now runs eagerly is hidden, not fixed ------------------------------
+
+
+def test_a_recompile_gone_because_its_frame_now_runs_eagerly_is_hidden_not_fixed():
+    forward = FrameRef("model/loops.py", 25, "scale", "scale")
+    recompiled = replace(DTYPE, frame=forward)
+    base = report_of(
+        entrypoint("train", (), recompiles=(recompiled,), frames=(CompiledFrame(forward, ("0/0", "0/1"), 2, False),))
+    )
+    head = report_of(entrypoint("train", (), frames=(CompiledFrame(forward, ("0/0",), 0, True, "e" * 16),)))
+    result = recompile.compare(head, base)
+    (problem,) = recompile.problems([recompiled])
+    assert result.hidden == (problem,) and result.fixed == ()
+    still_compiled = report_of(entrypoint("train", (), frames=(CompiledFrame(forward, ("0/0",), 1, False),)))
+    assert recompile.compare(still_compiled, base).fixed == (problem,)
+
+
+def test_a_recompiled_frame_is_named_by_its_code_object():
+    log = tracelog.read_path(FIXTURES / "recompile.trace.log")
+    (first, *_) = recompile.analyse(log, "/tmp/rc")
+    assert first.frame is not None and first.frame.file.endswith(".py") and first.frame.line > 0

@@ -225,3 +225,12 @@ def test_graph_launches_per_call_are_charted_with_their_table_and_older_records_
         f"| 2026-01-03 [`ccccccc`](https://github.com/o/r/commit/{C}) | 2.5 | — |",
     ]
     assert "Graph launches per call" not in body()  # records without the figure: no chart
+
+
+def test_a_forged_records_doc_url_is_not_linked_the_gb_id_makes_the_link():
+    """Records live on a data branch anyone with push access (or a forged artifact) can write."""
+    forged = replace(PRINT, doc_url="https://evil.example/phish")
+    history = (rec(A, "2026-01-01T03:17:00Z", (forged,)), rec(B, "2026-01-02T03:17:00Z", (forged,)))
+    text = issue.render(history, compare(*history), issue.Where("https://github.com/octo-org/octo-repo", None))
+    assert "evil.example" not in text
+    assert "(https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html)" in text

@@ -69,7 +69,7 @@ def test_a_failing_step_stops_the_run_naming_the_step_and_showing_its_output(tmp
     message = str(raised.value)
     assert message.startswith("setup failed: step 2 of 3, `")
     assert "exited 1; no entrypoint ran" in message
-    assert "  ERROR: No matching distribution found for tinydep==9.9" in message
+    assert "\n  | ERROR: No matching distribution found for tinydep==9.9" in message
     assert raised.value.exit_code == ExitCode.POLICY == 1
     assert not (tmp_path / "never.txt").exists()
     assert "first step ok" in out.getvalue()  # the log keeps what each step printed
@@ -80,7 +80,7 @@ def test_the_tail_is_the_end_of_a_long_output(tmp_path):
     with pytest.raises(setup.SetupFailed) as raised:
         setup.run(tmp_path, config, dict(os.environ), log_to_text()[0])
     lines = str(raised.value).splitlines()
-    assert lines[-1] == "  999" and "  0" not in lines and len(lines) == 1 + setup.TAIL_LINES
+    assert lines[-1] == "  | 999" and "  | 0" not in lines and len(lines) == 1 + setup.TAIL_LINES
 
 
 def test_in_github_actions_each_step_is_a_group_whose_workflow_commands_are_not_obeyed(tmp_path):
@@ -95,6 +95,15 @@ def test_in_github_actions_each_step_is_a_group_whose_workflow_commands_are_not_
     forged = lines.index("::error::forged by the repository")
     assert begin + 1 < forged < lines.index(resume) < lines.index("::endgroup::")
     assert lines.count("::endgroup::") == 2
+
+
+def test_a_failing_steps_output_cannot_pass_for_a_workflow_command_in_the_error(tmp_path):
+    config = config_with("echo '::error title=forged::x'; echo '  ::set-output name=conclusion::success'; exit 1")
+    with pytest.raises(setup.SetupFailed) as raised:
+        setup.run(tmp_path, config, dict(os.environ), log_to_text(actions=True)[0])
+    shown = str(raised.value).splitlines()[1:]
+    assert shown == ["  | ::error title=forged::x", "  |   ::set-output name=conclusion::success"]
+    assert not [line for line in shown if line.lstrip().startswith("::")]
 
 
 def test_a_step_title_is_one_line_in_the_log():
@@ -135,7 +144,7 @@ def test_gbbot_check_with_setup_stops_before_any_entrypoint(tmp_path, capsys, mo
     assert main(["check", "--root", str(tmp_path), "--setup"]) == 1
     err = capsys.readouterr().err
     assert "gbbot: error: setup failed: step 1 of 1, `echo installing; exit 4`, exited 4" in err
-    assert "  installing" in err
+    assert "\n  | installing" in err
     assert not (tmp_path / "ran.txt").exists()
 
 

@@ -59,3 +59,20 @@ def test_pytest_arguments_split_like_a_shell_and_lists_are_taken_as_is():
     assert config.entrypoints[0].pytest == ("tests/test_m.py", "-k", "forward and not slow")
     assert config.entrypoints[1].pytest == ("tests/test_m.py", "-m", "not slow")
     assert config.entrypoints[1].kind == "pytest"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        "kwargs: {blob: %s}" % ("x" * 300_000),
+        # one level down: many short strings in a nested list, together over the bound
+        "args: [[%s]]" % ", ".join(["abcdefghij" * 3] * 5_000),
+    ],
+    ids=["one-300KB-string", "nested-list"],
+)
+def test_call_arguments_too_large_for_argv_are_refused_at_load_time(arguments):
+    """Warm, a 300 KB argument worked; a fresh child (--no-warm) could not start (E2BIG). Refused
+    when the config loads, whichever backend would run it."""
+    text = f"version: 1\nentrypoints:\n  - name: big\n    call: m:f\n    {arguments}\n"
+    with pytest.raises(ConfigError, match="over the 100,000 gbbot passes"):
+        parse_config(text, ".gbbot.yml")

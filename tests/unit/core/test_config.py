@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
-from gbbot.core.config import Mode, parse_config
+from gbbot.core.config import Mode, load_config, parse_config
 from gbbot.core.errors import ConfigError
 from gbbot.main import main
 
@@ -244,3 +248,59 @@ def test_a_few_anchors_and_merge_keys_still_load():
     )
     a, b, c = config.entrypoints
     assert (a.timeout, b.timeout, b.run, c.env) == (60.0, 120.0, "python train.py", (("SEED", "0"),))
+
+
+def test_the_examples_in_docs_configuration_parse():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[3] / "docs/configuration.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```yaml\n")[1:]]
+    full, models = blocks[0], blocks[1]
+    assert {e.kind for e in parse_config(full).entrypoints} == {"run", "call", "pytest", "model"}
+    vit, gpt = parse_config("version: 1\nentrypoints:\n" + models).entrypoints
+    assert (vit.model, gpt.method, gpt.train, dict(gpt.compile)) == (
+        "vit_pytorch.vit:ViT", "generate", True, {"fullgraph": False, "dynamic": False}
+    )  # fmt: skip
+
+
+# --- a config that is not a regular file in the repository ------------------------------------
+
+
+def _check(repo: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "gbbot", "check", "--no-warm"], cwd=repo, capture_output=True, text=True, timeout=60
+    )
+
+
+def _link_chain_to_dev_zero(repo: Path) -> None:
+    (repo / "sub").mkdir()
+    os.symlink("/dev/zero", repo / "sub" / "zero")
+    os.symlink("sub/zero", repo / ".gbbot.yml")  # one link deeper than the obvious one
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda repo: os.symlink("/dev/zero", repo / ".gbbot.yml"), "outside the repository"),
+        (_link_chain_to_dev_zero, "outside the repository"),
+        (lambda repo: os.mkfifo(repo / ".gbbot.yml"), "not a regular file"),
+        (lambda repo: (repo / ".gbbot.yml").write_text("version: 1\n#" + "x" * (2 << 20) + "\n"), "larger than"),
+        (lambda repo: (repo / ".gbbot.yml").mkdir(), "not a regular file"),
+    ],
+    ids=["link-to-dev-zero", "link-chain-to-dev-zero", "fifo", "two-megabytes", "directory"],
+)
+def test_a_config_that_is_not_a_regular_file_in_the_repository_is_exit_2_naming_it(tmp_path, make, said):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    make(repo)
+    done = _check(repo)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert ".gbbot.yml" in done.stderr and said in done.stderr
+
+
+def test_a_link_to_a_config_inside_the_repository_is_read(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    (repo / "configs" / "gbbot.yml").write_text("version: 1\nentrypoints:\n  - {name: a, run: 'true'}\n")
+    os.symlink("configs/gbbot.yml", repo / ".gbbot.yml")
+    assert load_config(repo / ".gbbot.yml", inside=repo).entrypoints[0].name == "a"

@@ -69,7 +69,7 @@ def test_a_hostile_caller_file_one_frame_up_is_skipped_not_parsed():
     )  # fmt: skip
     files = {"model.py": COMPILES, "train.py": PARENS}
     found, _ = plan.candidates(brk, COMPILES, files.__getitem__)
-    assert [c.patch.path for c in found if c.recipe.id == "item"] == ["model.py"]
+    assert [c.paths for c in found if c.recipe.id == "item"] == [("model.py",)]
 
 
 def test_gbbot_init_skips_the_hostile_file_and_finds_the_real_site(tmp_path):

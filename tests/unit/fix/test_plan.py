@@ -60,7 +60,7 @@ def test_a_fixable_break_gets_its_recipe_variants_as_candidates(tmp_path):
     (item,) = planned
     assert [c.recipe.variant for c in item.candidates] == ["guard", "hop"]
     assert item.entrypoints == ("forward",)
-    assert "+    if not torch.compiler.is_compiling():" in item.candidates[0].patch.diff
+    assert "+    if not torch.compiler.is_compiling():" in item.candidates[0].diff
 
 
 def test_no_mechanical_fix_gives_the_documented_options(tmp_path):
@@ -90,7 +90,7 @@ def test_a_side_effect_statement_is_guarded_whatever_break_it_causes(tmp_path):
     assert [(c.recipe.id, c.recipe.variant) for c in planned.candidates] == [("side_effect", "guard")]
     assert (
         '+    if not torch.compiler.is_compiling():\n+        print("hi", float(x.mean()))'
-        in planned.candidates[0].patch.diff
+        in planned.candidates[0].diff
     )
 
 
@@ -128,37 +128,54 @@ def other(f):
 """
 
 
-def test_capture_scalar_outputs_goes_where_the_repository_calls_torch_compile(tmp_path):
+def run_plan_repo(root: Path, *breaks: GraphBreak):
+    paths = tuple(p.relative_to(root).as_posix() for p in root.rglob("*.py"))
+    return plan.plan([(b, ("forward",)) for b in breaks], repo_reader(root), lambda _p: None, paths)
+
+
+def _jit_item(stack):
+    return brk(
+        line=7, code="return x[:, : n_channels[0]]", function="first", gb_id="GB0124", fix="item", user_stack=stack
+    )
+
+
+def test_capture_scalar_outputs_goes_where_the_repository_compiles_the_frame(tmp_path):
     (tmp_path / "model.py").write_text(JIT_MODEL)
     (tmp_path / "train.py").write_text(JIT_TRAIN)
-    stack = (Frame("train.py", 8, "run"), Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))
-    item = brk(
-        line=7, code="return x[:, : n_channels[0]]", function="first", gb_id="GB0124", fix="item", user_stack=stack[1:]
+    # the caller is not on the stack: the compile of a Net instance is found in the repository
+    (planned,), _ = run_plan_repo(
+        tmp_path, _jit_item((Frame("model.py", 12, "forward"), Frame("model.py", 7, "first")))
     )
-    _, (advice,) = run_plan(tmp_path, item)  # the caller is not on the stack: nothing to patch
-    assert advice.status is FixStatus.ADVICE and "no `torch.compile` call of first found" in advice.reason
-    (planned,), _ = run_plan(tmp_path, replace(item, user_stack=stack))
     (candidate,) = planned.candidates
-    assert (candidate.recipe.variant, candidate.patch.path, candidate.site.line) == (
+    assert (candidate.recipe.variant, candidate.paths, candidate.sites[0].line) == (
         "capture_scalar_outputs",
-        "train.py",
+        ("train.py",),
         8,
     )
-    assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(net))(x, n)" in candidate.patch.after
-    assert "torch.compile(f)" in candidate.patch.after  # the other compile is left alone
+    after = candidate.patches[0].after
+    assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(net))(x, n)" in after
+    assert "torch.compile(f)" in after  # the other compile is left alone
 
 
-def test_a_compiled_module_that_is_kept_gets_no_setting_wrapped_around_it(tmp_path):
+def test_without_the_repository_listing_the_stack_alone_is_searched(tmp_path):
+    (tmp_path / "model.py").write_text(JIT_MODEL)
+    (tmp_path / "train.py").write_text(JIT_TRAIN)
+    stack = (Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))
+    _, (advice,) = run_plan(tmp_path, _jit_item(stack))
+    assert advice.status is FixStatus.ADVICE
+    assert "no `torch.compile` in the repository's files compiles `Net.forward` (model.py:12)" in advice.reason
+    assert "torch._dynamo.config.patch(capture_scalar_outputs=True)" in advice.reason
+
+
+def test_a_compiled_module_that_is_kept_gets_the_setting_on_the_statement_before(tmp_path):
     (tmp_path / "model.py").write_text(JIT_MODEL)
     (tmp_path / "train.py").write_text(
         JIT_TRAIN.replace("return torch.compile(net)(x, n)", "net = torch.compile(net)\n    return net(x, n)")
     )
     stack = (Frame("train.py", 9, "run"), Frame("model.py", 12, "forward"), Frame("model.py", 7, "first"))
-    item = brk(
-        line=7, code="return x[:, : n_channels[0]]", function="first", gb_id="GB0124", fix="item", user_stack=stack
-    )
-    _, (advice,) = run_plan(tmp_path, item)
-    assert advice.status is FixStatus.ADVICE
+    (planned,), _ = run_plan_repo(tmp_path, _jit_item(stack))
+    after = planned.candidates[0].patches[0].after
+    assert "    torch._dynamo.config.capture_scalar_outputs = True\n    net = torch.compile(net)\n" in after
 
 
 def test_code_that_does_not_match_the_recipe_gets_advice_not_a_patch(tmp_path):
@@ -200,7 +217,7 @@ def test_writing_refuses_a_file_that_moved_on(tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
     (item,), _ = run_plan(tmp_path, brk())
     (tmp_path / "model.py").write_text(MODEL + "# edited meanwhile\n")
-    assert "changed after its patch was verified" in write_patch(tmp_path, item.candidates[0].patch)
+    assert "changed after its patch was verified" in write_patch(tmp_path, item.candidates[0].patches[0])
     assert (tmp_path / "model.py").read_text().endswith("# edited meanwhile\n")
 
 

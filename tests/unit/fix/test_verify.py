@@ -94,6 +94,16 @@ def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not
     )
 
 
+def test_a_break_that_comes_back_as_another_kind_at_the_same_code_is_not_fixed():
+    item = brk("f" * 16, gb_id="GB0124", code="if loss.item() > 50:", frame_skipped=True)
+    branch = brk("9" * 16, gb_id="GB0170", code="if loss.item() > 50:", frame_skipped=True)
+    verdict = judge([(item, ["fwd"])], {"fwd": seen(item)}, {"fwd": seen(branch)}, same)
+    assert not verdict.ok
+    assert verdict.reason.endswith(
+        "the break comes back as GB0170 at m.py:3 (if loss.item() > 50:) in fwd: the patch renames it, it does not fix it"
+    )
+
+
 def test_different_results_drop_the_patch():
     verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen()}, lambda _e, _a, _b: "values differ")
     assert not verdict.ok and verdict.reason == "the result of fwd changed: values differ"

@@ -311,3 +311,25 @@ def test_no_link_for_an_unsafe_path() -> None:
     text = shown(report([bad], new=[bad]))
     assert "../../etc/passwd" in text
     assert not re.search(r"\]\([^)]*etc/passwd", text)
+
+
+def test_a_verified_fix_is_what_to_do_and_its_diff_is_folded_under_the_break() -> None:
+    from gbbot.core.fixes import FixResult, FixStatus
+
+    patch = '--- a/pkg/blocks.py\n+++ b/pkg/blocks.py\n@@ -21 +21 @@\n-    print("block", x.shape)\n+    pass\n'
+    fixed = FixResult(
+        PRINTED.fingerprint,
+        FixStatus.VERIFIED,
+        "pkg/blocks.py",
+        21,
+        recipe="print",
+        summary="removes 1 break; graphs 3 → 2; outputs equal",
+        description="Drops the print.",
+        diff=patch,
+    )
+    made = replace(adds_one(), fixes=(fixed,))
+    text = shown(made)
+    top = first_screen(text)
+    assert "✅ verified fix in the details — comment `/gb-fix` to push it |" in top
+    details = text[text.index("<details><summary>Details: GB0059") :]
+    assert "```diff\n" + patch.rstrip() + "\n```" in details[: details.index("</details>")]

@@ -88,3 +88,36 @@ def test_a_hostile_break_in_the_full_report_makes_no_link_and_no_html():
     assert all(href.startswith(TRUSTED_HREF) for href in hrefs), hrefs
     assert "<script" not in rendered and "<img" not in rendered
     assert "evil.example" in visible(rendered)  # the text is there, as text
+
+
+# `#12`, `GH-12` and `owner/repo#12` become issue links on github.com (and a cross-reference event
+# on that issue): GitHub does this after rendering, on the text, like mentions.
+ISSUE_REFERENCES = ["fixes #1", "see GH-12", "like octo-org/octo-repo#3", "(#42)", "gh-7 and #8."]
+LIVE_REFERENCE = re.compile(r"(#|\bGH-)\d", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("text", ISSUE_REFERENCES)
+def test_issue_references_are_neutralised_and_read_the_same(text):
+    assert LIVE_REFERENCE.search(text)  # the raw text would reference an issue
+    rendered = gfm(md_text(text))
+    shown = html.unescape(re.sub(r"<[^>]+>", "", rendered))
+    assert not LIVE_REFERENCE.search(shown), shown
+    assert visible(rendered) == text
+
+
+def test_issue_references_in_a_break_reach_the_comment_only_inside_code():
+    """One level down: the reference is in the break's explanation and hint, the full comment
+    rendered; outside code spans and blocks nothing references an issue."""
+    brk = traced_break(1, explanation="regressed in #1, see GH-2", hints=("octo-org/octo-repo#3",))
+    text = markdown.render(report_of(entrypoint("train", [brk])))
+    outside_code = re.sub(r"<code>.*?</code>|<pre.*?</pre>", "", gfm(text), flags=re.S)
+    assert not LIVE_REFERENCE.search(html.unescape(re.sub(r"<[^>]+>", "", outside_code)))
+    assert "regressed in #" in visible(gfm(text))
+
+
+def test_a_forged_doc_url_never_becomes_a_link_the_id_makes_it():
+    brk = traced_break(1, doc_url="https://evil.example/gb0059.html")
+    rendered = gfm(markdown.render(report_of(entrypoint("train", [brk]))))
+    hrefs = re.findall(r'<a [^>]*href="([^"]*)"', rendered)
+    assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html" in hrefs
+    assert not [h for h in hrefs if "evil" in h]

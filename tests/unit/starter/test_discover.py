@@ -36,3 +36,26 @@ def build(size):
         ("build", False, True, False),
     ]
     assert discover.facts_of("pkg/broken.py", "def (:\n") is None
+
+
+def test_module_files_are_parsed_when_the_compile_sites_give_nothing_to_run(tmp_path):
+    from gbbot.starter import template
+
+    # a site that is no candidate (a compiled method), and a model in a file that never says compile
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/gen.py").write_text(
+        "import torch\n\nclass Gen(torch.nn.Module):\n    @torch.compile\n    def generate(self, n):\n        return n\n"
+    )
+    (tmp_path / "pkg/net.py").write_text(
+        "from torch import nn\n\nclass Net(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n\n"
+        "    def forward(self, x):\n        return x\n"
+    )
+    (tmp_path / "pkg/util.py").write_text("def helper():\n    return 1\n")
+    first = discover.scan(tmp_path)
+    assert first.deferred == ("pkg/net.py",) and first.parsed == 2  # util.py: neither compile nor Module
+    assert template.candidates(first) == []
+    full = discover.add_models(tmp_path, first)
+    assert full.deferred == () and full.parsed == 3
+    _, chosen = template.starter(full)
+    assert [(c.kind, c.target) for c in chosen] == [("model", "pkg.net:Net")]  # Gen has no forward: a template

@@ -44,9 +44,14 @@ def test_a_pyproject_without_a_project_is_not_installed(tmp_path):
 def test_a_named_torch_is_said_to_be_the_one_installed(tmp_path):
     root = repo(tmp_path, {"requirements.txt": "numpy\ntorch==2.4.1 ; python_version >= '3.9'\n"})
     text, _ = proposed(root)
-    assert "requirements.txt names torch==2.4.1: that torch is installed, not gbbot's." in " ".join(
-        line.removeprefix("#").strip() for line in text.splitlines()
-    )
+    said = " ".join(line.removeprefix("#").strip() for line in text.splitlines())
+    assert "requirements.txt names torch==2.4.1: pip keeps the installed torch when it satisfies that" in said
+
+
+def test_an_unpinned_torch_is_said_to_stay(tmp_path):
+    text, _ = proposed(repo(tmp_path, {"requirements.txt": "torch\nsentencepiece\n"}))
+    said = " ".join(line.removeprefix("#").strip() for line in text.splitlines())
+    assert "requirements.txt names torch without a version: the torch already installed stays" in said
 
 
 def test_nothing_to_install_leaves_setup_as_a_comment(tmp_path):

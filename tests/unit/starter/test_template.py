@@ -217,14 +217,14 @@ def test_a_repository_without_compile_gets_model_entries_and_templates():
     attention = config.entrypoints[1]
     assert dict(attention.kwargs) == {"dim": 32, "heads": 2, "dim_head": 16}
     assert attention.inputs == ({"tensor": [2, 8, 32]},)
-    assert "  # - name: Needs\n  #   model: vit.vit:Needs\n  #   # fill in: config, forward's x" in text
+    assert "  # - name: Needs\n  #   model: vit.vit:Needs\n  #   # fill in: config, forward's x\n" in text
 
 
 def test_nothing_found_shows_the_model_template():
     with pytest.raises(GbbotError) as info:
         proposed({"app.py": "import re\nre.compile('x')\n"})
     message = str(info.value)
-    assert "found no torch.compile call sites to run, and no nn.Module to build, in 1 Python files" in message
+    assert "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files" in message
     template_text = message.split("\n\n", 1)[1].replace("  # ", "  ").replace("#   ", "  ")
     assert "model: mypkg.model:MyModel" in template_text
 
@@ -235,3 +235,42 @@ def test_files_that_cannot_hold_a_candidate_are_not_parsed():
     assert discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...", models=True)
     assert discover.worth_parsing("tests/test_util.py", b"def test_f(): ...")
     assert discover.worth_parsing("pkg/__init__.py", b"")
+
+
+def test_a_function_returning_a_sequential_is_a_model_and_open_constructors_are_templates():
+    mixer = """\
+        from torch import nn
+
+
+        def MLPMixer(*, image_size, channels, patch_size, dim, depth, num_classes, dropout=0.):
+            return nn.Sequential(nn.Flatten(), nn.Linear(channels * image_size**2, num_classes))
+
+
+        class Grouped(nn.Module):
+            def __init__(self, dim, **kwargs):
+                super().__init__()
+
+            def forward(self, x):
+                return x
+    """
+    text, chosen, config = proposed({"mixer/__init__.py": "", "mixer/mixer.py": mixer})
+    assert chosen == [("model", "mixer.mixer:MLPMixer")]
+    assert config.entrypoints[0].inputs == ({"tensor": [2, 3, 32, 32]},)
+    assert "  #   # fill in: what its *args/**kwargs need\n" in text
+
+
+def test_a_compile_option_taking_an_integer_gets_one():
+    script = """\
+        import argparse
+        import torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--compile", type=int, default=0)
+        parser.add_argument("--device", type=str, default="cuda")
+        args = parser.parse_args()
+        device = args.device
+        if __name__ == "__main__":
+            torch.compile(lambda x: x)(torch.ones(1))
+    """
+    text, chosen, _ = proposed({"train.py": script})
+    assert chosen == [("run", "python train.py --compile 1 --device cpu")]
+    assert "a CPU runner needs" not in text  # device comes from the option, already set
