@@ -28,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TIMED = textwrap.dedent("""\
+# A model with a break on every call; the check's entrypoint runs it --steps times, the close-up
+# times --calls calls of it after the first (the compile).
+NET = textwrap.dedent("""\
     import sys, time, torch
 
     class Net(torch.nn.Module):
@@ -42,28 +44,14 @@ TIMED = textwrap.dedent("""\
             return self.b(y)
 
     model, x = torch.compile(Net()), torch.ones(4, 16)
+""")
+LOOP = NET + "for _ in range(int(sys.argv[1])):\n    model(x)\n"
+TIMED = NET + textwrap.dedent("""\
     model(x)
     started = time.perf_counter()
     for _ in range(int(sys.argv[1])):
         model(x)
     print(time.perf_counter() - started)
-""")
-LOOP = textwrap.dedent("""\
-    import sys, torch
-
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a, self.b = torch.nn.Linear(16, 16), torch.nn.Linear(16, 16)
-
-        def forward(self, x):
-            y = self.a(x).relu()
-            print("step", end="\\r")  # the break, paid on every call
-            return self.b(y)
-
-    model = torch.compile(Net())
-    for _ in range(int(sys.argv[1])):
-        model(torch.ones(4, 16))
 """)
 
 
