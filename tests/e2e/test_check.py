@@ -27,9 +27,15 @@ def test_example_project_end_to_end(example_repo, tmp_path, capsys):
     assert data["commit"] and data["mode"] == "fast" and data["torch_version"].startswith("2.13")
     train = next(e for e in data["entrypoints"] if e["name"] == "train-step")
     assert train["frames_skipped"] == 1 and train["graph_count"] >= 5
-    assert train["breaks"][0]["gb_id"] == "GB0025" and train["breaks"][0]["frame_skipped"]
+    # measured order: the breaks whose frames ran on both training steps before the eager frame
+    # (smooth, entered once), the rule only breaking ties
+    entries = [b["cost"]["entries"] for b in train["breaks"]]
+    assert entries == sorted(entries, reverse=True) and entries[0] == 2
+    smooth = next(b for b in train["breaks"] if b["gb_id"] == "GB0025")
+    assert smooth["frame_skipped"] and smooth["cost"]["runs_eagerly"] and smooth["cost"]["entries"] == 1
     text = md.read_text()
-    assert text.index("GB0025") < text.index("GB0059")  # impact order
+    assert text.index("GB0059") < text.index("GB0025")  # paid 3 times over both entrypoints, against once
+    assert "`smooth` runs eagerly on its one call" in text
     terminal = capsys.readouterr().out
     assert "train-step" in terminal and "TinyNet.forward" in terminal
 
