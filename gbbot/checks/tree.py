@@ -128,8 +128,15 @@ def analyse(outcome: RunOutcome, root: Path, config: Config, tree: SourceTree) -
     no_compile = report.compiled_nothing(log, len(found))
     problems = (*parts.unattributed, *unread)
     entry = report.entrypoint_report(
-        outcome, log, parts.breaks, no_compile, problems, recompiles,
-        frames=parts.frames, runs=parts.runs, compile_error=parts.compile_error,
+        outcome,
+        log,
+        parts.breaks,
+        no_compile,
+        problems,
+        recompiles,
+        frames=parts.frames,
+        runs=parts.runs,
+        compile_error=parts.compile_error,
     )
     return entry, log
 

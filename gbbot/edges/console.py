@@ -73,7 +73,11 @@ def progress_printer(total: int, heartbeat_s: float = HEARTBEAT_S) -> Callable[[
         while not finished.wait(heartbeat_s):
             tests = running.running_tests()
             now = f"; running {', '.join(tests)}" if tests else ""
-            err.print(f"… {done}/{total} entrypoints finished, {time.monotonic() - started:.0f}s elapsed{now}", markup=False, soft_wrap=True)
+            err.print(
+                f"… {done}/{total} entrypoints finished, {time.monotonic() - started:.0f}s elapsed{now}",
+                markup=False,
+                soft_wrap=True,
+            )
 
     if total:
         err.print(f"running {total} entrypoint{'s' * (total != 1)}…")

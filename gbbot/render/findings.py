@@ -101,6 +101,8 @@ def _on_each(entries: int | None) -> str:
     if not entries:
         return ""
     return " on its one call" if entries == 1 else f" on each of {entries:,} calls"
+
+
 def eager_words(brk: GraphBreak, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
     """What the break makes run eagerly: "the whole frame runs eagerly" when that is its own
     function's frame, else "makes `generate` (wrapper.py:480) run eagerly". `code` and `text`

@@ -147,9 +147,12 @@ def _literal(node: ast.expr | None) -> Any:
 def _params(args: ast.arguments) -> tuple[Param, ...]:
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    found = [Param(a.arg, d is None, _literal(d) if d is not None else None) for a, d in zip(positional, defaults)]
+    found = [
+        Param(a.arg, d is None, _literal(d) if d is not None else None)
+        for a, d in zip(positional, defaults, strict=True)
+    ]
     found += [Param(a.arg, d is None, _literal(d) if d is not None else None, True)
-              for a, d in zip(args.kwonlyargs, args.kw_defaults)]  # fmt: skip
+              for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]  # fmt: skip
     return tuple(found)
 
 
@@ -251,10 +254,14 @@ class _Collector(ast.NodeVisitor):
             self._site(node.lineno)
         dotted = _dotted(func) or ""
         first = node.args[0] if node.args else None
-        if dotted.endswith("add_argument") and isinstance(first, ast.Constant) and isinstance(first.value, str):
-            if first.value.startswith("--"):
-                how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords if k.arg in ("action", "type")}
-                self.knobs.append(Knob(first.value, node.lineno, how.get("action") or how.get("type")))
+        if (
+            dotted.endswith("add_argument")
+            and isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+            and first.value.startswith("--")
+        ):
+            how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords if k.arg in ("action", "type")}
+            self.knobs.append(Knob(first.value, node.lineno, how.get("action") or how.get("type")))
         if any(dotted == loader or dotted.endswith("." + loader) for loader in LOADERS):
             self.reads.append(Read(dotted, node.lineno, True))
         self.generic_visit(node)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from gbbot.starter.discover import ClassFacts, FileFacts, Function, Param
 
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
-# Small sizes by constructor parameter name: consistent with each other (heads × dim_head = dim).
+# Small sizes by constructor parameter name: consistent with each other (heads * dim_head = dim).
 DIMS = ("dim", "d_model", "hidden_size", "hidden_dim", "embed_dim", "n_embd", "width", "emb_dim", "in_features",
         "in_dim", "input_dim", "d_embed", "embedding_dim")  # fmt: skip
 SIZES = {
@@ -30,7 +30,9 @@ SIZES = {
     **dict.fromkeys(("patch_size",), 8),
     **dict.fromkeys(("num_classes", "n_classes", "out_features", "out_dim", "output_dim", "num_labels"), 10),
     **dict.fromkeys(("vocab_size", "num_tokens", "n_vocab", "vocab"), 100),
-    **dict.fromkeys(("max_seq_len", "block_size", "seq_len", "max_len", "context_length", "max_position_embeddings"), 16),
+    **dict.fromkeys(
+        ("max_seq_len", "block_size", "seq_len", "max_len", "context_length", "max_position_embeddings"), 16
+    ),
     **dict.fromkeys(("channels", "in_chans", "in_channels", "num_channels"), 3),
     **dict.fromkeys(("codebook_size", "num_codes", "n_codes"), 16),
     **dict.fromkeys(("num_quantizers", "n_quantizers"), 2),
@@ -158,7 +160,9 @@ def _builders(files: tuple[FileFacts, ...], classes: set[str]) -> list[ModelPlan
             if not fn.returns & SEQUENTIAL:
                 inputs, missing_inputs = [], ["forward's inputs"]
             why = f"{facts.path}:{fn.line}: {fn.name}() returns an nn.Module"
-            found.append(ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, (*missing, *missing_inputs)))
+            found.append(
+                ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, (*missing, *missing_inputs))
+            )
     return found
 
 

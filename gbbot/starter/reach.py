@@ -49,7 +49,9 @@ class Resolver:
 
     def __init__(self, files: tuple[FileFacts, ...]) -> None:
         self.aliases = _aliases(files)
-        self.fixtures = {f.name: f"{c.module}.{f.name}" for c in files if c.is_conftest for f in c.functions if f.fixture}
+        self.fixtures = {
+            f.name: f"{c.module}.{f.name}" for c in files if c.is_conftest for f in c.functions if f.fixture
+        }
 
     def _expand(self, name: str) -> str:
         for _ in range(MAX_ALIAS_HOPS):
@@ -100,7 +102,7 @@ def _used(resolver: Resolver, facts: FileFacts, fn: Function, own: set[str], bin
     klass = fn.name.split(".")[0] if "." in fn.name else None
     for use in names:
         if klass and use.startswith("self."):
-            use = f"{klass}.{use[len('self.'):]}"
+            use = f"{klass}.{use[len('self.') :]}"
         q = resolver.qualified(facts, own, bindings, use)
         if q is None and use in resolver.fixtures:
             q = resolver.fixtures[use]

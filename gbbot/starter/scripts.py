@@ -89,7 +89,9 @@ def _missing_reads(facts: FileFacts, names: frozenset[str]) -> list[str]:
         elif read.loader:
             notes.append(f"line {read.line}: {read.what}(...) loads data or weights from outside the repository")
     unique = list(dict.fromkeys(notes))
-    shown = unique[:MAX_READS_SHOWN] + ([f"… and {len(unique) - MAX_READS_SHOWN} more"] if len(unique) > MAX_READS_SHOWN else [])
+    shown = unique[:MAX_READS_SHOWN] + (
+        [f"… and {len(unique) - MAX_READS_SHOWN} more"] if len(unique) > MAX_READS_SHOWN else []
+    )
     if shown:
         shown[0] = "It may need what the repository lacks — " + shown[0]
         shown.append("Prepare it first (env: or a setup step), or point the script at a small stand-in.")

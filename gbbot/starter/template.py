@@ -191,7 +191,8 @@ def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> t
         more = f" (stopped after {scan.read} files: pass --root for a smaller tree)" if scan.truncated else ""
         shown = "\n".join(templates) + "\n" if templates else ""
         raise GbbotError(
-            f"found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in {scan.read} Python files{more}. "
+            "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, "
+            f"in {scan.read} Python files{more}. "
             f"A {CONFIG_NAME} with a model: entrypoint compiles a model of yours without a wrapper "
             f"(docs/configuration.md):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
         )

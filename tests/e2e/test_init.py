@@ -124,7 +124,10 @@ def test_without_a_config_check_suggests_init_and_init_says_when_nothing_compile
     assert missing.returncode == 2 and "run `gbbot init` to write a starter one" in missing.stderr
     nothing = gbbot(tmp_path, "init")
     assert nothing.returncode == 2
-    assert "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files" in nothing.stderr
+    assert (
+        "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files"
+        in nothing.stderr
+    )
     assert "model: mypkg.model:MyModel" in nothing.stderr  # the template to start from, not "by hand"
     assert not (tmp_path / ".gbbot.yml").exists()
 
@@ -231,7 +234,11 @@ def test_a_repository_that_never_compiles_gets_a_model_entry_check_runs_without_
     }
     config, entries = init_then_check(tmp_path / "repo", tmp_path, files)
     tiny = config.entrypoint("TinyNet")
-    assert (tiny.kind, tiny.model, dict(tiny.kwargs)) == ("model", "tinynet.model:TinyNet", {"dim": 32, "depth": 2, "vocab_size": 100})
+    assert (tiny.kind, tiny.model, dict(tiny.kwargs)) == (
+        "model",
+        "tinynet.model:TinyNet",
+        {"dim": 32, "depth": 2, "vocab_size": 100},
+    )
     assert tiny.inputs == ({"tensor": [2, 8], "dtype": "long", "high": 100},)
     found = {(b["file"], b["function"]) for b in entries["TinyNet"]["breaks"]}
     assert found == {("tinynet/model.py", "_scaled")}

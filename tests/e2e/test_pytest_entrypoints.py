@@ -135,6 +135,8 @@ def test_a_pytest_run_names_its_running_test_in_the_progress_line_and_when_it_ti
     config = parse_config((tmp_path / ".gbbot.yml").read_text())
     (entry,) = check(tmp_path, config, CheckOptions(), progress_printer(1, heartbeat_s=1.0)).entrypoints
     assert entry.status is Status.TIMEOUT
-    assert "timed out after 8 s" in entry.error and "the test running then: tests/test_slow.py::test_stuck" in entry.error
+    assert (
+        "timed out after 8 s" in entry.error and "the test running then: tests/test_slow.py::test_stuck" in entry.error
+    )
     heartbeats = [line for line in capsys.readouterr().err.splitlines() if "entrypoints finished" in line]
     assert any(line.endswith("; running suite: tests/test_slow.py::test_stuck") for line in heartbeats), heartbeats

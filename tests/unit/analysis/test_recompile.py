@@ -123,6 +123,8 @@ def test_a_size_guard_on_dimension_1_never_advises_dimension_0() -> None:
     guard = recompile.parse_reason("tensor 'hidden' size mismatch at index 1. expected 64, actual 80")
     advice = recompile.load_rules().kind(guard.text).advice_for(guard)
     assert "mark_dynamic(hidden, 1)" in advice and ", 0)" not in advice
+
+
 # --- a recompile whose frame now runs eagerly is hidden, not fixed ------------------------------
 
 

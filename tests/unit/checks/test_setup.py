@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 import json
 import os
-import time
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest

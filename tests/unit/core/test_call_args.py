@@ -66,7 +66,7 @@ def test_pytest_arguments_split_like_a_shell_and_lists_are_taken_as_is():
     [
         "kwargs: {blob: %s}" % ("x" * 300_000),
         # one level down: many short strings in a nested list, together over the bound
-        "args: [[%s]]" % ", ".join(["abcdefghij" * 3] * 5_000),
+        f"args: [[{', '.join(['abcdefghij' * 3] * 5_000)}]]",
     ],
     ids=["one-300KB-string", "nested-list"],
 )

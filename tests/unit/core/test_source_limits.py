@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,7 +40,7 @@ def test_hostile_source_is_refused_before_libcst_sees_it(name):
 
 def test_real_code_is_not_refused():
     assert source_limits.refusal(COMPILES) is None
-    assert source_limits.refusal(open(engine.__file__).read()) is None
+    assert source_limits.refusal(Path(engine.__file__).read_text()) is None
     assert discover.facts_of("m.py", COMPILES).sites
 
 

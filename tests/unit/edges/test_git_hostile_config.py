@@ -117,6 +117,6 @@ def test_a_user_gitconfig_changed_after_gbbot_started_is_not_read(in_git_dir, tm
     (home / ".gitconfig").write_text(f"[core]\n\tfsmonitor = {hook}\n[include]\n\tpath = {hook}\n")
     write(in_git_dir, {"a.py": "1\n"})
     gitlayer.changed_paths(in_git_dir)
-    code, out, _ = gitlayer.run(in_git_dir, "config", "--global", "user.name", check=False)
+    _, out, _ = gitlayer.run(in_git_dir, "config", "--global", "user.name", check=False)
     assert out.decode().strip() == "Someone"
     assert not log.exists()

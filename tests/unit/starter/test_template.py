@@ -39,7 +39,9 @@ OPS = """\
 
 
 def test_of_twenty_tests_only_the_one_reaching_a_compile_through_a_helper_is_proposed():
-    plain_tests = "\n".join(f"def test_plain_{i}():\n    assert ops.plain(torch.ones(1)) is not None\n" for i in range(19))
+    plain_tests = "\n".join(
+        f"def test_plain_{i}():\n    assert ops.plain(torch.ones(1)) is not None\n" for i in range(19)
+    )
     tests = f"""\
 import torch
 
@@ -224,7 +226,10 @@ def test_nothing_found_shows_the_model_template():
     with pytest.raises(GbbotError) as info:
         proposed({"app.py": "import re\nre.compile('x')\n"})
     message = str(info.value)
-    assert "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files" in message
+    assert (
+        "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files"
+        in message
+    )
     template_text = message.split("\n\n", 1)[1].replace("  # ", "  ").replace("#   ", "  ")
     assert "model: mypkg.model:MyModel" in template_text
 
