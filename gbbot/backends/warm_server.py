@@ -239,6 +239,18 @@ def watch_imports(reads):
     FileFinder.find_spec = recorded_find_spec
 
 
+def preloaded_lookups(reads, loaded, path):
+    """The modules the server imported before forking (torch, what it preloads or learned) are
+    found in `sys.modules`, so a child never searches for them; a fresh process would, in every
+    directory of the path before the installed one. Record those lookups for each top-level name,
+    so that a change adding `transformers.py` to the checkout still sends the base to run again.
+    (Directories of the interpreter's installation are not recorded: `looked_up` skips them.)"""
+    names = {name.partition(".")[0] for name in loaded} - set(sys.builtin_module_names)
+    for directory in path:
+        for name in sorted(names):
+            reads.looked_up(directory or ".", name)
+
+
 def _reading(mode, flags):
     """`open`'s audit arguments: a mode string (builtins.open, io.open_code) or None and the
     os.open flags."""
@@ -407,6 +419,12 @@ def _fresh_main():
     return main
 
 
+def _first_path_entry(spec):
+    """What `_run_script` / `_run_module` put first on sys.path: the script's directory, or the
+    working directory for `-m`, as a fresh interpreter does."""
+    return os.path.dirname(os.path.abspath(spec["target"])) if spec["kind"] != "module" else os.getcwd()
+
+
 def _run_script(spec):
     path = os.path.abspath(spec["target"])
     if not os.path.isfile(path):
@@ -481,6 +499,7 @@ def _child_main(spec, site_tail):
     imported = lambda: _write_imported(spec, loaded, roots)  # noqa: E731
     sys.addaudithook(reads)  # from here on, what the program reads (audit hooks cannot be removed)
     watch_imports(reads)
+    preloaded_lookups(reads, loaded, [_first_path_entry(spec), *sys.path])
     interrupted = False
     try:
         code = (_run_module if spec["kind"] == "module" else _run_script)(spec)

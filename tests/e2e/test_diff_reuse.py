@@ -138,3 +138,22 @@ def test_a_forged_read_record_is_marked_in_the_report_and_never_cached(in_git_di
     honest, _ = diff(repo, capsys, "--cache", str(cache), "--no-warm")  # every base runs: cached, unmarked
     assert "base_from_head" not in honest["entrypoints"][0] and honest["new"]
     assert [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".json"]
+
+
+def test_a_module_the_server_preloaded_is_still_a_lookup_in_the_checkout(in_git_dir: Path, capsys):
+    """The warm server imported `yaml` before forking, so the child finds it in `sys.modules` and
+    never searches the checkout; a fresh base process would look there first. A change that adds
+    `yaml.py` at the top (one that shadows the installed package) must send the base to run again."""
+    repo = in_git_dir
+    (repo / "y.py").write_text("import torch, yaml\n" + COMPILED.format(body="x = x if yaml.safe_load('1') else x"))
+    (repo / ".gbbot.yml").write_text(
+        "version: 1\nrunner: {preload: [yaml]}\nentrypoints:\n  - {name: y, run: python y.py}\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "yaml.py").write_text("def safe_load(text):\n    return 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "head: a module named like a preloaded one")
+    _, err = diff(repo, capsys)
+    assert "[1/1] y (base " in err, err[-3000:]  # the base ran again
+    assert "not run again" not in err
