@@ -23,6 +23,7 @@ from gbbot.core.model import (
     FrameMetrics,
     FrameRef,
     FrameStart,
+    LibrarySite,
     Recompilation,
     RecompileDiff,
     RecompileReason,
@@ -315,7 +316,17 @@ def analyse_frame(
         reasons=tuple(sorted(reasons, key=lambda r: (r.dynamic, -r.count, r.kind))),
         doc_url=rules.doc_url,
         frame=frame_ref(frames, root, lookup),
+        library_site=_library_site(frames, root, where),
     )
+
+
+def _library_site(frames: FrameCompiles, root: str, where: Frame) -> LibrarySite | None:
+    """The installed package's function that recompiled, when the compiled frame is one and the
+    report names a repository line for it instead (the stack's innermost repository frame)."""
+    code = _compiled_frame(frames)
+    if not code.file or _in_repo(code.file, root) or not _in_repo(where.file, root):
+        return None
+    return classify.library_site(code, root)
 
 
 def impact_order(rc: Recompilation) -> tuple:

@@ -285,7 +285,8 @@ def _compiled_frame(data: dict) -> CompiledFrame:
 def _recompile(data: dict) -> Recompilation:
     reasons = tuple(RecompileReason(**r) for r in data["reasons"])
     frame = FrameRef(**data["frame"]) if data.get("frame") else None
-    return Recompilation(**{**data, "reasons": reasons, "frame": frame})
+    site = LibrarySite(**data["library_site"]) if data.get("library_site") else None
+    return Recompilation(**{**data, "reasons": reasons, "frame": frame, "library_site": site})
 
 
 def _entrypoint(data: dict) -> EntrypointReport:

@@ -376,6 +376,9 @@ class Recompilation:
     reasons: tuple[RecompileReason, ...]
     doc_url: str
     frame: FrameRef | None = None  # the compiled frame that recompiled
+    # The compiled frame is an installed package's function (einops' `rearrange` hitting the limit):
+    # where, while `file`/`line` stay the repository line that called into it.
+    library_site: LibrarySite | None = None
 
     @property
     def info_only(self) -> bool:

@@ -100,6 +100,13 @@ def message(finding: RecompileFinding, problems: tuple[Problem, ...]) -> str:
     new = any(p.state is State.NEW for p in problems)
     head = f"{'New recompilation' if new else 'Recompilation'}: {rc.function} compiled {rc.compilations}×"
     lines = [head + (" and hit the recompile limit" if rc.limit_hit else "")]
+    if rc.library_site:
+        site = rc.library_site
+        lines.append(
+            f"Inside {site.package} at {site.path}:{site.line} {site.function}, called from this line.".replace(
+                " ,", ","
+            )
+        )
     if any(p.reason is None for p in problems):
         rules = recompile.load_rules()
         lines += [rules.limit_cause, f"Hint: {rules.limit_advice}"]

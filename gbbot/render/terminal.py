@@ -100,7 +100,7 @@ def recompile_table(report: Report) -> Table:
         for reason in rc.reasons:
             is_new = new is not None and reason.fingerprint in new
             table.add_row(
-                escape(f"{rc.file}:{rc.line} {rc.function}"),
+                escape(f"{rc.file}:{rc.line} {rc.function}{inside(rc)}"),
                 str(rc.compilations),
                 escape(reason.kind) + (" (dynamic)" if reason.dynamic else ""),
                 escape(reason.guard[:80]),
@@ -160,3 +160,9 @@ def render(report: Report, console: Console) -> None:
         )
     parts.append(Text(summary(c)))
     console.print(Group(*parts))
+
+
+def inside(rc: Recompilation) -> str:
+    """` → einops/einops.py:512 rearrange`: the installed function that recompiled, when it is one."""
+    site = rc.library_site
+    return f" → {site.path}:{site.line} {site.function}".rstrip() if site else ""

@@ -314,3 +314,53 @@ def test_a_list_of_another_length_is_named_with_its_argument(checked):
     rc = only(checked, "list_lengths")
     (reason,) = rc.reasons
     assert reason.kind == "length" and "`xs`" in reason.cause and "torch.stack(xs)" in reason.advice
+
+
+# An installed package whose function Dynamo compiles on its own: the model's loop breaks, so its
+# frame runs eagerly, and each call it makes into the library is a new frame to compile, once per
+# pattern string (einops' `rearrange` at the recompile limit, in small).
+LIBRARY = """\
+def rearrange(x, pattern):
+    if pattern == "a":
+        return x + 1
+    return x * len(pattern)
+"""
+LIBRARY_CALLER = """\
+import torch
+import shapeutils
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        for pattern in ("a", "bb", "ccc", "dddd"):
+            torch._dynamo.graph_break()
+            x = shapeutils.rearrange(x, pattern)
+        return x
+
+
+def run():
+    torch._dynamo.config.recompile_limit = 2
+    net = torch.compile(Net())
+    return net(torch.ones(4))
+"""
+
+
+def test_a_library_function_at_the_limit_is_reported_at_the_library_and_the_line_that_called_it(tmp_path):
+    site = tmp_path / "env" / "site-packages"
+    write(site, {"shapeutils/__init__.py": LIBRARY})
+    repo = tmp_path / "repo"
+    config = f"version: 1\nentrypoints:\n  - {{name: lib, call: 'models:run', env: {{PYTHONPATH: '{site}'}}}}\n"
+    write(repo, {"models.py": LIBRARY_CALLER, ".gbbot.yml": config})
+    done = gbbot(repo, "check", "--json", "report.json", "--markdown", "report.md", "--fail-on", "none")
+    assert done.returncode == 0, done.stderr
+    (entry,) = report.load(repo / "report.json").entrypoints
+    (rc,) = [r for r in entry.recompiles if r.limit_hit]
+    # The repository line the report stands on: the innermost one on the stack Dynamo recorded for
+    # the library frame's compile (which leaves out the eager `Net.forward` in between).
+    assert (rc.file, rc.line, rc.function) == ("models.py", 16, "run")
+    assert rc.library_site is not None
+    assert (rc.library_site.package, rc.library_site.path) == ("shapeutils", "shapeutils/__init__.py")
+    assert (rc.library_site.line, rc.library_site.function) == (1, "rearrange")
+    md = (repo / "report.md").read_text()
+    assert "(inside `shapeutils` at `shapeutils/__init__.py:1` in `rearrange`)" in md
+    assert "shapeutils/__init__.py:1 rearrange" in done.stdout  # the terminal's table
