@@ -21,7 +21,7 @@ from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
 from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.fixes import Advice, FixStatus
-from gbbot.core.model import BreakMessage, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
+from gbbot.core.model import BreakMessage, EntrypointReport, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
 from gbbot.render import findings, fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
 from gbbot.render.findings import SAFE_PATH, compile_error_words
@@ -332,9 +332,17 @@ def not_clean_line(report: Report) -> str:
     bad = [e for e in report.entrypoints if e.status not in counts.CLEAN]
     if not bad:
         return ""
-    said = [f"{md_code(e.name)} {NOT_CLEAN_WORDS.get(e.status, e.status.value)}" + _exit(e.exit_code) for e in bad]
+    said = [
+        f"{md_code(e.name)} {NOT_CLEAN_WORDS.get(e.status, e.status.value)}" + _exit(e.exit_code) + _why(e) for e in bad
+    ]
     their = "its breaks are" if len(bad) == 1 else "their breaks are"
     return f"⚠️ {listed(said)}: {their} unknown."
+
+
+def _why(entry: EntrypointReport) -> str:
+    """The compile error that ended the run, when one did: the failure itself, not a graph break."""
+    error = entry.compile_error
+    return f" on a {compile_error_words(error, md_code, md_text)}" if error else ""
 
 
 NOT_CLEAN_WORDS = {Status.TIMEOUT: "timed out", Status.NO_COMPILE: "compiled nothing"}
@@ -396,10 +404,12 @@ def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:
 
 
 def frame_link(ref: FrameRef, links: SourceLinks | None) -> str:
-    """`forward` (model.py:12), linked to the frame's first line."""
+    """`Block.forward` (model.py:12), linked to the frame's first line (its qualname when the
+    source was at hand, else its code object's name)."""
+    name = ref.qualname or ref.function
     if not ref.line:
-        return md_code(ref.function)
-    label = f"{md_code(ref.function)} ({md_text(ref.file.rsplit('/', 1)[-1])}:{ref.line})"
+        return md_code(name)
+    label = f"{md_code(name)} ({md_text(ref.file.rsplit('/', 1)[-1])}:{ref.line})"
     url = links.line(ref.file, ref.line) if links else None
     return f"[{label}]({url})" if url else label
 

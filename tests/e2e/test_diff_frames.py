@@ -151,7 +151,7 @@ def test_a_deleted_break_is_fixed_though_another_forward_in_its_file_runs_eagerl
     assert diff["hidden"] == [] and diff["new"] == []
     router = by_code(data)["torch._dynamo.graph_break()"]
     assert router["fingerprint"] in diff["persisting"]
-    assert "**0 new** · **1 fixed** · 1 persisting" in md and "Hidden, not fixed" not in md
+    assert "This PR fixes **1** graph break." in md and "hidden, not fixed" not in md
 
 
 # 3. logger in a block that Model.forward's loop calls hides the print after the loop.
@@ -169,7 +169,7 @@ def test_the_print_a_guarded_logger_reveals_is_revealed_not_new(in_git_dir, tmp_
     assert diff["revealed"] == [printed["fingerprint"]] and diff["new"] == []
     assert [b["code"] for b in diff["fixed_breaks"]] == ['log.debug("block")']
     assert data["counts"]["revealed"] == 1 and data["counts"]["new"] == 0
-    assert "### Revealed, not new" in md and "0 new, 1 fixed" in terminal and "1 revealed" in terminal
+    assert "1 graph break revealed, not new" in md and "0 new, 1 fixed" in terminal and "1 revealed" in terminal
 
 
 def test_the_logger_names_the_models_frame_it_makes_run_eagerly(in_git_dir, tmp_path):
