@@ -216,7 +216,7 @@ def both_sides_note(changed: Sequence[str]) -> str | None:
     if not changed:
         return None
     shown = ", ".join(f"`{p}`" for p in changed[:5]) + (", …" if len(changed) > 5 else "")
-    return (
-        f"Both sides ran with the head's packages: this change touches {shown}, and the merge-base's "
+    return (  # ⚠️ first: it changes how the comparison reads, so the PR comment keeps it
+        f"⚠️ Both sides ran with the head's packages: this change touches {shown}, and the merge-base's "
         "own requirements were not installed for its run."
     )

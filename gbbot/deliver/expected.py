@@ -95,7 +95,7 @@ def expected(
     believed = [r for r in fixes if r not in outside]
     done = rederive.rederive(replace(report, fixes=tuple(believed)), read, REDERIVED_FIXES_MAX, listing)
     off_change = "is not on a line the pull request changed"
-    dropped = [Dropped(r.fingerprint, f"its break ({r.file}:{r.line}) {off_change}") for r in outside]
+    dropped = [Dropped(r.fingerprint, f"the fix at {r.file}:{r.line} {off_change}") for r in outside]
     dropped += list(done.dropped)
     kept = list(done.report.fixes or ())
     while kept:

@@ -115,6 +115,10 @@ def test_without_a_record_of_the_merge_base_the_base_runs(in_git_dir, tmp_path):
     write(in_git_dir, {".gbbot.yml": "version: 1\nentrypoints: [{name: ok, run: 'true'}]\n"})
     git(in_git_dir, "add", "-A")
     git(in_git_dir, "commit", "-q", "-m", "only commit")
+    git(in_git_dir, "checkout", "-qb", "feature")  # a head past the merge-base: there is a base to run
+    write(in_git_dir, {"notes.txt": "a change\n"})
+    git(in_git_dir, "add", "-A")
+    git(in_git_dir, "commit", "-q", "-m", "a change on the branch")
     # the entrypoint compiles nothing, which fails the default policy: only the baseline is asked about here
     run = gbbot(
         in_git_dir,

@@ -212,7 +212,7 @@ def test_the_note_is_none_without_requirement_changes_and_names_them_otherwise()
     assert setup.both_sides_note(()) is None
     note = setup.both_sides_note(("requirements.txt",))
     assert note == (
-        "Both sides ran with the head's packages: this change touches `requirements.txt`, and the "
+        "⚠️ Both sides ran with the head's packages: this change touches `requirements.txt`, and the "
         "merge-base's own requirements were not installed for its run."
     )
 
