@@ -16,7 +16,7 @@ from gbbot.core import counts, limits
 from gbbot.core.model import Report
 from gbbot.publish import retry
 from gbbot.publish.content import Content, fitted
-from gbbot.render.findings import Finding, findings
+from gbbot.render.findings import FailureFinding, Finding, failure_findings, findings
 from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
 
 
@@ -42,7 +42,7 @@ def title(report: Report) -> str:
     return new + fixed + hidden + unknown
 
 
-def annotation(finding: Finding | RecompileFinding) -> dict[str, Any]:
+def annotation(finding: FailureFinding | Finding | RecompileFinding) -> dict[str, Any]:
     return {
         "path": finding.path,
         "start_line": finding.line,
@@ -55,7 +55,7 @@ def annotation(finding: Finding | RecompileFinding) -> dict[str, Any]:
 
 def annotations(report: Report, policy: Policy) -> list[dict[str, Any]]:
     """The breaks, then the recompilation problems, each in impact order."""
-    found = [*findings(report, policy), *recompile_findings(report, policy)]
+    found = [*failure_findings(report), *findings(report, policy), *recompile_findings(report, policy)]
     return [annotation(f) for f in found if f.path is not None]
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from gbbot.analysis.policy import DEFAULT, Policy
 from gbbot.core.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
 from gbbot.core.model import Report
-from gbbot.render.findings import Finding, Level, State, findings
+from gbbot.render.findings import FailureFinding, Finding, Level, State, failure_findings, findings
 from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
 
 COMMAND = {Level.NOTICE: "notice", Level.WARNING: "warning", Level.FAILURE: "error"}
@@ -29,7 +29,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(finding: Finding | RecompileFinding) -> str:
+def command(finding: FailureFinding | Finding | RecompileFinding) -> str:
     """One workflow command for one finding (file and line only when the path is safe)."""
     properties = {"title": finding.title[:ANNOTATION_TITLE_MAX]}
     if finding.path is not None:
@@ -38,15 +38,15 @@ def command(finding: Finding | RecompileFinding) -> str:
     return f"::{COMMAND[finding.level]} {listed}::{escape_data(finding.message[:ANNOTATION_MESSAGE_MAX])}"
 
 
-def commands(found: Iterable[Finding | RecompileFinding]) -> list[str]:
+def commands(found: Iterable[FailureFinding | Finding | RecompileFinding]) -> list[str]:
     return [command(f) for f in found]
 
 
-def new_findings(report: Report, policy: Policy) -> list[Finding | RecompileFinding]:
+def new_findings(report: Report, policy: Policy) -> list[FailureFinding | Finding | RecompileFinding]:
     """The new breaks, then the frames with a new recompilation problem (everything, without a
     baseline), each in impact order."""
     new = frozenset({State.NEW})
-    return [*findings(report, policy, new), *recompile_findings(report, policy, new)]
+    return [*failure_findings(report), *findings(report, policy, new), *recompile_findings(report, policy, new)]
 
 
 def render(report: Report, policy: Policy = DEFAULT) -> str:

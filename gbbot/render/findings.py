@@ -176,3 +176,35 @@ def findings(report: Report, policy: Policy, states: frozenset[State] = frozense
         counted = each[brk.fingerprint]
         out.append(Finding(brk, counted.entrypoints, state, level, counted.total, counted.frame_eager))
     return out
+
+
+@dataclass(frozen=True)
+class FailureFinding:
+    """An entrypoint that a compile error ended: annotated at the error's repository line, as the
+    entrypoint's failure (never as a graph break)."""
+
+    entrypoint: str
+    error: CompileError
+
+    level = Level.FAILURE
+
+    @property
+    def path(self) -> str | None:
+        return self.error.file if SAFE_PATH.match(self.error.file) else None
+
+    @property
+    def line(self) -> int:
+        return max(self.error.line, 1)
+
+    @property
+    def title(self) -> str:
+        return f"{self.error.gb_id or 'Compile error'}: {self.entrypoint} failed to compile"
+
+    @property
+    def message(self) -> str:
+        return f"The entrypoint {self.entrypoint} stopped on a {compile_error_words(self.error)}"
+
+
+def failure_findings(report: Report) -> list[FailureFinding]:
+    """Each entrypoint a compile error ended, in report order."""
+    return [FailureFinding(e.name, e.compile_error) for e in report.entrypoints if e.compile_error is not None]

@@ -77,3 +77,20 @@ def test_registered_as_a_render_format(tmp_path) -> None:
     out = tmp_path / "out.txt"
     assert main(["render", str(path), "--format", "annotations", "-o", str(out)]) == 0
     assert out.read_text().startswith("::error file=model/layer_1.py,line=11,title=GB0059%3A ")
+
+
+def test_a_compile_error_is_annotated_as_the_entrypoints_failure_at_its_line_not_as_a_break():
+    from gbbot.core.model import Category, CompileError, Status
+    from tests.builders import entrypoint, report_of
+
+    error = CompileError(
+        "RuntimeError when making fake tensor call", "GB4315", Category.USER_ERROR, "crash.py", 4, "project",
+        "return x @ torch.ones(3, 5)", "Dynamo failed to run FX node with fake tensors",
+    )  # fmt: skip
+    crashed = entrypoint("crash", status=Status.FAILED, exit_code=1, compile_error=error)
+    (line,) = annotations.render(report_of(crashed)).splitlines()
+    assert line.startswith(
+        "::error file=crash.py,line=4,title=GB4315%3A crash failed to compile::"
+    )  # `:` escaped in a property
+    assert "compile error GB4315 (USER_ERROR) at crash.py:4 in project" in line
+    assert "graph break" not in line.lower()
