@@ -1,0 +1,44 @@
+"""Every place this project installs torch for its tests, demo or image pins torch==2.13.0: an
+open range (or a bare `torch`) lets pip fetch a CUDA build of several GB. The others name no torch."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TORCH_REQUIREMENT = re.compile(r"^\s*torch(?![\w.-])\s*(?P<spec>[^#;\s]*)", re.IGNORECASE)
+
+
+def torch_specs(lines: list[str]) -> list[str]:
+    return [m["spec"] for line in lines if (m := TORCH_REQUIREMENT.match(line))]
+
+
+def test_the_test_and_demo_requirements_pin_torch_exactly():
+    lines = (ROOT / "requirements-dev.txt").read_text(encoding="utf-8").splitlines()
+    assert torch_specs(lines) == ["==2.13.0"]
+
+
+def test_gbbot_itself_depends_on_no_torch():
+    """pyproject.toml's requirement strings (dependencies and any extras): none is a torch."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    requirements = re.findall(r'^\s*"([^"]+)",?\s*(?:#.*)?$', text, re.MULTILINE)
+    assert "PyGithub>=2.1" in requirements  # the list is read at all
+    assert torch_specs(requirements) == []
+
+
+def test_the_image_and_the_docker_tests_install_the_pinned_torch():
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert re.findall(r"^ARG TORCH_SPEC=(.*)$", dockerfile, re.MULTILINE) == ["torch==2.13.0"]
+    docker_tests = (ROOT / "tests/e2e/test_docker.py").read_text(encoding="utf-8")
+    assert re.findall(r'^TORCH = "(.*)"$', docker_tests, re.MULTILINE) == ["torch==2.13.0"]
+
+
+def test_no_other_requirement_file_in_the_repository_names_torch():
+    """Requirement files the tests install (a test project's, the local wheel's) stay torch-free."""
+    found = [
+        path.relative_to(ROOT).as_posix()
+        for path in ROOT.rglob("*requirements*.txt")
+        if ".venv" not in path.parts and torch_specs(path.read_text(encoding="utf-8").splitlines())
+    ]
+    assert found == ["requirements-dev.txt"]
