@@ -420,8 +420,8 @@ def _fresh_main():
 
 
 def _first_path_entry(spec):
-    """What `_run_script` / `_run_module` put first on sys.path: the script's directory, or the
-    working directory for `-m`, as a fresh interpreter does."""
+    """What a fresh interpreter puts first on sys.path: the script's directory, or the working
+    directory for `-m` (`_run_script` / `_run_module` put it there; the preloaded lookups name it)."""
     return os.path.dirname(os.path.abspath(spec["target"])) if spec["kind"] != "module" else os.getcwd()
 
 
@@ -430,7 +430,7 @@ def _run_script(spec):
     if not os.path.isfile(path):
         sys.stderr.write(f"{spec['program']}: can't open file {path!r}: [Errno 2] No such file or directory\n")
         return 2
-    sys.path.insert(0, os.path.dirname(path))
+    sys.path.insert(0, _first_path_entry(spec))
     sys.argv = [spec["target"], *spec["args"]]
     main = _fresh_main()
     main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None
@@ -444,7 +444,7 @@ def _run_script(spec):
 def _run_module(spec):
     import runpy
 
-    sys.path.insert(0, os.getcwd())
+    sys.path.insert(0, _first_path_entry(spec))
     sys.argv = ["-m", *spec["args"]]
     _fresh_main()
     runpy._run_module_as_main(spec["target"], alter_argv=True)
