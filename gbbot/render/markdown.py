@@ -204,7 +204,7 @@ def hidden_items(report: Report) -> list[Item]:
         if hider is None:
             return "its frame now runs eagerly because of a new break, so it is no longer traced"
         frames = eager_frames(hider)
-        frame = f" {listed([md_code(f.function) for f in frames])}" if frames else ""
+        frame = f" {listed([md_code(f.qualname or f.function) for f in frames])}" if frames else ""
         place = md_code(f"{hider.file}:{hider.line}")
         return f"the new break at {place} makes its frame{frame} run eagerly, so it is no longer traced"
 
