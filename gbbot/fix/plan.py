@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from gbbot.analysis.branches import decides_branch
 from gbbot.analysis.classify import normalise_code
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
@@ -22,6 +23,11 @@ class Unpatchable(Exception):
 
 
 FileReader = Callable[[str], str]  # repo-relative path → text, or Unpatchable
+SCALARS = "capture_scalar_outputs"
+BRANCH_FED = (
+    "the number decides a branch: capturing it (capture_scalar_outputs) would only move the break "
+    "to the `if` (data-dependent branching), so the options for branches follow"
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,9 @@ def candidates(
     reader = _remembered(read or (lambda _path: text))
     for recipe in choices(brk.fix):
         if getattr(recipe, "at_compile_site", False):
+            if getattr(recipe, "flag", None) == SCALARS and decides_branch(text, brk.line):
+                why_not.append(BRANCH_FED)
+                continue
             at_compile, why = _at_compile_site(brk, recipe, reader, paths)
             why_not += [why] if why else []
             found += [at_compile] if at_compile else []
@@ -269,7 +278,7 @@ def plan_break(
         return advice.advise(brk, "no mechanical fix for this kind of break")
     if unpatchable:
         return _skip(brk, unpatchable)
-    return advice.advise(brk, "; ".join(dict.fromkeys(why_not)))
+    return advice.advise(brk, "; ".join(dict.fromkeys(why_not)), decides_branch=BRANCH_FED in why_not)
 
 
 def plan(

@@ -1,5 +1,5 @@
-"""A statement that only has a side effect — a print, a log record, a warning, a debugger or
-profiler hook — guarded with `torch.compiler.is_compiling()`, whatever break its arguments cause.
+"""A statement that only has a side effect — a print, a log record, a warning, `tqdm.write`, a
+debugger or profiler hook — guarded with `torch.compiler.is_compiling()`, whatever break its arguments cause.
 
 `print("step", float(v.mean()))` breaks as GB0124 (`float()` of a tensor), not as a print, yet
 the whole statement can stay out of the graph: it returns nothing anyone reads. The recipe is chosen
@@ -29,6 +29,12 @@ SIDE_EFFECT_CALLS = frozenset(
         "torch.cuda.nvtx.mark",
         "torch.cuda.nvtx.range_push",
         "torch.cuda.nvtx.range_pop",
+        # tqdm's progress-bar-safe print, a class method: Dynamo skips tqdm (GB0008)
+        "tqdm.tqdm.write",
+        "tqdm.std.tqdm.write",
+        "tqdm.auto.tqdm.write",
+        "tqdm.autonotebook.tqdm.write",
+        "tqdm.notebook.tqdm.write",
     }
 )
 LOG_METHODS = frozenset(
@@ -100,6 +106,26 @@ class SideEffectGuard(Recipe):
             def f(x):
                 if not torch.compiler.is_compiling():
                     logger.info("mean {}", x.mean().item())  # BREAK
+                return x * 2
+            """,
+        ),
+        example(
+            """
+            from tqdm import tqdm
+
+
+            def step(x):
+                tqdm.write(f"loss {x.mean()}")  # BREAK
+                return x * 2
+            """,
+            """
+            from tqdm import tqdm
+            import torch
+
+
+            def step(x):
+                if not torch.compiler.is_compiling():
+                    tqdm.write(f"loss {x.mean()}")  # BREAK
                 return x * 2
             """,
         ),
