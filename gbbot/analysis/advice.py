@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from gbbot.analysis import labels
 from gbbot.core.fixes import Advice
 from gbbot.core.model import Category, GraphBreak
 
@@ -99,6 +100,7 @@ def documented(
     `decides_branch`: the caller read the source and found that the break's value decides a branch
     further on (the views, with only the break's line, see it when the line is the branch)."""
     entries = load_advice() if entries is None else entries
+    decides_branch = decides_branch or labels.decided_by_branch(brk)
     kind = (brk.gb_id, brk.gb_type)
     found = next((e for e in entries if decides_branch and e.branch and (e.gb_id in kind or e.gb_type in kind)), None)
     found = found or next((e for e in entries if e.fits_code(brk)), None)

@@ -62,3 +62,16 @@ def decides_branch(text: str, line: int) -> bool:
         if reads and any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(test)):
             return True
     return False
+
+
+def only_raises(text: str, line: int) -> bool:
+    """Is the branch whose test holds `line` an `if` that only raises (one `raise`, no `else`)?
+    Such a check becomes `torch._check(...)`; other branches keep the advice."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _spans(node.test, line):
+            return len(node.body) == 1 and isinstance(node.body[0], ast.Raise) and not node.orelse
+    return False

@@ -75,7 +75,8 @@ def _removes_its_break(result: FixResult) -> None:
 
 def test_a_print_whose_argument_breaks_as_item_is_guarded_whole(session):
     (brk,) = next(e for e in session.run.report.entrypoints if e.name == "printfloat").breaks
-    assert (brk.gb_id, brk.fix) == ("GB0124", "item")  # float() of a tensor, not the print
+    # float() of a tensor breaks (GB0124), and the label is what fixes it: the print's guard
+    assert (brk.gb_id, brk.fix) == ("GB0124", "side_effect")
     result = session.verified("printfloat")
     assert (result.recipe, result.variant) == ("side_effect", "guard")
     _removes_its_break(result)
@@ -146,7 +147,7 @@ def test_tqdm_write_in_a_method_the_compiled_forward_calls_is_guarded_like_a_pri
 
 def test_an_item_whose_number_decides_an_if_gets_the_advice_for_branches_not_the_setting(session):
     (brk,) = next(e for e in session.run.report.entrypoints if e.name == "item_branch").breaks
-    assert (brk.gb_id, brk.function) == ("GB0124", "damped")
+    assert (brk.gb_id, brk.function, brk.fix) == ("GB0124", "damped", None)  # labelled: advice only
     (result,) = session.results("item_branch")
     assert result.status is FixStatus.ADVICE and result.diff is None
     assert "capturing it (capture_scalar_outputs) would only move the break" in result.reason
