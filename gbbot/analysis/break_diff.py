@@ -192,6 +192,7 @@ class EagerFrames:
     eager: Mapping[FrameKey, str | None]
     compiled: Mapping[tuple[str, str], tuple[FrameRef, ...]]  # (file, co_name) → frames, by first line
     framed: bool
+    traced: frozenset[FrameKey] = frozenset()  # frames compiled that do not run eagerly
 
     @classmethod
     def of(cls, entry: EntrypointReport) -> EagerFrames:
@@ -202,7 +203,8 @@ class EagerFrames:
         for f in entry.frames:
             compiled.setdefault((f.frame.file, f.frame.function), []).append(f.frame)
         ordered = {k: tuple(sorted(v, key=lambda r: r.line)) for k, v in compiled.items()}
-        return cls({f.frame.across: f.eager_by for f in entry.frames if f.eager}, ordered, True)
+        traced = frozenset(f.frame.across for f in entry.frames if not f.eager)
+        return cls({f.frame.across: f.eager_by for f in entry.frames if f.eager}, ordered, True, traced)
 
 
 def frames_of(brk: GraphBreak, *sides: EagerFrames) -> tuple[FrameKey, ...]:
@@ -242,10 +244,17 @@ def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]
     }
 
 
-def hidden_by(brk: GraphBreak, newly: Mapping[FrameKey, str | None], *sides: EagerFrames) -> str | None:
+def hidden_by(
+    brk: GraphBreak, newly: Mapping[FrameKey, str | None], head: EagerFrames, *sides: EagerFrames
+) -> str | None:
     """For a base break the head does not have: the head break that hides it ("" when its frame
-    runs eagerly with no break named for it), or None when nothing hides it, so it is fixed."""
-    for frame in frames_of(brk, *sides):
+    runs eagerly with no break named for it), or None when nothing hides it, so it is fixed. A
+    frame it was traced in that the head still traces (a callee inlined into a caller that now
+    runs eagerly is compiled on its own too) would have shown it: then it is fixed."""
+    frames = frames_of(brk, head, *sides)
+    if any(frame in head.traced for frame in frames):
+        return None
+    for frame in frames:
         if frame in newly:
             return newly[frame] or ""
     return None
