@@ -81,6 +81,14 @@ def _message_args(exc: cst.BaseExpression) -> list[cst.Arg] | None:
     return list(exc.args)
 
 
+def _either(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a or b or c` → [a, b, c] (raising when any holds is one check per operand, in order: the
+    later ones run only when the earlier ones pass, as `or` evaluates them); anything else → [test]."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return [*_either(test.left), *_either(test.right)]
+    return [test]
+
+
 def _only_raise(node: cst.If) -> cst.Raise | None:
     """The `raise` an `if` consists of: no `elif`/`else`, one statement, which raises an exception
     built from at most a message (no `from`, no bare re-raise)."""
@@ -100,8 +108,9 @@ class CheckInsteadOfRaise(Recipe):
     `cond` becomes a Python bool (`as_bool`); `None` leaves the line alone."""
 
     variant = "check"
-    title = "torch._check instead of an `if …: raise` on a tensor's value"
+    title = "torch._check instead of a raise (or an assert) on a tensor's value"
     with_setting: ClassVar[type[Recipe]] = ItemCaptureScalars
+    checks_asserts: ClassVar[bool] = False  # an assert on a tensor is no break: Dynamo traces it
 
     def visit_If(self, node: cst.If) -> None:
         if self.edits or not self.on_site(node.test):
@@ -109,15 +118,32 @@ class CheckInsteadOfRaise(Recipe):
         raised = _only_raise(node)
         if raised is None:
             return
-        holds = self._negated(node.test)
-        if holds is None:
+        holds = [self._negated(operand) for operand in _either(node.test)]
+        if any(held is None for held in holds):
             return
-        args = [cst.Arg(holds)]
         message = _message_args(raised.exc)
-        if message:
-            args.append(cst.Arg(cst.Lambda(cst.Parameters(), message[0].value)))
-        check = cst.Expr(cst.Call(self.torch_expr("_check"), args))
-        self.record(node, _statement(check, node), ("torch",))
+        lines = []
+        for held in holds:
+            args = [cst.Arg(held)]
+            if message:
+                args.append(cst.Arg(cst.Lambda(cst.Parameters(), message[0].value)))
+            check = cst.Expr(cst.Call(self.torch_expr("_check"), args))
+            lines.append(_statement(check, node) if not lines else cst.SimpleStatementLine([check]))
+        self.record(node, lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines), ("torch",))
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        """`assert cond, msg` on an `.item()` → `torch._check(cond, lambda: msg)`: traced with
+        `capture_scalar_outputs`, Dynamo (torch 2.13) drops such an assert from the graph, so the
+        setting alone would silently stop checking; the check keeps it."""
+        if self.edits or not self.checks_asserts or not self.on_site(node.test):
+            return
+        held = self.as_bool(node.test)
+        if held is None:
+            return
+        args = [cst.Arg(held)]
+        if node.msg is not None:
+            args.append(cst.Arg(cst.Lambda(cst.Parameters(), node.msg)))
+        self.record(node, cst.Expr(cst.Call(self.torch_expr("_check"), args)), ("torch",))
 
     def _negated(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
         """The Python bool that is True exactly when `test` is not."""
@@ -141,15 +167,20 @@ def _reads_item(node: cst.BaseExpression) -> bool:
 
 class CheckItemRaise(CheckInsteadOfRaise):
     id = "item"
+    checks_asserts = True
     description = (
         "The `if` only raises when a value read with `.item()` is bad. It becomes "
-        "`torch._check(<the condition negated>, lambda: <the message>)`, and `capture_scalar_outputs` "
+        "`torch._check(<the condition negated>, lambda: <the message>)` (one check per operand of an "
+        "`or`, in the same order), and `capture_scalar_outputs` "
         "is turned on at the `torch.compile` that compiles the break's frame, so Dynamo traces the "
         "`.item()` and the check stays in the graph. Behaviour changes on bad input: the exception is a "
         "RuntimeError, not the original type (an `except ValueError` no longer catches it); eagerly it "
         "carries the original message; compiled it is still raised at the call, but Inductor's assert "
         "names only the failed condition (`zuf0 < 10.0`), not the message; a NaN passes eagerly as "
-        "before but raises when compiled (torch simplifies `not v >= n` to `v < n`)."
+        "before but raises when compiled (torch simplifies `not v >= n` to `v < n`). An `assert` on an "
+        "`.item()` becomes `torch._check(<the condition>, lambda: <the message>)` the same way (with the "
+        "setting alone Dynamo drops such an assert from the graph); unlike an assert it also runs under "
+        "`python -O`."
     )
     examples = (
         example(
@@ -191,6 +222,50 @@ class CheckItemRaise(CheckInsteadOfRaise):
                 torch._check(x.min().item() == 0)  # BREAK
                 torch._check(x.sum().item() == n, lambda: f"expected a total of {n}")  # BREAK
                 return x / n
+            """,
+        ),
+    )
+    examples = (
+        *examples,
+        example(
+            """
+            import torch
+
+
+            def embed(self, tokens, n):
+                if tokens.min().item() < 0 or tokens.max().item() >= n:  # BREAK
+                    raise ValueError(f"ids must be in [0, {n})")
+                return self.wte(tokens)
+            """,
+            """
+            import torch
+
+
+            def embed(self, tokens, n):
+                torch._check(torch.sym_not(tokens.min().item() < 0), lambda: f"ids must be in [0, {n})")  # BREAK
+                torch._check(torch.sym_not(tokens.max().item() >= n), lambda: f"ids must be in [0, {n})")
+                return self.wte(tokens)
+            """,
+        ),
+    )
+    examples = (
+        *examples,
+        example(
+            """
+            import torch
+
+
+            def normalise(x):
+                assert x.min().item() >= 0, "negative input"  # BREAK
+                return x / x.sum()
+            """,
+            """
+            import torch
+
+
+            def normalise(x):
+                torch._check(x.min().item() >= 0, lambda: "negative input")  # BREAK
+                return x / x.sum()
             """,
         ),
     )
@@ -306,6 +381,14 @@ class CheckTensorRaise(CheckInsteadOfRaise):
         ),
     )
     untouched = (
+        # an assert on a tensor is no break (Dynamo makes it an in-graph assert): nothing to change
+        code(
+            """
+            def lookup(table, idx):
+                assert (idx >= 0).all(), "negative index"  # BREAK
+                return table[idx]
+            """
+        ),
         # a side effect before the raise
         code(
             """

@@ -23,8 +23,8 @@ from gbbot.fix.pipeline import FixOptions, FixRun, fix
 from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "branch_project"
-ENTRYPOINTS = ("checked_item", "checked_tensor", "picked", "logged_raise", "reduced")
-FIXED = ("checked_item", "checked_tensor", "picked")
+ENTRYPOINTS = ("checked_item", "checked_tensor", "asserted", "picked", "logged_raise", "reduced")
+FIXED = ("checked_item", "checked_tensor", "asserted", "picked")
 
 
 @dataclass
@@ -70,7 +70,10 @@ def test_a_raise_on_an_item_becomes_a_check_and_the_setting_goes_on_the_models_c
     result = session.result("checked_item")
     _verified(result, "item", "check")
     text = session.text("checked_item")
-    assert '    torch._check(torch.sym_not(idx.max().item() >= size), lambda: "token id out of range")\n' in text
+    assert (  # `a or b`: one check per operand, in order
+        '    torch._check(torch.sym_not(idx.min().item() < 0), lambda: "token id out of range")\n'
+        '    torch._check(torch.sym_not(idx.max().item() >= size), lambda: "token id out of range")\n'
+    ) in text
     assert "raise IndexError" not in text
     assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(model))(" in text
     assert result.paths == ("branchdemo/checked_item.py",) and len(result.hunks) == 2  # one fix, two edits
@@ -105,17 +108,40 @@ def test_the_checks_still_raise_on_bad_input_eagerly_and_compiled(session):
         "compiled = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(model))\n"
         "compiled(torch.tensor([1, 2]))\n"
         "for name, call in (('eager', model), ('compiled', compiled)):\n"
-        "    try:\n"
-        "        call(torch.tensor([1, 9]))\n"
-        "    except RuntimeError as exc:\n"
-        "        print(name, 'RuntimeError', str(exc).splitlines()[0])\n"
-        "    else:\n"
-        "        print(name, 'passed')\n"
+        "    for bad in ([1, 9], [-1, 2]):\n"
+        "        try:\n"
+        "            call(torch.tensor(bad))\n"
+        "        except RuntimeError as exc:\n"
+        "            print(name, 'RuntimeError', str(exc).splitlines()[0])\n"
+        "        else:\n"
+        "            print(name, 'passed')\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=session.repo, capture_output=True, text=True, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.startswith(("eager", "compiled"))]
-    assert lines[0] == "eager RuntimeError token id out of range", done.stdout + done.stderr
-    assert lines[1].startswith("compiled RuntimeError"), done.stdout + done.stderr
+    assert lines[:2] == ["eager RuntimeError token id out of range"] * 2, done.stdout + done.stderr
+    assert [line.split(" ", 2)[:2] for line in lines[2:]] == [["compiled", "RuntimeError"]] * 2, done.stdout
+
+
+def test_an_assert_on_an_item_becomes_a_check_that_still_raises_when_compiled(session):
+    # with capture_scalar_outputs alone, torch 2.13 drops the assert from the graph: a compiled
+    # call with a negative input would pass silently
+    _verified(session.result("asserted"), "item", "check")
+    text = session.text("asserted")
+    assert '    torch._check(x.min().item() >= 0, lambda: "negative input")\n' in text
+    probe = (
+        "import torch\n"
+        "from branchdemo.asserted import Normalise\n"
+        "compiled = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Normalise()))\n"
+        "compiled(torch.arange(1.0, 7.0))\n"
+        "try:\n"
+        "    compiled(torch.arange(6.0) - 3)\n"
+        "except RuntimeError:\n"
+        "    print('compiled RuntimeError')\n"
+        "else:\n"
+        "    print('compiled passed')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=session.repo, capture_output=True, text=True, timeout=300)
+    assert "compiled RuntimeError" in done.stdout.splitlines(), done.stdout + done.stderr
 
 
 def test_a_raise_after_a_side_effect_keeps_the_advice_and_no_patch(session):

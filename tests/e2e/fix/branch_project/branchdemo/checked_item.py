@@ -3,7 +3,7 @@ from torch import nn
 
 
 def validate(idx, size):
-    if idx.max().item() >= size:
+    if idx.min().item() < 0 or idx.max().item() >= size:
         raise IndexError("token id out of range")
     return idx
 
