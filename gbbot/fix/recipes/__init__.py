@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars
-from gbbot.fix.recipes.data_branch import CheckItemRaise, CheckTensorRaise, WhereInsteadOfBranch
+from gbbot.fix.recipes.data_branch import CheckItemRaise, CheckScalarRaise, CheckTensorRaise, WhereInsteadOfBranch
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.graph_break import GraphBreakRemove
 from gbbot.fix.recipes.item import ItemConstant
@@ -37,7 +37,7 @@ RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "dynamic_shape": (DynamicShapeCaptureOps,),
     "side_effect": (SideEffectGuard,),
     "sdp_kernel": (SdpKernelReplace,),
-    "data_branch": (CheckTensorRaise, WhereInsteadOfBranch),
+    "data_branch": (CheckTensorRaise, CheckScalarRaise, WhereInsteadOfBranch),
 }
 BY_SHAPE: tuple[type[Recipe], ...] = (SideEffectGuard, SdpKernelReplace)
 # ids whose own first variant already guards the statement: their variants keep the lead (the

@@ -109,11 +109,11 @@ class CheckInsteadOfRaise(Recipe):
 
     variant = "check"
     title = "torch._check instead of a raise (or an assert) on a tensor's value"
-    with_setting: ClassVar[type[Recipe]] = ItemCaptureScalars
+    with_setting: ClassVar[type[Recipe] | None] = ItemCaptureScalars
     checks_asserts: ClassVar[bool] = False  # an assert on a tensor is no break: Dynamo traces it
 
     def visit_If(self, node: cst.If) -> None:
-        if self.edits or not self.on_site(node.test):
+        if self.edits or not self.on_site(node.test) or isinstance(self.parent(node), cst.If):  # an elif
             return
         raised = _only_raise(node)
         if raised is None:
@@ -408,6 +408,17 @@ class CheckTensorRaise(CheckInsteadOfRaise):
                 return table[idx]
             """
         ),
+        # an elif cannot become a statement of its own
+        code(
+            """
+            def lookup(table, idx):
+                if idx.numel() == 0:
+                    return table[:0]
+                elif (idx < 0).any():  # BREAK
+                    raise IndexError("negative index")
+                return table[idx]
+            """
+        ),
         # `raise … from …` keeps its cause only as a raise
         code(
             """
@@ -420,9 +431,59 @@ class CheckTensorRaise(CheckInsteadOfRaise):
     )
 
     def as_bool(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
-        if not _is_boolean_tensor(test):
+        if not _is_boolean_tensor(test) or _reads_item(test):  # a Python value: CheckScalarRaise
             return None
         return cst.Call(cst.Attribute(_parenthesized(test), cst.Name("item")))
+
+
+class CheckScalarRaise(CheckItemRaise):
+    """The data-dependent branch on an `.item()` that `capture_scalar_outputs`, already on, lets
+    Dynamo trace: the check alone, no setting to add."""
+
+    id = "data_branch"
+    variant = "check_scalar"
+    with_setting = None
+    description = (
+        "`capture_scalar_outputs` is already on where this frame is compiled, so the `.item()` is traced "
+        "and the `if` that only raises on its value is a data-dependent branch. It becomes "
+        "`torch._check(<the condition negated>, lambda: <the message>)` (one check per operand of an "
+        "`or`), which stays in the graph. Behaviour changes on bad input: the exception is a "
+        "RuntimeError, not the original type; eagerly it carries the original message, compiled "
+        "Inductor's assert names only the failed condition; a NaN passes eagerly as before but raises "
+        "when compiled."
+    )
+    examples = (
+        example(
+            """
+            import torch
+
+
+            def lookup(table, idx):
+                if idx.max().item() >= table.shape[0]:  # BREAK
+                    raise IndexError("index out of range")
+                return table[idx]
+            """,
+            """
+            import torch
+
+
+            def lookup(table, idx):
+                torch._check(torch.sym_not(idx.max().item() >= table.shape[0]), lambda: "index out of range")  # BREAK
+                return table[idx]
+            """,
+        ),
+    )
+    untouched = (
+        # a tensor condition: CheckTensorRaise's
+        code(
+            """
+            def lookup(table, idx):
+                if (idx >= len(table)).any():  # BREAK
+                    raise IndexError("index out of range")
+                return table[idx]
+            """
+        ),
+    )
 
 
 class WhereInsteadOfBranch(Recipe):
@@ -503,6 +564,19 @@ class WhereInsteadOfBranch(Recipe):
                 return y
             """
         ),
+        # an elif with an else
+        code(
+            """
+            def shift(x, mask, up):
+                if up:
+                    y = x
+                elif mask.sum() > 0:  # BREAK
+                    y = x + 1
+                else:
+                    y = x - 1
+                return y
+            """
+        ),
         # no else: y keeps an earlier value on one path
         code(
             """
@@ -537,6 +611,8 @@ class WhereInsteadOfBranch(Recipe):
 
     def visit_If(self, node: cst.If) -> None:
         if self.edits or not self.on_site(node.test) or not isinstance(node.orelse, cst.Else):
+            return
+        if isinstance(self.parent(node), cst.If):  # an elif: it cannot become a statement
             return
         then, other = _single_assign(node.body), _single_assign(node.orelse.body)
         if then is None or other is None or not then.targets[0].target.deep_equals(other.targets[0].target):

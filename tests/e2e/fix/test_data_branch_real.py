@@ -23,8 +23,8 @@ from gbbot.fix.pipeline import FixOptions, FixRun, fix
 from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "branch_project"
-ENTRYPOINTS = ("checked_item", "checked_tensor", "asserted", "picked", "logged_raise", "reduced")
-FIXED = ("checked_item", "checked_tensor", "asserted", "picked")
+ENTRYPOINTS = ("checked_item", "checked_tensor", "asserted", "captured", "picked", "logged_raise", "reduced")
+FIXED = ("checked_item", "checked_tensor", "asserted", "captured", "picked")
 
 
 @dataclass
@@ -33,8 +33,9 @@ class Session:
     run: FixRun
     after: Report
 
-    def result(self, entrypoint: str) -> FixResult:
-        fingerprints = {b.fingerprint for e in self.run.report.entrypoints if e.name == entrypoint for b in e.breaks}
+    def result(self, entrypoint: str, gb_id: str | None = None) -> FixResult:
+        breaks = [b for e in self.run.report.entrypoints if e.name == entrypoint for b in e.breaks]
+        fingerprints = {b.fingerprint for b in breaks if gb_id in (None, b.gb_id)}
         (found,) = [r for r in self.run.results if r.fingerprint in fingerprints]
         return found
 
@@ -87,6 +88,16 @@ def test_a_raise_on_a_boolean_tensor_becomes_a_check_of_its_item(session):
     assert '    torch._check(torch.sym_not((idx < 0).any().item()), lambda: "negative token id")\n' in text
     # a compiled module that is kept: the setting is turned on in the statement before its compile
     assert "    torch._dynamo.config.capture_scalar_outputs = True\n    model = torch.compile(model)\n" in text
+
+
+def test_with_the_setting_already_on_the_branch_on_an_item_gets_the_check_alone(session):
+    ids = sorted(b.gb_id or "" for e in session.run.report.entrypoints if e.name == "captured" for b in e.breaks)
+    assert "GB0170" in ids  # the traced .item() feeds the if: a data-dependent branch
+    result = session.result("captured", "GB0170")
+    _verified(result, "data_branch", "check_scalar")
+    assert len(result.hunks) == 1  # the compile already has the setting
+    text = session.text("captured")
+    assert '    torch._check(torch.sym_not(idx.max().item() >= size), lambda: "token id out of range")\n' in text
 
 
 def test_a_branch_that_picks_one_of_two_values_becomes_torch_where(session):
