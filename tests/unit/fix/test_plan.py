@@ -7,8 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot.core.config import parse_config
-from gbbot.core.fixes import FixStatus
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Category, Frame, GraphBreak, Origin
+from gbbot.deliver import rederive
 from gbbot.fix import plan
 from gbbot.fix.advice import options_for
 from gbbot.fix.scaffold import scaffold, unbound_names
@@ -387,6 +388,18 @@ def test_a_raise_on_an_item_becomes_a_check_with_the_setting_at_the_compile_in_o
     assert (patch.after, left_out) == (after, [])
     # the setting alone stays a later choice (it only turns the break into a data-dependent branch)
     assert [c.recipe.variant for c in planned.candidates[1:]] == ["capture_scalar_outputs"]
+
+
+def test_the_publisher_rederives_the_check_and_its_setting_as_one_fix(tmp_path):
+    (tmp_path / "model.py").write_text(CHECKED)
+    (planned,), _ = run_plan_repo(tmp_path, _checked_item())
+    check = planned.candidates[0]
+    brk = check.brk
+    claim = FixResult(brk.fingerprint, FixStatus.VERIFIED, brk.file, brk.line, "item", "check", hunks=check.hunks)
+    kept = rederive.check(claim, {brk.fingerprint: brk}, repo_reader(tmp_path), ("model.py",))
+    assert isinstance(kept, FixResult) and kept.hunks == check.hunks and len(kept.hunks) == 2
+    forged = replace(claim, hunks=check.hunks[:1])  # the check without its setting is not what the recipe makes
+    assert isinstance(rederive.check(forged, {brk.fingerprint: brk}, repo_reader(tmp_path)), rederive.Dropped)
 
 
 def test_the_check_is_not_offered_without_a_compile_to_put_the_setting_on(tmp_path):
