@@ -221,6 +221,16 @@ def frames_of(brk: GraphBreak, *sides: EagerFrames) -> tuple[FrameKey, ...]:
     return tuple(found)
 
 
+def line_in(brk: GraphBreak, frame: FrameKey, side: EagerFrames) -> int | None:
+    """The line of `frame`'s own code that the break's stack passes through (the break's line, or
+    the call into the callee that holds it), or None when the stack does not pass through it."""
+    for entry in reversed(brk.user_stack):  # innermost first: a recursive frame meets its deepest
+        above = [f for f in side.compiled.get((entry.file, entry.function), ()) if f.line <= entry.line]
+        if above and above[-1].across == frame:
+            return entry.line
+    return None
+
+
 def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]) -> dict[FrameKey, str | None]:
     """The head's frames that run eagerly and did not in the base, or that a new break makes
     run eagerly: frame → that break."""

@@ -386,8 +386,8 @@ def test_a_raise_on_an_item_becomes_a_check_with_the_setting_at_the_compile_in_o
     # the combined fix re-applies as one: both edits, from the requests it names
     (patch,), left_out = plan.combine([check], repo_reader(tmp_path))
     assert (patch.after, left_out) == (after, [])
-    # the setting alone stays a later choice (it only turns the break into a data-dependent branch)
-    assert [c.recipe.variant for c in planned.candidates[1:]] == ["capture_scalar_outputs"]
+    # the setting alone is not offered: it would only move the break to the `if`
+    assert len(planned.candidates) == 1
 
 
 def test_the_publisher_rederives_the_check_and_its_setting_as_one_fix(tmp_path):
