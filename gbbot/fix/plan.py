@@ -35,12 +35,15 @@ BRANCH_FED = (
 class Candidate:
     """A patch for `brk`, one `FilePatch` per file it edits. `sites`: where the recipe applies when
     that is not the break's own line (a setting turned on at every `torch.compile` that compiles
-    the break's frame, in as many files); empty: at the break's line."""
+    the break's frame, in as many files); empty: at the break's line. `setting`: a compile-site
+    recipe the break-line recipe needs (a `torch._check` of an `.item()` traces only with
+    `capture_scalar_outputs`): then the recipe applies at the break's line and `setting` at `sites`."""
 
     brk: GraphBreak
     recipe: type[Recipe]
     patches: tuple[FilePatch, ...]
     sites: tuple[CompileSite, ...] = ()
+    setting: type[Recipe] | None = None
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -57,9 +60,12 @@ class Candidate:
     def requests(self) -> list[tuple[str, engine.Request]]:
         """(file, request) for each place the recipe applies."""
         key = self.brk.fingerprint
+        at_line = [(self.brk.file, engine.Request(key, self.recipe, BreakSite(self.brk.line)))]
         if not self.sites:
-            return [(self.brk.file, engine.Request(key, self.recipe, BreakSite(self.brk.line)))]
-        return [(s.path, engine.Request(key, self.recipe, BreakSite(s.line))) for s in self.sites]
+            return at_line
+        at_sites = self.setting or self.recipe
+        sites = [(s.path, engine.Request(key, at_sites, BreakSite(s.line))) for s in self.sites]
+        return [*at_line, *sites] if self.setting else sites
 
     def on(self, patches: tuple[FilePatch, ...]) -> Candidate:
         return replace(self, patches=patches)
@@ -124,7 +130,12 @@ def candidates(
             found += [at_compile] if at_compile else []
             continue
         outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(brk.line))])
-        if outcome.applied:
+        setting = getattr(recipe, "with_setting", None)
+        if outcome.applied and setting is not None:
+            with_setting, why = _with_setting(Candidate(brk, recipe, (), setting=setting), reader, paths)
+            why_not += [why] if why else []
+            found += [with_setting] if with_setting else []
+        elif outcome.applied:
             found.append(Candidate(brk, recipe, (FilePatch(brk.file, text, outcome.after),)))
         if recipe in variants(brk.fix):  # a shape recipe that does not fit is no news
             why_not += [why for _, why in outcome.missed]
@@ -206,6 +217,28 @@ def _at_compile_site(
         f"no `torch.compile` in the repository's files compiles {described}, the frame Dynamo traced; "
         f"wrap the compile that does in `{setting}(...)`"
     )
+
+
+def _with_setting(candidate: Candidate, read: FileReader, paths: Sequence[str]) -> tuple[Candidate | None, str | None]:
+    """`candidate`'s break-line edit and its setting at the compiles of the break's frame, in one
+    candidate (both in one file when the compile is next to the break), or why not."""
+    assert candidate.setting is not None
+    at_compile, why = _at_compile_site(candidate.brk, candidate.setting, read, paths)
+    if at_compile is None:
+        flag = getattr(candidate.setting, "flag", candidate.setting.variant)
+        return None, f"the {candidate.recipe.variant} rewrite needs {flag} at the compile: {why}"
+    joined = replace(candidate, sites=at_compile.sites)
+    by_file: dict[str, list[engine.Request]] = {}
+    for path, request in joined.requests():
+        by_file.setdefault(path, []).append(request)
+    patches: list[FilePatch] = []
+    for path, requests in by_file.items():
+        text = read(path)
+        outcome = engine.apply(text, requests)
+        if outcome.missed:
+            return None, f"{candidate.recipe.variant}: {outcome.missed[0][1]}"
+        patches.append(FilePatch(path, text, outcome.after))
+    return joined.on(tuple(patches)), None
 
 
 def _readable(read: FileReader, paths: Iterable[str]) -> dict[str, str]:

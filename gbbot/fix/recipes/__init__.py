@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars
+from gbbot.fix.recipes.data_branch import CheckItemRaise, CheckScalarRaise, CheckTensorRaise, WhereInsteadOfBranch
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.graph_break import GraphBreakRemove
 from gbbot.fix.recipes.item import ItemConstant
@@ -26,7 +27,9 @@ RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "print": (PrintGuard, PrintHop),
     "logger": (LoggerGuard,),
     "skipped_call": (SkippedCallGuard,),
-    "item": (ItemConstant, ItemCaptureScalars),
+    # an `if ….item() …: raise` gets its check (with the setting) before the setting alone, which
+    # would only turn the break into a data-dependent branch at the same line
+    "item": (ItemConstant, CheckItemRaise, ItemCaptureScalars),
     "tolist": (TolistTensor,),
     "deepcopy": (DeepcopyClone,),
     "requires_grad": (RequiresGradSplit, RequiresGradInit),
@@ -34,6 +37,7 @@ RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "dynamic_shape": (DynamicShapeCaptureOps,),
     "side_effect": (SideEffectGuard,),
     "sdp_kernel": (SdpKernelReplace,),
+    "data_branch": (CheckTensorRaise, CheckScalarRaise, WhereInsteadOfBranch),
 }
 BY_SHAPE: tuple[type[Recipe], ...] = (SideEffectGuard, SdpKernelReplace)
 # ids whose own first variant already guards the statement: their variants keep the lead (the

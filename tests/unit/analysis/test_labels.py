@@ -78,3 +78,9 @@ def test_a_break_labelled_for_advice_gets_the_advice_for_branches_in_every_view(
     best = advice.best(labelled)
     assert best is not None and "only moves the break to the `if`" in best.text
     assert "only moves the break" not in advice.best(brk).text  # the unlabelled break reads otherwise
+
+
+def test_an_assert_on_an_item_keeps_the_item_label_its_check_recipe_needs():
+    source = "def f(x):\n    assert x.min().item() >= 0, 'negative'\n    return x\n"
+    brk = graph_break(1, file="m.py", line=2, code="assert x.min().item() >= 0, 'negative'", fix="item")
+    assert fix_label(brk, lambda path: source_map(source)) == "item"

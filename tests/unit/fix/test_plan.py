@@ -7,8 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot.core.config import parse_config
-from gbbot.core.fixes import FixStatus
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Category, Frame, GraphBreak, Origin
+from gbbot.deliver import rederive
 from gbbot.fix import plan
 from gbbot.fix.advice import options_for
 from gbbot.fix.scaffold import scaffold, unbound_names
@@ -345,3 +346,73 @@ def test_with_torch_device_gets_its_own_documented_options_and_no_patch(tmp_path
     ]
     assert "device=x.device" in result.advice[0].text
     assert "out of the compiled function" in options_for(other)[0].text
+
+
+CHECKED = """import torch
+from torch import nn
+
+
+def validate(idx, n):
+    if idx.max().item() >= n:
+        raise IndexError("index out of range")
+    return idx
+
+
+class Net(nn.Module):
+    def forward(self, idx):
+        return validate(idx, 4) * 2
+
+
+def run(idx):
+    return torch.compile(Net())(idx)
+"""
+
+
+def _checked_item(**changes) -> GraphBreak:
+    stack = (Frame("model.py", 17, "run"), Frame("model.py", 13, "Net.forward"), Frame("model.py", 6, "validate"))
+    fields = {"gb_id": "GB0124", "fix": "item", "function": "validate", "user_stack": stack}
+    return brk(line=6, code="if idx.max().item() >= n:", **{**fields, **changes})
+
+
+def test_a_raise_on_an_item_becomes_a_check_with_the_setting_at_the_compile_in_one_candidate(tmp_path):
+    (tmp_path / "model.py").write_text(CHECKED)
+    (planned,), _ = run_plan_repo(tmp_path, _checked_item())
+    check = planned.candidates[0]
+    assert (check.recipe.id, check.recipe.variant, check.paths) == ("item", "check", ("model.py",))
+    assert [s.line for s in check.sites] == [17]
+    after = check.patches[0].after
+    assert '    torch._check(torch.sym_not(idx.max().item() >= n), lambda: "index out of range")\n' in after
+    assert "return torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Net()))(idx)" in after
+    # the combined fix re-applies as one: both edits, from the requests it names
+    (patch,), left_out = plan.combine([check], repo_reader(tmp_path))
+    assert (patch.after, left_out) == (after, [])
+    # the setting alone is not offered: it would only move the break to the `if`
+    assert len(planned.candidates) == 1
+
+
+def test_the_publisher_rederives_the_check_and_its_setting_as_one_fix(tmp_path):
+    (tmp_path / "model.py").write_text(CHECKED)
+    (planned,), _ = run_plan_repo(tmp_path, _checked_item())
+    check = planned.candidates[0]
+    brk = check.brk
+    claim = FixResult(brk.fingerprint, FixStatus.VERIFIED, brk.file, brk.line, "item", "check", hunks=check.hunks)
+    kept = rederive.check(claim, {brk.fingerprint: brk}, repo_reader(tmp_path), ("model.py",))
+    assert isinstance(kept, FixResult) and kept.hunks == check.hunks and len(kept.hunks) == 2
+    forged = replace(claim, hunks=check.hunks[:1])  # the check without its setting is not what the recipe makes
+    assert isinstance(rederive.check(forged, {brk.fingerprint: brk}, repo_reader(tmp_path)), rederive.Dropped)
+
+
+def test_the_check_is_not_offered_without_a_compile_to_put_the_setting_on(tmp_path):
+    (tmp_path / "model.py").write_text(CHECKED.replace("torch.compile(Net())(idx)", "Net()(idx)"))
+    _, (advice,) = run_plan_repo(tmp_path, _checked_item())
+    assert advice.status is FixStatus.ADVICE
+    assert "the check rewrite needs capture_scalar_outputs at the compile: no `torch.compile`" in advice.reason
+
+
+def test_a_data_dependent_branch_that_fits_neither_rewrite_keeps_the_advice(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    branching = brk(6, "if x.sum() > 0:", gb_id="GB0170", gb_type="Data-dependent branching", fix="data_branch")
+    _, (result,) = run_plan(tmp_path, branching)
+    assert result.status is FixStatus.ADVICE
+    assert "not a pattern the data_branch recipe rewrites" in result.reason
+    assert any("torch.where" in a.text for a in result.advice) and any("torch.cond" in a.text for a in result.advice)
