@@ -97,3 +97,56 @@ def test_a_guard_that_only_moves_the_stop_to_a_branch_is_not_a_fix(in_git_dir, t
     assert "frames running eagerly 1 → 1, graphs 2 → 2" in run.stdout
     assert "— verified" not in run.stdout
     assert (in_git_dir / "loop.py").read_text() == LOOP.format(after_print=BRANCH_AFTER)
+
+
+# The edits a pull request adds while debugging a model (seen on nanoGPT): a logger in the block
+# that the model's loop calls, a NaN check in the loop, the loss printed. Each hides the next:
+# the logger sends Model.forward to eager; guarded, Dynamo stops at the NaN check; that becomes
+# a torch._check (with capture_scalar_outputs at the compile); then the print shows.
+DEBUGGED = """\
+import logging
+import torch
+
+log = logging.getLogger("debugged")
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        log.debug("block input %s", tuple(x.shape))
+        return self.lin(x)
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+            if torch.isnan(x).any():
+                raise ValueError("NaN in the activations")
+        loss = x.square().mean()
+        print(f"loss {loss.item():.4f}")
+        return loss
+"""
+
+
+def test_three_rounds_each_fixing_what_the_last_revealed_end_with_one_graph(in_git_dir, tmp_path):
+    entry = blocks_project.ENTRY.format(module="debugged")
+    write(in_git_dir, {".gbbot.yml": CONFIG, "debugged.py": DEBUGGED, "entry.py": entry})
+    git(in_git_dir, "add", "-A")
+    git(in_git_dir, "commit", "-q", "-m", "debugging")
+    run = gbbot(in_git_dir, "fix", "--apply", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "gbbot fix: round 2: revealed 1 break (GB0170 data_branch at debugged.py:23), fixed 1" in run.stderr
+    assert "gbbot fix: round 3: revealed 1 break (GB0059 print at debugged.py:26), fixed 1" in run.stderr
+    assert "frames running eagerly 1 → 0" in run.stderr and run.stdout.count("— verified") == 3
+    text = (in_git_dir / "debugged.py").read_text()
+    assert 'torch._check(torch.sym_not(torch.isnan(x).any().item()), lambda: "NaN in the activations")' in text
+    assert text.count("if not torch.compiler.is_compiling():") == 2
+    assert "capture_scalar_outputs" in (in_git_dir / "entry.py").read_text()
+    check = gbbot(in_git_dir, "check", "--fail-on", "any", tmp=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
