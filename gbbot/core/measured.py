@@ -112,13 +112,16 @@ def from_runs(
     )
 
 
-def seconds(value: float) -> str:
-    """A duration in the unit that reads best: 850 µs, 1.8 ms, 2.3 s."""
+def _unit(value: float) -> tuple[float, str]:
     if value < 1e-3:
-        return f"{value * 1e6:.3g} µs"
-    if value < 1:
-        return f"{value * 1e3:.3g} ms"
-    return f"{value:.3g} s"
+        return 1e6, "µs"
+    return (1e3, "ms") if value < 1 else (1.0, "s")
+
+
+def seconds(value: float, like: float | None = None) -> str:
+    """A duration in the unit that reads best for it (or for `like`): 850 µs, 1.8 ms, 2.3 s."""
+    scale, unit = _unit(value if like is None else like)
+    return f"{value * scale:.3g} {unit}"
 
 
 def phrase(measured: Measured) -> str:
@@ -129,7 +132,7 @@ def phrase(measured: Measured) -> str:
     where = f"over {measured.repeat} runs each, {measured.mode} mode, {measured.device}"
     return (
         f"measured: {seconds(measured.before)} → {seconds(measured.after)} per call "
-        f"({ratio}; spread ±{seconds(measured.spread)} {where})"
+        f"({ratio}; spread ±{seconds(measured.spread, measured.after)} {where})"
     )
 
 
