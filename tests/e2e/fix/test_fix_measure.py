@@ -112,3 +112,28 @@ def test_measure_in_fast_mode_times_faithful_runs(tmp_path, capsys):
     (verified,) = [f for f in report["extra"]["fixes"] if f["status"] == "verified"]
     assert verified["measured"]["mode"] == "faithful"
     assert "faithful mode" in capsys.readouterr().out
+
+
+NOTE = """
+def note(y):
+    print("norm", y.norm())
+    return y
+"""
+
+
+def test_several_fixes_are_measured_each_alone_and_all_together(tmp_path, capsys):
+    repo = make_project(tmp_path / "repo")
+    (repo / "tiny" / "notes.py").write_text(textwrap.dedent(NOTE))
+    model = (repo / "tiny" / "model.py").read_text()
+    model = model.replace("import torch\n", "import torch\n\nfrom tiny.notes import note\n", 1)
+    (repo / "tiny" / "model.py").write_text(model.replace("return self.outer(y)", "return self.outer(note(y))"))
+    git(repo, "commit", "-qam", "a second print, in another file")
+    out_json = tmp_path / "fix.json"
+    assert main(["fix", "--root", str(repo), "--measure", "--repeat", "2", "--json", str(out_json)]) == 0
+    fixes = json.loads(out_json.read_text())["extra"]["fixes"]
+    verified = {f["file"]: f["measured"] for f in fixes if f["status"] == "verified"}
+    assert set(verified) == {"tiny/model.py", "tiny/notes.py"}
+    assert all(len(m["before_s_per_call"]) == len(m["after_s_per_call"]) == 2 for m in verified.values())
+    said = capsys.readouterr()
+    assert "gbbot fix: every verified patch together, measured: " in said.err  # the summary
+    assert said.out.count("over 2 runs each, faithful mode, cpu)") == 2  # one per fix
