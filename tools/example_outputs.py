@@ -54,7 +54,7 @@ def normalised(text: str, repo: Path, shas: list[str]) -> str:
     text = text.replace(str(repo.resolve()), "<repo>").replace(str(repo), "<repo>")
     for i, sha in enumerate(shas):
         text = text.replace(sha, f"<sha{i}>").replace(sha[:12], f"<sha{i}:12>").replace(sha[:7], f"<sha{i}:7>")
-    text = re.sub(r'"duration_s": [0-9.e-]+', '"duration_s": 0', text)
+    text = re.sub(r'"(duration_s|compile_time_s)": [0-9.e-]+', r'"\1": 0', text)
     text = re.sub(r"\b\d+(\.\d+)?\s?s\b", "<N>s", text)  # "3.2 s", "12s" in terminal and markdown
     return re.sub(r"/tmp/[A-Za-z0-9_./-]+", "<tmp>", text)
 

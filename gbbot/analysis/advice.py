@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from gbbot.analysis import labels
 from gbbot.core.fixes import Advice
 from gbbot.core.model import Category, GraphBreak
 
@@ -31,6 +32,7 @@ class Entry:
     gb_id: str | None
     options: tuple[Advice, ...]
     code: re.Pattern[str] | None = None  # searched in the code of the break's line
+    branch: bool = False  # for a break whose value decides a branch (analysis/branches.py)
 
     def fits_code(self, brk: GraphBreak) -> bool:
         """A `code` entry fits the break's line; one that also names a kind fits only that kind."""
@@ -59,6 +61,7 @@ def load_advice(path: Path = ADVICE_PATH) -> tuple[Entry, ...]:
             e.get("gb_id"),
             tuple(Advice(o["text"], o.get("url")) for o in e["options"]),
             re.compile(e["code"]) if "code" in e else None,
+            bool(e.get("decides_branch", False)),
         )
         for e in data["advice"]
     )
@@ -90,19 +93,29 @@ def curated_explanation(brk: GraphBreak, filters: tuple[HintFilter, ...] | None 
     return " ".join(text.split())
 
 
-def documented(brk: GraphBreak, entries: tuple[Entry, ...] | None = None) -> tuple[Advice, ...]:
-    """gbbot's own options for this kind of break (advice.yaml), or () when it has none."""
+def documented(
+    brk: GraphBreak, entries: tuple[Entry, ...] | None = None, decides_branch: bool = False
+) -> tuple[Advice, ...]:
+    """gbbot's own options for this kind of break (advice.yaml), or () when it has none.
+    `decides_branch`: the caller read the source and found that the break's value decides a branch
+    further on (the views, with only the break's line, see it when the line is the branch)."""
     entries = load_advice() if entries is None else entries
-    found = next((e for e in entries if e.fits_code(brk)), None)
+    decides_branch = decides_branch or labels.decided_by_branch(brk)
+    kind = (brk.gb_id, brk.gb_type)
+    found = next((e for e in entries if decides_branch and e.branch and (e.gb_id in kind or e.gb_type in kind)), None)
+    found = found or next((e for e in entries if e.fits_code(brk)), None)
     found = found or next((e for e in entries if e.code is None and e.gb_type and e.gb_type == brk.gb_type), None)
     found = found or next((e for e in entries if e.code is None and e.gb_id and e.gb_id == brk.gb_id), None)
     return found.options if found else ()
 
 
-def options_for(brk: GraphBreak, entries: tuple[Entry, ...] | None = None) -> tuple[Advice, ...]:
+def options_for(
+    brk: GraphBreak, entries: tuple[Entry, ...] | None = None, decides_branch: bool = False
+) -> tuple[Advice, ...]:
     """The documented options for this kind of break, else torch's curated hints (its own doc page
     is linked with the break)."""
-    return documented(brk, entries) or tuple(Advice(h) for h in curated_hints(brk)[:MAX_HINTS])
+    found = documented(brk, entries, decides_branch)
+    return found or tuple(Advice(h) for h in curated_hints(brk)[:MAX_HINTS])
 
 
 def best(brk: GraphBreak) -> Advice | None:

@@ -192,6 +192,7 @@ class EagerFrames:
     eager: Mapping[FrameKey, str | None]
     compiled: Mapping[tuple[str, str], tuple[FrameRef, ...]]  # (file, co_name) → frames, by first line
     framed: bool
+    traced: frozenset[FrameKey] = frozenset()  # frames compiled that do not run eagerly
 
     @classmethod
     def of(cls, entry: EntrypointReport) -> EagerFrames:
@@ -202,7 +203,8 @@ class EagerFrames:
         for f in entry.frames:
             compiled.setdefault((f.frame.file, f.frame.function), []).append(f.frame)
         ordered = {k: tuple(sorted(v, key=lambda r: r.line)) for k, v in compiled.items()}
-        return cls({f.frame.across: f.eager_by for f in entry.frames if f.eager}, ordered, True)
+        traced = frozenset(f.frame.across for f in entry.frames if not f.eager)
+        return cls({f.frame.across: f.eager_by for f in entry.frames if f.eager}, ordered, True, traced)
 
 
 def frames_of(brk: GraphBreak, *sides: EagerFrames) -> tuple[FrameKey, ...]:
@@ -221,6 +223,16 @@ def frames_of(brk: GraphBreak, *sides: EagerFrames) -> tuple[FrameKey, ...]:
     return tuple(found)
 
 
+def line_in(brk: GraphBreak, frame: FrameKey, side: EagerFrames) -> int | None:
+    """The line of `frame`'s own code that the break's stack passes through (the break's line, or
+    the call into the callee that holds it), or None when the stack does not pass through it."""
+    for entry in reversed(brk.user_stack):  # innermost first: a recursive frame meets its deepest
+        above = [f for f in side.compiled.get((entry.file, entry.function), ()) if f.line <= entry.line]
+        if above and above[-1].across == frame:
+            return entry.line
+    return None
+
+
 def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]) -> dict[FrameKey, str | None]:
     """The head's frames that run eagerly and did not in the base, or that a new break makes
     run eagerly: frame → that break."""
@@ -232,10 +244,17 @@ def newly_eager(head: EagerFrames, base: EagerFrames, base_breaks: Iterable[str]
     }
 
 
-def hidden_by(brk: GraphBreak, newly: Mapping[FrameKey, str | None], *sides: EagerFrames) -> str | None:
+def hidden_by(
+    brk: GraphBreak, newly: Mapping[FrameKey, str | None], head: EagerFrames, *sides: EagerFrames
+) -> str | None:
     """For a base break the head does not have: the head break that hides it ("" when its frame
-    runs eagerly with no break named for it), or None when nothing hides it, so it is fixed."""
-    for frame in frames_of(brk, *sides):
+    runs eagerly with no break named for it), or None when nothing hides it, so it is fixed. A
+    frame it was traced in that the head still traces (a callee inlined into a caller that now
+    runs eagerly is compiled on its own too) would have shown it: then it is fixed."""
+    frames = frames_of(brk, head, *sides)
+    if any(frame in head.traced for frame in frames):
+        return None
+    for frame in frames:
         if frame in newly:
             return newly[frame] or ""
     return None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from gbbot.analysis import labels
 from gbbot.analysis.source import SourceMap
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import BreakMessage, Category, CompileError, Frame, GraphBreak, LibrarySite, Origin, RawBreak
@@ -461,6 +462,7 @@ def classify(
         for occurrence, line in enumerate(sorted(by_line, reverse=True)):
             breaks.append(_fold(key, occurrence, by_line[line], rules, root, frames))
     breaks = [replace(b, ignored=True) if is_ignored(b, ignore, entrypoint) else b for b in breaks]
+    breaks = [replace(b, fix=labels.fix_label(b, lookup)) for b in breaks]
     return tuple(sorted(breaks, key=impact_order))
 
 

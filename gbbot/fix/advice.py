@@ -13,7 +13,7 @@ from gbbot.core.model import GraphBreak
 __all__ = ["advise", "options_for"]
 
 
-def advise(brk: GraphBreak, reason: str) -> FixResult:
+def advise(brk: GraphBreak, reason: str, decides_branch: bool = False) -> FixResult:
     return FixResult(
         fingerprint=brk.fingerprint,
         status=FixStatus.ADVICE,
@@ -22,5 +22,5 @@ def advise(brk: GraphBreak, reason: str) -> FixResult:
         recipe=brk.fix,
         title="no mechanical fix: the options",
         reason=reason,
-        advice=options_for(brk),
+        advice=options_for(brk, decides_branch=decides_branch),
     )

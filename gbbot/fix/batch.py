@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gbbot.analysis.advice import options_for
 from gbbot.core.config import Config
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
@@ -80,8 +81,13 @@ def _verified(candidate: Candidate, judgement: Judgement, names: Sequence[str], 
 
 
 def _dropped(planned: Planned, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
+    """The last variant's verdict; where another break took the targeted one's place (`.item()`
+    captured, then an `if` breaks on its number), that break's options come with it."""
     recipe = planned.candidates[-1].recipe
-    return _judged(planned.brk, recipe, FixStatus.DROPPED, judgement, names, tried[:-1], reason=judgement.reason)
+    options = options_for(judgement.instead[0]) if judgement.instead else ()
+    return _judged(
+        planned.brk, recipe, FixStatus.DROPPED, judgement, names, tried[:-1], reason=judgement.reason, advice=options
+    )
 
 
 @dataclass

@@ -16,18 +16,19 @@ from gbbot.checks.tree import CheckOptions, select
 from gbbot.core.config import Config
 from gbbot.core.fixes import Counts, FixResult, FixStatus, bounded
 from gbbot.core.measured import DEFAULT_REPEAT, Measured
-from gbbot.core.model import GraphBreak, Mode, Report
+from gbbot.core.model import GraphBreak, Mode, Origin, Report
 from gbbot.edges import git
 from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, Settled, settle, write_all
 from gbbot.fix.batch import Scope, verify_all
+from gbbot.fix.engine import SourceError
 from gbbot.fix.measure import measure
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
-from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_backend, judge
+from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_backend, judge, never
 from gbbot.fix.workspace import copy_reader, library_lookup, python_files
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
@@ -140,7 +141,9 @@ def _round(
     scope = Scope(report, ctx.config)
     lookup = library_lookup(ctx.root, ctx.config)
     planned, others = planning.plan(found, ctx.read, lookup, ctx.paths)
-    verified = verify_all(planned, scope, functools.partial(attempt, ctx.rerun, baseline), ctx.options.progress)
+    later = functools.partial(fixable_later, ctx.read) if number < ctx.options.rounds else never
+    rerun = replace(ctx.rerun, later=later)
+    verified = verify_all(planned, scope, functools.partial(attempt, rerun, baseline), ctx.options.progress)
     chosen: list[Chosen] = [
         (item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate
     ]
@@ -150,7 +153,20 @@ def _round(
     results = rounding.numbered(_in_report_order(found, [*others, *fixes]), number)
     if not chosen:
         return results, None
-    return results, settle(scope, chosen, functools.partial(keep, ctx.rerun, baseline), ctx.options.progress)
+    return results, settle(scope, chosen, functools.partial(keep, rerun, baseline), ctx.options.progress)
+
+
+def fixable_later(read: planning.FileReader, brk: GraphBreak) -> bool:
+    """Would a later round try a patch for this break? Its line, as the scratch copy holds it now,
+    is one a recipe rewrites (an `.item()` whose number decides an `if` is not: capturing it only
+    moves the break)."""
+    if brk.origin is Origin.TORCH or brk.ignored:
+        return False
+    try:
+        found, _ = planning.candidates(brk, read(brk.file), read)
+    except (planning.Unpatchable, SourceError):
+        return False
+    return bool(found)
 
 
 def _revealed_line(found: Found) -> str:

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from gbbot.analysis.branches import decides_branch
 from gbbot.analysis.classify import normalise_code
+from gbbot.analysis.labels import ITEM_ID
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
@@ -22,6 +24,11 @@ class Unpatchable(Exception):
 
 
 FileReader = Callable[[str], str]  # repo-relative path → text, or Unpatchable
+SCALARS = "capture_scalar_outputs"
+BRANCH_FED = (
+    "the number decides a branch: capturing it (capture_scalar_outputs) would only move the break "
+    "to the `if` (data-dependent branching), so the options for branches follow"
+)
 
 
 @dataclass(frozen=True)
@@ -105,10 +112,13 @@ def candidates(
     order, and why the others do not (SourceError when the break's file does not parse). Two
     recipes writing the same patch count once."""
     found: list[Candidate] = []
-    why_not: list[str] = []
+    fed = brk.gb_id == ITEM_ID and decides_branch(text, brk.line)
+    why_not: list[str] = [BRANCH_FED] if fed else []
     reader = _remembered(read or (lambda _path: text))
     for recipe in choices(brk.fix):
         if getattr(recipe, "at_compile_site", False):
+            if getattr(recipe, "flag", None) == SCALARS and fed:
+                continue
             at_compile, why = _at_compile_site(brk, recipe, reader, paths)
             why_not += [why] if why else []
             found += [at_compile] if at_compile else []
@@ -266,10 +276,11 @@ def plan_break(
     if brk.origin is Origin.THIRD_PARTY:  # no patch at the call line: a scaffold, if a sound one exists
         return scaffold.scaffold(brk, lookup)
     if not variants(brk.fix):
-        return advice.advise(brk, "no mechanical fix for this kind of break")
+        fed = BRANCH_FED in why_not
+        return advice.advise(brk, BRANCH_FED if fed else "no mechanical fix for this kind of break", decides_branch=fed)
     if unpatchable:
         return _skip(brk, unpatchable)
-    return advice.advise(brk, "; ".join(dict.fromkeys(why_not)))
+    return advice.advise(brk, "; ".join(dict.fromkeys(why_not)), decides_branch=BRANCH_FED in why_not)
 
 
 def plan(

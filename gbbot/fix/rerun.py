@@ -11,7 +11,18 @@ from gbbot.backends.contract import Backend
 from gbbot.core.config import Config
 from gbbot.core.model import Mode, Report, Status, Tool
 from gbbot.fix.batch import Trial
-from gbbot.fix.verify import Judgement, Observation, ResultComparer, Scratch, judge, observe
+from gbbot.fix.patch import FilePatch, original_line
+from gbbot.fix.verify import (
+    FixableLater,
+    Judgement,
+    LineMap,
+    Observation,
+    ResultComparer,
+    Scratch,
+    judge,
+    never,
+    observe,
+)
 
 # Entrypoint name → its run without patches. Filled as trials need entrypoints: a mutable cache
 # owned by the caller and passed in explicitly.
@@ -30,6 +41,7 @@ class Rerun:
     backend: Backend
     compare: ResultComparer
     progress: Callable[[str], None]
+    later: FixableLater = never  # a break the next round would try (none in the last round)
 
 
 def observe_named(rerun: Rerun, names: Iterable[str]) -> tuple[Report, Baseline]:
@@ -56,11 +68,11 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     fill_baseline(rerun, baseline, names)
     patches = [p for trial in trials for p in trial.patches]
     rerun.scratch.write(patches)
-    try:
+    try:  # judged with the patches in place: `later` reads the patched files
         after_report, after = observe_named(rerun, names)
+        return [judge_trial(trial, baseline, after, rerun.compare, rerun.later) for trial in trials], after_report
     finally:
         rerun.scratch.write(patches, after=False)
-    return [judge_trial(trial, baseline, after, rerun.compare) for trial in trials], after_report
 
 
 def keep(
@@ -76,7 +88,7 @@ def keep(
     rerun.scratch.write([p for trial in trials for p in trial.patches])
     report, after = observe_named(rerun, names)
     judgements = [
-        judge_trial(trial, baseline, after, rerun.compare) if wanted else None
+        judge_trial(trial, baseline, after, rerun.compare, rerun.later) if wanted else None
         for trial, wanted in zip(trials, judged, strict=True)
     ]
     standing = dict(baseline)
@@ -88,14 +100,30 @@ def keep(
     return judgements, standing, report
 
 
+def lines_before(patches: Sequence[FilePatch]) -> LineMap:
+    """A line of a patched file → the same line before the patches (the patches' own lines: None)."""
+    texts = {p.path: (p.before, p.after) for p in patches}
+
+    def to_base(path: str, line: int) -> int | None:
+        if path not in texts:
+            return line
+        return original_line(*texts[path], line)
+
+    return to_base
+
+
 def judge_trial(
-    trial: Trial, baseline: Mapping[str, Observation], after: Mapping[str, Observation], compare: ResultComparer
+    trial: Trial,
+    baseline: Mapping[str, Observation],
+    after: Mapping[str, Observation],
+    compare: ResultComparer,
+    later: FixableLater = never,
 ) -> Judgement:
     """`judge` on the trial's entrypoints that ran both times; never ok where the baseline run
     itself did not succeed."""
     seen = {n: after[n] for n in trial.names if n in after and n in baseline}
     before = {n: baseline[n] for n in seen}
-    judgement = judge(trial.goals, before, seen, compare)
+    judgement = judge(trial.goals, before, seen, compare, later, lines_before(trial.patches))
     unusable = [n for n in before if before[n].outcome.status is not Status.OK]
     if not unusable:
         return judgement

@@ -199,6 +199,16 @@ class Judgement:
     before: Counts
     after: Counts
     revealed: tuple[str, ...] = ()
+    instead: tuple[GraphBreak, ...] = ()  # breaks that took the targeted one's place: its advice
+
+
+# A break a later round would try to fix (it has recipes, and a round is left): a patch that only
+# lets Dynamo reach it is kept for that round to build on.
+FixableLater = Callable[[GraphBreak], bool]
+
+
+def never(_brk: GraphBreak) -> bool:
+    return False
 
 
 def totals(observations: Iterable[Observation]) -> Counts:
@@ -236,10 +246,12 @@ def still_there(target: GraphBreak, entrypoints: Iterable[str], before: Mapping,
     return None
 
 
-def renamed(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
-    """Why the patch only renames the targeted break, or None: the same code breaks again, as
-    another kind of break (`.item()` traced, then its value feeds an `if`: GB0124 becomes GB0170
-    at the same line). That is not a fix."""
+def renamed(
+    target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping
+) -> tuple[GraphBreak, str] | None:
+    """The break the patch only renamed the targeted one into, and the entrypoint, or None: the same code breaks
+    again, as another kind of break (`.item()` traced, then its value feeds an `if`: GB0124
+    becomes GB0170 at the same line). That is not a fix."""
     for name in entrypoints:
         if name not in before or name not in after:
             continue
@@ -247,22 +259,70 @@ def renamed(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, aft
         for brk in after[name].report.breaks:
             same_code = normalise_code(brk.code) == normalise_code(target.code)
             if brk.fingerprint not in known and brk.file == target.file and same_code and brk.key != target.key:
-                return f"the break comes back as {_short(brk)} in {name}: the patch renames it, it does not fix it"
+                return brk, name
     return None
 
 
-def only_hidden(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
+def no_better(old: Counts, new: Counts, revealed: Sequence[GraphBreak], later: FixableLater) -> str | None:
+    """Why a patch that makes Dynamo meet other breaks leaves the code no better, or None. Gone
+    from the report is not enough: when no frame stops running eagerly and no graph split goes
+    away, the breaks it "reveals" are the same trouble one step further (`.item()` captured, then
+    its number decides an `if` on the next line). Kept when a later round would fix every one of
+    them: a guard that lets Dynamo reach an `.item()` it then captures is half of one fix."""
+    if not revealed or new.frames_skipped < old.frames_skipped or new.graphs < old.graphs:
+        return None
+    if all(later(b) for b in revealed):
+        return None
+    first = next(b for b in revealed if not later(b))
+    return (
+        f"not a fix: Dynamo now stops at {_short(first)} instead, frames running eagerly "
+        f"{old.frames_skipped} → {new.frames_skipped}, graphs {old.graphs} → {new.graphs}"
+    )
+
+
+# A line of a file as the patched run saw it → the same line before the patch (None: the patch
+# wrote it). The identity for runs of the same text.
+LineMap = Callable[[str, int], "int | None"]
+
+
+def same_line(_path: str, line: int) -> int | None:
+    return line
+
+
+def only_hidden(
+    target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping, to_base: LineMap = same_line
+) -> str | None:
     """Why the targeted break is gone only from sight, or None: the patch made a frame it lies in
-    run eagerly, so Dynamo no longer looks at it."""
+    run eagerly, so Dynamo no longer looks at it. Not when Dynamo passed the target's line on its
+    way to the break that makes the frame eager: a guarded print before an `.item()` in the same
+    loop is fixed, and the `.item()` it lets Dynamo reach is revealed."""
     for name in entrypoints:
         if name not in before or name not in after:
             continue
         for brk, by in settled(before[name], after[name]).hidden.values():
-            if _same_site(brk, target):
-                hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
-                why = f"{_short(hider)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
-                return f"the break is only hidden in {name}: {why}"
+            if not _same_site(brk, target):
+                continue
+            hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
+            if hider is not None and _passed(brk, hider, before[name].report, after[name].report, to_base):
+                continue
+            why = f"{_short(hider)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
+            return f"the break is only hidden in {name}: {why}"
     return None
+
+
+def _passed(
+    gone: GraphBreak, hider: GraphBreak, base: EntrypointReport, head: EntrypointReport, to_base: LineMap
+) -> bool:
+    """Did Dynamo trace past `gone`'s line before stopping at `hider`, in a frame both lie in?
+    Compared as lines of the unpatched file, in the frame's own code."""
+    base_side, head_side = break_diff.EagerFrames.of(base), break_diff.EagerFrames.of(head)
+    for frame in hider.makes_eager:
+        key = frame.across
+        at, stop = break_diff.line_in(gone, key, base_side), break_diff.line_in(hider, key, head_side)
+        stop = to_base(frame.file, stop) if stop is not None else None
+        if at is not None and stop is not None and at < stop:
+            return True
+    return False
 
 
 def settled(before: Observation, after: Observation) -> break_diff.Settled:
@@ -330,8 +390,11 @@ def judge(
     before: Mapping[str, Observation],
     after: Mapping[str, Observation],
     compare: ResultComparer,
+    later: FixableLater = never,
+    to_base: LineMap = same_line,
 ) -> Judgement:
-    """Did the patch do what it promised on every entrypoint re-run? Pure but for `compare`."""
+    """Did the patch do what it promised on every entrypoint re-run, and leave the code better?
+    Pure but for `compare`."""
     names = sorted(n for n in after if n in before)
     old, new = totals(before[n] for n in names), totals(after[n] for n in names)
     revealed: list[GraphBreak] = []
@@ -344,14 +407,23 @@ def judge(
         changed = changed or problem is not None
         problems += [problem] if problem else []
         problems += [f"new break in {name}: {_short(b)}" for b in found]
+    instead: list[GraphBreak] = []
     for target, entrypoints in goals:
-        problem = (
-            still_there(target, entrypoints, before, after)
-            or renamed(target, entrypoints, before, after)
-            or only_hidden(target, entrypoints, before, after)
-        )
+        problem = still_there(target, entrypoints, before, after)
+        successor = None if problem else renamed(target, entrypoints, before, after)
+        if successor is not None:
+            instead.append(successor[0])
+            problem = (
+                f"the break comes back as {_short(successor[0])} in {successor[1]}: "
+                "the patch renames it, it does not fix it"
+            )
+        problem = problem or only_hidden(target, entrypoints, before, after, to_base)
         problems += [problem] if problem else []
+    if goals and not problems:
+        worse = no_better(old, new, revealed, later)
+        problems += [worse] if worse else []
+        instead += [b for b in revealed if not later(b)][:1] if worse else []
     count = sum(b.count for b in revealed)
     text = summary(old, new, count, (after[n] for n in names), changed)
     fingerprints = tuple(dict.fromkeys(b.fingerprint for b in revealed))
-    return Judgement(not problems, "; ".join(problems), text, old, new, fingerprints)
+    return Judgement(not problems, "; ".join(problems), text, old, new, fingerprints, tuple(instead))

@@ -1,5 +1,5 @@
-"""A statement that only has a side effect — a print, a log record, a warning, a debugger or
-profiler hook — guarded with `torch.compiler.is_compiling()`, whatever break its arguments cause.
+"""A statement that only has a side effect — a print, a log record, a warning, `tqdm.write`, a
+debugger or profiler hook — guarded with `torch.compiler.is_compiling()`, whatever break its arguments cause.
 
 `print("step", float(v.mean()))` breaks as GB0124 (`float()` of a tensor), not as a print, yet
 the whole statement can stay out of the graph: it returns nothing anyone reads. The recipe is chosen
@@ -8,37 +8,12 @@ by the statement's shape, so it is tried for every break on such a line.
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider
 
+from gbbot.analysis.side_effects import LOG_METHODS, LOGGER_NAME, LOGGING_PACKAGES, SIDE_EFFECT_CALLS
 from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
-
-# Calls made only for what they print, record or stop at. Qualified names, imports resolved.
-SIDE_EFFECT_CALLS = frozenset(
-    {
-        "builtins.print",
-        "builtins.breakpoint",
-        "pdb.set_trace",
-        "ipdb.set_trace",
-        "pudb.set_trace",
-        "warnings.warn",
-        "warnings.warn_explicit",
-        "torch.cuda.nvtx.mark",
-        "torch.cuda.nvtx.range_push",
-        "torch.cuda.nvtx.range_pop",
-    }
-)
-LOG_METHODS = frozenset(
-    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log", "trace", "success", "msg"}
-)
-# Packages whose objects are loggers (stdlib logging, loguru, structlog, absl): any of the
-# methods above on something imported from them is a log record.
-LOGGING_PACKAGES = ("logging", "loguru", "structlog", "absl.logging")
-# A receiver spelled like a logger: `log`, `logger`, `_LOGGER`, `self.logger`, `train_log`.
-LOGGER_NAME = re.compile(r"(^|_)(log|logger)$", re.IGNORECASE)
 
 
 def _mutates(node: cst.CSTNode) -> bool:
@@ -100,6 +75,26 @@ class SideEffectGuard(Recipe):
             def f(x):
                 if not torch.compiler.is_compiling():
                     logger.info("mean {}", x.mean().item())  # BREAK
+                return x * 2
+            """,
+        ),
+        example(
+            """
+            from tqdm import tqdm
+
+
+            def step(x):
+                tqdm.write(f"loss {x.mean()}")  # BREAK
+                return x * 2
+            """,
+            """
+            from tqdm import tqdm
+            import torch
+
+
+            def step(x):
+                if not torch.compiler.is_compiling():
+                    tqdm.write(f"loss {x.mean()}")  # BREAK
                 return x * 2
             """,
         ),

@@ -35,3 +35,65 @@ def test_the_logger_is_fixed_in_round_one_and_the_print_it_revealed_in_round_two
     assert text.count("if not torch.compiler.is_compiling():") == 2
     check = gbbot(in_git_dir, "check", "--fail-on", "any", tmp=tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+# Two breaks in the loop of the compiled frame itself (`torch.compile(Model())`): the print comes
+# first, so Dynamo stops there and never looks at what follows it in the loop.
+LOOP = """\
+import torch
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+            print("block done")
+{after_print}
+        return x
+"""
+LOOP_ENTRY = blocks_project.ENTRY.format(module="loop")
+ITEM_AFTER = "            scale = x.abs().max().item()\n            x = x / (scale + 1)"
+BRANCH_AFTER = "            if x.sum() > 0:\n                x = -x"
+
+
+def _loop_project(repo, after_print: str) -> None:
+    write(repo, {".gbbot.yml": CONFIG, "loop.py": LOOP.format(after_print=after_print), "entry.py": LOOP_ENTRY})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "loop")
+
+
+def test_a_guard_that_lets_dynamo_reach_an_item_it_then_captures_is_kept_for_round_two(in_git_dir, tmp_path):
+    # Alone, the guard leaves `Model.forward` running eagerly (the `.item()` now stops Dynamo);
+    # the print is still fixed, not hidden: Dynamo passed its line on the way to the `.item()`.
+    _loop_project(in_git_dir, ITEM_AFTER)
+    run = gbbot(in_git_dir, "fix", "--apply", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "gbbot fix: round 2: revealed 1 break (GB0124 item at loop.py:20), fixed 1" in run.stderr
+    assert "frames running eagerly 1 → 0" in run.stderr and "only hidden" not in run.stdout
+    assert run.stdout.count("— verified") == 2
+    assert "capture_scalar_outputs=True" in (in_git_dir / "entry.py").read_text()
+    check = gbbot(in_git_dir, "check", "--fail-on", "any", tmp=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_guard_that_only_moves_the_stop_to_a_branch_is_not_a_fix(in_git_dir, tmp_path):
+    # The same guard, but what Dynamo reaches next is a data-dependent `if` no recipe rewrites:
+    # the frame still runs eagerly and no graph split went away, so nothing is offered.
+    _loop_project(in_git_dir, BRANCH_AFTER)
+    run = gbbot(in_git_dir, "fix", "--apply", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "guard: not a fix: Dynamo now stops at GB0170 at loop.py:21 (if x.sum() > 0:) instead" in run.stdout
+    assert "frames running eagerly 1 → 1, graphs 2 → 2" in run.stdout
+    assert "— verified" not in run.stdout
+    assert (in_git_dir / "loop.py").read_text() == LOOP.format(after_print=BRANCH_AFTER)

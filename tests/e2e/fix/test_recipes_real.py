@@ -20,8 +20,17 @@ from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "e2e_project"
 # entrypoint → the module it calls (fixdemo/<entrypoint>.py)
-ENTRYPOINTS = ("printfloat", "jitslice", "loguru_calls", "attention", "masked", "on_device")
-FIXED = ("printfloat", "jitslice", "loguru_calls", "attention", "masked")
+ENTRYPOINTS = (
+    "printfloat",
+    "jitslice",
+    "loguru_calls",
+    "attention",
+    "masked",
+    "on_device",
+    "tqdm_write",
+    "item_branch",
+)
+FIXED = ("printfloat", "jitslice", "loguru_calls", "attention", "masked", "tqdm_write")
 
 
 @dataclass
@@ -66,7 +75,8 @@ def _removes_its_break(result: FixResult) -> None:
 
 def test_a_print_whose_argument_breaks_as_item_is_guarded_whole(session):
     (brk,) = next(e for e in session.run.report.entrypoints if e.name == "printfloat").breaks
-    assert (brk.gb_id, brk.fix) == ("GB0124", "item")  # float() of a tensor, not the print
+    # float() of a tensor breaks (GB0124), and the label is what fixes it: the print's guard
+    assert (brk.gb_id, brk.fix) == ("GB0124", "side_effect")
     result = session.verified("printfloat")
     assert (result.recipe, result.variant) == ("side_effect", "guard")
     _removes_its_break(result)
@@ -122,6 +132,28 @@ def test_with_torch_device_gets_the_documented_options_and_no_patch(session):
     assert result.status is FixStatus.ADVICE and result.diff is None
     assert any("device=" in a.text for a in result.advice)
     assert session.text("on_device") == (PROJECT / "fixdemo/on_device.py").read_text()
+
+
+def test_tqdm_write_in_a_method_the_compiled_forward_calls_is_guarded_like_a_print(session):
+    (brk,) = next(e for e in session.run.report.entrypoints if e.name == "tqdm_write").breaks
+    assert brk.gb_id == "GB0008" and brk.function == "Net.report"  # Dynamo skips tqdm
+    result = session.verified("tqdm_write")
+    assert (result.recipe, result.variant) == ("side_effect", "guard")
+    _removes_its_break(result)
+    assert '        if not torch.compiler.is_compiling():\n            tqdm.write(f"mean {y.mean()}")' in session.text(
+        "tqdm_write"
+    )
+
+
+def test_an_item_whose_number_decides_an_if_gets_the_advice_for_branches_not_the_setting(session):
+    (brk,) = next(e for e in session.run.report.entrypoints if e.name == "item_branch").breaks
+    assert (brk.gb_id, brk.function, brk.fix) == ("GB0124", "damped", None)  # labelled: advice only
+    (result,) = session.results("item_branch")
+    assert result.status is FixStatus.ADVICE and result.diff is None
+    assert "capturing it (capture_scalar_outputs) would only move the break" in result.reason
+    assert "capturing it (`capture_scalar_outputs`) only moves the break to the `if`" in result.advice[0].text
+    assert any("torch.where" in a.text for a in result.advice)
+    assert session.text("item_branch") == (PROJECT / "fixdemo/item_branch.py").read_text()
 
 
 def test_check_agrees_the_fixed_entrypoints_no_longer_break(session):

@@ -425,7 +425,10 @@ class Model:
 
 
 def test_a_gone_break_whose_code_the_head_deleted_is_fixed_though_its_frame_now_runs_eagerly():
-    printed = brk("p" * 16, function="Model.forward", code='print("done")', frames=(MODEL,))
+    in_model = (Frame("train.py", 3, "<module>", "main()"), Frame("pkg/model.py", 62, "forward", 'print("done")'))
+    printed = brk(
+        "p" * 16, function="Model.forward", line=62, code='print("done")', frames=(MODEL,), user_stack=in_model
+    )
     loop = replace(
         brk("g" * 16, function="Block.forward", frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True
     )
@@ -524,3 +527,22 @@ def test_a_frame_is_the_same_frame_when_an_edit_above_moves_its_first_line():
     base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
     head = framed("train", [printed], frame(moved), frame(BLOCK))
     assert diffed(head, base).revealed == ("p" * 16,)
+
+
+def test_a_gone_break_in_a_callee_the_head_still_compiles_on_its_own_is_fixed_not_hidden():
+    # The logger in Block.forward was traced inlined into Model.forward's loop (which it sent to
+    # eager) and in Block.forward's own compile. On the head a new `if` in the loop keeps
+    # Model.forward eager, but Block.forward is still compiled by itself: had the logger still
+    # broken, that compile would have shown it.
+    stack = (Frame("train.py", 3, "<module>", "main()"), Frame("pkg/model.py", 12, "forward", 'log.debug("x")'))
+    logger = replace(
+        brk("l" * 16, function="Block.forward", line=12, frames=(MODEL, BLOCK), makes_eager=(MODEL,), user_stack=stack),
+        frame_skipped=True,
+    )
+    branch = replace(brk("b" * 16, function="Model.forward", line=63, frames=(MODEL,), makes_eager=(MODEL,)))
+    base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
+    head = framed("train", [branch], frame(MODEL, "b" * 16), frame(BLOCK))
+    assert diffed(head, base).fixed == ("l" * 16,)
+    # Block.forward not compiled on the head (the model inlines it everywhere): only hidden
+    head_inlined = framed("train", [branch], frame(MODEL, "b" * 16))
+    assert diffed(head_inlined, base).hidden == ("l" * 16,)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
-from pathlib import Path
+
+import pytest
 
 from gbbot.analysis import classify, frames, report
 from gbbot.checks import tree
@@ -244,12 +246,23 @@ def test_a_report_without_frames_still_reads():
 COUNTERS = json.loads((FIXTURES / "counters.json").read_text())
 
 
-def recorded(name: str):
-    rep = tree.from_logs(FIXTURES / f"{name}.trace.log", Path(FIXTURE_ROOT), name)
-    return rep.entrypoints[0]
+@pytest.fixture
+def recorded(tmp_path):
+    """A recorded trace read as `gbbot parse` reads one, with the recorded programs' sources at
+    hand (qualnames come from them): the trace's paths moved from where record.py ran the
+    programs into this test's own directory, which holds a copy of them."""
+
+    def read(name: str):
+        for program in (FIXTURES / "programs").glob("*.py"):
+            shutil.copy(program, tmp_path / program.name)
+        moved = (FIXTURES / f"{name}.trace.log").read_text().replace(FIXTURE_ROOT, str(tmp_path))
+        (tmp_path / f"{name}.trace.log").write_text(moved)
+        return tree.from_logs(tmp_path / f"{name}.trace.log", tmp_path, name).entrypoints[0]
+
+    return read
 
 
-def test_recorded_logger_in_a_block_makes_the_models_loop_frame_run_eagerly():
+def test_recorded_logger_in_a_block_makes_the_models_loop_frame_run_eagerly(recorded):
     entry = recorded("blocks")
     (brk,) = entry.breaks
     model, block = FrameRef("blocks.py", 28, "forward"), FrameRef("blocks.py", 18, "forward")
@@ -262,13 +275,13 @@ def test_recorded_logger_in_a_block_makes_the_models_loop_frame_run_eagerly():
     assert entry.frames_skipped == 1
 
 
-def test_recorded_occurrences_agree_with_torchs_counter():
+def test_recorded_occurrences_agree_with_torchs_counter(recorded):
     for name in ("blocks", "gpt2"):
         entry = recorded(name)
         assert sum(b.count for b in entry.breaks) == COUNTERS[name], name
 
 
-def test_recorded_gpt2_loss_warning_is_one_break_traced_in_four_frames():
+def test_recorded_gpt2_loss_warning_is_one_break_traced_in_four_frames(recorded):
     (brk,) = recorded("gpt2").breaks
     assert brk.gb_id == "GB0291" and brk.count == 3
     assert [f.function for f in brk.frames] == ["wrapper", "wrapped_func", "forward", "loss_function"]

@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gbbot.core.config import Entrypoint
+from gbbot.core.fixes import Counts
 from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, Origin, RunOutcome, Status
-from gbbot.fix.verify import Observation, judge
+from gbbot.fix.verify import Observation, judge, no_better
+from tests.builders import graph_break
 
 CALL = Entrypoint("fwd", call="m:f")
 
@@ -139,3 +141,21 @@ def test_nothing_is_verified_without_a_re_run():
     verdict = judge([(TARGET, ["gone-from-config"])], {}, {}, same)
     assert not verdict.ok
     assert verdict.reason == "none of the entrypoints it appeared in (gone-from-config) could be re-run here"
+
+
+# --- leaving the code better: a patch that only moves where Dynamo stops ------------------------
+
+
+def test_a_patch_whose_revealed_break_keeps_the_frame_eager_and_the_graphs_is_not_a_fix():
+    reached = graph_break(1, gb_id="GB0170", file="m.py", line=21, code="if x.sum() > 0:")
+    why = no_better(Counts(1, 2, 1), Counts(1, 2, 1), [reached], lambda _b: False)
+    assert why and why.startswith("not a fix: Dynamo now stops at GB0170 at m.py:21 (if x.sum() > 0:) instead")
+    assert "frames running eagerly 1 → 1, graphs 2 → 2" in why
+
+
+def test_it_is_kept_when_a_later_round_would_fix_what_it_reached_or_when_anything_compiles_better():
+    reached = graph_break(1, gb_id="GB0124", file="m.py", line=20, code="s = x.max().item()")
+    assert no_better(Counts(1, 2, 1), Counts(1, 2, 1), [reached], lambda _b: True) is None
+    assert no_better(Counts(1, 2, 1), Counts(1, 3, 0), [reached], lambda _b: False) is None  # a frame compiles
+    assert no_better(Counts(2, 3, 0), Counts(1, 2, 0), [reached], lambda _b: False) is None  # a split went away
+    assert no_better(Counts(1, 1, 0), Counts(0, 1, 0), [], lambda _b: False) is None  # nothing reached: fixed
