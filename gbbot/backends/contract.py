@@ -60,6 +60,7 @@ class RunRequest:
     scrub: tuple[str, ...] = ()
     save_result: bool = False
     pass_env: tuple[str, ...] = ()
+    time_calls: bool = False  # faithful mode: the shim times each compiled call (gbbot fix --measure)
 
     @property
     def trace_dir(self) -> Path:
@@ -112,11 +113,12 @@ def environment(
     package_parent: Path = PACKAGE_PARENT,
 ) -> dict[str, str]:
     """The entrypoint's environment: what it `inherits` of `base`, its own `env:` on top, and
-    gbbot's variables last (PYTHONPATH is joined, not replaced: the fast-mode shim must stay first).
+    gbbot's variables last (PYTHONPATH is joined, not replaced: the shim must stay first; it is there
+    in fast mode, and when the calls are timed).
     A container sees the shim and gbbot.child.launch at other paths (`shim_dir`, `package_parent`)."""
     env = {name: value for name, value in base.items() if inherits(name, request.pass_env, request.scrub)}
     own = dict(request.entrypoint.env)
-    paths = [str(shim_dir)] if request.mode is Mode.FAST else []
+    paths = [str(shim_dir)] if request.mode is Mode.FAST or request.time_calls else []
     paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
     if request.entrypoint.kind != "run":  # gbbot.child's launcher or pytest plugin runs in it
         paths.append(str(package_parent))
@@ -127,6 +129,8 @@ def environment(
         PYTHONUNBUFFERED="1",
         PYTHONPATH=os.pathsep.join(paths),
     )
+    if request.time_calls:
+        env["GBBOT_TIME"] = "1"
     return env
 
 

@@ -57,7 +57,7 @@ IMPORT_TIME = ("TORCH*", "PYTORCH*", "OMP_*", "MKL_*", "KMP_*", "GOMP_*", "OPENB
                "NVIDIA*", "LD_*", "PYTHON*", "HF_*", "TRANSFORMERS_*", "TOKENIZERS_*")  # fmt: skip
 HANDLED = ("TORCH_TRACE", "TORCH_LOGS", "TORCH_LOGS_OUT", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
 # Kept out of the server's environment: set per child.
-PER_CHILD = ("TORCH_TRACE", "GBBOT_MODE", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+PER_CHILD = ("TORCH_TRACE", "GBBOT_MODE", "GBBOT_TIME", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
 # numpy's OpenBLAS starts its thread pool at import, which would make every fork unsafe; a fresh
 # process's BLAS threads are the one thing a warm child does not get (torch's own are unchanged).
 SERVER_ONLY = {"OPENBLAS_NUM_THREADS": "1"}

@@ -396,9 +396,10 @@ def _retrace():
 
 
 def _fast_mode(shim):
-    """The fast-mode shim, as sitecustomize applies it in a fresh process (torch already imported,
-    so it patches now); loaded under another name, it does not chain to a sitecustomize again."""
-    if os.environ.get("GBBOT_MODE") != "fast":
+    """The shim (fast mode, or calls timed), as sitecustomize applies it in a fresh process (torch
+    already imported, so it patches now); loaded under another name, it does not chain to a
+    sitecustomize again."""
+    if os.environ.get("GBBOT_MODE") != "fast" and os.environ.get("GBBOT_TIME") != "1":
         return
     loader = SourceFileLoader("_gbbot_fast_mode", shim)
     module = types.ModuleType(loader.name)

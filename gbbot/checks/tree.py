@@ -64,6 +64,7 @@ class CheckOptions:
     keep_traces: Path | None = None
     save_results: bool = False
     backend: Backend | None = None  # None: the one the config's `runner:` names
+    time_calls: bool = False  # the shim times compiled calls (faithful mode; gbbot fix --measure)
 
 
 def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
@@ -154,7 +155,14 @@ def check(
         work = options.keep_traces or Path(scratch)
         requests = [
             RunRequest(
-                e, root, entrypoint_dir(work, e.name), mode, config.scrub_env, options.save_results, config.pass_env
+                e,
+                root,
+                entrypoint_dir(work, e.name),
+                mode,
+                config.scrub_env,
+                options.save_results,
+                config.pass_env,
+                options.time_calls,
             )
             for e in entrypoints
         ]

@@ -12,6 +12,7 @@ from pathlib import Path
 from gbbot import api
 from gbbot.commands import common
 from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.core.measured import DEFAULT_REPEAT, MAX_REPEAT, MIN_REPEAT
 from gbbot.core.model import Mode
 from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
@@ -81,6 +82,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"fix what the verified patches reveal, up to N rounds in all (default {DEFAULT_ROUNDS}; 1: only the "
         "breaks the first run shows)",
     )
+    parser.add_argument(
+        "--measure",
+        action="store_true",
+        help="time each verified fix: the entrypoints it re-ran, in faithful mode, without and with the patch "
+        "(--repeat times each, interleaved); the seconds per call and their spread",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        metavar="K",
+        help=f"timed runs on each side with --measure (default {DEFAULT_REPEAT}, at least {MIN_REPEAT})",
+    )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the report with the fix results here")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write the markdown report with the fixes here")
     parser.add_argument("--quiet", "-q", action="store_true", help="no diffs on stdout, only the summary")
@@ -96,6 +109,12 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise GbbotError(f"--break {value!r}: expected a 16-character fingerprint from the report")
     if not 1 <= args.rounds <= MAX_ROUNDS:
         raise GbbotError(f"--rounds must be between 1 and {MAX_ROUNDS}")
+    if args.repeat is not None and not args.measure:
+        raise GbbotError("--repeat is the number of timed runs of --measure; add --measure")
+    if args.repeat is not None and not MIN_REPEAT <= args.repeat <= MAX_REPEAT:
+        raise GbbotError(
+            f"--repeat {args.repeat}: between {MIN_REPEAT} and {MAX_REPEAT} (one timing alone is never reported)"
+        )
 
 
 def _missing_breaks(run: FixRun, wanted: list[str]) -> None:
@@ -149,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
         mode=Mode(args.mode) if args.mode else None,
         jobs=api.jobs_for(args.jobs, config),
         rounds=args.rounds,
+        measure=args.measure,
+        repeat=args.repeat or DEFAULT_REPEAT,
         progress=lambda message: print(message, file=sys.stderr),
     )
     result = api.fix(root, config, options, given)

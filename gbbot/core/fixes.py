@@ -10,6 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gbbot.core import measured as measuring
+from gbbot.core.measured import Measured
+
 
 @dataclass(frozen=True)
 class Hunk:
@@ -77,6 +80,7 @@ class FixResult:
     revealed: tuple[str, ...] = ()  # fingerprints of breaks that were hidden in an eager frame
     tried: tuple[str, ...] = ()  # earlier variants that were dropped, and why
     round: int = 1  # the round that planned it: 2 and on, the break was revealed by earlier fixes
+    measured: Measured | None = None  # gbbot fix --measure: seconds per call without and with the fix
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -140,6 +144,7 @@ def to_json(result: FixResult) -> dict[str, Any]:
         "revealed": list(result.revealed),
         "tried": list(result.tried),
         "round": result.round,
+        **({"measured": measuring.to_json(result.measured)} if result.measured else {}),
     }
 
 
@@ -168,6 +173,7 @@ def from_json(data: Mapping[str, Any]) -> FixResult:
         revealed=tuple(data.get("revealed", ())),
         tried=tuple(data.get("tried", ())),
         round=data.get("round", 1),
+        measured=measuring.from_json(data["measured"]) if data.get("measured") else None,
     )
 
 

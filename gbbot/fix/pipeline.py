@@ -14,7 +14,8 @@ from pathlib import Path
 from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, select
 from gbbot.core.config import Config
-from gbbot.core.fixes import Counts, FixResult, bounded
+from gbbot.core.fixes import Counts, FixResult, FixStatus, bounded
+from gbbot.core.measured import DEFAULT_REPEAT, Measured
 from gbbot.core.model import GraphBreak, Mode, Origin, Report
 from gbbot.edges import git
 from gbbot.fix import plan as planning
@@ -22,6 +23,8 @@ from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, Settled, settle, write_all
 from gbbot.fix.batch import Scope, verify_all
 from gbbot.fix.engine import SourceError
+from gbbot.fix.measure import measure
+from gbbot.fix.patch import FilePatch
 from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
@@ -43,6 +46,8 @@ class FixOptions:
     compare: ResultComparer | None = None  # None: in a child of the backend (same_output.ChildComparer)
     progress: Callable[[str], None] = field(default=lambda _message: None)
     rounds: int = rounding.DEFAULT_ROUNDS  # 1: fix only the breaks the first run shows
+    measure: bool = False  # time each first-round verified fix, `repeat` faithful runs a side
+    repeat: int = DEFAULT_REPEAT
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class FixRun:
     rounds: tuple[Round, ...] = ()
     left: tuple[GraphBreak, ...] = ()  # revealed by the last round, with no round left to fix them
     overall: Judgement | None = None  # the patches of every round against the unpatched runs
+    measured: Measured | None = None  # --measure, more than one fix: all the patches together
 
     @property
     def totals(self) -> tuple[Counts, Counts]:
@@ -116,6 +122,9 @@ class Context:
     paths: tuple[str, ...]  # the repository's Python files: where compile sites are searched
 
 
+Verified = dict[str, tuple[FilePatch, ...]]  # a verified fix's fingerprint → its patches, as verified
+
+
 def _round(
     ctx: Context,
     number: int,
@@ -123,10 +132,11 @@ def _round(
     report: Report,
     baseline: Baseline,
     texts: tuple[dict[str, str], dict[str, str]],
+    patches: Verified,
 ) -> tuple[list[FixResult], Settled | None]:
     """Plan and verify fixes for `found` on the scratch copy as it stands, then put the verified
     ones in place and re-run what they touch. `texts`: each patched file's text before any round,
-    and as earlier rounds left it."""
+    and as earlier rounds left it; `patches` gets each verified fix's patches."""
     originals, current = texts
     scope = Scope(report, ctx.config)
     lookup = library_lookup(ctx.root, ctx.config)
@@ -137,6 +147,7 @@ def _round(
     chosen: list[Chosen] = [
         (item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate
     ]
+    patches.update((result.fingerprint, candidate.patches) for result, candidate in verified if candidate)
     fixes = [rounding.on_original(result, candidate, originals, current) for result, candidate in verified]
     others = [rounding.on_original(result, None, originals, current) for result in others]
     results = rounding.numbered(_in_report_order(found, [*others, *fixes]), number)
@@ -171,6 +182,25 @@ def _overall(ctx: Context, first: Baseline, last: Baseline, rounds: list[Round])
     return judge((), first, {n: last[n] for n in names}, ctx.rerun.compare)
 
 
+def _measured(
+    ctx: Context, results: list[FixResult], verified: Verified, final: Sequence[FilePatch]
+) -> tuple[list[FixResult], Measured | None]:
+    """`--measure`: each first-round verified fix timed on its own against the unpatched copy
+    (later rounds' fixes were verified on top of earlier patches, so they are measured only in
+    the whole), and, when more than one fix was kept, every round's patches together."""
+    ctx.rerun.scratch.write(final, after=False)  # the copy as the user has it
+    timed: list[FixResult] = []
+    for result in results:
+        patches = verified.get(result.fingerprint)
+        if result.status is FixStatus.VERIFIED and result.round == 1 and patches and result.entrypoints:
+            result = replace(result, measured=measure(ctx.rerun, patches, result.entrypoints, ctx.options.repeat))
+        timed.append(result)
+    names = tuple(dict.fromkeys(n for r in results if r.status is FixStatus.VERIFIED for n in r.entrypoints))
+    several = sum(r.status is FixStatus.VERIFIED for r in results) > 1
+    combined = measure(ctx.rerun, final, names, ctx.options.repeat) if several and final and names else None
+    return timed, combined
+
+
 def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: Report | None = None) -> FixRun:
     """Find (or take) the breaks, verify a patch for each fixable one, and fix what those patches
     reveal in further rounds (at most `options.rounds`); apply on request."""
@@ -187,13 +217,15 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
         joint: list[Judgement] = []
         notes: list[str] = []
         revealed: Found = []
+        verified: Verified = {}
         seen = {b.fingerprint for b, _ in found}
         for number in range(1, options.rounds + 1):
             if number > 1:
                 options.progress(
                     f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(revealed)})…"
                 )
-            round_results, settled = _round(ctx, number, found, current_report, baseline, (originals, current))
+            texts = (originals, current)
+            round_results, settled = _round(ctx, number, found, current_report, baseline, texts, verified)
             results += round_results
             fixed = len(settled.kept) if settled else 0
             rounds.append(Round(number, len(found), tuple(b for b, _ in revealed), fixed))
@@ -213,6 +245,9 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
             if not found:
                 break
         overall = _overall(ctx, first, baseline, rounds)
+        combined: Measured | None = None
+        if options.measure:
+            results, combined = _measured(ctx, results, verified, rounding.final_patches(originals, current))
     patches = rounding.final_patches(originals, current)
     written: list[str] = []
     if options.apply and patches and (overall is None or overall.ok):
@@ -235,4 +270,5 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
         tuple(rounds),
         left,
         overall,
+        combined,
     )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gbbot.core.fixes import Counts, FixResult, FixStatus
+from gbbot.core.measured import phrase
 from gbbot.core.model import GraphBreak
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ def terminal_text(result: FixResult, doc_url: str | None = None) -> str:
     lines = [f"# {result.file}:{result.line} {recipe} — {status}: {detail}".replace("  ", " ")]
     lines += [f"#   earlier variant dropped: {t}" for t in result.tried]
     if result.status is FixStatus.VERIFIED:
+        lines += [f"#   {phrase(result.measured)}"] if result.measured else []
         lines += [f"#   {result.description}", (result.diff or "").rstrip("\n")]
     elif result.status is FixStatus.SCAFFOLD:
         lines.append((result.scaffold or "").rstrip("\n"))
@@ -69,6 +71,8 @@ def summary_lines(run: FixRun) -> list[str]:
         lines.append(f"{totals_line(*run.totals)} (a final run of the patched copy)")
     if run.overall is not None:
         lines.append(f"every round's patches together: {run.overall.summary}")
+    if run.measured is not None:
+        lines.append(f"every verified patch together, {phrase(run.measured)}")
     lines += run.notes
     lines += [f"patches sharing files or entrypoints, together: {v.summary}" for v in run.joint]
     if run.written:

@@ -152,13 +152,26 @@ def default_backend(config: Config) -> Backend:
 
 
 def observe(
-    scratch: Scratch, config: Config, names: Iterable[str], mode: Mode | None, jobs: int, backend: Backend
+    scratch: Scratch,
+    config: Config,
+    names: Iterable[str],
+    mode: Mode | None,
+    jobs: int,
+    backend: Backend,
+    time_calls: bool = False,
 ) -> tuple[Report, dict[str, Observation]]:
-    """Run the named entrypoints in the scratch copy, results saved for comparison."""
+    """Run the named entrypoints in the scratch copy, results saved for comparison (and, with
+    `time_calls`, the compiled calls timed: see fix/measure.py)."""
     wanted = tuple(sorted(set(names)))
     outcomes: dict[str, RunOutcome] = {}
     options = CheckOptions(
-        mode=mode, jobs=jobs, only=wanted, save_results=True, keep_traces=scratch.work_dir(), backend=backend
+        mode=mode,
+        jobs=jobs,
+        only=wanted,
+        save_results=True,
+        keep_traces=scratch.work_dir(),
+        backend=backend,
+        time_calls=time_calls,
     )
     report = check(scratch.root, config, options, on_done=lambda o: outcomes.__setitem__(o.name, o))
     return report, {

@@ -8,6 +8,7 @@ constant text goes through the escaping helpers or into a fenced block.
 from __future__ import annotations
 
 from gbbot.core.fixes import FixResult, FixStatus
+from gbbot.core.measured import phrase
 from gbbot.core.model import Report
 from gbbot.render.escape import md_code, md_code_block, md_link, md_text
 
@@ -30,6 +31,7 @@ def markdown_lines(result: FixResult) -> tuple[str, ...]:
     head = f"{HEADINGS[result.status]}{recipe_note(result)}"
     if result.status is FixStatus.VERIFIED:
         lines = [f"{head}: {md_text(result.summary)}.", "", md_text(result.description)]
+        lines += ["", f"⏱️ {md_text(phrase(result.measured))}."] if result.measured else []
         lines += ["", md_code_block(result.diff or "", "diff")]
     elif result.status is FixStatus.SCAFFOLD:
         lines = [f"{head}: {md_text(result.reason)}.", "", md_text(result.description)]

@@ -10,6 +10,12 @@ graph ran (by the compile that made it) and how many times each compiled callabl
 writes that beside the trace at exit (RUNS_PREFIX + pid + ".json" in TORCH_TRACE's directory).
 GBBOT_COUNT=0 in an entrypoint's `env:` turns the counting off (bench/bench_cost.py measures what
 it costs that way).
+
+In faithful mode with GBBOT_TIME=1 (`gbbot fix --measure`), torch.compile is left as it is and
+only each compiled callable's calls are timed: the wall time of every outermost call during which
+Dynamo converted no frame (a steady-state call: nothing compiled, nothing recompiled), CUDA
+synchronised around it once torch.cuda is initialised. Written beside the trace at exit
+(TIMES_PREFIX + pid + ".json"); read back by gbbot/trace/call_times.py.
 """
 
 import atexit
@@ -19,10 +25,13 @@ import importlib.util
 import json
 import os
 import sys
+import time
 
 _ACTIVE = os.environ.get("GBBOT_MODE") == "fast"
 _COUNTING = os.environ.get("GBBOT_COUNT") != "0"
+_TIMING = os.environ.get("GBBOT_TIME") == "1" and not _ACTIVE
 RUNS_PREFIX = "gbbot-runs-"
+TIMES_PREFIX = "gbbot-times-"
 OP_KINDS = ("call_function", "call_method", "call_module")
 _GRAPHS = []  # one record per captured graph, in capture order
 _CALLS = {}  # (file, first line, name) of the compiled code -> its record
@@ -134,6 +143,99 @@ def _patch_compile(torch):
     atexit.register(_write_runs)
 
 
+# --- timing (faithful mode, GBBOT_TIME=1) --------------------------------------------------------
+
+_TIMED = {}  # (file, first line, name) of the compiled code -> its timing record
+_DEPTH = [0]  # compiled calls under way: only the outermost is timed
+
+
+def _frames_converted():
+    """How many frames Dynamo has been asked to convert so far: a call that moves it compiled."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return utils.counters["frames"]["total"] if utils is not None else 0
+
+
+def _synchronise(torch):
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+class _CallTimer:
+    """Times the outermost calls of one compiled callable (outside a compile only)."""
+
+    def __init__(self, torch, record):
+        self.torch, self.record, self.began, self.frames = torch, record, 0.0, 0
+
+    def start(self, *_args):
+        if self.torch.compiler.is_compiling():
+            return
+        _DEPTH[0] += 1
+        if _DEPTH[0] == 1:
+            _synchronise(self.torch)
+            self.frames, self.began = _frames_converted(), time.perf_counter()
+
+    def stop(self, *_args):
+        if self.torch.compiler.is_compiling() or _DEPTH[0] == 0:
+            return
+        _DEPTH[0] -= 1
+        if _DEPTH[0]:
+            return
+        _synchronise(self.torch)
+        elapsed = time.perf_counter() - self.began
+        if _frames_converted() != self.frames:
+            self.record["compiled_calls"] += 1
+        else:
+            self.record["steady_calls"] += 1
+            self.record["steady_s"] += elapsed
+
+
+def _timed(torch, model, compiled):
+    key = _code_of(torch, model)
+    if key is None:
+        return compiled
+    empty = {"file": key[0], "line": key[1], "name": key[2], "compiled_calls": 0, "steady_calls": 0, "steady_s": 0.0}
+    timer = _CallTimer(torch, _TIMED.setdefault(key, empty))
+    if isinstance(compiled, torch.nn.Module):
+        compiled.register_forward_pre_hook(timer.start)
+        compiled.register_forward_hook(timer.stop, always_call=True)
+        return compiled
+
+    @functools.wraps(compiled)
+    def call(*args, **kwargs):
+        timer.start()
+        try:
+            return compiled(*args, **kwargs)
+        finally:
+            timer.stop()
+
+    return call
+
+
+def _write_times():
+    directory = os.environ.get("TORCH_TRACE")
+    if not directory or not _TIMED:
+        return
+    cuda = sys.modules.get("torch.cuda")
+    device = "cuda" if cuda is not None and cuda.is_initialized() else "cpu"
+    record = {"device": device, "calls": list(_TIMED.values())}
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, f"{TIMES_PREFIX}{os.getpid()}.json"), "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+
+
+def _patch_timing(torch):
+    original = torch.compile
+
+    @functools.wraps(original)
+    def compile(model=None, **kwargs):
+        if model is None:  # @torch.compile(...) with arguments: the decorator comes back
+            return lambda fn: compile(fn, **kwargs)
+        return _timed(torch, model, original(model, **kwargs))
+
+    torch.compile = compile
+    atexit.register(_write_times)
+
+
 def _patch_optimize(dynamo):
     optimize = dynamo.optimize
 
@@ -187,7 +289,9 @@ def _chain_next_sitecustomize():
             return
 
 
-if _ACTIVE:
+if _TIMING:
+    _PATCHES = {"torch": _patch_timing}
+if _ACTIVE or _TIMING:
     for _name in [n for n in _PATCHES if n in sys.modules]:
         _PATCHES.pop(_name)(sys.modules[_name])
     if _PATCHES:

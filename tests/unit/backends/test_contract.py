@@ -67,3 +67,18 @@ def test_pass_env_must_be_a_list_of_names(value, message):
     with pytest.raises(ConfigError) as info:
         parse_config(f"version: 1\nentrypoints: [{{name: a, run: x}}]\npass_env: {value}\n", "cfg.yml")
     assert str(info.value) == message
+
+
+def test_timed_calls_put_the_shim_first_in_faithful_mode(tmp_path):
+    """`gbbot fix --measure`: in faithful mode the shim is loaded only to time the compiled calls."""
+    from gbbot.backends.contract import SHIM_DIR, RunRequest, environment
+    from gbbot.core.config import Entrypoint
+    from gbbot.core.model import Mode
+
+    entrypoint = Entrypoint("fwd", call="m:run", env={"PYTHONPATH": "src"})
+    plain = RunRequest(entrypoint, tmp_path, tmp_path / "work", Mode.FAITHFUL)
+    timed = RunRequest(entrypoint, tmp_path, tmp_path / "work", Mode.FAITHFUL, time_calls=True)
+    assert "GBBOT_TIME" not in environment(plain, {}) and str(SHIM_DIR) not in environment(plain, {})["PYTHONPATH"]
+    env = environment(timed, {"GBBOT_TIME": "0"})
+    assert env["GBBOT_TIME"] == "1" and env["GBBOT_MODE"] == "faithful"
+    assert env["PYTHONPATH"].split(os.pathsep)[:2] == [str(SHIM_DIR), "src"]

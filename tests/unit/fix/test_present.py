@@ -11,6 +11,7 @@ import pytest
 from gbbot.analysis import report
 from gbbot.core.errors import ReportError
 from gbbot.core.fixes import Advice, Counts, FixResult, FixStatus, bounded
+from gbbot.core.measured import Measured
 from gbbot.core.model import Category, EntrypointReport, GraphBreak, Mode, Origin, Report, Status, Tool
 from gbbot.fix import present
 from gbbot.fix.patch import FilePatch
@@ -221,3 +222,32 @@ def test_rounds_say_what_each_fixed_and_what_was_revealed():
     assert present.totals_line(Counts(3, 1, 1), Counts(0, 2, 0)) == (
         "breaks 3 → 0, graphs 1 → 2, frames running eagerly 1 → 0"
     )
+
+
+MEASURED = Measured((1.9e-3, 1.8e-3, 1.7e-3), (1.0e-3, 1.2e-3, 1.1e-3), 3, entrypoints=("forward",))
+MEASURED_PHRASE = "measured: 1.8 ms → 1.1 ms per call (1.6x; spread ±0.1 ms over 3 runs each, faithful mode, cpu)"
+
+
+def test_a_measured_fix_round_trips_and_shows_its_phrase_in_each_view():
+    timed = replace(verified(), measured=MEASURED)
+    data = report.to_json(a_report((timed,)))
+    report.validate(data)
+    fix = data["extra"]["fixes"][0]["measured"]
+    assert fix["repeat"] == 3 and fix["before_median_s"] == pytest.approx(1.8e-3) and fix["phrase"] == MEASURED_PHRASE
+    assert report.from_json(json.loads(json.dumps(data))).fixes == (timed,)
+    assert f"⏱️ {MEASURED_PHRASE}." in markdown.render(a_report((timed,)))
+    assert f"#   {MEASURED_PHRASE}" in present.terminal_text(timed).splitlines()
+    assert "⏱️" not in markdown.render(a_report((verified(),)))  # not asked: nothing said
+
+
+def test_a_fix_that_could_not_be_measured_says_why():
+    compiled = replace(MEASURED, after_s_per_call=(), not_measurable="each call compiled")
+    timed = replace(verified(), measured=compiled)
+    report.validate(report.to_json(a_report((timed,))))
+    assert "⏱️ not measurable: each call compiled." in markdown.render(a_report((timed,)))
+
+
+def test_one_timing_is_refused_by_the_schema():
+    data = report.to_json(a_report((replace(verified(), measured=replace(MEASURED, repeat=1)),)))
+    with pytest.raises(ReportError, match="measured/repeat"):
+        report.validate(data)
