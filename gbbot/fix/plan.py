@@ -3,6 +3,7 @@ files come in through a reader, library sources through a lookup."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -313,7 +314,28 @@ def plan_break(
         return advice.advise(brk, BRANCH_FED if fed else "no mechanical fix for this kind of break", decides_branch=fed)
     if unpatchable:
         return _skip(brk, unpatchable)
-    return advice.advise(brk, "; ".join(dict.fromkeys(why_not)), decides_branch=BRANCH_FED in why_not)
+    return advice.advise(brk, _joined(why_not), decides_branch=BRANCH_FED in why_not)
+
+
+NOT_A_PATTERN = re.compile(r"^line (\d+) is not a pattern the (\S+) recipe rewrites \((.*)\)$")
+
+
+def _joined(why_not: Sequence[str]) -> str:
+    """The reasons, each once; the variants of one recipe that all missed the same line said in
+    one sentence ("line 516 is not a pattern the data_branch recipes rewrite (…; …)")."""
+    said: dict[str, list[str]] = {}
+    for why in dict.fromkeys(why_not):
+        found = NOT_A_PATTERN.match(why)
+        key = f"line {found[1]} is not a pattern the {found[2]} recipe" if found else why
+        said.setdefault(key, []).extend([found[3]] if found else [])
+    return "; ".join(_sentence(key, titles) for key, titles in said.items())
+
+
+def _sentence(key: str, titles: list[str]) -> str:
+    if not titles:
+        return key
+    many = len(titles) > 1
+    return f"{key}{'s rewrite' if many else ' rewrites'} ({'; '.join(titles)})"
 
 
 def plan(
