@@ -24,7 +24,7 @@ from gbbot.fix.apply import Chosen, Settled, settle, write_all
 from gbbot.fix.batch import Scope, verify_all
 from gbbot.fix.engine import SourceError
 from gbbot.fix.measure import measure
-from gbbot.fix.patch import FilePatch
+from gbbot.fix.patch import FilePatch, original_line
 from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
@@ -142,7 +142,7 @@ def _round(
     lookup = library_lookup(ctx.root, ctx.config)
     planned, others = planning.plan(found, ctx.read, lookup, ctx.paths)
     later = functools.partial(fixable_later, ctx.read) if number < ctx.options.rounds else never
-    rerun = replace(ctx.rerun, later=later)
+    rerun = replace(ctx.rerun, later=later, earlier=functools.partial(_in_original, originals, current))
     verified = verify_all(planned, scope, functools.partial(attempt, rerun, baseline), ctx.options.progress)
     chosen: list[Chosen] = [
         (item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate
@@ -154,6 +154,11 @@ def _round(
     if not chosen:
         return results, None
     return results, settle(scope, chosen, functools.partial(keep, rerun, baseline), ctx.options.progress)
+
+
+def _in_original(originals: dict[str, str], current: dict[str, str], path: str, line: int) -> int | None:
+    """A line of the scratch copy's text → the same line of the user's file (None: a patch wrote it)."""
+    return original_line(originals[path], current[path], line) if path in current else line
 
 
 def fixable_later(read: planning.FileReader, brk: GraphBreak) -> bool:

@@ -22,6 +22,7 @@ from gbbot.fix.verify import (
     judge,
     never,
     observe,
+    same_line,
 )
 
 # Entrypoint name → its run without patches. Filled as trials need entrypoints: a mutable cache
@@ -42,6 +43,7 @@ class Rerun:
     compare: ResultComparer
     progress: Callable[[str], None]
     later: FixableLater = never  # a break the next round would try (none in the last round)
+    earlier: LineMap = same_line  # a line of the round's text → the user's (earlier rounds' patches)
 
 
 def observe_named(rerun: Rerun, names: Iterable[str]) -> tuple[Report, Baseline]:
@@ -70,7 +72,8 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     rerun.scratch.write(patches)
     try:  # judged with the patches in place: `later` reads the patched files
         after_report, after = observe_named(rerun, names)
-        return [judge_trial(trial, baseline, after, rerun.compare, rerun.later) for trial in trials], after_report
+        judged = [judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) for trial in trials]
+        return judged, after_report
     finally:
         rerun.scratch.write(patches, after=False)
 
@@ -88,7 +91,7 @@ def keep(
     rerun.scratch.write([p for trial in trials for p in trial.patches])
     report, after = observe_named(rerun, names)
     judgements = [
-        judge_trial(trial, baseline, after, rerun.compare, rerun.later) if wanted else None
+        judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) if wanted else None
         for trial, wanted in zip(trials, judged, strict=True)
     ]
     standing = dict(baseline)
@@ -100,14 +103,14 @@ def keep(
     return judgements, standing, report
 
 
-def lines_before(patches: Sequence[FilePatch]) -> LineMap:
-    """A line of a patched file → the same line before the patches (the patches' own lines: None)."""
+def lines_before(patches: Sequence[FilePatch], earlier: LineMap = same_line) -> LineMap:
+    """A line of a patched file → the same line before these patches, and before the earlier
+    rounds' (`earlier`): a line of the file as the user has it. None: a patch wrote it."""
     texts = {p.path: (p.before, p.after) for p in patches}
 
     def to_base(path: str, line: int) -> int | None:
-        if path not in texts:
-            return line
-        return original_line(*texts[path], line)
+        found = original_line(*texts[path], line) if path in texts else line
+        return None if found is None else earlier(path, found)
 
     return to_base
 
@@ -118,12 +121,13 @@ def judge_trial(
     after: Mapping[str, Observation],
     compare: ResultComparer,
     later: FixableLater = never,
+    earlier: LineMap = same_line,
 ) -> Judgement:
     """`judge` on the trial's entrypoints that ran both times; never ok where the baseline run
     itself did not succeed."""
     seen = {n: after[n] for n in trial.names if n in after and n in baseline}
     before = {n: baseline[n] for n in seen}
-    judgement = judge(trial.goals, before, seen, compare, later, lines_before(trial.patches))
+    judgement = judge(trial.goals, before, seen, compare, later, lines_before(trial.patches, earlier))
     unusable = [n for n in before if before[n].outcome.status is not Status.OK]
     if not unusable:
         return judgement

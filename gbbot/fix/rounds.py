@@ -5,6 +5,7 @@ per file). Pure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -71,8 +72,8 @@ def on_original(
     earlier round wrote keeps its diff on top of that round's text, and has no hunks (no
     suggestion: it would not apply to the unpatched file)."""
     if result.file in originals and result.file in current:
-        line = original_line(originals[result.file], current[result.file], result.line)
-        result = replace(result, line=line or result.line)
+        line = original_line(originals[result.file], current[result.file], result.line) or result.line
+        result = replace(result, line=line, reason=said_at(result.reason, result.file, result.line, line))
     if candidate is None or not any(p.path in originals for p in candidate.patches):
         return result
     patches = [rebased(p, originals[p.path]) if p.path in originals else p for p in candidate.patches]
@@ -80,6 +81,15 @@ def on_original(
         return replace(result, hunks=())
     diff = "".join(p.diff for p in patches)  # type: ignore[union-attr]
     return replace(result, diff=diff, hunks=tuple(h for p in patches for h in p.hunks))  # type: ignore[union-attr]
+
+
+def said_at(text: str, path: str, was: int, line: int) -> str:
+    """gbbot's own words about the break's line ("line 193 is not a pattern…", "model.py:193"),
+    saying the line of the file as the user has it."""
+    if was == line:
+        return text
+    text = re.sub(rf"\bline {was}\b", f"line {line}", text)
+    return re.sub(rf"{re.escape(path)}:{was}\b", f"{path}:{line}", text)
 
 
 def in_original(brk: GraphBreak, originals: Mapping[str, str], current: Mapping[str, str]) -> GraphBreak:

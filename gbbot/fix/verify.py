@@ -224,8 +224,21 @@ def _same_site(a: GraphBreak, b: GraphBreak) -> bool:
     return a.key == b.key and a.file == b.file and a.function == b.function
 
 
-def _short(brk: GraphBreak) -> str:
-    return f"{brk.gb_id or brk.gb_type} at {brk.file}:{brk.line} ({brk.code.strip()[:80]})"
+# A line of a file as the patched run saw it → the same line before the patch (None: the patch
+# wrote it). The identity for runs of the same text.
+LineMap = Callable[[str, int], "int | None"]
+
+
+def same_line(_path: str, line: int) -> int | None:
+    return line
+
+
+def _short(brk: GraphBreak, to_base: LineMap | None = None) -> str:
+    """A break in a few words. `to_base`: the break was seen in the patched copy, and its line is
+    said as a line of the file as the user has it (or as one the patch wrote)."""
+    line = to_base(brk.file, brk.line) if to_base else brk.line
+    where = f"{brk.file}:{line}" if line is not None else f"{brk.file}, on a line the patch wrote"
+    return f"{brk.gb_id or brk.gb_type} at {where} ({brk.code.strip()[:80]})"
 
 
 def still_there(target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping) -> str | None:
@@ -263,7 +276,9 @@ def renamed(
     return None
 
 
-def no_better(old: Counts, new: Counts, revealed: Sequence[GraphBreak], later: FixableLater) -> str | None:
+def no_better(
+    old: Counts, new: Counts, revealed: Sequence[GraphBreak], later: FixableLater, to_base: LineMap = same_line
+) -> str | None:
     """Why a patch that makes Dynamo meet other breaks leaves the code no better, or None. Gone
     from the report is not enough: when no frame stops running eagerly and no graph split goes
     away, the breaks it "reveals" are the same trouble one step further (`.item()` captured, then
@@ -275,18 +290,9 @@ def no_better(old: Counts, new: Counts, revealed: Sequence[GraphBreak], later: F
         return None
     first = next(b for b in revealed if not later(b))
     return (
-        f"not a fix: Dynamo now stops at {_short(first)} instead, frames running eagerly "
+        f"not a fix: Dynamo now stops at {_short(first, to_base)} instead, frames running eagerly "
         f"{old.frames_skipped} → {new.frames_skipped}, graphs {old.graphs} → {new.graphs}"
     )
-
-
-# A line of a file as the patched run saw it → the same line before the patch (None: the patch
-# wrote it). The identity for runs of the same text.
-LineMap = Callable[[str, int], "int | None"]
-
-
-def same_line(_path: str, line: int) -> int | None:
-    return line
 
 
 def only_hidden(
@@ -305,7 +311,7 @@ def only_hidden(
             hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
             if hider is not None and _passed(brk, hider, before[name].report, after[name].report, to_base):
                 continue
-            why = f"{_short(hider)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
+            why = f"{_short(hider, to_base)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
             return f"the break is only hidden in {name}: {why}"
     return None
 
@@ -406,7 +412,7 @@ def judge(
         revealed.extend(shown)
         changed = changed or problem is not None
         problems += [problem] if problem else []
-        problems += [f"new break in {name}: {_short(b)}" for b in found]
+        problems += [f"new break in {name}: {_short(b, to_base)}" for b in found]
     instead: list[GraphBreak] = []
     for target, entrypoints in goals:
         problem = still_there(target, entrypoints, before, after)
@@ -414,13 +420,13 @@ def judge(
         if successor is not None:
             instead.append(successor[0])
             problem = (
-                f"the break comes back as {_short(successor[0])} in {successor[1]}: "
+                f"the break comes back as {_short(successor[0], to_base)} in {successor[1]}: "
                 "the patch renames it, it does not fix it"
             )
         problem = problem or only_hidden(target, entrypoints, before, after, to_base)
         problems += [problem] if problem else []
     if goals and not problems:
-        worse = no_better(old, new, revealed, later)
+        worse = no_better(old, new, revealed, later, to_base)
         problems += [worse] if worse else []
         instead += [b for b in revealed if not later(b)][:1] if worse else []
     count = sum(b.count for b in revealed)

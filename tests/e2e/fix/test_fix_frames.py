@@ -37,10 +37,13 @@ def test_the_logger_is_fixed_in_round_one_and_the_print_it_revealed_in_round_two
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-# Two breaks in the loop of the compiled frame itself (`torch.compile(Model())`): the print comes
-# first, so Dynamo stops there and never looks at what follows it in the loop.
-LOOP = """\
+# The model the tests below edit: a block the model's loop calls (`torch.compile(Model())`), with
+# room for lines in the block, in the loop after the call, and after the loop.
+MODEL = """\
+import logging
 import torch
+
+log = logging.getLogger("model")
 
 class Block(torch.nn.Module):
     def __init__(self):
@@ -48,7 +51,7 @@ class Block(torch.nn.Module):
         self.lin = torch.nn.Linear(4, 4)
 
     def forward(self, x):
-        return self.lin(x)
+{block}        return self.lin(x)
 
 class Model(torch.nn.Module):
     def __init__(self):
@@ -58,10 +61,11 @@ class Model(torch.nn.Module):
     def forward(self, x):
         for block in self.blocks:
             x = block(x)
-            print("block done")
-{after_print}
-        return x
-"""
+{loop}
+{tail}"""
+# Two breaks in the loop of the compiled frame itself: the print comes first, so Dynamo stops
+# there and never looks at what follows it in the loop.
+LOOP = MODEL.format(block="", loop='            print("block done")\n{after_print}', tail="        return x\n")
 LOOP_ENTRY = blocks_project.ENTRY.format(module="loop")
 ITEM_AFTER = "            scale = x.abs().max().item()\n            x = x / (scale + 1)"
 BRANCH_AFTER = "            if x.sum() > 0:\n                x = -x"
@@ -79,7 +83,7 @@ def test_a_guard_that_lets_dynamo_reach_an_item_it_then_captures_is_kept_for_rou
     _loop_project(in_git_dir, ITEM_AFTER)
     run = gbbot(in_git_dir, "fix", "--apply", tmp=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "gbbot fix: round 2: revealed 1 break (GB0124 item at loop.py:20), fixed 1" in run.stderr
+    assert "gbbot fix: round 2: revealed 1 break (GB0124 item at loop.py:23), fixed 1" in run.stderr
     assert "frames running eagerly 1 → 0" in run.stderr and "only hidden" not in run.stdout
     assert run.stdout.count("— verified") == 2
     assert "capture_scalar_outputs=True" in (in_git_dir / "entry.py").read_text()
@@ -93,7 +97,7 @@ def test_a_guard_that_only_moves_the_stop_to_a_branch_is_not_a_fix(in_git_dir, t
     _loop_project(in_git_dir, BRANCH_AFTER)
     run = gbbot(in_git_dir, "fix", "--apply", tmp=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "guard: not a fix: Dynamo now stops at GB0170 at loop.py:21 (if x.sum() > 0:) instead" in run.stdout
+    assert "guard: not a fix: Dynamo now stops at GB0170 at loop.py:23 (if x.sum() > 0:) instead" in run.stdout
     assert "frames running eagerly 1 → 1, graphs 2 → 2" in run.stdout
     assert "— verified" not in run.stdout
     assert (in_git_dir / "loop.py").read_text() == LOOP.format(after_print=BRANCH_AFTER)
@@ -103,35 +107,11 @@ def test_a_guard_that_only_moves_the_stop_to_a_branch_is_not_a_fix(in_git_dir, t
 # that the model's loop calls, a NaN check in the loop, the loss printed. Each hides the next:
 # the logger sends Model.forward to eager; guarded, Dynamo stops at the NaN check; that becomes
 # a torch._check (with capture_scalar_outputs at the compile); then the print shows.
-DEBUGGED = """\
-import logging
-import torch
-
-log = logging.getLogger("debugged")
-
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        log.debug("block input %s", tuple(x.shape))
-        return self.lin(x)
-
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = torch.nn.ModuleList([Block(), Block()])
-
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-            if torch.isnan(x).any():
-                raise ValueError("NaN in the activations")
-        loss = x.square().mean()
-        print(f"loss {loss.item():.4f}")
-        return loss
-"""
+DEBUGGED = MODEL.format(
+    block='        log.debug("block input %s", tuple(x.shape))\n',
+    loop='            if torch.isnan(x).any():\n                raise ValueError("NaN in the activations")',
+    tail='        loss = x.square().mean()\n        print(f"loss {loss.item():.4f}")\n        return loss\n',
+)
 
 
 def test_three_rounds_each_fixing_what_the_last_revealed_end_with_one_graph(in_git_dir, tmp_path):

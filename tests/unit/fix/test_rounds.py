@@ -4,7 +4,7 @@ user has it, not of the patched copy the round planned on."""
 from __future__ import annotations
 
 from gbbot.core.fixes import FixResult, FixStatus
-from gbbot.fix.rounds import on_original
+from gbbot.fix.rounds import said_at, on_original
 
 ORIGINAL = "import torch\n\n\ndef f(x):\n    log.debug('a')\n    if x.sum() > 0:\n        x = x * 2\n    return x\n"
 # round 1 guarded the logger call: everything below it moved one line down
@@ -23,3 +23,11 @@ def test_round_two_advice_names_the_line_of_the_file_as_the_user_has_it():
 def test_a_result_in_a_file_no_round_patched_keeps_its_line():
     advice = FixResult("f" * 16, FixStatus.ADVICE, "other.py", 7, round=2)
     assert on_original(advice, None, {"m.py": ORIGINAL}, {"m.py": PATCHED}).line == 7
+
+
+def test_a_later_rounds_words_name_the_line_of_the_file_as_the_user_has_it():
+    said = "line 194 is not a pattern the print recipe rewrites; see model.py:194 (not model.py:1945)"
+    assert said_at(said, "model.py", 194, 193) == (
+        "line 193 is not a pattern the print recipe rewrites; see model.py:193 (not model.py:1945)"
+    )
+    assert said_at(said, "model.py", 194, 194) == said
