@@ -286,9 +286,9 @@ def no_better(
     them: a guard that lets Dynamo reach an `.item()` it then captures is half of one fix."""
     if not revealed or new.frames_skipped < old.frames_skipped or new.graphs < old.graphs:
         return None
-    if all(later(b) for b in revealed):
+    first = next((b for b in revealed if not later(b)), None)
+    if first is None:
         return None
-    first = next(b for b in revealed if not later(b))
     return (
         f"not a fix: Dynamo now stops at {_short(first, to_base)} instead, frames running eagerly "
         f"{old.frames_skipped} → {new.frames_skipped}, graphs {old.graphs} → {new.graphs}"
@@ -428,7 +428,7 @@ def judge(
     if goals and not problems:
         worse = no_better(old, new, revealed, later, to_base)
         problems += [worse] if worse else []
-        instead += [b for b in revealed if not later(b)][:1] if worse else []
+        instead += [next(b for b in revealed if not later(b))] if worse else []
     count = sum(b.count for b in revealed)
     text = summary(old, new, count, (after[n] for n in names), changed)
     fingerprints = tuple(dict.fromkeys(b.fingerprint for b in revealed))

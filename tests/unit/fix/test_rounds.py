@@ -4,7 +4,7 @@ user has it, not of the patched copy the round planned on."""
 from __future__ import annotations
 
 from gbbot.core.fixes import FixResult, FixStatus
-from gbbot.fix.rounds import said_at, on_original
+from gbbot.fix.rounds import on_original, said_at
 
 ORIGINAL = "import torch\n\n\ndef f(x):\n    log.debug('a')\n    if x.sum() > 0:\n        x = x * 2\n    return x\n"
 # round 1 guarded the logger call: everything below it moved one line down
