@@ -42,3 +42,13 @@ def test_no_other_requirement_file_in_the_repository_names_torch():
         if ".venv" not in path.parts and torch_specs(path.read_text(encoding="utf-8").splitlines())
     ]
     assert found == ["requirements-dev.txt"]
+
+
+def test_ci_constrains_every_pip_run_it_starts_to_the_pinned_torch():
+    """.ci/run exports PIP_CONSTRAINT before its first pip install, so a test that installs a
+    project's requirements (tests/e2e/action/test_setup.py) cannot pull another torch either."""
+    run = (ROOT / ".ci/run").read_text(encoding="utf-8")
+    export = run.index('export PIP_CONSTRAINT="$PWD/.ci/torch-constraint.txt"')
+    assert export < run.index("pip install")
+    constraint = (ROOT / ".ci/torch-constraint.txt").read_text(encoding="utf-8").splitlines()
+    assert torch_specs(constraint) == ["==2.13.0"]
