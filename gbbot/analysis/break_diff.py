@@ -260,6 +260,24 @@ def hidden_by(
     return None
 
 
+# A line of a file as the head has it → the same line on the base side (None: the change wrote it).
+# Known only where the change is a patch gbbot made (fix verification): then a gone break that
+# Dynamo passed on its way to the head's new stop is fixed, not hidden.
+LineMap = Callable[[str, int], "int | None"]
+
+
+def passed(gone: GraphBreak, hider: GraphBreak, base: EagerFrames, head: EagerFrames, to_base: LineMap) -> bool:
+    """Did Dynamo trace past `gone`'s line before stopping at `hider`, in a frame `hider` makes run
+    eagerly? Compared as lines of the base's file, in the frame's own code (the break's line, or
+    the call into the callee that holds it)."""
+    for frame in hider.makes_eager:
+        at, stop = line_in(gone, frame.across, base), line_in(hider, frame.across, head)
+        stop = to_base(frame.file, stop) if stop is not None else None
+        if at is not None and stop is not None and at < stop:
+            return True
+    return False
+
+
 def revealed(brk: GraphBreak, base: EagerFrames, *sides: EagerFrames) -> bool:
     """A head break the base did not have is revealed, not new, when a frame it lies in ran
     eagerly in the base: Dynamo never looked at it there."""
@@ -325,11 +343,13 @@ def settle(
     before: Mapping[str, GraphBreak],
     in_head: CodeCheck = unknown,
     in_base: CodeCheck = unknown,
+    to_base: LineMap | None = None,
 ) -> Settled:
     """`now` and `before`: the breaks to compare of each side, by fingerprint (the head's own
     ignore rules applied); the entrypoints' frames say what ran eagerly where. A gone break
     whose code the head no longer has is fixed whatever its frame does; a head break whose code
-    the base did not have is new."""
+    the base did not have is new. `to_base`: where the head's lines are known as base lines
+    (see LineMap)."""
     head_eager, base_eager = EagerFrames.of(head), EagerFrames.of(base)
     newly = newly_eager(head_eager, base_eager, {b.fingerprint for b in base.breaks})
     gone = {f: b for f, b in before.items() if f not in now}
@@ -338,6 +358,13 @@ def settle(
         for f, b in gone.items()
         if in_head(b) is not False and (by := hidden_by(b, newly, head_eager, base_eager)) is not None
     }
+    if to_base is not None:
+        stops = {b.fingerprint: b for b in head.breaks}
+        hidden = {
+            f: (b, by)
+            for f, (b, by) in hidden.items()
+            if by not in stops or not passed(b, stops[by], base_eager, head_eager, to_base)
+        }
     appeared = {f: b for f, b in now.items() if f not in before}
     shown = {f: b for f, b in appeared.items() if in_base(b) is not False and revealed(b, base_eager, head_eager)}
     return Settled(

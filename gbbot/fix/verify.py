@@ -226,7 +226,7 @@ def _same_site(a: GraphBreak, b: GraphBreak) -> bool:
 
 # A line of a file as the patched run saw it → the same line before the patch (None: the patch
 # wrote it). The identity for runs of the same text.
-LineMap = Callable[[str, int], "int | None"]
+LineMap = break_diff.LineMap
 
 
 def same_line(_path: str, line: int) -> int | None:
@@ -299,45 +299,28 @@ def only_hidden(
     target: GraphBreak, entrypoints: Iterable[str], before: Mapping, after: Mapping, to_base: LineMap = same_line
 ) -> str | None:
     """Why the targeted break is gone only from sight, or None: the patch made a frame it lies in
-    run eagerly, so Dynamo no longer looks at it. Not when Dynamo passed the target's line on its
-    way to the break that makes the frame eager: a guarded print before an `.item()` in the same
-    loop is fixed, and the `.item()` it lets Dynamo reach is revealed."""
+    run eagerly, so Dynamo no longer looks at it (by the diff's rule, with the patch's lines
+    known: a guarded print before an `.item()` in the same loop is fixed, and the `.item()` it
+    lets Dynamo reach is revealed)."""
     for name in entrypoints:
         if name not in before or name not in after:
             continue
-        for brk, by in settled(before[name], after[name]).hidden.values():
+        for brk, by in settled(before[name], after[name], to_base).hidden.values():
             if not _same_site(brk, target):
                 continue
             hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
-            if hider is not None and _passed(brk, hider, before[name].report, after[name].report, to_base):
-                continue
             why = f"{_short(hider, to_base)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
             return f"the break is only hidden in {name}: {why}"
     return None
 
 
-def _passed(
-    gone: GraphBreak, hider: GraphBreak, base: EntrypointReport, head: EntrypointReport, to_base: LineMap
-) -> bool:
-    """Did Dynamo trace past `gone`'s line before stopping at `hider`, in a frame both lie in?
-    Compared as lines of the unpatched file, in the frame's own code."""
-    base_side, head_side = break_diff.EagerFrames.of(base), break_diff.EagerFrames.of(head)
-    for frame in hider.makes_eager:
-        key = frame.across
-        at, stop = break_diff.line_in(gone, key, base_side), break_diff.line_in(hider, key, head_side)
-        stop = to_base(frame.file, stop) if stop is not None else None
-        if at is not None and stop is not None and at < stop:
-            return True
-    return False
-
-
-def settled(before: Observation, after: Observation) -> break_diff.Settled:
+def settled(before: Observation, after: Observation, to_base: LineMap = same_line) -> break_diff.Settled:
     """The patched run against the baseline run, by the rule a PR's diff uses
-    (gbbot/analysis/break_diff.py): what went away fixed or only hidden, what showed up new or
-    revealed (a frame that ran eagerly before is traced now)."""
+    (gbbot/analysis/break_diff.py), the patch's lines known: what went away fixed or only hidden,
+    what showed up new or revealed (a frame that ran eagerly before is traced now)."""
     was = {b.fingerprint: b for b in before.report.breaks}
     now = {b.fingerprint: b for b in after.report.breaks}
-    return break_diff.settle(after.report, before.report, now, was)
+    return break_diff.settle(after.report, before.report, now, was, to_base=to_base)
 
 
 def appeared_breaks(before: Observation, after: Observation) -> tuple[list[GraphBreak], list[GraphBreak]]:
