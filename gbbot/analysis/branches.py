@@ -11,8 +11,18 @@ such a test reads later in the same function.
 from __future__ import annotations
 
 import ast
+import functools
 
 Test = ast.If | ast.While | ast.Assert | ast.IfExp
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str) -> ast.Module | None:
+    """One parse per file text: every `.item()` break of a file asks about the same source."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _test(node: ast.AST) -> ast.expr | None:
@@ -46,9 +56,8 @@ def _assigned_names(scope: ast.AST, line: int) -> set[str]:
 def decides_branch(text: str, line: int) -> bool:
     """Is what `line` computes the condition of a branch (on the line, or through a name it
     assigns and a later test reads)? False when the text does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return False
     scope = _innermost_function(tree, line)
     assigned = _assigned_names(scope, line)
@@ -67,9 +76,8 @@ def decides_branch(text: str, line: int) -> bool:
 def only_raises(text: str, line: int) -> bool:
     """Is the branch whose test holds `line` an `if` that only raises (one `raise`, no `else`) or
     an `assert`? Such a check becomes `torch._check(...)`; other branches keep the advice."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert) and _spans(node.test, line):
