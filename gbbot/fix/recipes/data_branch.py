@@ -165,6 +165,29 @@ def _reads_item(node: cst.BaseExpression) -> bool:
     return bool(m.findall(node, m.Call(func=m.Attribute(attr=m.Name("item")), args=[])))
 
 
+# The check both `.item()` recipes write for a bounds check on an index (CheckItemRaise also turns
+# the setting on at the compile; CheckScalarRaise finds it on already).
+LOOKUP = example(
+    """
+    import torch
+
+
+    def lookup(table, idx):
+        if idx.max().item() >= table.shape[0]:  # BREAK
+            raise IndexError("index out of range")
+        return table[idx]
+    """,
+    """
+    import torch
+
+
+    def lookup(table, idx):
+        torch._check(torch.sym_not(idx.max().item() >= table.shape[0]), lambda: "index out of range")  # BREAK
+        return table[idx]
+    """,
+)
+
+
 class CheckItemRaise(CheckInsteadOfRaise):
     id = "item"
     checks_asserts = True
@@ -183,25 +206,7 @@ class CheckItemRaise(CheckInsteadOfRaise):
         "`python -O`."
     )
     examples = (
-        example(
-            """
-            import torch
-
-
-            def lookup(table, idx):
-                if idx.max().item() >= table.shape[0]:  # BREAK
-                    raise IndexError("index out of range")
-                return table[idx]
-            """,
-            """
-            import torch
-
-
-            def lookup(table, idx):
-                torch._check(torch.sym_not(idx.max().item() >= table.shape[0]), lambda: "index out of range")  # BREAK
-                return table[idx]
-            """,
-        ),
+        LOOKUP,
         example(
             """
             import torch
@@ -452,27 +457,7 @@ class CheckScalarRaise(CheckItemRaise):
         "Inductor's assert names only the failed condition; a NaN passes eagerly as before but raises "
         "when compiled."
     )
-    examples = (
-        example(
-            """
-            import torch
-
-
-            def lookup(table, idx):
-                if idx.max().item() >= table.shape[0]:  # BREAK
-                    raise IndexError("index out of range")
-                return table[idx]
-            """,
-            """
-            import torch
-
-
-            def lookup(table, idx):
-                torch._check(torch.sym_not(idx.max().item() >= table.shape[0]), lambda: "index out of range")  # BREAK
-                return table[idx]
-            """,
-        ),
-    )
+    examples = (LOOKUP,)
     untouched = (
         # a tensor condition: CheckTensorRaise's
         code(
