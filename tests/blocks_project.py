@@ -4,11 +4,13 @@ loop. Used by the diff, fix and audit end-to-end tests."""
 
 from __future__ import annotations
 
-BLOCKS = """\
+# A block the model's loop calls, with room for lines in the block, in the loop after the call,
+# and after the loop (the fix tests edit it in other places).
+MODEL = """\
 import logging
 import torch
 
-log = logging.getLogger("blocks")
+log = logging.getLogger("{name}")
 
 class Block(torch.nn.Module):
     def __init__(self):
@@ -16,8 +18,7 @@ class Block(torch.nn.Module):
         self.lin = torch.nn.Linear(4, 4)
 
     def forward(self, x):
-        log.debug("block")
-        return self.lin(x)
+{block}        return self.lin(x)
 
 class Model(torch.nn.Module):
     def __init__(self):
@@ -27,9 +28,10 @@ class Model(torch.nn.Module):
     def forward(self, x):
         for block in self.blocks:
             x = block(x)
-        print("model done")
-        return x
-"""
+{loop}{tail}"""
+BLOCKS = MODEL.format(
+    name="blocks", block='        log.debug("block")\n', loop="", tail='        print("model done")\n        return x\n'
+)
 ENTRY = """\
 import torch
 from {module} import Model

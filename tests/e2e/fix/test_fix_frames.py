@@ -37,35 +37,11 @@ def test_the_logger_is_fixed_in_round_one_and_the_print_it_revealed_in_round_two
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-# The model the tests below edit: a block the model's loop calls (`torch.compile(Model())`), with
-# room for lines in the block, in the loop after the call, and after the loop.
-MODEL = """\
-import logging
-import torch
-
-log = logging.getLogger("model")
-
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-{block}        return self.lin(x)
-
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = torch.nn.ModuleList([Block(), Block()])
-
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-{loop}
-{tail}"""
 # Two breaks in the loop of the compiled frame itself: the print comes first, so Dynamo stops
 # there and never looks at what follows it in the loop.
-LOOP = MODEL.format(block="", loop='            print("block done")\n{after_print}', tail="        return x\n")
+LOOP = blocks_project.MODEL.format(
+    name="model", block="", loop='            print("block done")\n{after_print}\n', tail="        return x\n"
+)
 LOOP_ENTRY = blocks_project.ENTRY.format(module="loop")
 ITEM_AFTER = "            scale = x.abs().max().item()\n            x = x / (scale + 1)"
 BRANCH_AFTER = "            if x.sum() > 0:\n                x = -x"
@@ -107,9 +83,10 @@ def test_a_guard_that_only_moves_the_stop_to_a_branch_is_not_a_fix(in_git_dir, t
 # that the model's loop calls, a NaN check in the loop, the loss printed. Each hides the next:
 # the logger sends Model.forward to eager; guarded, Dynamo stops at the NaN check; that becomes
 # a torch._check (with capture_scalar_outputs at the compile); then the print shows.
-DEBUGGED = MODEL.format(
+DEBUGGED = blocks_project.MODEL.format(
+    name="model",
     block='        log.debug("block input %s", tuple(x.shape))\n',
-    loop='            if torch.isnan(x).any():\n                raise ValueError("NaN in the activations")',
+    loop='            if torch.isnan(x).any():\n                raise ValueError("NaN in the activations")\n',
     tail='        loss = x.square().mean()\n        print(f"loss {loss.item():.4f}")\n        return loss\n',
 )
 
