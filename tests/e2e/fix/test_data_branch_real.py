@@ -7,7 +7,6 @@ are dropped by the verification run."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.checks.tree import CheckOptions, check
-from gbbot.core.config import load_config
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Report
-from gbbot.fix.pipeline import FixOptions, FixRun, fix
-from tests.conftest import git
+from gbbot.fix.pipeline import FixRun
+from tests.fix_project import fixed_once
 
 PROJECT = Path(__file__).parent / "branch_project"
 ENTRYPOINTS = ("checked_item", "checked_tensor", "asserted", "captured", "picked", "logged_raise", "reduced")
@@ -46,16 +43,7 @@ class Session:
 @pytest.fixture(scope="module")
 def session(tmp_path_factory) -> Session:
     repo = tmp_path_factory.mktemp("data-branch") / "repo"
-    shutil.copytree(PROJECT, repo, ignore=shutil.ignore_patterns("__pycache__"))
-    lines = ["version: 1", "mode: fast", "entrypoints:"]
-    lines += [f"  - {{name: {name}, call: 'branchdemo.{name}:run', timeout: 120}}" for name in ENTRYPOINTS]
-    (repo / ".gbbot.yml").write_text("\n".join(lines) + "\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "project")
-    config = load_config(repo / ".gbbot.yml")
-    run = fix(repo, config, FixOptions(apply=True, jobs=2))
-    after = check(repo, config, CheckOptions(only=FIXED, jobs=2))
+    run, after = fixed_once(repo, PROJECT, "branchdemo", ENTRYPOINTS, FIXED)
     return Session(repo, run, after)
 
 

@@ -5,18 +5,15 @@ real runs (the break gone, no new one, outputs equal)."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from gbbot.checks.tree import CheckOptions, check
-from gbbot.core.config import load_config
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Report
-from gbbot.fix.pipeline import FixOptions, FixRun, fix
-from tests.conftest import git
+from gbbot.fix.pipeline import FixRun
+from tests.fix_project import fixed_once
 
 PROJECT = Path(__file__).parent / "e2e_project"
 # entrypoint → the module it calls (fixdemo/<entrypoint>.py)
@@ -55,16 +52,7 @@ class Session:
 @pytest.fixture(scope="module")
 def session(tmp_path_factory) -> Session:
     repo = tmp_path_factory.mktemp("recipes-real") / "repo"
-    shutil.copytree(PROJECT, repo, ignore=shutil.ignore_patterns("thirdlib_src", "__pycache__"))
-    lines = ["version: 1", "mode: fast", "entrypoints:"]
-    lines += [f"  - {{name: {name}, call: 'fixdemo.{name}:run', timeout: 120}}" for name in ENTRYPOINTS]
-    (repo / ".gbbot.yml").write_text("\n".join(lines) + "\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "project")
-    config = load_config(repo / ".gbbot.yml")
-    run = fix(repo, config, FixOptions(apply=True, jobs=2))
-    after = check(repo, config, CheckOptions(only=FIXED, jobs=2))
+    run, after = fixed_once(repo, PROJECT, "fixdemo", ENTRYPOINTS, FIXED, leave_out=("thirdlib_src",))
     return Session(repo, run, after)
 
 

@@ -66,7 +66,7 @@ def test_the_label_is_the_recipe_gbbot_fix_uses(line, fix, label):
 
 
 def test_outside_the_repository_the_rules_id_stands():
-    brk = replace(graph_break(1, file="m.py", line=15, code=LINES[15].strip(), fix="item"))
+    brk = graph_break(1, file="m.py", line=15, code=LINES[15].strip(), fix="item")
     assert fix_label(brk, lambda _path: None) == "item"
 
 
