@@ -108,6 +108,15 @@ def drops_comments(edit: Edit) -> bool:
     return bool(_comments([edit.node]) - _comments(nodes))
 
 
+def _code(replacement: object) -> str:
+    """A replacement as source text, to tell two recipes' identical edits from different ones."""
+    if isinstance(replacement, cst.FlattenSentinel):
+        return "\n".join(_code(n) for n in replacement.nodes)
+    if isinstance(replacement, cst.CSTNode):
+        return cst.Module([]).code_for_node(replacement)
+    return repr(replacement)  # RemovalSentinel
+
+
 def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
     return (a[0], a[1]) <= (b[2], b[3]) and (b[0], b[1]) <= (a[2], a[3])
 
@@ -118,6 +127,7 @@ def _collect(
     positions = wrapper.resolve(PositionProvider)
     edits: list[Edit] = []
     taken: list[tuple[int, int, int, int]] = []
+    made: set[tuple[tuple[int, int, int, int], str]] = set()  # (span, replacement code) of the edits taken
     applied: list[str] = []
     missed: list[tuple[str, str]] = []
     for request in requests:
@@ -142,11 +152,16 @@ def _collect(
             )
             continue
         spans = [_span(positions, e) for e in recipe.edits]
+        written = {(span, _code(e.replacement)) for span, e in zip(spans, recipe.edits, strict=True)}
+        if written <= made:  # two breaks on one statement, one guard: the same edit, made once
+            applied.append(request.key)
+            continue
         if any(_overlaps(s, t) for s in spans for t in taken):
             missed.append((request.key, "overlaps another fix in the same file; apply that one first"))
             continue
         edits.extend(recipe.edits)
         taken.extend(spans)
+        made |= written
         applied.append(request.key)
     return edits, applied, missed
 

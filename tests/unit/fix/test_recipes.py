@@ -179,3 +179,16 @@ def test_overlapping_fixes_are_reported_not_merged():
     outcome = engine.apply(source, requests)
     assert outcome.applied == ("a",)
     assert outcome.missed == (("b", "overlaps another fix in the same file; apply that one first"),)
+
+
+def test_two_breaks_on_one_statement_that_get_the_same_guard_share_one_edit():
+    # nanoGPT's `print(f"loss {loss.item():.4f}")` breaks twice (GB0059 print, GB0124 .item()):
+    # both fixes are the one guard, made once, and both are in the patch
+    source = 'import torch\n\n\ndef f(loss):\n    print(f"loss {loss.item():.4f}")  # BREAK\n    return loss\n'
+    requests = [
+        engine.Request("print", RECIPES["print"][0], BreakSite(5)),
+        engine.Request("item", RECIPES["side_effect"][0], BreakSite(5)),
+    ]
+    outcome = engine.apply(source, requests)
+    assert outcome.applied == ("print", "item") and outcome.missed == ()
+    assert outcome.after.count("if not torch.compiler.is_compiling():") == 1
