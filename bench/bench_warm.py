@@ -8,11 +8,14 @@ transformers model and compiling it: VITS, Longformer and Bart in the hf suite, 
 in the text suite, ResNet, ConvNeXt and ViT in the vision suite) with a cold Inductor cache, and no
 `preload:` in the config:
   manual      `TORCH_LOGS=graph_breaks python <script>` per entrypoint, one after the other (Inductor)
+  floor       every script in one process in fast mode, and nothing else: one import, each model
+              traced once; the best any checker that runs Dynamo can do with one core at a time
   fast fresh  `gbbot check --no-warm` (fast mode, a fresh process per entrypoint)
   warm, no learning `gbbot check` with `preload: []`: the server imports torch only, every child
                     imports transformers itself (gbbot before it learned the preload)
   fast warm   `gbbot check` (fast mode, forked from one server that imported torch, and that
-              imports what each child imported from the installation once, for the later ones)
+              imports once, for the later children, what each child's source imports from the
+              installation, tried beside it, and what it did import, once it ended)
   diff, 1 touched   `gbbot diff --base HEAD~1` (warm, cold baseline) on a change to one model's
                     script: the base runs that entrypoint only, the others read nothing it touches
   diff, all touched the same on a change to every script: the base runs all three
@@ -117,6 +120,26 @@ def manual(repo: Path, env: dict, scripts: dict) -> tuple[float, set[str]]:
     return time.perf_counter() - started, found
 
 
+# The floor: every script in one process, fast mode, nothing else: one import of torch and of the
+# model library, each model traced once, no isolation between the scripts, no trace written, no
+# report. No checker that runs Dynamo on these scripts can do better with one core at a time.
+FLOOR = """\
+import runpy, sys
+import torch, torch._dynamo
+for script in sys.argv[1:]:
+    runpy.run_path(script, run_name="__main__")
+    torch._dynamo.reset()
+"""
+
+
+def floor(repo: Path, env: dict, scripts: dict) -> tuple[float, None]:
+    shim = str(ROOT / "gbbot" / "child" / "_shim")
+    fast = {**env, "GBBOT_MODE": "fast", "PYTHONPATH": os.pathsep.join([shim, env["PYTHONPATH"]])}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, *scripts], cwd=repo, env=fast, check=True, capture_output=True)
+    return time.perf_counter() - started, None
+
+
 def gbbot(repo: Path, env: dict, *args: str) -> tuple[float, set[str]]:
     out = repo.parent / "report.json"
     started = time.perf_counter()
@@ -133,6 +156,7 @@ def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
     check = lambda repo, env: gbbot(repo, env, "check", *jobs)  # noqa: E731
     ways = {  # way → (how it runs, the scripts the head commit changes, the config's runner line)
         "manual": (lambda repo, env: manual(repo, env, scripts), (first,), ""),
+        "floor": (lambda repo, env: floor(repo, env, scripts), (first,), ""),
         "fast fresh": (lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs), (first,), ""),
         "warm, no learning": (check, (first,), "runner: {preload: []}\n"),
         "fast warm": (check, (first,), ""),
@@ -157,13 +181,15 @@ def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
     for way, (seconds, _) in results.items():
         print(f"  {way:17s} {seconds:6.1f} s")
     t = {way: seconds for way, (seconds, _) in results.items()}
+    print(f"  manual / floor (the most any checker can reach here) {t['manual'] / t['floor']:.1f}x")
+    print(f"  fast warm / floor              {t['fast warm'] / t['floor']:.2f}x")
     print(f"  manual / fast fresh            {t['manual'] / t['fast fresh']:.1f}x")
     print(f"  manual / fast warm             {t['manual'] / t['fast warm']:.1f}x")
     print(f"  fresh / warm                   {t['fast fresh'] / t['fast warm']:.2f}x")
     print(f"  not learning / learning        {t['warm, no learning'] / t['fast warm']:.2f}x")
     print(f"  diff, 1 touched / warm check   {t['diff, 1 touched'] / t['fast warm']:.2f}x")
     print(f"  diff, all touched / warm check {t['diff, all touched'] / t['fast warm']:.2f}x")
-    sets = [found for _, found in results.values()]
+    sets = [found for _, found in results.values() if found is not None]  # the floor reports nothing
     same = all(s == sets[0] for s in sets)
     print(f"  same breaks every way: {'yes' if same else 'NO'} ({len(sets[0])} distinct)")
     return same
