@@ -12,20 +12,17 @@ module).
 
 Only names: the server decides what it imports (installed modules outside the checkout, never the
 checkout's own; see warm_server.learnable), and tries them in a throwaway fork first. Bounded, since
-the files are the pull request's and gbbot reads them before each child it starts: so many files
-(the nearest first: on pytorch-image-models' train.py, 40 files name the same installed packages
-as 200, in a tenth of the time), so many bytes each, so many names; a file that does not parse
-gives nothing. What a file imports is kept while the file is unchanged, for the next entrypoint.
+the files are the pull request's: so many files, so many bytes each, so many names; a file that does
+not parse gives nothing.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterator
 from pathlib import Path
 
-MAX_FILES = 40
+MAX_FILES = 200
 MAX_FILE_BYTES = 2 << 20
 MAX_NAMES = 2000
 LAUNCHER = "gbbot.child.launch"  # `call:` and `model:` entrypoints: the target is its argument
@@ -59,32 +56,19 @@ def expected(root: Path, starts: list[Path]) -> list[str]:
         for name in _imports(path, root):
             local = _module_file(name, [path.parent, root])
             if local:
-                queue += [r for r in map(Path.resolve, local) if r not in seen and r.is_relative_to(root)]
+                queue += [f for f in local if _inside(f, root)]
             elif name.partition(".")[0] not in tops:
                 names.setdefault(name, None)
     return list(names)[:MAX_NAMES]
 
 
-def _imports(path: Path, root: Path) -> tuple[str, ...]:
+def _imports(path: Path, root: Path) -> Iterator[str]:
     """The absolute module names `path` imports anywhere (a function's imports run when it is called,
     which an entrypoint usually does), but under `if TYPE_CHECKING:`; relative imports resolved
     against the file's package."""
     try:
-        stat = path.stat()
-    except OSError:
-        return ()
-    if stat.st_size > MAX_FILE_BYTES:
-        return ()
-    return _imports_of(str(path), stat.st_mtime_ns, stat.st_size, str(root))
-
-
-@functools.lru_cache(maxsize=4 * MAX_FILES)
-def _imports_of(path: str, _mtime_ns: int, _size: int, root: str) -> tuple[str, ...]:
-    return tuple(_read_imports(Path(path), Path(root)))
-
-
-def _read_imports(path: Path, root: Path) -> Iterator[str]:
-    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except (OSError, SyntaxError, ValueError):
         return
