@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gbbot.backends import expected_imports, orphans, reads_record
+from gbbot.backends import orphans, reads_record
 from gbbot.backends.contract import (
     KILL_GRACE_S,
     PACKAGE_DIR,
@@ -316,10 +316,8 @@ def _reap_orphans(request: RunRequest) -> None:
 
 
 def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str], learn: bool = True) -> dict:
-    """What the server needs to fork the child; `learn`: the names of the modules its source imports
-    go with it, and the child leaves the names of the installed modules it imported (the server
-    learns its preload from both)."""
-    starts = expected_imports.start_files(request.root, launch.kind, launch.target, launch.args) if learn else []
+    """What the server needs to fork the child; `learn`: the child leaves the names of the installed
+    modules it imported (the server learns its preload from them)."""
     return {
         "kind": launch.kind,
         "target": launch.target,
@@ -332,7 +330,6 @@ def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str], learn: 
         "shim": str(SHIM_DIR / "sitecustomize.py"),
         "reads": str(request.work_dir / READS_FILE),
         "learned": str(request.work_dir / IMPORTED_FILE) if learn else None,
-        "expected": expected_imports.expected(request.root, starts) if learn else [],
         # gbbot's own files (the `call:` launcher, the shim), and where the run's trace is written
         "unrecorded": [str(PACKAGE_DIR), str(request.work_dir)],
     }

@@ -4,9 +4,8 @@ then forks a fresh child per entrypoint that gbbot asks for over a socket.
 Run by path (`python warm_server.py FD [--learn | MODULE…]`), never as part of the gbbot package:
 each child is a copy of this process, so nothing but the standard library and what was preloaded
 may be in it. With `--learn` (no `preload:` list in the config) it learns what to preload: each
-child leaves the names of the installed modules it imported, and each request names those the
-program's source imports (gbbot/backends/expected_imports.py); the server imports them once, after
-trying them in a probe fork beside the running child, for the children after it.
+child leaves the names of the installed modules it imported, and the server imports them once,
+after trying them in a probe fork, for the children after it.
 It never imports user code: a child's working directory, sys.path, environment and output are set
 after the fork, and whatever a child changes (Dynamo config, caches, monkeypatches) dies with it.
 Once it has forked its first child, it compiles one tiny module of its own (warm_up) while that
@@ -316,11 +315,6 @@ def read_learned(spec):
         data = json.loads(text) if len(text) <= MAX_LEARNED_BYTES else None
     except (OSError, KeyError, TypeError, ValueError):
         return []
-    return checked_names(data)
-
-
-def checked_names(data):
-    """The module names in `data` (a list from a child's record or a request), at most MAX_LEARNED."""
     if not isinstance(data, list):
         return []
     return [n for n in data[:MAX_LEARNED] if isinstance(n, str) and len(n) < 256 and MODULE_NAME.fullmatch(n)]
@@ -355,17 +349,10 @@ def _installed_spec(top, roots, excluded):
 
 def import_all(names):
     """Import each name, skipping those that fail (a module may raise anything at import,
-    SystemExit included). A name that is no module but an attribute of its (installed) parent is
-    read from it, as `from parent import name` would: a lazily loaded class loads its module."""
+    SystemExit included)."""
     for name in names:
         with contextlib.suppress(BaseException):
-            try:
-                importlib.import_module(name)
-            except ModuleNotFoundError as exc:
-                parent, _, attribute = name.rpartition(".")
-                if exc.name != name or parent not in sys.modules:
-                    raise
-                getattr(sys.modules[parent], attribute)
+            importlib.import_module(name)
 
 
 # --- in the child ----------------------------------------------------------------------------
@@ -572,17 +559,9 @@ class Children:
 
     def learned(self, request):
         """Note what a finished child imported that the server may import too."""
-        self._note(read_learned(request), request)
-
-    def expected(self, request):
-        """Note what a child just forked is expected to import (gbbot read it in the program's
-        source): tried beside that child, so that the next ones find it loaded."""
-        self._note(checked_names(request.get("expected")), request)
-
-    def _note(self, names, request):
         if not self.learn:
             return
-        names = learnable(names, [request["cwd"], *request["unrecorded"]])
+        names = learnable(read_learned(request), [request["cwd"], *request["unrecorded"]])
         fresh = [n for n in names if n not in self.tried]
         self.tried.update(fresh)
         self.pending += fresh
@@ -685,8 +664,7 @@ def _stop(children):
 def serve(sock, site_tail, learn):
     """Fork a child per request and report each one's exit. The warm-up runs right after the first
     fork, beside that child (on another core), instead of before it: gbbot waits for no one. What
-    the server learns to preload (what a child is expected to import, when it is forked; what it
-    did import, when it ends) is tried in a probe beside the running child, too."""
+    the server learns to preload is tried in a probe beside the next child, too."""
     children = Children(learn)
     pending = b""
     warmed, broken = False, None  # broken: why no child may be forked any more
@@ -703,13 +681,9 @@ def serve(sock, site_tail, learn):
             pending += data
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                request = json.loads(line)
-                _send(sock, _fork(sock, request, children, site_tail, broken))
+                _send(sock, _fork(sock, json.loads(line), children, site_tail, broken))
                 if not warmed:
                     warmed, broken = True, warm_up()
-                children.expected(request)
-                if children.probe is None and not broken:
-                    _start_probe(sock, children)
 
 
 def _site_tail():

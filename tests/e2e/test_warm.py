@@ -308,19 +308,16 @@ def test_a_child_numbers_its_compiles_as_a_fresh_process_though_the_server_compi
 
 LEARNER = """\
 import os, sys, time
-had = sorted(m for m in ("heavy", "heavy.deep", "heavy.lazy", "mine", "spins") if m in sys.modules)
+had = sorted(m for m in ("heavy", "heavy.deep", "mine", "spins") if m in sys.modules)
 import heavy, mine
 heavy.load()  # imports heavy.deep one call deeper, from inside the installed package
-if sys.argv[1] == "b":
-    from heavy import Lazy  # an attribute the package loads lazily, from heavy/lazy.py
 if sys.argv[1] == "a":
     import spins
-# until the server's learning probe has ended (this child is its only child then): the next
-# child is forked from a server that imported what the probe found safe
-children = f"/proc/{os.getppid()}/task/{os.getppid()}/children"
-deadline = time.monotonic() + 120
-while open(children).read().split() != [str(os.getpid())] and time.monotonic() < deadline:
-    time.sleep(0.05)
+if sys.argv[1] == "b":  # until the server's learning probe has ended (b is its only child then)
+    children = f"/proc/{os.getppid()}/task/{os.getppid()}/children"
+    deadline = time.monotonic() + 120
+    while open(children).read().split() != [str(os.getpid())] and time.monotonic() < deadline:
+        time.sleep(0.05)
 open(sys.argv[1], "w").write(",".join(had))
 """
 
@@ -331,13 +328,8 @@ def learning_project(tmp_path: Path, monkeypatch, preload: str = "") -> Path:
     other, each writing which of them it found already imported."""
     site = tmp_path / "site"
     (site / "heavy").mkdir(parents=True)
-    (site / "heavy" / "__init__.py").write_text(
-        "import importlib\n\n\ndef load():\n    import heavy.deep\n\n\ndef __getattr__(name):\n"
-        "    if name != 'Lazy':\n        raise AttributeError(name)\n"
-        "    return importlib.import_module('heavy.lazy').Lazy\n"
-    )
+    (site / "heavy" / "__init__.py").write_text("def load():\n    import heavy.deep\n")
     (site / "heavy" / "deep.py").write_text("VALUE = 1\n")
-    (site / "heavy" / "lazy.py").write_text("class Lazy:\n    pass\n")
     (site / "spins.py").write_text(
         "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
     )
@@ -359,12 +351,11 @@ def seen_loaded(repo: Path) -> dict[str, str]:
 
 def test_the_server_learns_the_installed_modules_children_import_never_the_checkouts(tmp_path, monkeypatch, capsys):
     seen = seen_loaded(learning_project(tmp_path, monkeypatch))
-    # a imported everything itself. b found what the script's source imports from the
-    # installation loaded (tried beside a): `heavy`, and `heavy.lazy`, which only b's own lines
-    # load, through `from heavy import Lazy`. c also found the submodule `heavy` imports inside
-    # a function, learned from what a imported. Never the checkout's module, nor `spins`: it
-    # starts a thread at import, so the server skipped it and still forks (no "warm server off")
-    assert seen == {"a": "", "b": "heavy,heavy.lazy", "c": "heavy,heavy.deep,heavy.lazy"}
+    # a imported everything itself, and so did b, forked while the server tried what a imported;
+    # c found the installed package and its lazily imported submodule loaded, never the
+    # checkout's module, nor `spins`: it starts a thread at import, so the server skipped it and
+    # still forks (no "warm server off")
+    assert seen == {"a": "", "b": "", "c": "heavy,heavy.deep"}
     assert "warm server off" not in capsys.readouterr().err
 
 
