@@ -14,8 +14,7 @@ in the text suite, ResNet, ConvNeXt and ViT in the vision suite) with a cold Ind
   warm, no learning `gbbot check` with `preload: []`: the server imports torch only, every child
                     imports transformers itself (gbbot before it learned the preload)
   fast warm   `gbbot check` (fast mode, forked from one server that imported torch, and that
-              imports once, for the later children, what each child's source imports from the
-              installation, tried beside it, and what it did import, once it ended)
+              imports what each child imported from the installation once, for the later ones)
   diff, 1 touched   `gbbot diff --base HEAD~1` (warm, cold baseline) on a change to one model's
                     script: the base runs that entrypoint only, the others read nothing it touches
   diff, all touched the same on a change to every script: the base runs all three
