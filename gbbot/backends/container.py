@@ -284,6 +284,9 @@ class ContainerBackend:
         for container in list(self.live):
             self._remove(container)
 
+    def prepare(self, requests: Sequence[RunRequest], jobs: int) -> None:
+        """Nothing to get ready: each process starts when its turn comes."""
+
     def stop_all(self) -> None:
         """Nothing now: containers still running are removed when gbbot exits (`remove_live`)."""
 

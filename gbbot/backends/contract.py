@@ -87,6 +87,10 @@ class Backend(Protocol):
 
     def __call__(self, request: RunRequest) -> RunOutcome: ...
 
+    def prepare(self, requests: Sequence[RunRequest], jobs: int) -> None:
+        """What will be asked, in order, `jobs` at a time (() once it is over): a backend may get
+        the next request's process ready while the ones before it run."""
+
     def stop_all(self) -> None: ...
 
 
@@ -230,6 +234,7 @@ def run_all(
         return outcome
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    backend.prepare(requests, jobs)
     try:
         with sigterm_as_interrupt():
             return list(pool.map(one, requests))
@@ -240,3 +245,4 @@ def run_all(
         raise
     finally:
         pool.shutdown(wait=True)
+        backend.prepare((), jobs)

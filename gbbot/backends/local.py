@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gbbot.backends import orphans
 from gbbot.backends.contract import (
@@ -78,6 +78,9 @@ class LocalBackend:
 
     def __call__(self, request: RunRequest) -> RunOutcome:
         return run_one(request, {**vault.environ(), **self.pinned} if self.pinned else None)
+
+    def prepare(self, requests: Sequence[RunRequest], jobs: int) -> None:
+        """Nothing to get ready: each process starts when its turn comes."""
 
     def stop_all(self) -> None:
         LIVE.kill_all()

@@ -23,11 +23,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gbbot.backends import orphans, reads_record
+from gbbot.backends import expected_imports, orphans, reads_record
 from gbbot.backends.contract import (
     KILL_GRACE_S,
     PACKAGE_DIR,
@@ -43,7 +44,7 @@ from gbbot.backends.contract import (
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
-from gbbot.edges import vault
+from gbbot.edges import machine, vault
 from gbbot.edges.console import say
 
 SERVER_FILE = Path(__file__).with_name("warm_server.py")
@@ -201,8 +202,8 @@ class Server:
         for replies in waiting:
             replies.put({"lost": True})
 
-    def fork(self, spec: dict) -> tuple[int, queue.Queue] | str:
-        """Start a child: (its pid, where its exit will arrive), or why not."""
+    def fork(self, spec: dict) -> tuple[int, int, queue.Queue] | str:
+        """Start a child: (the request's id, its pid, where its exit will arrive), or why not."""
         replies: queue.Queue = queue.Queue()
         with self._lock:
             if self._reason:
@@ -214,8 +215,15 @@ class Server:
             self._sock.sendall((json.dumps(spec) + "\n").encode())
         reply = replies.get()
         if "pid" in reply:
-            return reply["pid"], replies
+            return spec["id"], reply["pid"], replies
         return reply.get("refused", "the server stopped")
+
+    def go(self, request_id: int) -> None:
+        """A standby child's turn has come."""
+        with self._lock:
+            if self._sock is not None and not self._reason:
+                with contextlib.suppress(OSError):  # a server gone: the child's exit says "lost"
+                    self._sock.sendall((json.dumps({"go": request_id}) + "\n").encode())
 
     def close(self) -> None:
         if self._sock is not None:
@@ -280,6 +288,7 @@ def _all_groups() -> set[int]:
 
 @dataclass
 class _Child:
+    id: int  # the server's number for the request
     pid: int
     replies: queue.Queue
     exit_code: int | None = None
@@ -315,10 +324,16 @@ def _reap_orphans(request: RunRequest) -> None:
         orphans.reap(_all_groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
 
 
-def spec_of(request: RunRequest, launch: Launch, env: Mapping[str, str], learn: bool = True) -> dict:
+def spec_of(
+    request: RunRequest, launch: Launch, env: Mapping[str, str], learn: bool = True, standby: bool = False
+) -> dict:
     """What the server needs to fork the child; `learn`: the child leaves the names of the installed
-    modules it imported (the server learns its preload from them)."""
+    modules it imported (the server learns its preload from them); `standby`: it is forked before
+    its turn, with the names of what its program imports first (expected_imports), and waits."""
+    expected = expected_imports.start_files(request.root, launch.kind, launch.target, launch.args) if standby else []
     return {
+        "standby": standby,
+        "expected": expected_imports.expected(request.root, expected) if expected else [],
         "kind": launch.kind,
         "target": launch.target,
         "args": list(launch.args),
@@ -360,18 +375,27 @@ def exit_code(code: int | None, through_shell: bool, killed: bool) -> int | None
     return code
 
 
-def run_warm(
-    server: Server, request: RunRequest, launch: Launch, env: Mapping[str, str], base: Mapping[str, str]
-) -> RunOutcome | str:
-    """Run one request in a child of the server: its outcome, or why it could not start."""
-    started = time.monotonic()
+def start_child(
+    server: Server, request: RunRequest, launch: Launch, env: Mapping[str, str], standby: bool
+) -> _Child | str:
+    """Fork the child for `request` (a standby one waits for `server.go`), or say why not."""
+    shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
+    request.work_dir.mkdir(parents=True, exist_ok=True)
+    for record in (READS_FILE, IMPORTED_FILE):  # an earlier run's record is not this one's
+        (request.work_dir / record).unlink(missing_ok=True)
     with SPAWNING:
         orphans.become_subreaper()
-        forked = server.fork(spec_of(request, launch, env, learn=server.preload is None))
+        forked = server.fork(spec_of(request, launch, env, learn=server.preload is None, standby=standby))
         if isinstance(forked, str):
             return forked
         child = _Child(*forked)
         RUNNING.add(child.pid)
+    return child
+
+
+def run_child(request: RunRequest, child: _Child, base: Mapping[str, str]) -> RunOutcome:
+    """Wait for a child that runs now, within the entrypoint's timeout, and read how it ended."""
+    started = time.monotonic()
     try:
         ended = child.wait(request.entrypoint.timeout)
     finally:
@@ -405,32 +429,102 @@ def _outcome(
 
 class WarmBackend:
     """A contract Backend: Python entrypoints in a fork of the shared server, the rest (and all of
-    them when the server is unusable) by `fallback`, the local backend."""
+    them when the server is unusable) by `fallback`, the local backend.
+
+    With a core to spare (`prepare`: fewer jobs than cores), the request after the ones running
+    gets a standby child as soon as the one before it starts: it imports what its program imports
+    first on that core, and runs when its turn comes. One standby child at a time."""
 
     def __init__(self, server: Server, fallback: Backend, pinned: Mapping[str, str] | None = None) -> None:
         self.server = server
         self.fallback = fallback
         self.pinned = dict(pinned or {})
+        self._lock = threading.Lock()
+        self._upcoming: list[RunRequest] = []  # what run_all will ask for next, in order
+        self._standby: dict[Path, Future] = {}  # work dir → the standby child (None: none could start)
+
+    def prepare(self, requests: Sequence[RunRequest], jobs: int) -> None:
+        """The requests about to run, `jobs` at a time; () when the runs are over, which drops a
+        standby child nobody asked for (the runs were stopped). Runs whose calls are timed (`gbbot
+        fix --measure`) get none: nothing else may run beside them."""
+        spare = jobs < machine.cores() and not any(r.time_calls for r in requests)
+        with self._lock:
+            self._upcoming = list(requests) if spare else []
+            left = [] if requests else list(self._standby.values())
+            if not requests:
+                self._standby.clear()
+        for waiting in left:
+            waiting.add_done_callback(_drop)
 
     def __call__(self, request: RunRequest) -> RunOutcome:
         base = {**vault.environ(), **self.pinned}
-        env = environment(request, base)
+        child = self._claim(request)
+        if child is None:
+            env = environment(request, base)
+            launch = self._warm_launch(request, env)
+            if launch is None:
+                self._ready_next(base)
+                return self.fallback(request)
+            child = start_child(self.server, request, launch, env, standby=False)
+            if isinstance(child, str):  # the server refused to fork: it will not again
+                self.server.give_up(child)
+                return self.fallback(request)
+        else:
+            self.server.go(child.id)
+        self._ready_next(base)
+        return run_child(request, child, base)
+
+    def _warm_launch(self, request: RunRequest, env: Mapping[str, str]) -> Launch | None:
+        """How the request runs warm, or None: it runs by the fallback (and the reason is said once)."""
         launch = launch_of(request, env)
         if launch is None or import_time_difference(env, self.server.env) or self.server.unusable():
             self.server.tell_once()
-            return self.fallback(request)
-        shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
-        request.work_dir.mkdir(parents=True, exist_ok=True)
-        for record in (READS_FILE, IMPORTED_FILE):  # an earlier run's record is not this one's
-            (request.work_dir / record).unlink(missing_ok=True)
-        outcome = run_warm(self.server, request, launch, env, base)
-        if isinstance(outcome, str):  # the server refused to fork: it will not again
-            self.server.give_up(outcome)
-            return self.fallback(request)
-        return outcome
+            return None
+        return launch
+
+    def _claim(self, request: RunRequest) -> _Child | None:
+        """The standby child made for `request`, once it is forked; None when there is none."""
+        with self._lock:
+            if request in self._upcoming:
+                self._upcoming.remove(request)
+            waiting = self._standby.pop(request.work_dir, None)
+        return waiting.result() if waiting is not None else None
+
+    def _ready_next(self, base: Mapping[str, str]) -> None:
+        """A request has just got its process: fork a standby child for the next one, if it is to
+        have one, on a thread of its own (the server may hold the fork back while it learns; the
+        request that just started must not wait for that)."""
+        with self._lock:
+            if not self._upcoming or self._standby:
+                return
+            upcoming = self._upcoming[0]
+            waiting: Future = Future()
+            self._standby[upcoming.work_dir] = waiting
+        threading.Thread(
+            target=self._stand_by, args=(upcoming, base, waiting), name="gbbot-standby", daemon=True
+        ).start()
+
+    def _stand_by(self, upcoming: RunRequest, base: Mapping[str, str], waiting: Future) -> None:
+        child = None
+        try:
+            env = environment(upcoming, base)
+            launch = launch_of(upcoming, env)
+            if launch is not None and not import_time_difference(env, self.server.env) and not self.server.unusable():
+                forked = start_child(self.server, upcoming, launch, env, standby=True)
+                child = forked if isinstance(forked, _Child) else None
+        finally:
+            waiting.set_result(child)
 
     def stop_all(self) -> None:
         for group in RUNNING():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
         self.fallback.stop_all()
+
+
+def _drop(waiting: Future) -> None:
+    """A standby child nobody will ask for: its group is killed."""
+    child = waiting.result()
+    if child is not None:
+        child.kill_group()
+        RUNNING.discard(child.pid)

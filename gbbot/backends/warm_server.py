@@ -13,8 +13,15 @@ child runs, so that Dynamo's one-time work on a process's first compile is done 
 child, then resets Dynamo to a never-compiled state: a child numbers its frames, compile ids and
 trace records from zero, as a fresh process does.
 
+A standby child is forked before its turn, while the entrypoint before it runs, when gbbot has a
+core to spare: it sets itself up as the entrypoint (directory, environment, output, trace), imports
+the installed modules its program imports first (the names come with the request), and waits for
+its turn. Whatever it imports, it imports as the entrypoint would, in its own environment; it never
+runs the program's own code before its turn.
+
 Protocol, one JSON object a line. Server → gbbot once: {"ready": true} or {"ready": false,
-"reason": …}. gbbot → server: {"id": N, …spec…}. Server → gbbot: {"id": N, "pid": P} when the child
+"reason": …}. gbbot → server: {"id": N, …spec…} (with "standby": true, a standby child), and
+{"go": N} when a standby child's turn comes. Server → gbbot: {"id": N, "pid": P} when the child
 runs in its own session, or {"id": N, "refused": reason}; then {"id": N, "exit": code} (a negative
 code: killed by that signal).
 """
@@ -146,6 +153,7 @@ def warm_up():
 # Ways to start another program: what that program reads, this process's hook does not see.
 SPAWNS = frozenset({"os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "pty.spawn",
                     "subprocess.Popen"})  # fmt: skip
+WATCHED = SPAWNS | {"open", "os.listdir", "os.scandir", "ctypes.dlopen"}
 MAX_PATHS = 20000  # per list; past it the record says it overflowed (backends/reads_record.py refuses more)
 
 
@@ -167,6 +175,8 @@ class ReadRecorder:
         self.overflow = False
 
     def __call__(self, event, args):
+        if event not in WATCHED:  # most events (Dynamo calls id() some 150,000 times a model): at once
+            return
         try:
             if event == "open":
                 if _reading(args[1], args[2]):
@@ -315,6 +325,12 @@ def read_learned(spec):
         data = json.loads(text) if len(text) <= MAX_LEARNED_BYTES else None
     except (OSError, KeyError, TypeError, ValueError):
         return []
+    return checked_names(data)
+
+
+def checked_names(data):
+    """The module names in `data` (a child's record, or a standby request's expected imports), at
+    most MAX_LEARNED; [] when it is not a list."""
     if not isinstance(data, list):
         return []
     return [n for n in data[:MAX_LEARNED] if isinstance(n, str) and len(n) < 256 and MODULE_NAME.fullmatch(n)]
@@ -342,6 +358,8 @@ def _installed_spec(top, roots, excluded):
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return False
+    if spec is not None and spec.origin in ("built-in", "frozen"):  # the interpreter's own
+        return True
     places = [spec.origin] if spec and spec.origin and spec.origin != "built-in" else []
     places += list(spec.submodule_search_locations or []) if spec else []
     return bool(places) and all(_inside(p, roots) and not _inside(p, excluded) for p in places)
@@ -353,6 +371,35 @@ def import_all(names):
     for name in names:
         with contextlib.suppress(BaseException):
             importlib.import_module(name)
+
+
+def import_expected(names, roots, excluded):
+    """In a standby child, before its turn: import what the program imports first (gbbot read the
+    names in its source, gbbot/backends/expected_imports.py), in the program's order, as long as
+    each is installed (found on `roots`, outside `excluded`: the checkout, gbbot's files). Stops at
+    the first that is not, and at the first that fails: from there the program would run its own
+    code, or fail, itself. `X.a` that is no module is read as an attribute of `X`, as `from X
+    import a` does (a lazily loaded class loads its module)."""
+    for name in names:
+        top = name.partition(".")[0]
+        if name in sys.modules:
+            continue
+        if top not in sys.modules and not _installed_spec(top, roots, excluded):
+            return
+        try:
+            _import_or_read(name)
+        except BaseException:  # a module may raise anything at import, SystemExit included
+            return
+
+
+def _import_or_read(name):
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        parent, _, attribute = name.rpartition(".")
+        if exc.name != name or parent not in sys.modules:
+            raise
+        getattr(sys.modules[parent], attribute)
 
 
 # --- in the child ----------------------------------------------------------------------------
@@ -422,7 +469,8 @@ def _fresh_main():
 
 def _first_path_entry(spec):
     """What a fresh interpreter puts first on sys.path: the script's directory, or the working
-    directory for `-m` (`_run_script` / `_run_module` put it there; the preloaded lookups name it)."""
+    directory for `-m` (_child_main puts it there before anything is imported; the preloaded lookups
+    name it)."""
     return os.path.dirname(os.path.abspath(spec["target"])) if spec["kind"] != "module" else os.getcwd()
 
 
@@ -431,7 +479,6 @@ def _run_script(spec):
     if not os.path.isfile(path):
         sys.stderr.write(f"{spec['program']}: can't open file {path!r}: [Errno 2] No such file or directory\n")
         return 2
-    sys.path.insert(0, _first_path_entry(spec))
     sys.argv = [spec["target"], *spec["args"]]
     main = _fresh_main()
     main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None
@@ -445,7 +492,6 @@ def _run_script(spec):
 def _run_module(spec):
     import runpy
 
-    sys.path.insert(0, _first_path_entry(spec))
     sys.argv = ["-m", *spec["args"]]
     _fresh_main()
     runpy._run_module_as_main(spec["target"], alter_argv=True)
@@ -485,7 +531,19 @@ def _finish(reads, spec, imported):
             stream.flush()
 
 
-def _child_main(spec, site_tail):
+def _stand_by(spec, go, roots):
+    """A standby child: import what the program imports first, then wait for its turn. Whether its
+    turn came (not when gbbot dropped it or the server is gone: the pipe closed unwritten)."""
+    import_expected(checked_names(spec.get("expected")), roots, [spec["cwd"], *spec["unrecorded"]])
+    try:
+        said = os.read(go, 1)
+    except OSError:
+        said = b""
+    os.close(go)
+    return said == GO
+
+
+def _child_main(spec, site_tail, go=None):
     _redirect(spec)
     os.chdir(spec["cwd"])
     os.environ.clear()
@@ -501,6 +559,9 @@ def _child_main(spec, site_tail):
     sys.addaudithook(reads)  # from here on, what the program reads (audit hooks cannot be removed)
     watch_imports(reads)
     preloaded_lookups(reads, loaded, [_first_path_entry(spec), *sys.path])
+    sys.path.insert(0, _first_path_entry(spec))
+    if go is not None and not _stand_by(spec, go, roots):
+        return 0
     interrupted = False
     try:
         code = (_run_module if spec["kind"] == "module" else _run_script)(spec)
@@ -516,7 +577,7 @@ def _child_main(spec, site_tail):
     return code
 
 
-def _child(spec, site_tail, inherited, started):
+def _child(spec, site_tail, inherited, started, go):
     code = 1
     try:
         os.setsid()
@@ -525,7 +586,7 @@ def _child(spec, site_tail, inherited, started):
         os.close(started)  # tells the server the child leads its own session
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        code = _child_main(spec, site_tail)
+        code = _child_main(spec, site_tail, go)
     finally:
         os._exit(code)
 
@@ -537,25 +598,36 @@ def _send(sock, message):
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
+GO = b"g"  # what a standby child reads when its turn comes
+
+
 class Children:
-    """What the server has forked and waits for: entrypoint children (pidfd → (request, pid)) and at
-    most one learning probe; and what it learns to preload: the installed modules that finished
-    children imported, tried in a probe first, then imported by the server itself."""
+    """What the server has forked and waits for: entrypoint children (pidfd → (request, pid)), the
+    standby ones among them still waiting for their turn (request id → the pipe that says go), and
+    at most one learning probe; and what it learns to preload: the installed modules that finished
+    children imported, tried in a probe first, then imported by the server itself, one module
+    between two messages, so that an exit or a fork request never waits for a list of imports.
+    A standby child asked for while the server learns is forked once it has (`deferred`): it is
+    not needed yet, and so it starts with what the server learned."""
 
     def __init__(self, learn):
         self.running = {}
+        self.standby = {}
+        self.deferred = []  # standby requests waiting for the server to finish learning
         self.learn = learn  # whether to import what children imported (no `preload:` list given)
         self.pending = []  # names to try, in the order the children imported them
         self.tried = set()  # each name is tried once
         self.probe = None  # (pidfd, pid, the pipe it answers on, the names it tries)
+        self.importing = []  # names the probe found safe, for the server to import
 
     def waiting(self):
         """The pidfds whose process the server waits for."""
         return [*self.running, *(self.probe[:1] if self.probe else ())]
 
     def fds(self):
-        """What a fork of the server closes: the pidfds, and the pipe the probe answers on."""
-        return [*self.waiting(), *(self.probe[2:3] if self.probe else ())]
+        """What a fork of the server closes: the pidfds, the standby children's go pipes, and the
+        pipe the probe answers on."""
+        return [*self.waiting(), *self.standby.values(), *(self.probe[2:3] if self.probe else ())]
 
     def learned(self, request):
         """Note what a finished child imported that the server may import too."""
@@ -565,6 +637,36 @@ class Children:
         fresh = [n for n in names if n not in self.tried]
         self.tried.update(fresh)
         self.pending += fresh
+
+    def learning(self, broken):
+        """Whether the server is trying or importing what it learned (never once it cannot fork)."""
+        return not broken and (self.probe is not None or bool(self.importing))
+
+    def go(self, request_id):
+        """A standby child's turn: tell it (nothing, when it has ended already)."""
+        told = self.standby.pop(request_id, None)
+        if told is None:
+            return
+        with contextlib.suppress(OSError):
+            os.write(told, GO)
+        os.close(told)
+
+    def ended(self, request_id):
+        told = self.standby.pop(request_id, None)
+        if told is not None:
+            os.close(told)
+
+    def import_next(self):
+        """Import one learned name. Why no child may be forked any more, or None."""
+        import_all(self.importing[:1])
+        del self.importing[:1]
+        return fork_unsafe()
+
+
+def _learn(sock, children, broken):
+    """Try what the children taught in a probe, if there is something new and no probe runs."""
+    if children.probe is None and not broken:
+        _start_probe(sock, children)
 
 
 def _start_probe(sock, children):
@@ -586,7 +688,7 @@ def _start_probe(sock, children):
 def _probe(names, told, inherited):
     code = 1
     try:
-        for fd in inherited:  # gbbot's socket, the pidfds: the server's, not the probe's
+        for fd in inherited:  # gbbot's socket, the pidfds, the go pipes: the server's, not the probe's
             os.close(fd)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         safe = 0
@@ -602,8 +704,8 @@ def _probe(names, told, inherited):
 
 
 def _probed(children):
-    """The probe ended: import what it found safe, and try the rest again without the name that
-    made forking unsafe (and its submodules). Why no child may be forked any more, or None."""
+    """The probe ended: the server imports what it found safe, and tries the rest again without the
+    name that made forking unsafe (and its submodules)."""
     pidfd, pid, answer, names = children.probe
     children.probe = None
     os.close(pidfd)
@@ -611,24 +713,31 @@ def _probed(children):
     with os.fdopen(answer, "rb") as pipe:
         said = pipe.read(16)
     safe = int(said) if said.isdigit() else 0
-    import_all(names[:safe])
+    children.importing += names[:safe]
     if safe < len(names):
         culprit = names[safe]
         rest = [n for n in names[safe + 1 :] if not n.startswith(culprit + ".")]
         children.pending = rest + children.pending
-    return fork_unsafe()
 
 
 def _fork(sock, request, children, site_tail, broken):
+    """Fork the child `request` asks for; a standby one (`"standby": true`) imports what its program
+    imports first and then waits for its `go`."""
     reason = broken or fork_unsafe()
     if reason:
         return {"id": request["id"], "refused": reason}
     ready, started = os.pipe()
+    go, told = os.pipe() if request.get("standby") else (None, None)
     pid = os.fork()
     if pid == 0:
         os.close(ready)
-        _child(request, site_tail, [sock.fileno(), *children.fds()], started)
+        if told is not None:
+            os.close(told)
+        _child(request, site_tail, [sock.fileno(), *children.fds()], started, go)
     os.close(started)
+    if go is not None:
+        os.close(go)
+        children.standby[request["id"]] = told
     os.read(ready, 1)  # EOF once the child called setsid (or died): its group can be killed now
     os.close(ready)
     children.running[os.pidfd_open(pid)] = (request, pid)
@@ -636,19 +745,16 @@ def _fork(sock, request, children, site_tail, broken):
 
 
 def _reap(sock, pidfd, children):
-    """A child or the probe ended. Why no child may be forked any more, or None."""
+    """A child or the probe ended."""
     if children.probe and pidfd == children.probe[0]:
-        broken = _probed(children)
-    else:
-        request, pid = children.running.pop(pidfd)
-        os.close(pidfd)
-        _, status = os.waitpid(pid, 0)
-        _send(sock, {"id": request["id"], "exit": os.waitstatus_to_exitcode(status)})
-        children.learned(request)
-        broken = None
-    if children.probe is None and not broken:
-        _start_probe(sock, children)
-    return broken
+        _probed(children)
+        return
+    request, pid = children.running.pop(pidfd)
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    children.ended(request["id"])
+    _send(sock, {"id": request["id"], "exit": os.waitstatus_to_exitcode(status)})
+    children.learned(request)
 
 
 def _stop(children):
@@ -662,17 +768,27 @@ def _stop(children):
 
 
 def serve(sock, site_tail, learn):
-    """Fork a child per request and report each one's exit. The warm-up runs right after the first
-    fork, beside that child (on another core), instead of before it: gbbot waits for no one. What
-    the server learns to preload is tried in a probe beside the next child, too."""
+    """Fork a child per request and report each one's exit; tell a standby child when its turn
+    comes. The warm-up runs right after the first fork, beside that child (on another core),
+    instead of before it: gbbot waits for no one. What the server learns to preload is tried in a
+    probe and imported one module at a time between messages."""
     children = Children(learn)
     pending = b""
     warmed, broken = False, None  # broken: why no child may be forked any more
     while True:
-        readable, _, _ = select.select([sock, *children.waiting()], [], [])
+        if children.deferred and not children.learning(broken):
+            for request in children.deferred:
+                _send(sock, _fork(sock, request, children, site_tail, broken))
+            children.deferred = []
+        importing = bool(children.importing) and not broken
+        readable, _, _ = select.select([sock, *children.waiting()], [], [], 0 if importing else None)
+        if not readable:
+            broken = children.import_next() or broken
+            continue
         for ready in readable:
             if ready is not sock:
-                broken = _reap(sock, ready, children) or broken
+                _reap(sock, ready, children)
+                _learn(sock, children, broken)
                 continue
             data = sock.recv(1 << 16)
             if not data:
@@ -681,7 +797,14 @@ def serve(sock, site_tail, learn):
             pending += data
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                _send(sock, _fork(sock, json.loads(line), children, site_tail, broken))
+                message = json.loads(line)
+                if "go" in message:
+                    children.go(message["go"])
+                    continue
+                if message.get("standby") and children.learning(broken):
+                    children.deferred.append(message)
+                    continue
+                _send(sock, _fork(sock, message, children, site_tail, broken))
                 if not warmed:
                     warmed, broken = True, warm_up()
 

@@ -12,10 +12,10 @@ GPU_DEVICE = Path("/dev/nvidiactl")  # there whenever the NVIDIA driver can reac
 
 
 def this_machine(config_asks_for_gpu: bool) -> Machine:
-    return Machine(cpus=_cpus(), available_bytes=_available_memory(), gpu=config_asks_for_gpu or GPU_DEVICE.exists())
+    return Machine(cpus=cores(), available_bytes=_available_memory(), gpu=config_asks_for_gpu or GPU_DEVICE.exists())
 
 
-def _cpus() -> int:
+def cores() -> int:
     """The cores this process may run on (a container's or a taskset's limit, not the host's)."""
     try:
         return len(os.sched_getaffinity(0)) or 1

@@ -20,6 +20,7 @@ from gbbot.backends.contract import RunRequest
 from gbbot.backends.warm import launch_of
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import ConfigError, parse_config
+from gbbot.edges import machine
 from gbbot.main import main
 from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
 from tests.unit.checks.test_tree import HANG, alive
@@ -313,11 +314,6 @@ import heavy, mine
 heavy.load()  # imports heavy.deep one call deeper, from inside the installed package
 if sys.argv[1] == "a":
     import spins
-if sys.argv[1] == "b":  # until the server's learning probe has ended (b is its only child then)
-    children = f"/proc/{os.getppid()}/task/{os.getppid()}/children"
-    deadline = time.monotonic() + 120
-    while open(children).read().split() != [str(os.getpid())] and time.monotonic() < deadline:
-        time.sleep(0.05)
 open(sys.argv[1], "w").write(",".join(had))
 """
 
@@ -325,7 +321,9 @@ open(sys.argv[1], "w").write(",".join(had))
 def learning_project(tmp_path: Path, monkeypatch, preload: str = "") -> Path:
     """An installed package `heavy` (with a submodule it imports lazily), an installed module that
     starts a thread at import, and a module of the checkout's own; three entrypoints, one after the
-    other, each writing which of them it found already imported."""
+    other, each writing which of them it found already imported. gbbot sees four cores: with one
+    job, each entrypoint after the first gets a standby child."""
+    monkeypatch.setattr(machine, "cores", lambda: 4)
     site = tmp_path / "site"
     (site / "heavy").mkdir(parents=True)
     (site / "heavy" / "__init__.py").write_text("def load():\n    import heavy.deep\n")
@@ -351,10 +349,11 @@ def seen_loaded(repo: Path) -> dict[str, str]:
 
 def test_the_server_learns_the_installed_modules_children_import_never_the_checkouts(tmp_path, monkeypatch, capsys):
     seen = seen_loaded(learning_project(tmp_path, monkeypatch))
-    # a imported everything itself, and so did b, forked while the server tried what a imported;
-    # c found the installed package and its lazily imported submodule loaded, never the
-    # checkout's module, nor `spins`: it starts a thread at import, so the server skipped it and
-    # still forks (no "warm server off")
+    # a imported everything itself, and so did b, a standby child forked while a ran; c's standby
+    # child, asked for while the server tried what a imported, was forked once it had: c found the
+    # installed package and its lazily imported submodule loaded, never the checkout's module, nor
+    # `spins`: it starts a thread at import, so the server skipped it and still forks (no "warm
+    # server off")
     assert seen == {"a": "", "b": "", "c": "heavy,heavy.deep"}
     assert "warm server off" not in capsys.readouterr().err
 
@@ -363,3 +362,98 @@ def test_a_preload_list_is_exactly_what_the_server_imports_and_an_empty_one_turn
     assert seen_loaded(learning_project(tmp_path, monkeypatch, "runner: {preload: []}\n")) == dict.fromkeys("abc", "")
     listed = learning_project(tmp_path / "listed", monkeypatch, "runner: {preload: [heavy]}\n")
     assert seen_loaded(listed) == dict.fromkeys("abc", "heavy")
+
+
+RECORDS = "import os, sys\nARGV0, SEEN = sys.argv[0], os.environ.get('SEEN')\n"
+STANDBY = """\
+\"\"\"What ran before this program's own first line: each installed module says when it was imported.\"\"\"
+import json
+import sys
+import first
+from first import deep
+import mine
+VALUE = 1
+import after
+
+
+def later():
+    import inside
+
+
+later()
+when = {m: "early" if sys.modules[m].ARGV0 != sys.argv[0] else "program"
+        for m in ("first", "first.deep", "beside", "after", "inside")}
+json.dump({"when": when, "seen": sys.modules["first"].SEEN}, open(sys.argv[1], "w"))
+"""
+
+
+def standby_project(tmp_path: Path, monkeypatch) -> Path:
+    """Installed modules that note when they were imported (the interpreter's argv is the
+    program's only once it runs) and under which environment; a checkout module between them."""
+    site = tmp_path / "site"
+    (site / "first").mkdir(parents=True)
+    for name in ("first/__init__.py", "first/deep.py", "beside.py", "after.py", "inside.py"):
+        (site / name).write_text(RECORDS)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    monkeypatch.setattr(warm_backend, "_SHARED", {})
+    monkeypatch.setattr(machine, "cores", lambda: 4)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "mine.py").write_text("import beside\nMINE = 1\nimport after\n")
+    (repo / "standby.py").write_text(STANDBY)
+    runs = "".join(f"  - {{name: {n}, run: python standby.py {n}, env: {{SEEN: {n}}}}}\n" for n in "abc")
+    (repo / ".gbbot.yml").write_text(f"version: 1\nrunner: {{preload: []}}\nentrypoints:\n{runs}")
+    return repo
+
+
+def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_environment(tmp_path, monkeypatch):
+    repo = standby_project(tmp_path, monkeypatch)
+    assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
+    found = {n: json.loads((repo / n).read_text()) for n in "abc"}
+    # a started when its turn came. b and c were forked while the one before ran, and imported
+    # their program's first imports then: the installed ones before the checkout's `mine`, and
+    # what `mine` imports before its own first statement; never what comes after a statement
+    # (`mine`'s, or the program's: `mine` sets MINE first), nor an import inside a function.
+    early = {"first": "early", "first.deep": "early", "beside": "early", "after": "program", "inside": "program"}
+    assert found["a"] == {"when": dict.fromkeys(early, "program"), "seen": "a"}
+    assert found["b"] == {"when": early, "seen": "b"}  # imported under its own `env:`, not the server's
+    assert found["c"] == {"when": early, "seen": "c"}
+
+
+def test_one_job_per_core_leaves_no_core_for_a_standby_child(tmp_path, monkeypatch):
+    repo = standby_project(tmp_path, monkeypatch)
+    monkeypatch.setattr(machine, "cores", lambda: 1)
+    assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
+    assert {json.loads((repo / n).read_text())["when"]["first"] for n in "abc"} == {"program"}
+
+
+def test_ctrl_c_drops_the_standby_child_too(tmp_path):
+    (tmp_path / "hang.py").write_text(
+        "import os, time\nopen('started.pid', 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
+    )
+    (tmp_path / "next.py").write_text("import json\nopen('ran', 'w').write('ran')\n")
+    (tmp_path / ".gbbot.yml").write_text(
+        "version: 1\nentrypoints:\n  - {name: hang, run: python hang.py, timeout: 600}\n"
+        "  - {name: next, run: python next.py}\n"
+    )
+    gbbot = subprocess.Popen([sys.executable, "-m", "gbbot", "check", "--root", str(tmp_path), "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    pid_file = tmp_path / "started.pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    server = int(Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[1])
+    deadline = time.monotonic() + 30  # the standby child for `next`: the server's other child
+    while len(children_of(server)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (standby,) = set(children_of(server)) - {child}
+    gbbot.send_signal(signal.SIGINT)
+    _, err = gbbot.communicate(timeout=30)
+    assert gbbot.returncode == 130 and "interrupted" in err
+    assert not alive(child) and not alive(standby)
+    assert not (tmp_path / "ran").exists()  # it never ran its program
+
+
+def children_of(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
