@@ -10,11 +10,15 @@ in the text suite, ResNet, ConvNeXt and ViT in the vision suite) with a cold Ind
   manual      `TORCH_LOGS=graph_breaks python <script>` per entrypoint, one after the other (Inductor)
   floor       every script in one process in fast mode, and nothing else: one import, each model
               traced once; the best any checker that runs Dynamo can do with one core at a time
+  floor, twice  the same with every script run twice (one import, each model traced twice): the
+              best a diff whose change reaches every entrypoint can do with one core at a time
   fast fresh  `gbbot check --no-warm` (fast mode, a fresh process per entrypoint)
   warm, no learning `gbbot check` with `preload: []`: the server imports torch only, every child
                     imports transformers itself (gbbot before it learned the preload)
   fast warm   `gbbot check` (fast mode, forked from one server that imported torch, and that
-              imports what each child imported from the installation once, for the later ones)
+              imports what each child imported from the installation once, for the later ones;
+              with a core to spare, each next entrypoint's standby child imports what its program
+              imports first while the one before runs)
   diff, 1 touched   `gbbot diff --base HEAD~1` (warm, cold baseline) on a change to one model's
                     script: the base runs that entrypoint only, the others read nothing it touches
   diff, all touched the same on a change to every script: the base runs all three
@@ -131,11 +135,12 @@ for script in sys.argv[1:]:
 """
 
 
-def floor(repo: Path, env: dict, scripts: dict) -> tuple[float, None]:
+def floor(repo: Path, env: dict, scripts: dict, times: int = 1) -> tuple[float, None]:
     shim = str(ROOT / "gbbot" / "child" / "_shim")
     fast = {**env, "GBBOT_MODE": "fast", "PYTHONPATH": os.pathsep.join([shim, env["PYTHONPATH"]])}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", FLOOR, *scripts], cwd=repo, env=fast, check=True, capture_output=True)
+    command = [sys.executable, "-c", FLOOR, *list(scripts) * times]
+    subprocess.run(command, cwd=repo, env=fast, check=True, capture_output=True)
     return time.perf_counter() - started, None
 
 
@@ -156,6 +161,7 @@ def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
     ways = {  # way → (how it runs, the scripts the head commit changes, the config's runner line)
         "manual": (lambda repo, env: manual(repo, env, scripts), (first,), ""),
         "floor": (lambda repo, env: floor(repo, env, scripts), (first,), ""),
+        "floor, twice": (lambda repo, env: floor(repo, env, scripts, times=2), (first,), ""),
         "fast fresh": (lambda repo, env: gbbot(repo, env, "check", "--no-warm", *jobs), (first,), ""),
         "warm, no learning": (check, (first,), "runner: {preload: []}\n"),
         "fast warm": (check, (first,), ""),
@@ -188,6 +194,7 @@ def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
     print(f"  not learning / learning        {t['warm, no learning'] / t['fast warm']:.2f}x")
     print(f"  diff, 1 touched / warm check   {t['diff, 1 touched'] / t['fast warm']:.2f}x")
     print(f"  diff, all touched / warm check {t['diff, all touched'] / t['fast warm']:.2f}x")
+    print(f"  floor, twice / floor (the least that diff can reach here) {t['floor, twice'] / t['floor']:.2f}x")
     sets = [found for _, found in results.values() if found is not None]  # the floor reports nothing
     same = all(s == sets[0] for s in sets)
     print(f"  same breaks every way: {'yes' if same else 'NO'} ({len(sets[0])} distinct)")

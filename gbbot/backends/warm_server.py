@@ -607,13 +607,12 @@ class Children:
     at most one learning probe; and what it learns to preload: the installed modules that finished
     children imported, tried in a probe first, then imported by the server itself, one module
     between two messages, so that an exit or a fork request never waits for a list of imports.
-    A standby child asked for while the server learns is forked once it has (`deferred`): it is
-    not needed yet, and so it starts with what the server learned."""
+    (gbbot asks a child for its record only where no standby children run: the spare core is
+    theirs.)"""
 
     def __init__(self, learn):
         self.running = {}
         self.standby = {}
-        self.deferred = []  # standby requests waiting for the server to finish learning
         self.learn = learn  # whether to import what children imported (no `preload:` list given)
         self.pending = []  # names to try, in the order the children imported them
         self.tried = set()  # each name is tried once
@@ -637,10 +636,6 @@ class Children:
         fresh = [n for n in names if n not in self.tried]
         self.tried.update(fresh)
         self.pending += fresh
-
-    def learning(self, broken):
-        """Whether the server is trying or importing what it learned (never once it cannot fork)."""
-        return not broken and (self.probe is not None or bool(self.importing))
 
     def go(self, request_id):
         """A standby child's turn: tell it (nothing, when it has ended already)."""
@@ -776,10 +771,6 @@ def serve(sock, site_tail, learn):
     pending = b""
     warmed, broken = False, None  # broken: why no child may be forked any more
     while True:
-        if children.deferred and not children.learning(broken):
-            for request in children.deferred:
-                _send(sock, _fork(sock, request, children, site_tail, broken))
-            children.deferred = []
         importing = bool(children.importing) and not broken
         readable, _, _ = select.select([sock, *children.waiting()], [], [], 0 if importing else None)
         if not readable:
@@ -800,9 +791,6 @@ def serve(sock, site_tail, learn):
                 message = json.loads(line)
                 if "go" in message:
                     children.go(message["go"])
-                    continue
-                if message.get("standby") and children.learning(broken):
-                    children.deferred.append(message)
                     continue
                 _send(sock, _fork(sock, message, children, site_tail, broken))
                 if not warmed:

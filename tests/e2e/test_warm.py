@@ -314,6 +314,11 @@ import heavy, mine
 heavy.load()  # imports heavy.deep one call deeper, from inside the installed package
 if sys.argv[1] == "a":
     import spins
+if sys.argv[1] == "b":  # until the server's learning probe has ended (b is its only child then)
+    children = f"/proc/{os.getppid()}/task/{os.getppid()}/children"
+    deadline = time.monotonic() + 120
+    while open(children).read().split() != [str(os.getpid())] and time.monotonic() < deadline:
+        time.sleep(0.05)
 open(sys.argv[1], "w").write(",".join(had))
 """
 
@@ -321,9 +326,9 @@ open(sys.argv[1], "w").write(",".join(had))
 def learning_project(tmp_path: Path, monkeypatch, preload: str = "") -> Path:
     """An installed package `heavy` (with a submodule it imports lazily), an installed module that
     starts a thread at import, and a module of the checkout's own; three entrypoints, one after the
-    other, each writing which of them it found already imported. gbbot sees four cores: with one
-    job, each entrypoint after the first gets a standby child."""
-    monkeypatch.setattr(machine, "cores", lambda: 4)
+    other, each writing which of them it found already imported. gbbot sees one core: no standby
+    children, whose core the server would not learn beside."""
+    monkeypatch.setattr(machine, "cores", lambda: 1)
     site = tmp_path / "site"
     (site / "heavy").mkdir(parents=True)
     (site / "heavy" / "__init__.py").write_text("def load():\n    import heavy.deep\n")
@@ -349,11 +354,10 @@ def seen_loaded(repo: Path) -> dict[str, str]:
 
 def test_the_server_learns_the_installed_modules_children_import_never_the_checkouts(tmp_path, monkeypatch, capsys):
     seen = seen_loaded(learning_project(tmp_path, monkeypatch))
-    # a imported everything itself, and so did b, a standby child forked while a ran; c's standby
-    # child, asked for while the server tried what a imported, was forked once it had: c found the
-    # installed package and its lazily imported submodule loaded, never the checkout's module, nor
-    # `spins`: it starts a thread at import, so the server skipped it and still forks (no "warm
-    # server off")
+    # a imported everything itself, and so did b, forked while the server tried what a imported;
+    # c found the installed package and its lazily imported submodule loaded, never the
+    # checkout's module, nor `spins`: it starts a thread at import, so the server skipped it and
+    # still forks (no "warm server off")
     assert seen == {"a": "", "b": "", "c": "heavy,heavy.deep"}
     assert "warm server off" not in capsys.readouterr().err
 
@@ -457,3 +461,20 @@ def test_ctrl_c_drops_the_standby_child_too(tmp_path):
 
 def children_of(pid: int) -> list[int]:
     return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@pytest.mark.parametrize("cores", [1, 4])
+def test_a_module_that_hangs_in_the_learning_probe_holds_no_entrypoint_back(tmp_path, monkeypatch, cores):
+    repo = learning_project(tmp_path, monkeypatch)
+    monkeypatch.setattr(machine, "cores", lambda: cores)  # 4: b and c are standby children
+    (tmp_path / "site" / "stalls.py").write_text(
+        "import sys, time\nif sys.argv[0].endswith('warm_server.py'):  # the server's probe, never a program\n"
+        "    time.sleep(600)\n"
+    )
+    (repo / "learner.py").write_text(
+        "import sys\nopen(sys.argv[1], 'w').write(str('stalls' in sys.modules))\nif sys.argv[1] == 'a':\n"
+        "    import stalls\n"
+    )
+    started = time.monotonic()
+    assert seen_loaded(repo) == {"a": "False", "b": "False", "c": "False"}
+    assert time.monotonic() - started < 120  # the probe is still asleep: it is not waited for
