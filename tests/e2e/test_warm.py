@@ -142,18 +142,25 @@ def test_timeout_kills_the_child_and_what_it_started(tmp_path):
     assert not alive(int((tmp_path / "child.pid").read_text()))
 
 
-def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly(tmp_path):
-    (tmp_path / "hang.py").write_text(
-        "import os, time\nopen('started.pid', 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
-    )
-    (tmp_path / ".gbbot.yml").write_text("version: 1\nentrypoints: [{name: hang, run: python hang.py, timeout: 600}]\n")
+HANGS = "import os, time\nopen('started.pid', 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
+
+
+def hanging_check(tmp_path: Path, entrypoints: str) -> tuple[subprocess.Popen, int]:
+    """`gbbot check` in a process of its own, once its first entrypoint (hang.py) runs: (gbbot, that
+    entrypoint's pid)."""
+    (tmp_path / "hang.py").write_text(HANGS)
+    (tmp_path / ".gbbot.yml").write_text(f"version: 1\nentrypoints:\n{entrypoints}")
     gbbot = subprocess.Popen([sys.executable, "-m", "gbbot", "check", "--root", str(tmp_path), "--quiet"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     pid_file = tmp_path / "started.pid"
     deadline = time.monotonic() + 60
     while not pid_file.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    child = int(pid_file.read_text())
+    return gbbot, int(pid_file.read_text())
+
+
+def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly(tmp_path):
+    gbbot, child = hanging_check(tmp_path, "  - {name: hang, run: python hang.py, timeout: 600}\n")
     assert Path(f"/proc/{child}/status").read_text().count("PPid") and os.getppid() != child
     gbbot.send_signal(signal.SIGINT)
     _, err = gbbot.communicate(timeout=30)
@@ -432,21 +439,11 @@ def test_one_job_per_core_leaves_no_core_for_a_standby_child(tmp_path, monkeypat
 
 
 def test_ctrl_c_drops_the_standby_child_too(tmp_path):
-    (tmp_path / "hang.py").write_text(
-        "import os, time\nopen('started.pid', 'w').write(str(os.getpid()))\ntime.sleep(300)\n"
-    )
+    assert machine.cores() > 1, "gbbot runs in a process of its own here: it needs a core to spare"
     (tmp_path / "next.py").write_text("import json\nopen('ran', 'w').write('ran')\n")
-    (tmp_path / ".gbbot.yml").write_text(
-        "version: 1\nentrypoints:\n  - {name: hang, run: python hang.py, timeout: 600}\n"
-        "  - {name: next, run: python next.py}\n"
+    gbbot, child = hanging_check(
+        tmp_path, "  - {name: hang, run: python hang.py, timeout: 600}\n  - {name: next, run: python next.py}\n"
     )
-    gbbot = subprocess.Popen([sys.executable, "-m", "gbbot", "check", "--root", str(tmp_path), "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    pid_file = tmp_path / "started.pid"
-    deadline = time.monotonic() + 60
-    while not pid_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    child = int(pid_file.read_text())
     server = int(Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[1])
     deadline = time.monotonic() + 30  # the standby child for `next`: the server's other child
     while len(children_of(server)) < 2 and time.monotonic() < deadline:
