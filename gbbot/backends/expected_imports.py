@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,8 +107,10 @@ def _leading(path: Path, root: Path) -> Leading:
 @functools.lru_cache(maxsize=4 * MAX_FILES)
 def _leading_of(path: str, _mtime_ns: int, _size: int, root: str) -> Leading:
     try:
-        tree = ast.parse(Path(path).read_bytes(), filename=path)
-    except (OSError, SyntaxError, ValueError, RecursionError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes and the like: the program's own business
+            tree = ast.parse(Path(path).read_bytes(), filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # CPython's parser's limits
         return Leading((), False)
     package = _package_of(Path(path), Path(root))
     names: list[str] = []

@@ -485,9 +485,14 @@ class WarmBackend:
 
     def _warm_launch(self, request: RunRequest, env: Mapping[str, str]) -> Launch | None:
         """How the request runs warm, or None: it runs by the fallback (and the reason is said once)."""
+        launch = self._runs_warm(request, env)
+        if launch is None:
+            self.server.tell_once()
+        return launch
+
+    def _runs_warm(self, request: RunRequest, env: Mapping[str, str]) -> Launch | None:
         launch = launch_of(request, env)
         if launch is None or import_time_difference(env, self.server.env) or self.server.unusable():
-            self.server.tell_once()
             return None
         return launch
 
@@ -501,8 +506,8 @@ class WarmBackend:
 
     def _ready_next(self, base: Mapping[str, str]) -> None:
         """A request has just got its process: fork a standby child for the next one, if it is to
-        have one, on a thread of its own (the server may hold the fork back while it learns; the
-        request that just started must not wait for that)."""
+        have one, on a thread of its own (after the first fork the server answers once its warm-up
+        compile is done, which the request that just started must not wait for)."""
         with self._lock:
             if not self._upcoming or self._standby:
                 return
@@ -514,11 +519,12 @@ class WarmBackend:
         ).start()
 
     def _stand_by(self, upcoming: RunRequest, base: Mapping[str, str], waiting: Future) -> None:
+        """Fork the standby child for `upcoming` (None when it runs fresh or the server refused)."""
         child = None
         try:
             env = environment(upcoming, base)
-            launch = launch_of(upcoming, env)
-            if launch is not None and not import_time_difference(env, self.server.env) and not self.server.unusable():
+            launch = self._runs_warm(upcoming, env)
+            if launch is not None:
                 forked = start_child(self.server, upcoming, launch, env, standby=True, learn=False)
                 child = forked if isinstance(forked, _Child) else None
         finally:

@@ -72,6 +72,19 @@ def test_type_checking_blocks_are_passed_over_and_a_file_that_does_not_parse_end
     assert names_of(tmp_path, "script", "run.py") == ["typing", "typing.TYPE_CHECKING", "torch"]
 
 
+def test_hostile_source_ends_the_list_quietly(tmp_path, capsys):
+    write(tmp_path, {
+        "run.py": "import torch\nimport deep\nimport never\n",
+        "deep.py": "import numpy\nx = " + "(" * 5000 + ")" * 5000 + "\n",
+        "escapes.py": "import yaml\nimport nested\n",
+        "nested.py": "".join("    " * i + "if x:\n" for i in range(2000)) + "    " * 2000 + "pass\n",
+    })  # fmt: skip
+    assert names_of(tmp_path, "script", "run.py") == ["torch"]  # deep.py nests past CPython's parser
+    (tmp_path / "escapes.py").write_text('"""\\d"""\nimport yaml\nimport nested\nimport after\n')
+    assert names_of(tmp_path, "script", "escapes.py") == ["yaml"]  # nor nested.py (2,000 levels)
+    assert capsys.readouterr() == ("", "")
+
+
 def test_call_targets_and_modules_start_in_their_package_pytest_runs_its_own_start_up_first(tmp_path):
     write(tmp_path, {
         "pkg/__init__.py": "import six\n",
