@@ -330,10 +330,10 @@ def spec_of(
     """What the server needs to fork the child; `learn`: the child leaves the names of the installed
     modules it imported (the server learns its preload from them); `standby`: it is forked before
     its turn, with the names of what its program imports first (expected_imports), and waits."""
-    expected = expected_imports.start_files(request.root, launch.kind, launch.target, launch.args) if standby else []
+    starts = expected_imports.start_files(request.root, launch.kind, launch.target, launch.args) if standby else []
     return {
         "standby": standby,
-        "expected": expected_imports.expected(request.root, expected) if expected else [],
+        "expected": expected_imports.expected(request.root, starts) if starts else [],
         "kind": launch.kind,
         "target": launch.target,
         "args": list(launch.args),

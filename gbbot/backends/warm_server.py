@@ -360,7 +360,7 @@ def _installed_spec(top, roots, excluded):
         return False
     if spec is not None and spec.origin in ("built-in", "frozen"):  # the interpreter's own
         return True
-    places = [spec.origin] if spec and spec.origin and spec.origin != "built-in" else []
+    places = [spec.origin] if spec and spec.origin else []
     places += list(spec.submodule_search_locations or []) if spec else []
     return bool(places) and all(_inside(p, roots) and not _inside(p, excluded) for p in places)
 
