@@ -35,6 +35,7 @@ from gbbot.backends.contract import RunRequest
 from gbbot.core.config import BackendSettings
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import RunOutcome, Status
+from gbbot.edges.process import KILL_GRACE_S
 
 WORK = PurePosixPath("/gbbot/work")  # the entrypoint's private work dir, inside the container
 SUPPORT = "support"  # under the work dir: the fast-mode shim and gbbot.child.launch, copied there
@@ -241,7 +242,7 @@ def _wait(container: Container, timeout: float) -> tuple[int | None, bool]:
     except requests.exceptions.RequestException:  # the read timeout arrives as a ConnectionError
         if time.monotonic() - started < timeout:
             raise  # the engine went away: not a timeout
-    container.stop(timeout=int(contract.KILL_GRACE_S))
+    container.stop(timeout=int(KILL_GRACE_S))
     return container.wait(timeout=60).get("StatusCode"), True
 
 

@@ -27,7 +27,6 @@ PACKAGE_DIR = Path(gbbot.__file__).parent
 SHIM_DIR = PACKAGE_DIR / "child" / "_shim"
 PACKAGE_PARENT = Path(gbbot.__file__).resolve().parent.parent
 TAIL_BYTES = 16_384
-KILL_GRACE_S = 3.0
 # What an entrypoint inherits from gbbot's environment: what finds programs, libraries, caches and
 # the GPU, and says where it runs. Everything else is withheld (an allow-list, like tox's
 # `passenv`): a deny-list of secret-looking names always misses some (API_KEY, DB_PASSWD, …).

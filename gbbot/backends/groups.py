@@ -4,27 +4,9 @@ a group that is still ours from a daemon that escaped one."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
 import threading
 
-from gbbot.backends.contract import KILL_GRACE_S
-
-
-def kill_group(process: subprocess.Popen) -> None:
-    """Stop the whole process group: TERM, a grace period for the leader, then KILL whatever of
-    the group is left (background children that ignore TERM included)."""
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return  # nothing left in the group
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=KILL_GRACE_S)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+from gbbot.edges.process import Running, kill_group
 
 
 class _LiveProcesses:
@@ -32,17 +14,17 @@ class _LiveProcesses:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._processes: set[subprocess.Popen] = set()
+        self._processes: set[Running] = set()
 
     def groups(self) -> set[int]:
         with self._lock:
             return {process.pid for process in self._processes}  # each leads its own group
 
-    def add(self, process: subprocess.Popen) -> None:
+    def add(self, process: Running) -> None:
         with self._lock:
             self._processes.add(process)
 
-    def discard(self, process: subprocess.Popen) -> None:
+    def discard(self, process: Running) -> None:
         with self._lock:
             self._processes.discard(process)
 

@@ -4,7 +4,6 @@ the group (a daemon) is killed when its entrypoint ends (see orphans)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
@@ -16,9 +15,9 @@ from gbbot.backends.contract import (
     environment,
     signal_number,
 )
-from gbbot.backends.groups import LIVE, SPAWNING, kill_group
+from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import RunOutcome, Status
-from gbbot.edges import vault
+from gbbot.edges import process, vault
 
 
 def _reap_orphans(request: RunRequest) -> None:
@@ -40,34 +39,22 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
     cmd = command(request)
     base = vault.environ() if base_env is None else base_env
     started = time.monotonic()
-    timed_out = False
     with out_path.open("wb") as out, err_path.open("wb") as err:
         try:
             with SPAWNING:
                 orphans.become_subreaper()
-                process = subprocess.Popen(
-                    cmd,
-                    shell=isinstance(cmd, str),
-                    cwd=request.root,
-                    env=environment(request, base),
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    start_new_session=True,
-                )
-                LIVE.add(process)
+                running = process.start(cmd, cwd=request.root, env=environment(request, base), stdout=out, stderr=err)
+                LIVE.add(running)
         except OSError as exc:
             return RunOutcome(request.entrypoint.name, Status.CRASHED, None, 0.0, reason=f"could not start: {exc}")
         try:
-            process.wait(timeout=request.entrypoint.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out = not process.wait(running, request.entrypoint.timeout)
         finally:
-            kill_group(process)  # also reaps what the entrypoint left running in the background
-            LIVE.discard(process)
+            process.kill_group(running)  # also reaps what the entrypoint left running in the background
+            LIVE.discard(running)
             _reap_orphans(request)
-    signal_no = signal_number(process.returncode, isinstance(cmd, str))
-    return ended(request, process.returncode, signal_no, timed_out, time.monotonic() - started, base)
+    signal_no = signal_number(running.returncode, isinstance(cmd, str))
+    return ended(request, running.returncode, signal_no, timed_out, time.monotonic() - started, base)
 
 
 class LocalBackend:

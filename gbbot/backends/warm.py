@@ -19,7 +19,6 @@ import shlex
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -30,7 +29,6 @@ from pathlib import Path
 
 from gbbot.backends import expected_imports, orphans, reads_record
 from gbbot.backends.contract import (
-    KILL_GRACE_S,
     PACKAGE_DIR,
     SHIM_DIR,
     Backend,
@@ -44,8 +42,9 @@ from gbbot.backends.contract import (
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
-from gbbot.edges import machine, vault
+from gbbot.edges import machine, process, vault
 from gbbot.edges.console import say
+from gbbot.edges.process import KILL_GRACE_S
 
 SERVER_FILE = Path(__file__).with_name("warm_server.py")
 READS_FILE = "reads.json"  # a child's record of what it read, in its work dir
@@ -138,7 +137,7 @@ class Server:
         self._replies: dict[int, queue.Queue] = {}
         self._next = 0
         self._sock: socket.socket | None = None
-        self._process: subprocess.Popen | None = None
+        self._process: process.Running | None = None
 
     def unusable(self) -> str | None:
         """Why entrypoints cannot run warm (the server is started on first use), or None."""
@@ -163,15 +162,12 @@ class Server:
     def _start(self) -> str | None:
         ours, theirs = socket.socketpair()
         try:
-            self._process = subprocess.Popen(
+            self._process = process.start(
                 [sys.executable, str(SERVER_FILE), str(theirs.fileno()), *server_arguments(self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                process_group=0,  # Ctrl-C reaches gbbot, which stops the runs; not the server
+                session=False,  # its own group: Ctrl-C reaches gbbot, which stops the runs; not the server
             )
         except OSError as exc:
             return f"could not start: {exc}"
@@ -229,12 +225,9 @@ class Server:
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_RDWR)
-        if self._process is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=KILL_GRACE_S)
-            if self._process.poll() is None:
-                self._process.kill()
-                self._process.wait()
+        if self._process is not None and not process.wait(self._process, KILL_GRACE_S):
+            self._process.kill()
+            self._process.wait()
 
 
 def server_arguments(preload: tuple[str, ...] | None) -> list[str]:

@@ -15,7 +15,6 @@ import fnmatch
 import itertools
 import os
 import shlex
-import subprocess
 import sys
 import threading
 import time
@@ -27,9 +26,10 @@ from pathlib import Path
 from typing import TextIO
 
 from gbbot.backends.contract import inherits
-from gbbot.backends.groups import LIVE, kill_group
+from gbbot.backends.groups import LIVE
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.edges import process
 
 STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
 TAIL_LINES = 25
@@ -108,9 +108,9 @@ class Log:
         self.out.flush()
 
 
-def _stream(process: subprocess.Popen[str], log: Log, tail: deque[str]) -> None:
-    assert process.stdout is not None
-    for text in process.stdout:
+def _stream(running: process.Running, log: Log, tail: deque[str]) -> None:
+    assert running.stdout is not None
+    for text in running.stdout:
         tail.append(text)
         log.line(text)
 
@@ -118,31 +118,17 @@ def _stream(process: subprocess.Popen[str], log: Log, tail: deque[str]) -> None:
 def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout: float) -> StepEnd:
     """One step, in its own process group, its output streamed to `log`."""
     tail: deque[str] = deque(maxlen=TAIL_LINES)
-    process = subprocess.Popen(
-        command,
-        shell=True,
-        cwd=root,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    )
-    LIVE.add(process)
-    reader = threading.Thread(target=_stream, args=(process, log, tail), daemon=True)
+    running = process.start(command, cwd=root, env=env, stdout=process.PIPE, stderr=process.STDOUT, text=True)
+    LIVE.add(running)
+    reader = threading.Thread(target=_stream, args=(running, log, tail), daemon=True)
     reader.start()
-    timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        timed_out = not process.wait(running, timeout)
     finally:
-        kill_group(process)  # what a step left running in the background goes with it
-        LIVE.discard(process)
+        process.kill_group(running)  # what a step left running in the background goes with it
+        LIVE.discard(running)
     reader.join(timeout=5)
-    return StepEnd(process.returncode, timed_out, "".join(tail).rstrip())
+    return StepEnd(running.returncode, timed_out, "".join(tail).rstrip())
 
 
 def failure(number: int, total: int, command: str, end: StepEnd, timeout: float) -> SetupFailed:

@@ -33,12 +33,21 @@ class ReportError(GbbotError):
     """A report file that is missing, not JSON, or not schema v1."""
 
 
+TAIL_CHARS = 2000  # how much of a failed command's stdout and stderr its error shows: the end
+
+
+def tail(text: str, chars: int = TAIL_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= chars else "…" + text[-chars:]
+
+
 class CalledProcessError(GbbotError):
-    """A command gbbot ran itself (git, …) failed: shows command, exit code and output."""
+    """A command gbbot ran itself (git, …) failed: shows command, exit code and the tails of its
+    stdout and stderr (the whole output stays on the exception)."""
 
     def __init__(self, cmd: list[str], returncode: int, stdout: str, stderr: str) -> None:
         self.cmd, self.returncode, self.stdout, self.stderr = cmd, returncode, stdout, stderr
         super().__init__(
             f"command {' '.join(cmd)!s} exited {returncode}\n"
-            f"stdout: {stdout.strip() or '(none)'}\nstderr: {stderr.strip() or '(none)'}"
+            f"stdout: {tail(stdout) or '(none)'}\nstderr: {tail(stderr) or '(none)'}"
         )

@@ -25,7 +25,6 @@ import base64
 import contextlib
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,6 +34,7 @@ from urllib.parse import urlsplit
 
 from gbbot.core.errors import CalledProcessError, GitError
 from gbbot.core.secret_names import looks_secret, matches
+from gbbot.edges import process
 from gbbot.edges.console import say
 from gbbot.edges.interrupt import sigterm_as_interrupt
 
@@ -88,13 +88,13 @@ def run(
     kept out of argv). With check, a failure raises GitError naming the command (never `env`)."""
     _guard(root)
     try:
-        proc = subprocess.run(_argv(args), cwd=root, env=_environment(env), input=stdin, capture_output=True)
+        finished = process.run(_argv(args), cwd=root, env=_environment(env), stdin=stdin)
     except FileNotFoundError as exc:
         raise GitError(f"git is not installed: {exc}") from None
-    err = proc.stderr.decode("utf-8", "replace")
-    if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {err.strip()[-500:]}")
-    return proc.returncode, proc.stdout, err
+    err = finished.stderr.decode("utf-8", "replace")
+    if check and finished.code != 0:
+        raise GitError(f"git {' '.join(args[:3])} failed (exit {finished.code}): {err.strip()[-500:]}")
+    return finished.code, finished.stdout, err
 
 
 def cmd_output(*cmd: str, cwd: Path, check: bool = True) -> tuple[int, str, str]:
@@ -161,16 +161,15 @@ def _git_dir(root: Path) -> Path | None:
     key = Path(os.path.abspath(root))
     with _LOCK:
         if key not in _GIT_DIRS:
+            argv = _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"])
             try:
-                proc = subprocess.run(
-                    _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"]),
-                    cwd=root, env=_environment(None), capture_output=True, text=True,
-                )  # fmt: skip
+                finished = process.run(argv, cwd=root, env=_environment(None))
             except (FileNotFoundError, NotADirectoryError):
                 return None
-            if proc.returncode != 0 or not proc.stdout.strip():
+            found = finished.stdout.decode("utf-8", "replace").strip()
+            if finished.code != 0 or not found:
                 return None  # not (yet) a repository: asked again next time
-            _GIT_DIRS[key] = Path(proc.stdout.strip())
+            _GIT_DIRS[key] = Path(found)
         return _GIT_DIRS[key]
 
 

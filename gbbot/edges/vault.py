@@ -28,6 +28,7 @@ import sys
 
 from gbbot.core.errors import GbbotError
 from gbbot.core.secret_names import looks_secret
+from gbbot.edges import process
 
 # The variable that names the pipe in the copy; its presence also says "already re-executed".
 FD_VARIABLE = "GBBOT_HELD_FD"
@@ -84,9 +85,7 @@ def _reexecute(argv: list[str]) -> None:
     os.set_inheritable(read_end, True)
     clean = {name: value for name, value in os.environ.items() if not looks_secret(name)}
     clean[FD_VARIABLE] = str(read_end)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(sys.executable, argv, clean)
+    process.replace_self(argv, clean)
 
 
 def _receive(fd_text: str) -> None:
