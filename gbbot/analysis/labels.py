@@ -7,7 +7,7 @@ step asks: the GB id names a recipe, and the statement can decide otherwise.
 whole statement; `if loss.item() > 50:` breaks as GB0124 too, yet capturing the scalar only moves
 the break to the `if`, so it gets advice (unless the `if` only raises: that becomes a
 `torch._check`, which the `item` recipes write); `if t.abs().max() > 10: t = t / 10` (GB0170) is
-no shape the data-branch recipes rewrite, so it gets advice, not "fix: data_branch".
+no shape the tensor-branch recipes rewrite, so it gets advice, not a "fix:" label.
 """
 
 from __future__ import annotations

@@ -289,7 +289,7 @@ def item_without_branch(s: Statement) -> bool:
     return not decides_branch(s.text, s.line) or raises_on_item(s)
 
 
-def data_branch_shapes(s: Statement) -> bool:
+def tensor_branch_shapes(s: Statement) -> bool:
     return raises_on_tensor(s) or raises_on_item(s) or picks_a_value(s)
 
 
@@ -309,10 +309,10 @@ DEEPCOPY = Trigger("deepcopy", ("GB4198",))
 REQUIRES_GRAD = Trigger("requires_grad", ("GB0206", "GB8985", "GB0125"))
 GRAPH_BREAK = Trigger("graph_break", ("GB0025",))
 DYNAMIC_SHAPE = Trigger("dynamic_shape", ("GB0036",))
-DATA_BRANCH = Trigger(
-    "data_branch",
+TENSOR_BRANCH = Trigger(
+    "tensor_branch",
     ("GB0170",),
-    data_branch_shapes,
+    tensor_branch_shapes,
     shape="an `if` that only raises, or a branch that only picks one of two tensors",
 )
 SIDE_EFFECT = Trigger("side_effect", when=side_effect_only, shape="a statement made only for its side effect")
@@ -328,7 +328,7 @@ TRIGGERS: tuple[Trigger, ...] = (
     REQUIRES_GRAD,
     GRAPH_BREAK,
     DYNAMIC_SHAPE,
-    DATA_BRANCH,
+    TENSOR_BRANCH,
     SIDE_EFFECT,
     SDP_KERNEL_CALL,
 )

@@ -339,7 +339,7 @@ NOT_A_PATTERN = re.compile(r"^line (\d+) is not a pattern the (\S+) recipe rewri
 
 def _joined(why_not: Sequence[str]) -> str:
     """The reasons, each once; the variants of one recipe that all missed the same line said in
-    one sentence ("line 516 is not a pattern the data_branch recipes rewrite (…; …)")."""
+    one sentence ("line 516 is not a pattern the tensor_branch recipes rewrite (…; …)")."""
     said: dict[str, list[str]] = {}
     for why in dict.fromkeys(why_not):
         found = NOT_A_PATTERN.match(why)

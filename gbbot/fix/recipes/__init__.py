@@ -14,7 +14,6 @@ from __future__ import annotations
 from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars
-from gbbot.fix.recipes.data_branch import CheckItemRaise, CheckScalarRaise, CheckTensorRaise, WhereInsteadOfBranch
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.graph_break import GraphBreakRemove
 from gbbot.fix.recipes.item import ItemConstant
@@ -24,6 +23,7 @@ from gbbot.fix.recipes.requires_grad import RequiresGradInit, RequiresGradSplit
 from gbbot.fix.recipes.sdp_kernel import SdpKernelReplace
 from gbbot.fix.recipes.side_effect import SideEffectGuard
 from gbbot.fix.recipes.skipped_call import SkippedCallGuard
+from gbbot.fix.recipes.tensor_branch import CheckItemRaise, CheckScalarRaise, CheckTensorRaise, WhereInsteadOfBranch
 from gbbot.fix.recipes.tolist import TolistTensor
 
 RECIPES: dict[str, tuple[type[Recipe], ...]] = {
@@ -40,7 +40,7 @@ RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "dynamic_shape": (DynamicShapeCaptureOps,),
     "side_effect": (SideEffectGuard,),
     "sdp_kernel": (SdpKernelReplace,),
-    "data_branch": (CheckTensorRaise, CheckScalarRaise, WhereInsteadOfBranch),
+    "tensor_branch": (CheckTensorRaise, CheckScalarRaise, WhereInsteadOfBranch),
 }
 
 

@@ -1,9 +1,9 @@
-"""A recipe owns its trigger: the label every view shows ("fix: data_branch") and the recipes
+"""A recipe owns its trigger: the label every view shows ("fix: tensor_branch") and the recipes
 `gbbot fix` tries ask the same declaration, so a view never promises a fix that `gbbot fix` then
 refuses, nor hides one it makes. Checked over every recipe's own examples (the trigger must take
 each line the recipe rewrites) and look-alikes (the trigger must refuse a line no variant of the
 recipe rewrites), and on the bundled example's data-dependent branch, which the views used to
-label "fix: data_branch"."""
+labelled with the recipe for data-dependent branches (then called data_branch)."""
 
 from __future__ import annotations
 
@@ -129,15 +129,15 @@ def clip_grad(t: torch.Tensor) -> torch.Tensor:
 
 def test_a_branch_no_recipe_rewrites_gets_advice_in_the_views_and_in_gbbot_fix():
     """The example's `clip_grad`: the views said "fix: data_branch", and `gbbot fix` then said the
-    line is not a pattern the data_branch recipes rewrite. Now both say advice; `gbbot fix` still
+    line is not a pattern the tensor_branch recipes rewrite. Now both say advice; `gbbot fix` still
     says which recipes it asked and why they do not fit."""
-    brk = _break(triggers.DATA_BRANCH, EXAMPLE_BRANCH, 5)
+    brk = _break(triggers.TENSOR_BRANCH, EXAMPLE_BRANCH, 5)
     label = fix_label(brk, lambda _path: source_map(EXAMPLE_BRANCH))
     assert label is None
     outcome = plan.plan_break(replace(brk, fix=label), ("e",), lambda _p: EXAMPLE_BRANCH, lambda _b: None)
     assert not isinstance(outcome, plan.Planned)
-    assert outcome.recipe == "data_branch"
-    assert outcome.reason.startswith("line 5 is not a pattern the data_branch recipes rewrite (")
+    assert outcome.recipe == "tensor_branch"
+    assert outcome.reason.startswith("line 5 is not a pattern the tensor_branch recipes rewrite (")
 
 
 def test_a_deprecated_sdp_kernel_is_labelled_with_the_recipe_that_replaces_it():
@@ -154,14 +154,14 @@ def test_a_deprecated_sdp_kernel_is_labelled_with_the_recipe_that_replaces_it():
 @pytest.mark.parametrize(
     ("test", "label"),
     [
-        ("if (x < 0).any():\n        raise ValueError('negative')", "data_branch"),
+        ("if (x < 0).any():\n        raise ValueError('negative')", "tensor_branch"),
         ("if (x < 0).any():\n        raise ValueError('negative') from None", None),
         ("if x.sum():\n        raise ValueError('nonzero')", None),  # not evidently a boolean tensor
-        ("if (x < 0).any():\n        y = x\n    else:\n        y = -x", "data_branch"),
+        ("if (x < 0).any():\n        y = x\n    else:\n        y = -x", "tensor_branch"),
         ("if (x < 0).any():\n        y = self.norm(x)\n    else:\n        y = x", None),  # a module's call
         ("if (x < 0).any():\n        y = x\n    else:\n        z = -x", None),
     ],
 )
-def test_the_data_branch_shapes(test, label):
+def test_the_tensor_branch_shapes(test, label):
     source = f"import torch\n\n\ndef f(self, x):\n    y = x\n    {test}\n    return y\n"
-    assert _label(triggers.DATA_BRANCH, source, 6) == label
+    assert _label(triggers.TENSOR_BRANCH, source, 6) == label

@@ -28,7 +28,7 @@ from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example
 from gbbot.fix.recipes.compile_site import ItemCaptureScalars
 
-# the vocabulary the data-branch trigger reads too (a boolean tensor; what a side of torch.where may compute)
+# the vocabulary the tensor-branch trigger reads too (a boolean tensor; what a side of torch.where may compute)
 BOOLEAN_CALLS, PURE_METHODS, RANDOM = triggers.BOOLEAN_CALLS, triggers.PURE_METHODS, triggers.RANDOM
 ORDERED = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 SWAPPED: dict[type, type] = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal}
@@ -321,7 +321,7 @@ class CheckItemRaise(CheckInsteadOfRaise):
 
 
 class CheckTensorRaise(CheckInsteadOfRaise):
-    trigger = triggers.DATA_BRANCH
+    trigger = triggers.TENSOR_BRANCH
     description = (
         "The `if` only raises when a boolean tensor (a comparison, `.any()`, `.all()`) is True. It "
         "becomes `torch._check(<the condition negated>, lambda: <the message>)`, the tensor read with "
@@ -434,7 +434,7 @@ class CheckScalarRaise(CheckItemRaise):
     """The data-dependent branch on an `.item()` that `capture_scalar_outputs`, already on, lets
     Dynamo trace: the check alone, no setting to add."""
 
-    trigger = triggers.DATA_BRANCH
+    trigger = triggers.TENSOR_BRANCH
     variant = "check_scalar"
     with_setting = None
     description = (
@@ -461,7 +461,7 @@ class CheckScalarRaise(CheckItemRaise):
 
 
 class WhereInsteadOfBranch(Recipe):
-    trigger = triggers.DATA_BRANCH
+    trigger = triggers.TENSOR_BRANCH
     variant = "where"
     title = "torch.where instead of a branch that picks one of two tensors"
     description = (
