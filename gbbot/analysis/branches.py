@@ -17,7 +17,7 @@ Test = ast.If | ast.While | ast.Assert | ast.IfExp
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed(text: str) -> ast.Module | None:
+def parsed(text: str) -> ast.Module | None:
     """One parse per file text: every `.item()` break of a file asks about the same source."""
     try:
         return ast.parse(text)
@@ -56,7 +56,7 @@ def _assigned_names(scope: ast.AST, line: int) -> set[str]:
 def decides_branch(text: str, line: int) -> bool:
     """Is what `line` computes the condition of a branch (on the line, or through a name it
     assigns and a later test reads)? False when the text does not parse."""
-    tree = _parsed(text)
+    tree = parsed(text)
     if tree is None:
         return False
     scope = _innermost_function(tree, line)
@@ -76,7 +76,7 @@ def decides_branch(text: str, line: int) -> bool:
 def only_raises(text: str, line: int) -> bool:
     """Is the branch whose test holds `line` an `if` that only raises (one `raise`, no `else`) or
     an `assert`? Such a check becomes `torch._check(...)`; other branches keep the advice."""
-    tree = _parsed(text)
+    tree = parsed(text)
     if tree is None:
         return False
     for node in ast.walk(tree):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from gbbot.analysis import labels
+from gbbot.analysis import labels, triggers
 from gbbot.analysis.source import SourceMap
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import BreakMessage, Category, CompileError, Frame, GraphBreak, LibrarySite, Origin, RawBreak
@@ -48,7 +48,6 @@ class Rule:
     category: Category
     gb_type: str | None = None
     gb_id: str | None = None
-    fix: str | None = None
     title: str = ""
 
 
@@ -95,7 +94,6 @@ def load_rules(path: Path = RULES_PATH) -> Rules:
             category=Category(r["category"]),
             gb_type=r.get("gb_type"),
             gb_id=r.get("gb_id"),
-            fix=r.get("fix"),
             title=r.get("title", ""),
         )
         for r in data["rules"]
@@ -466,6 +464,13 @@ def classify(
     return tuple(sorted(breaks, key=impact_order))
 
 
+def _recipe(root: BreakMessage, rule: Rule | None) -> str | None:
+    """The recipe whose trigger takes the break's GB id (the rule's, for a message the registry
+    gave no id); the label then asks the statement (gbbot/analysis/labels.py)."""
+    trigger = triggers.by_id(root.gb_id or (rule.gb_id if rule else None))
+    return trigger.recipe if trigger else None
+
+
 def occurrences(raws: Iterable[RawBreak]) -> int:
     """How often a break was hit, as torch's counters["graph_break"] counts it: each record that
     split a graph. A record that instead ended its frame's compile (the frame fell back to eager,
@@ -521,7 +526,7 @@ def _fold(
         caused=caused,
         user_stack=tuple(Frame(display_path(f.file, root_dir), f.line, f.function, f.code) for f in first.raw.stack),
         # recipes patch the repository's own line: never the call into a library that broke
-        fix=rule.fix if rule and site.origin is Origin.USER else None,
+        fix=_recipe(root, rule) if site.origin is Origin.USER else None,
         consequences=tuple(m.gb_type for m in consequences.values()),
         fullgraph_failure=any(loc.raw.fullgraph_failure for loc in same),
         tests=tuple(sorted({loc.raw.test for loc in same if loc.raw.test})),

@@ -113,7 +113,3 @@ def compiled_frames(idx: FrameIndex, breaks: Iterable[GraphBreak], log: TraceLog
         )
         for ref, ids in compiles.items()
     )
-
-
-def eager_frames(entrypoint_frames: Iterable[CompiledFrame]) -> tuple[FrameRef, ...]:
-    return tuple(f.frame for f in entrypoint_frames if f.eager)

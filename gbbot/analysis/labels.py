@@ -1,38 +1,38 @@
 """Which recipe `gbbot fix` would really use for a break, so that every view labels it truthfully.
 Pure over the break and its file's source map.
 
-rules.yaml gives each kind of break a `fix` id, but the statement can decide otherwise:
+The label asks the recipes' own triggers (gbbot/analysis/triggers.py), the same declaration the fix
+step asks: the GB id names a recipe, and the statement can decide otherwise.
 `print("step", x.item())` breaks as GB0124 (`.item()`), yet the fix is the side-effect guard of the
 whole statement; `if loss.item() > 50:` breaks as GB0124 too, yet capturing the scalar only moves
 the break to the `if`, so it gets advice (unless the `if` only raises: that becomes a
-`torch._check`, which the `item` recipes write).
+`torch._check`, which the `item` recipes write); `if t.abs().max() > 10: t = t / 10` (GB0170) is
+no shape the tensor-branch recipes rewrite, so it gets advice, not a "fix:" label.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from gbbot.analysis.branches import decides_branch, only_raises
-from gbbot.analysis.side_effects import only_side_effect
+from gbbot.analysis import triggers
 from gbbot.analysis.source import SourceMap
 from gbbot.core.model import GraphBreak, Origin
 
-ITEM_ID = "GB0124"  # `.item()` / int() of a tensor, whose rule's fix id is ITEM
-GUARDS = frozenset({"print", "logger", "skipped_call", "side_effect"})  # ids whose recipe is a guard
-ITEM = "item"
-SIDE_EFFECT = "side_effect"
+ITEM_ID = "GB0124"  # `.item()` / int() of a tensor, whose recipe is triggers.ITEM
+
+
+def statement_of(brk: GraphBreak, where: SourceMap) -> triggers.Statement:
+    return triggers.Statement(where.text, brk.line, brk.statement or brk.code, dict(where.imports))
 
 
 def fix_label(brk: GraphBreak, lookup: Callable[[str], SourceMap | None]) -> str | None:
-    """The `fix` id whose recipe `gbbot fix` tries first for `brk`; None: only advice."""
+    """The `fix` id whose recipe `gbbot fix` tries first for `brk`; None: only advice. Without the
+    break's source (outside the repository), the id's recipe stands."""
     where = lookup(brk.file) if brk.origin is Origin.USER else None
     if where is None:
         return brk.fix
-    if brk.fix not in GUARDS and only_side_effect(brk.statement or brk.code, dict(where.imports)):
-        return SIDE_EFFECT
-    if brk.fix == ITEM and decides_branch(where.text, brk.line) and not only_raises(where.text, brk.line):
-        return None
-    return brk.fix
+    chosen = triggers.chosen(brk.fix, statement_of(brk, where))
+    return chosen.recipe if chosen else None
 
 
 def decided_by_branch(brk: GraphBreak) -> bool:

@@ -76,6 +76,15 @@ def eager_frames(report: Report) -> tuple[FrameRef, ...]:
     return tuple({f.frame: None for e in report.entrypoints for f in e.frames if f.eager})
 
 
+def made_eager(brk: GraphBreak) -> tuple[FrameRef, ...]:
+    """The frames this break makes run eagerly: the report's (the frame Dynamo was compiling,
+    often a caller that inlined the break's function), else, from a report made before frames
+    were recorded, the break's own function (line 0: its first line is not known)."""
+    if brk.makes_eager:
+        return brk.makes_eager
+    return (FrameRef(brk.file, 0, brk.function),) if brk.frame_skipped else ()
+
+
 def _eager_frames(report: Report) -> int:
     """Distinct frames seen running eagerly, counted from the entrypoints' compiled frames. An
     entrypoint read from a report made before frames were recorded counts as it did then: the

@@ -13,13 +13,14 @@ from gbbot.core.model import GraphBreak
 __all__ = ["advise", "options_for"]
 
 
-def advise(brk: GraphBreak, reason: str, decides_branch: bool = False) -> FixResult:
+def advise(brk: GraphBreak, reason: str, decides_branch: bool = False, recipe: str | None = None) -> FixResult:
+    """`recipe`: the recipe whose variants were asked and did not fit, when the label named none."""
     return FixResult(
         fingerprint=brk.fingerprint,
         status=FixStatus.ADVICE,
         file=brk.file,
         line=brk.line,
-        recipe=brk.fix,
+        recipe=recipe or brk.fix,
         title="no mechanical fix: the options",
         reason=reason,
         advice=options_for(brk, decides_branch=decides_branch),

@@ -19,7 +19,7 @@ from gbbot.fix.workspace import write_patch
 
 
 @dataclass(frozen=True)
-class Settled:
+class InPlace:
     """A round's verified patches once in place: what stands in the scratch copy now."""
 
     patches: tuple[FilePatch, ...]  # in place, one per file (`before`: the round's text)
@@ -86,7 +86,7 @@ def _verified_text(chosen: Sequence[Chosen]) -> FileReader:
     return lambda path: texts[path]
 
 
-def settle(scope: Scope, chosen: Sequence[Chosen], keep: Keep, progress: Callable[[str], None]) -> Settled:
+def put_in_place(scope: Scope, chosen: Sequence[Chosen], keep: Keep, progress: Callable[[str], None]) -> InPlace:
     """Combine the round's verified patches per file and put them in place; groups that share a
     file or an entrypoint are verified together, and a group that fails together is taken out."""
     patches, missed = planning.combine([c for _, c in chosen], _verified_text(chosen))
@@ -107,4 +107,4 @@ def settle(scope: Scope, chosen: Sequence[Chosen], keep: Keep, progress: Callabl
     )
     notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed] + refusals
     in_place = tuple(p for p in patches if p.path not in refused)
-    return Settled(in_place, kept, tuple(v for _, v in pairs), standing, report, tuple(notes))
+    return InPlace(in_place, kept, tuple(v for _, v in pairs), standing, report, tuple(notes))

@@ -94,7 +94,7 @@ def _dropped(planned: Planned, judgement: Judgement, names: Sequence[str], tried
 class Work:
     """One fixable break on its way through verification: which variant is next, whether it must
     run alone (it failed next to others, which must not be held against it), what failed.
-    Mutable on purpose: it is the loop state of `verify_all`, advanced by `settle`."""
+    Mutable on purpose: it is the loop state of `verify_all`, advanced by `advance`."""
 
     planned: Planned
     names: tuple[str, ...]
@@ -129,7 +129,7 @@ def pack(waiting: Sequence[Work]) -> list[Work]:
     return batch
 
 
-def settle(work: Work, judgement: Judgement, together: bool) -> FixResult | None:
+def advance(work: Work, judgement: Judgement, together: bool) -> FixResult | None:
     """The result once a candidate is verified or the last variant failed alone; else None."""
     if judgement.ok:
         return _verified(work.candidate, judgement, work.names, work.tried)
@@ -154,14 +154,14 @@ def verify_all(
     """Verify every fixable break's candidates, variants in order, as few runs as attribution
     allows: independent candidates share one run per entrypoint; a failure is re-checked alone."""
     works = [Work(p, run_set(scope, p, (path for c in p.candidates for path in c.paths))) for p in planned]
-    settled: dict[int, tuple[FixResult, Candidate | None]] = {}
-    while len(settled) < len(works):
-        batch = pack([w for i, w in enumerate(works) if i not in settled])
+    finished: dict[int, tuple[FixResult, Candidate | None]] = {}
+    while len(finished) < len(works):
+        batch = pack([w for i, w in enumerate(works) if i not in finished])
         progress(f"verifying {', '.join(_described(w) for w in batch)}…")
         judgements, _ = attempt([w.trial() for w in batch])
         for work, judgement in zip(batch, judgements, strict=True):
             candidate = work.candidate
-            result = settle(work, judgement, together=len(batch) > 1)
+            result = advance(work, judgement, together=len(batch) > 1)
             if result is not None:
-                settled[works.index(work)] = (result, candidate if result.status is FixStatus.VERIFIED else None)
-    return [settled[i] for i in range(len(works))]
+                finished[works.index(work)] = (result, candidate if result.status is FixStatus.VERIFIED else None)
+    return [finished[i] for i in range(len(works))]

@@ -20,7 +20,7 @@ from gbbot.core.model import GraphBreak, Mode, Origin, Report
 from gbbot.edges import git
 from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
-from gbbot.fix.apply import Chosen, Settled, settle, write_all
+from gbbot.fix.apply import Chosen, InPlace, put_in_place, write_all
 from gbbot.fix.batch import Scope, verify_all
 from gbbot.fix.engine import SourceError
 from gbbot.fix.measure import measure
@@ -133,7 +133,7 @@ def _round(
     baseline: Baseline,
     texts: tuple[dict[str, str], dict[str, str]],
     patches: Verified,
-) -> tuple[list[FixResult], Settled | None]:
+) -> tuple[list[FixResult], InPlace | None]:
     """Plan and verify fixes for `found` on the scratch copy as it stands, then put the verified
     ones in place and re-run what they touch. `texts`: each patched file's text before any round,
     and as earlier rounds left it; `patches` gets each verified fix's patches."""
@@ -153,7 +153,7 @@ def _round(
     results = rounding.numbered(_in_report_order(found, [*others, *fixes]), number)
     if not chosen:
         return results, None
-    return results, settle(scope, chosen, functools.partial(keep, rerun, baseline), ctx.options.progress)
+    return results, put_in_place(scope, chosen, functools.partial(keep, rerun, baseline), ctx.options.progress)
 
 
 def _in_original(originals: dict[str, str], current: dict[str, str], path: str, line: int) -> int | None:
@@ -230,20 +230,20 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
                     f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(revealed)})…"
                 )
             texts = (originals, current)
-            round_results, settled = _round(ctx, number, found, current_report, baseline, texts, verified)
+            round_results, in_place = _round(ctx, number, found, current_report, baseline, texts, verified)
             results += round_results
-            fixed = len(settled.kept) if settled else 0
+            fixed = len(in_place.kept) if in_place else 0
             rounds.append(Round(number, len(found), tuple(b for b, _ in revealed), fixed))
-            if settled is None:
+            if in_place is None:
                 found = []
                 break
-            for patch in settled.patches:
+            for patch in in_place.patches:
                 originals.setdefault(patch.path, patch.before)
                 current[patch.path] = patch.after
-            joint += settled.joint
-            notes += settled.notes
-            shown = rounding.revealed_breaks(baseline, settled.standing)
-            current_report, baseline = rounding.merged(current_report, settled.standing), settled.standing
+            joint += in_place.joint
+            notes += in_place.notes
+            shown = rounding.revealed_breaks(baseline, in_place.standing)
+            current_report, baseline = rounding.merged(current_report, in_place.standing), in_place.standing
             found = [f for f in _selected(shown, options) if f[0].fingerprint not in seen]
             seen.update(b.fingerprint for b, _ in found)
             revealed = [(rounding.in_original(b, originals, current), names) for b, names in found]

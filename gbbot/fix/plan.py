@@ -7,9 +7,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from gbbot.analysis import triggers
 from gbbot.analysis.branches import decides_branch
 from gbbot.analysis.classify import normalise_code
-from gbbot.analysis.labels import ITEM_ID
+from gbbot.analysis.labels import ITEM_ID, statement_of
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
@@ -122,7 +123,13 @@ def candidates(
     fed = brk.gb_id == ITEM_ID and decides_branch(text, brk.line)
     why_not: list[str] = [BRANCH_FED] if fed else []
     reader = _remembered(read or (lambda _path: text))
-    for recipe in choices(brk.fix):
+    family = recipe_family(brk, text)
+    statement = statement_of(brk, source_map(text))
+    for recipe in choices(family):
+        if not recipe.trigger.accepts(statement):  # the label said the same: no promise to keep
+            if recipe in variants(family):
+                why_not.append(f"line {brk.line} is not a pattern the {recipe.id} recipe rewrites ({recipe.title})")
+            continue
         if getattr(recipe, "at_compile_site", False):
             if getattr(recipe, "flag", None) == SCALARS and fed:
                 continue
@@ -138,10 +145,20 @@ def candidates(
             found += [with_setting] if with_setting else []
         elif outcome.applied:
             found.append(Candidate(brk, recipe, (FilePatch(brk.file, text, outcome.after),)))
-        if recipe in variants(brk.fix):  # a shape recipe that does not fit is no news
+        if recipe in variants(family):  # a shape recipe that does not fit is no news
             why_not += [why for _, why in outcome.missed]
     unique = {_written(c): c for c in reversed(found)}
     return tuple(c for c in found if unique[_written(c)] is c), tuple(why_not)
+
+
+def recipe_family(brk: GraphBreak, text: str) -> str | None:
+    """The recipe whose variants are tried (or said not to fit) for `brk`: its label, or, where the
+    label fell to advice because the statement is no shape the id's recipe takes, that recipe (its
+    variants then only say why not). An `.item()` whose number decides a branch says so instead."""
+    if brk.fix or brk.gb_id is None or (brk.gb_id == ITEM_ID and decides_branch(text, brk.line)):
+        return brk.fix
+    own = triggers.by_id(brk.gb_id)
+    return own.recipe if own else None
 
 
 def _written(candidate: Candidate) -> tuple[tuple[str, str], ...]:
@@ -274,9 +291,9 @@ class _NoPatch(Exception):
 
 def _call_site(
     brk: GraphBreak, read: FileReader, paths: Sequence[str]
-) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
+) -> tuple[tuple[Candidate, ...], tuple[str, ...], str | None]:
     """Candidates at the repository line of the break (for a break inside a library: the line that
-    calls into it)."""
+    calls into it), why the others do not fit, and the recipe family asked."""
     try:
         text = read(brk.file)
     except Unpatchable as exc:
@@ -285,7 +302,7 @@ def _call_site(
     if stale:
         raise _NoPatch(stale)
     try:
-        return candidates(brk, text, read, paths)
+        return (*candidates(brk, text, read, paths), recipe_family(brk, text))
     except engine.SourceError as exc:
         raise _NoPatch(f"{brk.file} does not parse ({exc}); nothing in it is patched") from None
 
@@ -300,21 +317,21 @@ def plan_break(
     if brk.origin is Origin.TORCH:
         return advice.advise(brk, "the break is inside torch itself; the options below are the documented ones")
     try:
-        found, why_not = _call_site(brk, read, paths)
+        found, why_not, family = _call_site(brk, read, paths)
     except _NoPatch as exc:
-        found, why_not, unpatchable = (), (), str(exc)
+        found, why_not, family, unpatchable = (), (), brk.fix, str(exc)
     else:
         unpatchable = None
     if found:
         return Planned(brk, entrypoints, found)
     if brk.origin is Origin.THIRD_PARTY:  # no patch at the call line: a scaffold, if a sound one exists
         return scaffold.scaffold(brk, lookup)
-    if not variants(brk.fix):
+    if not variants(family):
         fed = BRANCH_FED in why_not
         return advice.advise(brk, BRANCH_FED if fed else "no mechanical fix for this kind of break", decides_branch=fed)
     if unpatchable:
         return _skip(brk, unpatchable)
-    return advice.advise(brk, _joined(why_not), decides_branch=BRANCH_FED in why_not)
+    return advice.advise(brk, _joined(why_not), decides_branch=BRANCH_FED in why_not, recipe=family)
 
 
 NOT_A_PATTERN = re.compile(r"^line (\d+) is not a pattern the (\S+) recipe rewrites \((.*)\)$")
@@ -322,7 +339,7 @@ NOT_A_PATTERN = re.compile(r"^line (\d+) is not a pattern the (\S+) recipe rewri
 
 def _joined(why_not: Sequence[str]) -> str:
     """The reasons, each once; the variants of one recipe that all missed the same line said in
-    one sentence ("line 516 is not a pattern the data_branch recipes rewrite (…; …)")."""
+    one sentence ("line 516 is not a pattern the tensor_branch recipes rewrite (…; …)")."""
     said: dict[str, list[str]] = {}
     for why in dict.fromkeys(why_not):
         found = NOT_A_PATTERN.match(why)

@@ -258,7 +258,9 @@ def test_no_backend_imports_another_and_no_handler_another() -> None:
 # Edges that once crept in; each must be caught if it comes back.
 REINTRODUCED = [
     ("gbbot.publish.review", "gbbot.fix.present"),  # publishing re-parsing fix results
-    ("gbbot.render.markdown", "gbbot.fix.result"),
+    # the markdown reading fix results through the fix package (they lived in gbbot/fix/result.py
+    # until they moved to core/fixes; fix/present is where the fix package words them now)
+    ("gbbot.render.markdown", "gbbot.fix.present"),
     ("gbbot.backends.warm", "gbbot.analysis.reads"),  # a backend reaching into the analysis
     ("gbbot.action.analysis", "gbbot.analysis.report"),  # the action going around the library
     ("gbbot.action.outputs", "gbbot.fix.present"),
@@ -269,6 +271,8 @@ REINTRODUCED = [
 @pytest.mark.parametrize(("importer", "imported"), REINTRODUCED)
 def test_an_edge_that_crept_in_before_is_caught(importer: str, imported: str) -> None:
     graph = {module: set(targets) for module, targets in import_graph().items()}
+    # both ends are modules of the package as it is: an edge to a module that is gone tests nothing
+    assert importer in graph and imported in graph, f"{importer} -> {imported} names a module that does not exist"
     graph.setdefault(importer, set()).add(imported)
     layers = documented_layers(ARCHITECTURE.read_text(encoding="utf-8"))
     assert f"{importer} -> {imported}" in layer_violations(graph, layers)

@@ -1,17 +1,19 @@
-"""The recipes, by the `fix` id that gbbot/data/rules.yaml gives a break; variants in the order
-they are tried (the next one only when the one before did not match or was dropped).
+"""The recipes, by their `fix` id; variants in the order they are tried (the next one only when
+the one before did not match or was dropped). Which breaks each takes is its trigger
+(gbbot/analysis/triggers.py), the declaration the label asks too.
 
 Some recipes are chosen by the statement's shape rather than the id: a side-effect-only statement
 is guarded whatever break its arguments cause, and a deprecated `sdp_kernel` is replaced whatever
 break it reports. They are tried for every break, before the id's own variants (they change the
-least: nothing at all when not compiling), except where the id's first variant is the same guard.
+least: nothing at all when not compiling), except where the id's first variant is the same guard
+(its trigger `leads`).
 """
 
 from __future__ import annotations
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars
-from gbbot.fix.recipes.data_branch import CheckItemRaise, CheckScalarRaise, CheckTensorRaise, WhereInsteadOfBranch
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.graph_break import GraphBreakRemove
 from gbbot.fix.recipes.item import ItemConstant
@@ -21,6 +23,7 @@ from gbbot.fix.recipes.requires_grad import RequiresGradInit, RequiresGradSplit
 from gbbot.fix.recipes.sdp_kernel import SdpKernelReplace
 from gbbot.fix.recipes.side_effect import SideEffectGuard
 from gbbot.fix.recipes.skipped_call import SkippedCallGuard
+from gbbot.fix.recipes.tensor_branch import CheckItemRaise, CheckScalarRaise, CheckTensorRaise, WhereInsteadOfBranch
 from gbbot.fix.recipes.tolist import TolistTensor
 
 RECIPES: dict[str, tuple[type[Recipe], ...]] = {
@@ -37,12 +40,8 @@ RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "dynamic_shape": (DynamicShapeCaptureOps,),
     "side_effect": (SideEffectGuard,),
     "sdp_kernel": (SdpKernelReplace,),
-    "data_branch": (CheckTensorRaise, CheckScalarRaise, WhereInsteadOfBranch),
+    "tensor_branch": (CheckTensorRaise, CheckScalarRaise, WhereInsteadOfBranch),
 }
-BY_SHAPE: tuple[type[Recipe], ...] = (SideEffectGuard, SdpKernelReplace)
-# ids whose own first variant already guards the statement: their variants keep the lead (the
-# print recipe's guard, then its in-graph print), the shape recipes follow as a fallback
-GUARDING = frozenset({"print", "logger", "skipped_call"})
 
 
 def variants(recipe_id: str | None) -> tuple[type[Recipe], ...]:
@@ -50,10 +49,10 @@ def variants(recipe_id: str | None) -> tuple[type[Recipe], ...]:
 
 
 def choices(recipe_id: str | None) -> tuple[type[Recipe], ...]:
-    """Every recipe worth trying for a break with this `fix` id, in preference order."""
-    own = variants(recipe_id)
-    ordered = (*own, *BY_SHAPE) if recipe_id in GUARDING else (*BY_SHAPE, *own)
-    return tuple(dict.fromkeys(ordered))
+    """Every recipe worth trying for a break with this `fix` id, in preference order (each still
+    only where its trigger accepts the statement)."""
+    tried = triggers.tried(triggers.BY_RECIPE.get(recipe_id or ""))
+    return tuple(dict.fromkeys(v for trigger in tried for v in variants(trigger.recipe)))
 
 
 def all_variants() -> tuple[type[Recipe], ...]:

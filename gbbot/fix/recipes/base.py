@@ -16,6 +16,8 @@ from typing import ClassVar
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
+from gbbot.analysis.triggers import Trigger
+
 Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 MARKER = "# BREAK"
 Released = tuple[str, str, "str | None"]  # `from MODULE import NAME [as ALIAS]`
@@ -57,12 +59,18 @@ class Recipe(cst.CSTVisitor):
     `record`. They never transform."""
 
     METADATA_DEPENDENCIES: ClassVar[Sequence] = (PositionProvider, ParentNodeProvider, QualifiedNameProvider)
-    id: ClassVar[str]  # the `fix` id in gbbot/data/rules.yaml
+    trigger: ClassVar[Trigger]  # which breaks it takes: the same declaration the label asks
+    id: ClassVar[str]  # the `fix` id: its trigger's
     variant: ClassVar[str] = "default"
     title: ClassVar[str]  # what it does, in a few words
     description: ClassVar[str]  # what it changes and why; when it may change behaviour
     examples: ClassVar[tuple[Example, ...]] = ()
     untouched: ClassVar[tuple[str, ...]] = ()  # look-alikes that must produce no edit
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "trigger" in cls.__dict__:
+            cls.id = cls.trigger.recipe
 
     def __init__(self, site: BreakSite, names: Names) -> None:
         super().__init__()

@@ -19,6 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example
 
 COMPILE = "torch.compile"
@@ -284,7 +285,7 @@ LOOK_ALIKES = (
 
 
 class ItemCaptureScalars(CompileSiteConfig):
-    id = "item"
+    trigger = triggers.ITEM
     variant = "capture_scalar_outputs"
     flag = "capture_scalar_outputs"
     title = "turn on `capture_scalar_outputs` for the compile that traces it"
@@ -315,7 +316,7 @@ class ItemCaptureScalars(CompileSiteConfig):
 
 
 class DynamicShapeCaptureOps(CompileSiteConfig):
-    id = "dynamic_shape"
+    trigger = triggers.DYNAMIC_SHAPE
     variant = "capture_dynamic_output_shape_ops"
     flag = "capture_dynamic_output_shape_ops"
     title = "turn on `capture_dynamic_output_shape_ops` for the compile that traces it"

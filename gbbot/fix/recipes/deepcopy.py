@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example
 
 
 class DeepcopyClone(Recipe):
-    id = "deepcopy"
+    trigger = triggers.DEEPCOPY
     variant = "clone"
     title = "copy the tensor with `.detach().clone()`"
     description = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example
 
 INT_TENSORS = ("IntTensor", "LongTensor", "ShortTensor")
@@ -63,7 +64,7 @@ class _Assignments(cst.CSTVisitor):
 
 
 class ItemConstant(Recipe):
-    id = "item"
+    trigger = triggers.ITEM
     variant = "constant"
     title = "read the Python int the tensor was built from"
     description = (

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
 
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 
 
 class LoggerGuard(Recipe):
-    id = "logger"
+    trigger = triggers.LOGGER
     variant = "guard"
     title = "guard the logger call with `torch.compiler.is_compiling()`"
     description = (

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
 
 
 class PrintGuard(Recipe):
-    id = "print"
+    trigger = triggers.PRINT
     variant = "guard"
     title = "guard the print with `torch.compiler.is_compiling()`"
     description = (
@@ -75,7 +76,7 @@ class PrintGuard(Recipe):
 
 
 class PrintHop(Recipe):
-    id = "print"
+    trigger = triggers.PRINT
     variant = "hop"
     title = "print through `torch._higher_order_ops.print`"
     description = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example
 
 COMPILE = ("torch.compile",)
@@ -40,7 +41,7 @@ def _forwarded(params: cst.Parameters, skip_first: bool) -> list[cst.Arg]:
 
 
 class RequiresGradSplit(Recipe):
-    id = "requires_grad"
+    trigger = triggers.REQUIRES_GRAD
     variant = "split"
     title = "set requires_grad before entering the compiled function"
     description = (
@@ -169,7 +170,7 @@ class RequiresGradSplit(Recipe):
 
 
 class RequiresGradInit(Recipe):
-    id = "requires_grad"
+    trigger = triggers.REQUIRES_GRAD
     variant = "init"
     title = "set the module attribute's requires_grad once, in `__init__`"
     description = (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Edit, Recipe, code, example
 
 SDP_KERNEL = "torch.backends.cuda.sdp_kernel"
@@ -36,7 +37,7 @@ def enabled(call: cst.Call) -> dict[str, bool] | None:
 
 
 class SdpKernelReplace(Recipe):
-    id = "sdp_kernel"
+    trigger = triggers.SDP_KERNEL_CALL
     variant = "sdpa_kernel"
     title = "replace the deprecated `sdp_kernel` with `torch.nn.attention.sdpa_kernel`"
     description = (

@@ -12,6 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider
 
+from gbbot.analysis import triggers
 from gbbot.analysis.side_effects import LOG_METHODS, LOGGER_NAME, LOGGING_PACKAGES, SIDE_EFFECT_CALLS
 from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
 
@@ -24,7 +25,7 @@ def _mutates(node: cst.CSTNode) -> bool:
 
 
 class SideEffectGuard(Recipe):
-    id = "side_effect"
+    trigger = triggers.SIDE_EFFECT
     variant = "guard"
     title = "guard the side-effect-only statement with `torch.compiler.is_compiling()`"
     description = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
 
 # Side effects that have no meaning inside a graph: guard the statement.
@@ -22,7 +23,7 @@ CLOCKS = {
 
 
 class SkippedCallGuard(Recipe):
-    id = "skipped_call"
+    trigger = triggers.SKIPPED_CALL
     variant = "guard"
     title = "keep the skipped call out of the graph with `torch.compiler.is_compiling()`"
     description = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe, code, example
 
 TENSOR_FROM_LIST = ("torch.tensor", "torch.as_tensor")
@@ -58,7 +59,7 @@ class _Uses(cst.CSTVisitor):
 
 
 class TolistTensor(Recipe):
-    id = "tolist"
+    trigger = triggers.TOLIST
     variant = "tensor"
     title = "keep the values a tensor instead of a Python list"
     description = (

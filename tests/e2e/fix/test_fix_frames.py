@@ -98,7 +98,7 @@ def test_three_rounds_each_fixing_what_the_last_revealed_end_with_one_graph(in_g
     git(in_git_dir, "commit", "-q", "-m", "debugging")
     run = gbbot(in_git_dir, "fix", "--apply", tmp=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "gbbot fix: round 2: revealed 1 break (GB0170 data_branch at debugged.py:23), fixed 1" in run.stderr
+    assert "gbbot fix: round 2: revealed 1 break (GB0170 tensor_branch at debugged.py:23), fixed 1" in run.stderr
     assert "gbbot fix: round 3: revealed 1 break (GB0059 print at debugged.py:26), fixed 1" in run.stderr
     assert "frames running eagerly 1 → 0" in run.stderr and run.stdout.count("— verified") == 3
     text = (in_git_dir / "debugged.py").read_text()

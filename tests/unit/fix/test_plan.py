@@ -411,8 +411,8 @@ def test_the_check_is_not_offered_without_a_compile_to_put_the_setting_on(tmp_pa
 
 def test_a_data_dependent_branch_that_fits_neither_rewrite_keeps_the_advice(tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
-    branching = brk(6, "if x.sum() > 0:", gb_id="GB0170", gb_type="Data-dependent branching", fix="data_branch")
+    branching = brk(6, "if x.sum() > 0:", gb_id="GB0170", gb_type="Data-dependent branching", fix="tensor_branch")
     _, (result,) = run_plan(tmp_path, branching)
     assert result.status is FixStatus.ADVICE
-    assert "not a pattern the data_branch recipes rewrite (torch._check instead of a raise" in result.reason
+    assert "not a pattern the tensor_branch recipes rewrite (torch._check instead of a raise" in result.reason
     assert any("torch.where" in a.text for a in result.advice) and any("torch.cond" in a.text for a in result.advice)

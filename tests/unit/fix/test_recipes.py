@@ -57,7 +57,7 @@ def test_every_recipe_has_examples_and_look_alikes():
         "dynamic_shape",
         "side_effect",
         "sdp_kernel",
-        "data_branch",
+        "tensor_branch",
     }
     for recipe in all_variants():
         assert recipe.examples and recipe.untouched, recipe.__name__

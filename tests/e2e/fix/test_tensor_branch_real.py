@@ -70,8 +70,8 @@ def test_a_raise_on_an_item_becomes_a_check_and_the_setting_goes_on_the_models_c
 
 def test_a_raise_on_a_boolean_tensor_becomes_a_check_of_its_item(session):
     (brk,) = next(e for e in session.run.report.entrypoints if e.name == "checked_tensor").breaks
-    assert (brk.gb_id, brk.fix) == ("GB0170", "data_branch")
-    _verified(session.result("checked_tensor"), "data_branch", "check")
+    assert (brk.gb_id, brk.fix) == ("GB0170", "tensor_branch")
+    _verified(session.result("checked_tensor"), "tensor_branch", "check")
     text = session.text("checked_tensor")
     assert '    torch._check(torch.sym_not((idx < 0).any().item()), lambda: "negative token id")\n' in text
     # a compiled module that is kept: the setting is turned on in the statement before its compile
@@ -82,14 +82,14 @@ def test_with_the_setting_already_on_the_branch_on_an_item_gets_the_check_alone(
     ids = sorted(b.gb_id or "" for e in session.run.report.entrypoints if e.name == "captured" for b in e.breaks)
     assert "GB0170" in ids  # the traced .item() feeds the if: a data-dependent branch
     result = session.result("captured", "GB0170")
-    _verified(result, "data_branch", "check_scalar")
+    _verified(result, "tensor_branch", "check_scalar")
     assert len(result.hunks) == 1  # the compile already has the setting
     text = session.text("captured")
     assert '    torch._check(torch.sym_not(idx.max().item() >= size), lambda: "token id out of range")\n' in text
 
 
 def test_a_branch_that_picks_one_of_two_values_becomes_torch_where(session):
-    _verified(session.result("picked"), "data_branch", "where")
+    _verified(session.result("picked"), "tensor_branch", "where")
     text = session.text("picked")
     assert "    y = torch.where(mask.sum() > 0, x + 1, x - 1)\n    return y\n" in text
     assert "else:" not in text
@@ -146,13 +146,13 @@ def test_an_assert_on_an_item_becomes_a_check_that_still_raises_when_compiled(se
 def test_a_raise_after_a_side_effect_keeps_the_advice_and_no_patch(session):
     result = session.result("logged_raise")
     assert result.status is FixStatus.ADVICE and result.diff is None
-    assert "line 8 is not a pattern the data_branch recipes rewrite (torch._check" in result.reason
+    assert "line 8 is not a pattern the tensor_branch recipes rewrite (torch._check" in result.reason
     assert any("torch.cond" in a.text for a in result.advice)
     assert session.text("logged_raise") == (PROJECT / "branchdemo/logged_raise.py").read_text()
 
 
 def test_values_of_different_shapes_are_dropped_by_the_verification_run(session):
     result = session.result("reduced")
-    assert (result.status, result.recipe, result.variant) == (FixStatus.DROPPED, "data_branch", "where")
+    assert (result.status, result.recipe, result.variant) == (FixStatus.DROPPED, "tensor_branch", "where")
     assert "The values for attribute 'shape' do not match" in result.reason
     assert session.text("reduced") == (PROJECT / "branchdemo/reduced.py").read_text()
