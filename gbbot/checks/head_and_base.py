@@ -4,9 +4,13 @@ the base's report from a baseline file or the cache), and report what changed.
 The head side is the working tree as it is, uncommitted edits included (what the user is
 working on); a note says so when the tree is dirty. The base side is the merge-base, checked out
 in a temporary worktree and always removed. The head's .gbbot.yml defines both sides' entrypoints.
-When the head's runs recorded what they read (the warm server), the head runs first and the base
-runs only the entrypoints whose reads the change touches (gbbot/analysis/reads.py); the others' base
-results are the head's, and a note says which.
+
+The walk is three steps: `gather` asks git, the baseline file, the recorded base and the cache
+what is known; checks/plan.py decides from those facts, once, which sides run which entrypoints
+and where the base comes from; `execute` runs that plan. When the head's runs record what they
+read (the warm server), the head runs first and the base runs only the entrypoints whose reads
+the change touches (gbbot/analysis/reads.py); the others' base results are the head's, and a note
+says which.
 """
 
 from __future__ import annotations
@@ -19,12 +23,12 @@ from pathlib import Path
 
 from gbbot.analysis import break_diff, reads, report
 from gbbot.analysis.source import SourceMap, SourceTree, source_map
-from gbbot.checks import baseline
+from gbbot.checks import baseline, plan
 from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select
 from gbbot.core.config import Config
 from gbbot.core.errors import GitError, ReportError
-from gbbot.core.model import Diff, Reads, Report, RunOutcome, Status
+from gbbot.core.model import Diff, Reads, Report, RunOutcome
 from gbbot.edges import git
 from gbbot.edges.console import say
 
@@ -84,11 +88,10 @@ def setup(root: Path, config: Config, options: DiffOptions) -> Setup:
     return Setup(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
 
 
-def dirty_note(p: Setup) -> str | None:
-    changed = git.changed_paths(p.top)
+def dirty_note(head_sha: str | None, changed: Sequence[str]) -> str | None:
     if not changed:
         return None
-    head = (git.head_sha(p.top) or "HEAD")[:7]
+    head = (head_sha or "HEAD")[:7]
     return (
         f"The head side is the working tree with uncommitted changes ({len(changed)} "
         f"path{'s' * (len(changed) != 1)}: {_listed(changed)}), "
@@ -157,22 +160,39 @@ class _Run:
     progress: Progress
     log: Log
 
-    def runs(self, sides: int) -> OnDone:
-        return self.progress(sides * len(select(self.setup.config, self.setup.options)))
+
+# --- the facts, gathered at the edges ------------------------------------------------------------
 
 
-def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
+def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
+    """What git, the baseline file, the recorded base and the cache say, before anything runs. A
+    known base is looked for only when the head is not the merge-base itself."""
+    p = r.setup
+    same = head_sha == p.base_sha and not changed
+    expected = p.expected(baseline.installed_torch())
+    caching = r.options.cache is not None and baseline.CacheKey.for_run(expected) is not None
+    return plan.Facts(
+        entrypoints=tuple(e.name for e in select(p.config, p.options)),
+        same_commit=same,
+        known=None if same else known_baseline(r, expected),
+        records_reads=records_reads(p),
+        jobs=p.options.jobs,
+        caching=caching,
+        allow_mismatch=r.options.allow_mismatch,
+    )
+
+
+def known_baseline(r: _Run, expected: baseline.Expected) -> plan.Known | None:
     """The base report without running it: from the baseline file, the audit's record, or a
     cache hit."""
     p, options = r.setup, r.options
-    expected = p.expected(baseline.installed_torch())
     if options.baseline:
         found, mismatched = baseline.from_file(options.baseline, expected, options.allow_mismatch)
-        return found, "file", baseline.label(mismatched, options.baseline)
+        return plan.Known(found, plan.KnownFrom.FILE, "file", tuple(baseline.label(mismatched, options.baseline)))
     if options.recorded:
         found = options.recorded.find(p.top, expected, r.log)
         if found is not None:
-            return found, options.recorded.name, []
+            return plan.Known(found, plan.KnownFrom.RECORD, options.recorded.name)
     key = baseline.CacheKey.for_run(expected) if options.cache else None
     if key is None:
         if options.cache:
@@ -182,14 +202,13 @@ def known_baseline(r: _Run) -> tuple[Report, str, list[str]] | None:
     cached = cache.load(key, expected)
     if cached is not None:
         r.log(f"baseline for {p.base_sha[:7]} from the cache ({key.path(cache.directory)})")
-        return cached, "cache", []
+        return plan.Known(cached, plan.KnownFrom.CACHE, "cache")
     return None
 
 
-def head_is_base(p: Setup) -> bool:
-    """The merge-base is the commit checked out, unchanged: a commit made on the base branch (or a
-    diff asked for on it). Running the base would run the same code again."""
-    return git.head_sha(p.top) == p.base_sha and not git.changed_paths(p.top)
+def records_reads(p: Setup) -> bool:
+    """Whether the runs record what they read: the warm server does."""
+    return p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm
 
 
 def nothing_to_compare_note(p: Setup) -> str:
@@ -200,62 +219,53 @@ def nothing_to_compare_note(p: Setup) -> str:
     )
 
 
-def sides(r: _Run) -> Sides:
-    p = r.setup
-    if head_is_base(p):
-        head = check(p.root, p.config, p.options, r.runs(1))  # the base is this same run
+# --- the plan, executed ----------------------------------------------------------------------------
+
+
+def execute(to_do: plan.Plan, r: _Run) -> Sides:
+    """Run what the plan says, and nothing it does not."""
+    if to_do.same_commit:
+        p = r.setup
+        head = check(p.root, p.config, p.options, r.progress(len(to_do.head)))  # the base is this same run
         return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),))
-    known = known_baseline(r)
-    return _run_both_and_cache(r) if known is None else _with_known(r, *known)
-
-
-def _with_known(r: _Run, base: Report, source: str, notes: list[str]) -> Sides:
-    """Only the head runs; then what only its run can tell (the torch its entrypoints really
-    imported) is checked against the baseline."""
-    p = r.setup
-    head = check(p.root, p.config, p.options, r.runs(1))
-    recorded = r.options.recorded
-    if recorded is not None and source == recorded.name:
-        late, base = recorded.settled(base, head)
-    else:
-        late = baseline.torch_mismatch(base, head.torch_version)
-    if late is None:
-        return Sides(head, base, source, tuple(notes))
-    if source == "cache" or (recorded is not None and source == recorded.name):
-        what = "cached baseline" if source == "cache" else recorded.what
-        r.log(f"the {what} does not fit ({late}): running the base")
-        return Sides(head, _run_base_only(p), "run")
-    if not r.options.allow_mismatch:
-        raise ReportError(baseline.refusal(r.options.baseline or "", [late]))
-    labels = (*notes, *baseline.label([late], r.options.baseline or ""))
-    return Sides(head, base, source, tuple(dict.fromkeys(labels)))  # the file check may have said it
-
-
-def _run_both_and_cache(r: _Run) -> Sides:
-    p, cache = r.setup, r.options.cache
-    from_head: tuple[str, ...] = ()
-    if head_first(p):
+    if to_do.known is not None:
+        return _with_known(to_do, to_do.known, r)
+    if to_do.base is plan.BaseRun.AFTER_HEAD:
         head, base, notes, from_head = head_then_base(r)
     else:
-        (head, base), notes = run_both(p, r.runs(2)), ()
-    key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch())) if cache else None
+        (head, base), notes, from_head = run_both(r.setup, r.progress(2 * len(to_do.head))), (), ()
     # A base made partly of the head's results is no report of the base: it would outlive this
     # PR under the base's SHA, and the head's code wrote the record that let the base be skipped.
-    if key is not None and baseline.cacheable(base) and not from_head:
-        baseline.Cache(cache).store(key, base)
+    if to_do.keep and baseline.cacheable(base) and not from_head:
+        _store(r, base)
     return Sides(head, base, "run", notes, from_head)
 
 
-def head_first(p: Setup) -> bool:
-    """Whether the head runs before the base, so that the base runs only what the change can
-    affect. Worth it when the runs record what they read (the warm server), and never slower one
-    at a time; otherwise, with --jobs to spare, both sides run at once."""
-    warm = p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm
-    return warm or p.options.jobs < 2
+def _store(r: _Run, base: Report) -> None:
+    key = baseline.CacheKey.for_run(r.setup.expected(baseline.installed_torch()))
+    if key is not None and r.options.cache is not None:
+        baseline.Cache(r.options.cache).store(key, base)
 
 
-# Statuses the same inputs give again: a timeout or a crash may not.
-REPEATABLE = (Status.OK, Status.NO_COMPILE)
+def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
+    """Only the head runs; then what only its run can tell (the torch its entrypoints really
+    imported) is checked against the baseline, and the plan says what a misfit leads to."""
+    p, recorded = r.setup, r.options.recorded
+    head = check(p.root, p.config, p.options, r.progress(len(to_do.head)))
+    if known.origin is plan.KnownFrom.RECORD and recorded is not None:
+        late, base = recorded.settled(known.report, head)
+    else:
+        late, base = baseline.torch_mismatch(known.report, head.torch_version), known.report
+    if late is None:
+        return Sides(head, base, known.source, known.notes)
+    if to_do.unfit is plan.Unfit.RUN:
+        what = recorded.what if recorded is not None and known.origin is plan.KnownFrom.RECORD else "cached baseline"
+        r.log(f"the {what} does not fit ({late}): running the base")
+        return Sides(head, _run_base_only(p), "run")
+    if to_do.unfit is plan.Unfit.REFUSE:
+        raise ReportError(baseline.refusal(r.options.baseline or "", [late]))
+    labels = (*known.notes, *baseline.label([late], r.options.baseline or ""))
+    return Sides(head, base, known.source, tuple(dict.fromkeys(labels)))  # the file check may have said it
 
 
 def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...], tuple[str, ...]]:
@@ -270,7 +280,8 @@ def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...], tuple[str,
         on_head(outcome)
 
     head = check(p.root, p.config, p.options, collect)
-    why = rerun_reasons(p, head, seen)
+    changes = working_changes(p) if plan.recorded_any(head, seen) else None  # else spare the git calls
+    why = plan.base_reruns(head, seen, changes, tops(p))
     same = [e.name for e in head.entrypoints if e.name not in why]
     if same:  # the skipping is at work: say why each of the others runs on the base
         for name, reason in why.items():
@@ -279,20 +290,15 @@ def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...], tuple[str,
     return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints)), tuple(same)
 
 
-def rerun_reasons(p: Setup, head: Report, seen: Mapping[str, Reads | None]) -> dict[str, str]:
-    """Entrypoint name → why its base must run; those missing may take the head's result."""
-    why = {e.name: f"it ended {e.status.value}" for e in head.entrypoints if e.status not in REPEATABLE}
-    rest = [e.name for e in head.entrypoints if e.name not in why]
-    if not any(seen.get(name) for name in rest):  # nothing to compare: spare the git calls
-        return {**why, **{name: reads.NOT_RECORDED for name in rest}}
+def working_changes(p: Setup) -> reads.Changes:
+    """The working tree against the base commit, as git says it now."""
     base_files, name_status = git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha)
-    changes = reads.Changes.of(base_files, name_status, git.untracked(p.top))
-    tops = tuple(dict.fromkeys((str(p.top), str(p.top.resolve()))))
-    for name in rest:
-        reason = reads.why_rerun(seen.get(name), changes, tops)
-        if reason:
-            why[name] = reason
-    return why
+    return reads.Changes.of(base_files, name_status, git.untracked(p.top))
+
+
+def tops(p: Setup) -> tuple[str, ...]:
+    """The repository's top level as given and as resolved: a record may name either."""
+    return tuple(dict.fromkeys((str(p.top), str(p.top.resolve()))))
 
 
 def _run_base_for(p: Setup, names: Sequence[str], on_done: OnDone) -> Report:
@@ -358,11 +364,13 @@ def run_diff(
 ) -> DiffRun:
     """The head's report with its diff against the merge-base of `options.base` and HEAD."""
     p = setup(root, config, options)
-    note = dirty_note(p)
+    head_sha, changed = git.head_sha(p.top), git.changed_paths(p.top)
+    note = dirty_note(head_sha, changed)
     log(f"comparing with {p.base_ref} at merge-base {p.base_sha[:7]}")
     if note:
         log(note.replace("`", ""))
-    s = sides(_Run(p, options, progress, log))
+    r = _Run(p, options, progress, log)
+    s = execute(plan.decide(gather(r, head_sha, changed)), r)
     packages = packages_note(p)
     if packages:
         s = replace(s, notes=(*s.notes, packages))
