@@ -16,7 +16,7 @@ from typing import Any
 
 from gbbot.analysis import report as report_
 from gbbot.core import counts, limits
-from gbbot.core.model import Report
+from gbbot.core.model import ChangeState, Report
 from gbbot.publish.content import Content, fitted
 from gbbot.render import markdown
 
@@ -75,7 +75,8 @@ def has_news(report: Report) -> bool:
     failed = any(e.status not in counts.CLEAN for e in report.entrypoints)
     recompiles = diff.recompiles if diff else None
     recompiled = bool(recompiles and (recompiles.new or recompiles.fixed))
-    return bool(report_.new_breaks(report)) or bool(diff and (diff.fixed or diff.hidden)) or recompiled or failed
+    gone = bool(diff and any(c.state in (ChangeState.FIXED, ChangeState.HIDDEN) for c in diff.changes))
+    return bool(report_.new_breaks(report)) or gone or recompiled or failed
 
 
 def body(report: Report, content: Content, header: str, previous: Marker | None) -> tuple[str, Marker]:

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from gbbot.analysis import recompile
 from gbbot.core import counts
-from gbbot.core.model import GraphBreak, Recompilation, RecompileReason, Report, Status
+from gbbot.core.model import ChangeState, GraphBreak, Recompilation, RecompileReason, Report, Status
 from gbbot.render.findings import compile_error_words
 
 STATUS_STYLE = {
@@ -50,7 +50,6 @@ def entrypoint_table(report: Report) -> Table:
 
 
 def break_table(report: Report) -> Table:
-    new = set(report.diff.new) if report.diff else None
     table = Table(title="Graph breaks, highest impact first", title_justify="left")
     for column in ("#", "id", "category", "where", "code", "n", "note"):
         table.add_column(column, overflow="fold")
@@ -60,7 +59,7 @@ def break_table(report: Report) -> Table:
         seen.add(brk.fingerprint)
         counted = each[brk.fingerprint]
         notes = []
-        if new is not None and brk.fingerprint in new:
+        if report.diff is not None and report.diff.state(brk) is ChangeState.NEW:
             notes.append("[bold]NEW[/]")
         if brk.fullgraph_failure:
             notes.append("[red]made the fullgraph compile fail[/]")

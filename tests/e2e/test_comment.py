@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gbbot.analysis import report
+from gbbot.core.model import ChangeState
 from gbbot.publish import comment
 from gbbot.publish.content import Content, fitted
 from gbbot.render.markdown import SourceLinks
@@ -75,7 +76,7 @@ def test_every_line_link_points_at_the_line_it_names(example) -> None:
         assert shown.strip(), f"{path}:{line} at {sha[:7]} is an empty line"
     new = next(b for b in made.breaks if b.fingerprint in made.diff.new)
     assert "warnings.warn" in line_at(repo, head, new.file, new.line)
-    (fixed,) = made.diff.fixed_breaks
+    (fixed,) = made.diff.breaks(ChangeState.FIXED)
     assert "print(" in line_at(repo, made.diff.base_sha, fixed.file, fixed.line)
     assert f"{WEB}/blob/{made.diff.base_sha}/{fixed.file}#L{fixed.line}" in text
 

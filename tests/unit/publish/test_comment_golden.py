@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot.core.model import Diff, EntrypointDiff, Frame, FrameRef, Status
+from gbbot.core.model import BreakChange, ChangeState, Diff, EntrypointDiff, Frame, FrameRef, Status
 from gbbot.publish import comment
 from gbbot.publish.comment import CommentMode
 from gbbot.publish.content import Content, fitted
@@ -125,17 +125,16 @@ def hides_one():
     diff = Diff(
         base_ref="main",
         base_sha=BASE_SHA,
-        new=(LOOP.fingerprint,),
-        fixed=(),
-        persisting=(ITEM.fingerprint,),
+        changes=(
+            BreakChange(LOOP, ChangeState.NEW, ("train-step",)),
+            BreakChange(ITEM, ChangeState.PERSISTING, ("train-step",)),
+            BreakChange(COPIED, ChangeState.HIDDEN, ("train-step",), hidden_by=LOOP),
+        ),
         entrypoints=(
             EntrypointDiff(
                 "train-step", (LOOP.fingerprint,), (), (ITEM.fingerprint,), graph_delta=-1, hidden=(COPIED.fingerprint,)
             ),
         ),
-        hidden=(COPIED.fingerprint,),
-        hidden_breaks=(COPIED,),
-        hidden_by=((COPIED.fingerprint, LOOP.fingerprint),),
     )
     return report_of(head, commit=HEAD_SHA, diff=diff)
 
@@ -163,7 +162,7 @@ def only_recompiles():
         file="pkg/train_loop.py",
     )
     made = recompiled_report([ITEM], recompiles=(INFO, DTYPE, grad), persisting=(DTYPE,))
-    diff = replace(made.diff, new=(), persisting=(ITEM.fingerprint,), entrypoints=())
+    diff = replace(made.diff, changes=(BreakChange(ITEM, ChangeState.PERSISTING),), entrypoints=())
     return replace(made, commit=HEAD_SHA, diff=diff)
 
 
@@ -173,9 +172,7 @@ def started_failing():
     diff = Diff(
         base_ref="main",
         base_sha=BASE_SHA,
-        new=(),
-        fixed=(),
-        persisting=(ITEM.fingerprint,),
+        changes=(BreakChange(ITEM, ChangeState.PERSISTING, ("train-step",)),),
         entrypoints=(
             EntrypointDiff("train-step", (), (), (ITEM.fingerprint,), graph_delta=0),
             EntrypointDiff("bench", (), (), (), graph_delta=-3),
