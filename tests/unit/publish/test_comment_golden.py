@@ -17,7 +17,7 @@ import pytest
 from gbbot.core.model import BreakChange, ChangeState, Diff, EntrypointDiff, Frame, FrameRef, Status
 from gbbot.publish import comment
 from gbbot.publish.comment import CommentMode
-from gbbot.publish.content import Content, fitted
+from gbbot.publish.content import Content, Texts, fitted
 from gbbot.render.markdown import SourceLinks
 from tests.builders import (
     BASE_SHA,
@@ -193,7 +193,7 @@ CASES = {
 
 def shown(made, gb_fix: bool = True) -> str:
     """The comment's text as posted (without the marker line the body starts with)."""
-    body, _ = comment.body(made, replace(CONTENT, gb_fix=gb_fix), "", None)
+    body, _ = comment.body(Texts(made), replace(CONTENT, gb_fix=gb_fix), "", None)
     return body.split("\n", 1)[1]
 
 
@@ -262,7 +262,7 @@ def test_no_change_posts_nothing_in_changes_mode() -> None:
     made = no_change()
     text = shown(made)
     assert text.splitlines()[2] == "This PR makes no change in graph breaks or recompilations."
-    _, marker = comment.body(made, CONTENT, "", None)
+    _, marker = comment.body(Texts(made), CONTENT, "", None)
     assert not comment.has_news(made)
     assert comment.decide(CommentMode.CHANGES, marker, None, comment.has_news(made)) is comment.Action.LEAVE
 
@@ -289,7 +289,7 @@ def test_the_comment_is_shorter_than_the_full_report_and_keeps_the_warning_notes
     made = adds_one()
     made = replace(made, diff=replace(made.diff, notes=(reused, mismatch)))
     posted = shown(made)
-    summary = fitted(made, CONTENT, 1_000_000)
+    summary = fitted(Texts(made), CONTENT, 1_000_000)
     assert "was not run again" not in posted and "was not run again" in summary
     assert "does not match this run" in posted
     assert len(posted) < len(summary)
@@ -298,8 +298,8 @@ def test_the_comment_is_shorter_than_the_full_report_and_keeps_the_warning_notes
 def test_links_do_not_make_every_commit_a_new_comment() -> None:
     made = adds_one()
     moved = replace(made, commit="1" * 40)
-    a = comment.content_hash(made, CONTENT)
-    b = comment.content_hash(moved, replace(CONTENT, links=SourceLinks(WEB, "1" * 40)))
+    a = comment.content_hash(Texts(made), CONTENT)
+    b = comment.content_hash(Texts(moved), replace(CONTENT, links=SourceLinks(WEB, "1" * 40)))
     assert a == b
 
 

@@ -18,7 +18,7 @@ from gbbot.analysis.policy import Policy
 from gbbot.core import counts
 from gbbot.core.model import BreakChange, ChangeState, Diff, EntrypointDiff, Report
 from gbbot.publish import checkrun, comment
-from gbbot.publish.content import Content
+from gbbot.publish.content import Content, Texts
 from gbbot.render import annotations, markdown, sarif, terminal
 from tests.builders import BASE_SHA, HEAD_SHA, entrypoint, report_of, traced_break
 
@@ -64,7 +64,7 @@ def views(report: Report) -> dict[str, object]:
     terminal.render(report, console)
     return {
         "markdown": markdown.render(report),
-        "comment": comment.body(report, Content(), "", None),
+        "comment": comment.body(Texts(report), Content(), "", None),
         "news": comment.has_news(report),
         "check run": (checkrun.title(report), checkrun.annotations(report, policy)),
         "sarif": sarif.render(report, policy),
