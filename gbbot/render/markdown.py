@@ -203,7 +203,7 @@ def hidden_note(change: BreakChange) -> str:
     hider = change.hidden_by
     if hider is None:
         return "its frame now runs eagerly because of a new break, so it is no longer traced"
-    frames = eager_frames(hider)
+    frames = made_eager(hider)
     frame = f" {listed([md_code(f.qualname or f.function) for f in frames])}" if frames else ""
     place = md_code(f"{hider.file}:{hider.line}")
     return f"the new break at {place} makes its frame{frame} run eagerly, so it is no longer traced"
@@ -395,10 +395,11 @@ def todo(item: Item, options: Options) -> str:
     return md_link("see the documentation", doc) if doc else ""
 
 
-def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:
+def made_eager(brk: GraphBreak) -> tuple[FrameRef, ...]:
     """The frames this break makes run eagerly: the report's (the frame Dynamo was compiling,
     often a caller that inlined the break's function), else, from a report made before frames
-    were recorded, the break's own function."""
+    were recorded, the break's own function. (One break's, for its card: not an entrypoint's or a
+    report's frames that run eagerly, which analysis/frames.py and core/counts.py give.)"""
     if brk.makes_eager:
         return brk.makes_eager
     return (FrameRef(brk.file, 0, brk.function),) if brk.frame_skipped else ()  # 0: its first line is not known
@@ -417,7 +418,7 @@ def frame_link(ref: FrameRef, links: SourceLinks | None) -> str:
 
 def eager_words(item: Item, links: SourceLinks | None) -> str:
     """`makes `Net.forward` (model.py:12) run eagerly`, or "" when it makes no frame eager."""
-    found = eager_frames(item.brk) if item.frame_eager else ()
+    found = made_eager(item.brk) if item.frame_eager else ()
     if not found:
         return ""
     named = listed([frame_link(f, links) for f in found])
@@ -429,7 +430,7 @@ def frame_note(item: Item, links: SourceLinks | None = None) -> str:
     if not words:
         return ""
     brk = item.brk
-    inlined = [f for f in eager_frames(brk) if f.function != brk.function.rsplit(".", 1)[-1]]
+    inlined = [f for f in made_eager(brk) if f.function != brk.function.rsplit(".", 1)[-1]]
     why = f" (it inlined {md_code(brk.function)})" if inlined else ""
     loop = " The break is inside a loop, so Dynamo gives up on the whole frame." if brk.in_loop else ""
     return f"**This break {words}**: Dynamo runs that frame uncompiled{why}.{loop}"

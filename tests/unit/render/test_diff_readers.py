@@ -5,13 +5,11 @@ did, and no module outside the diff and the JSON reads an entrypoint's lists."""
 
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from gbbot.action import outputs
 from gbbot.analysis.policy import Policy
@@ -60,8 +58,6 @@ def every_change() -> Report:
 
 def views(report: Report) -> dict[str, object]:
     policy = Policy.of("new")
-    console = Console(file=io.StringIO(), width=160, record=True)
-    terminal.render(report, console)
     return {
         "markdown": markdown.render(report),
         "comment": comment.body(Texts(report), Content(), "", None),
@@ -69,7 +65,7 @@ def views(report: Report) -> dict[str, object]:
         "check run": (checkrun.title(report), checkrun.annotations(report, policy)),
         "sarif": sarif.render(report, policy),
         "annotations": annotations.render(report, policy),
-        "terminal": console.export_text(),
+        "terminal": terminal.render(report),
         "outputs": outputs.counts(report),
         "policy": policy.verdict(report),
         "counts": counts.counts(report),
