@@ -71,10 +71,12 @@ def run_action(
     token: str,
     extra_env: dict[str, str] | None = None,
     python: str = sys.executable,
+    program: tuple[str, ...] = ("-m", "gbbot"),
     **inputs: str,
 ) -> ActionRun:
     """`python -m gbbot action` in `workspace`; `python` is the job's interpreter (another virtual
-    environment's, whose bin/ then comes first on PATH as activating it would put it)."""
+    environment's, whose bin/ then comes first on PATH as activating it would put it); `program`:
+    what runs gbbot (tests/render_count.py counts its renders)."""
     scratch.mkdir(parents=True, exist_ok=True)
     event_path, output, summary = scratch / "event.json", scratch / "output.txt", scratch / "summary.md"
     event_path.write_text(json.dumps(payload))
@@ -105,6 +107,6 @@ def run_action(
     env["INPUT_TOKEN"] = token
     env.update({f"INPUT_{name.upper().replace('_', '-')}": value for name, value in inputs.items()})
     done = subprocess.run(
-        [python, "-m", "gbbot", "action"], cwd=workspace, env=env, capture_output=True, text=True, timeout=600
+        [python, *program, "action"], cwd=workspace, env=env, capture_output=True, text=True, timeout=600
     )
     return ActionRun(done.returncode, done.stdout, done.stderr, parse_outputs(output.read_text()), summary.read_text())

@@ -14,7 +14,9 @@ import hashlib
 
 from gbbot.analysis import recompile
 from gbbot.core.model import (
+    BreakChange,
     Category,
+    ChangeState,
     Diff,
     EntrypointDiff,
     EntrypointReport,
@@ -119,6 +121,11 @@ def report_of(*entrypoints: EntrypointReport, **changes) -> Report:
     return Report(**values)
 
 
+def changed(breaks: list[GraphBreak], state: ChangeState, *entrypoints: str) -> tuple[BreakChange, ...]:
+    """`breaks` (each once) in `state`, in `entrypoints`."""
+    return tuple(BreakChange(b, state, entrypoints) for b in {b.fingerprint: b for b in breaks}.values())
+
+
 def report(
     breaks: list[GraphBreak],
     *,
@@ -138,11 +145,12 @@ def report(
         diff = Diff(
             base_ref="main",
             base_sha=BASE_SHA,
-            new=new_fps,
-            fixed=fixed_fps,
-            persisting=persisting,
+            changes=(
+                *changed(new, ChangeState.NEW, name),
+                *changed(fixed, ChangeState.FIXED, name),
+                *changed([b for b in breaks if b.fingerprint in persisting], ChangeState.PERSISTING, name),
+            ),
             entrypoints=(EntrypointDiff(name, new_fps, fixed_fps, persisting, graph_delta=len(new)),),
-            fixed_breaks=tuple(fixed),
         )
     return report_of(entry, commit=commit, diff=diff)
 
@@ -216,13 +224,10 @@ def recompiled_report(
         old = set(recompile.problems(persisting))
         new = tuple(f for f in problems if f not in old)
         limits = {recompile.limit_fingerprint(rc) for rc in recompiles if rc.limit_hit}
-        fps = tuple(b.fingerprint for b in breaks)
         diff = Diff(
             base_ref="main",
             base_sha=BASE_SHA,
-            new=fps,
-            fixed=(),
-            persisting=(),
+            changes=changed(breaks, ChangeState.NEW),
             entrypoints=(),
             recompiles=RecompileDiff(
                 new=new,

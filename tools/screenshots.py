@@ -40,7 +40,7 @@ from gbbot.analysis import report as report_  # noqa: E402
 from gbbot.analysis.policy import Policy  # noqa: E402
 from gbbot.core.model import Report  # noqa: E402
 from gbbot.publish import checkrun, comment  # noqa: E402
-from gbbot.publish.content import Content  # noqa: E402
+from gbbot.publish.content import Content, Texts  # noqa: E402
 from gbbot.render.markdown import SourceLinks  # noqa: E402
 from tools.example_outputs import CHANGE, git  # noqa: E402  (the same change, made the same way)
 
@@ -191,9 +191,10 @@ def main(argv: list[str]) -> int:
         links=SourceLinks(WEB, head),
         gb_fix=True,
     )
-    body, _ = comment.body(made, content, "", None)
+    texts = Texts(made)
+    body, _ = comment.body(texts, content, "", None)
     write(out, "comment", comment_page(body))
-    wanted = checkrun.request(made, Policy.of("new"), content, "gbbot", head, "gbbot:1:1", None)
+    wanted = checkrun.request(texts, Policy.of("new"), content, "gbbot", head, "gbbot:1:1", None)
     write(out, "check-run", check_run_page(wanted))
     if args.golden:
         args.golden.mkdir(parents=True, exist_ok=True)

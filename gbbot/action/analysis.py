@@ -11,7 +11,15 @@ from gbbot.action.context import Context
 from gbbot.core.config import Config
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Report
-from gbbot.edges.console import internal_error, progress_printer, report_console, say, say_lines, say_styled
+from gbbot.edges.console import (
+    internal_error,
+    print_report,
+    progress_printer,
+    report_form,
+    say,
+    say_lines,
+    say_styled,
+)
 from gbbot.render import terminal
 
 
@@ -20,16 +28,17 @@ def check_options(ctx: Context) -> api.CheckOptions:
 
 
 def saved(ctx: Context, report: Report) -> Report:
-    """Write report.json and publish what it holds: the workflow_run half reads this file, so
-    both halves publish exactly the same report."""
+    """Write report.json, which the workflow_run half reads, and go on with the value itself: the
+    JSON holds all of it and reads back equal (tests/e2e/action/test_pull_request.py checks), so
+    both halves publish the same report without this one reading its own file back."""
     api.write_report(report, ctx.report_path)
-    return api.load_report(ctx.report_path)
+    return report
 
 
 def _shown(ctx: Context, config: Config, report: Report, notes: tuple[str, ...] = ()) -> Report:
     """The terminal table, the notes and the config's policy verdict, as `gbbot check` and
     `gbbot diff` print them; the step's own verdict (with the fail-on input) comes later."""
-    terminal.render(report, report_console())
+    print_report(terminal.render(report, *report_form()))
     for line in notes:
         say(line.replace("`", ""))
     breach = api.Policy.resolve(config).verdict(report).reason

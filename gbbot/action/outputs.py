@@ -14,7 +14,7 @@ from gbbot.core import counts as counts_
 from gbbot.core import limits
 from gbbot.core.errors import ExitCode
 from gbbot.core.model import Report
-from gbbot.publish.content import Content, fitted, title_for
+from gbbot.publish.content import Content, Texts, fitted, title_for
 from gbbot.publish.fallback import annotate
 from gbbot.publish.sink import Published
 from gbbot.render import sarif
@@ -100,12 +100,14 @@ def _step_outputs(ctx: Context, report: Report, policy: Policy, published: Publi
     }
 
 
-def finish(ctx: Context, report: Report, policy: Policy, text: Content, published: Published | None) -> None:
-    """SARIF, outputs, job summary, and the fallback's annotations."""
+def finish(ctx: Context, texts: Texts, policy: Policy, text: Content, published: Published | None) -> None:
+    """SARIF, outputs, job summary (the check run's text when it fits: rendered once), and the
+    fallback's annotations."""
+    report = texts.report
     write_outputs(ctx.env.output, _step_outputs(ctx, report, policy, published))
     notice = published.fallback.summary + "\n" if published and published.fallback else ""
     room = limits.STEP_SUMMARY_MAX_BYTES - len(notice.encode("utf-8"))
-    write_step_summary(ctx.env.step_summary, notice + fitted(report, text, room, lambda t: len(t.encode("utf-8"))))
+    write_step_summary(ctx.env.step_summary, notice + fitted(texts, text, room, lambda t: len(t.encode("utf-8"))))
     if published and published.fallback:
         annotate(published.fallback)
 

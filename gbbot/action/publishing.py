@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from gbbot.action.context import Context
 from gbbot.api import Policy
-from gbbot.core.model import Report
 from gbbot.publish.comment import header_key
-from gbbot.publish.content import Content
+from gbbot.publish.content import Content, Texts
 from gbbot.publish.fallback import fallback
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.sink import Destination, Published
@@ -29,9 +28,9 @@ def destination(ctx: Context, number: int, head_sha: str, policy: Policy, run_ur
     )
 
 
-def publish_or_fallback(ctx: Context, report: Report, text: Content, where: Destination) -> Published:
+def publish_or_fallback(ctx: Context, texts: Texts, text: Content, where: Destination) -> Published:
     if not ctx.inputs.token:
         ctx.log("no token given: not publishing; the breaks are shown as annotations instead")
         reason = "no token was given to the action"
-        return Published(fallback=fallback(report, where.policy, reason))
-    return publish(ctx.connect(ctx.inputs.token, ctx.env.api_url), report, text, where, ctx.retries, ctx.log)
+        return Published(fallback=fallback(texts.report, where.policy, reason))
+    return publish(ctx.connect(ctx.inputs.token, ctx.env.api_url), texts, text, where, ctx.retries, ctx.log)

@@ -28,6 +28,7 @@ from gbbot.deliver import commit as fix_commit
 from gbbot.deliver import push as pushing
 from gbbot.deliver.sources import Pinned, Unreadable
 from gbbot.publish import retry
+from gbbot.publish.content import Texts
 from gbbot.render.escape import md_code, md_text
 
 MOVED = " while the check ran; the check of the new head decides again."
@@ -44,8 +45,9 @@ def handle(ctx: Context, event: PullRequestEvent) -> int:
     if wanted:
         text = text.noted(autofix(ctx, event, report, why_not).note)
     where = destination(ctx, event.number, event.head_sha, policy, ctx.env.run_url)
-    published = publish_or_fallback(ctx, report, text, where)
-    outputs.finish(ctx, report, policy, text, published)
+    texts = Texts(report)  # the comment, the check run and the job summary share its renderings
+    published = publish_or_fallback(ctx, texts, text, where)
+    outputs.finish(ctx, texts, policy, text, published)
     return outputs.exit_code(report, policy, published)
 
 

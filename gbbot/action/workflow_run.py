@@ -19,7 +19,7 @@ from gbbot.core.errors import ExitCode
 from gbbot.core.model import Report
 from gbbot.deliver import rederive, sources
 from gbbot.publish import retry
-from gbbot.publish.content import Content
+from gbbot.publish.content import Content, Texts
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.sink import Published
 
@@ -120,8 +120,9 @@ def handle(ctx: Context, run: WorkflowRunEvent) -> int:
     done = believed(ctx, report, target, run.head_sha)
     text = _content(ctx, done, target, run_url, run.head_sha)
     published: Published | None = None
+    texts = Texts(done.report)
     if target is not None:
         where = destination(ctx, target.pull.number, run.head_sha, policy, run_url)
-        published = publish(target.client, done.report, text, where, ctx.retries, ctx.log)
-    outputs.finish(ctx, done.report, policy, text, published)
+        published = publish(target.client, texts, text, where, ctx.retries, ctx.log)
+    outputs.finish(ctx, texts, policy, text, published)
     return ExitCode.USAGE if published and published.problems else ExitCode.OK

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from gbbot.analysis import classify, recompile
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import (
+    BreakChange,
+    ChangeState,
     CompileError,
     Diff,
     EntrypointDiff,
@@ -414,18 +416,24 @@ def _compare(
     return _Side(result, before, settled.fixed, settled.hidden, settled.revealed)
 
 
-def diff(
-    head: Report,
-    base: Report,
-    base_ref: str,
-    base_sha: str,
-    renames: Mapping[str, str] = {},
-    ignore: Sequence[IgnoreRule] = (),
-    source: str = "run",
-    notes: Sequence[str] = (),
-    in_head: CodeCheck = unknown,
-    in_base: CodeCheck = unknown,
-) -> Diff:
+@dataclass(frozen=True)
+class Comparison:
+    """What a diff compares the head with besides the base's report: the base's name and commit,
+    the files git saw renamed since (old path → new path), the head's ignore rules, where the
+    base's report came from, what a reader must know about it, and whether a break's code (by its
+    head path) is in each side's source (see CodeCheck)."""
+
+    base_ref: str
+    base_sha: str
+    renames: Mapping[str, str] = field(default_factory=dict)
+    ignore: Sequence[IgnoreRule] = ()
+    source: str = "run"  # run | cache | file | record
+    notes: Sequence[str] = ()
+    in_head: CodeCheck = unknown
+    in_base: CodeCheck = unknown
+
+
+def diff(head: Report, base: Report, how: Comparison) -> Diff:
     """Compare each of the head's entrypoints with the base's of the same name; the base's other
     entrypoints (removed, or outside this shard) play no part.
 
@@ -433,33 +441,47 @@ def diff(
     it; revealed when only the head has it and in some entrypoint a frame it lies in ran eagerly
     in the base; new when only the head has it otherwise. A fingerprint only the base has is
     hidden when in some entrypoint a frame it lies in runs eagerly on the head and did not on the
-    base (or a new break makes it so), and fixed otherwise. `in_head` and `in_base` say whether
-    a break's code (by its head path) is in each side's source: a gone break whose code the head
-    no longer has is fixed, and a head break whose code the base did not have is new, whatever
+    base (or a new break makes it so), and fixed otherwise. A gone break whose code the head no
+    longer has is fixed, and a head break whose code the base did not have is new, whatever
     their frames did."""
-    by_name = {e.name: e for e in rename_report(base, renames).entrypoints}
-    sides = [_compare(e, by_name.get(e.name), base_sha, ignore, (in_head, in_base)) for e in head.entrypoints]
+    by_name = {e.name: e for e in rename_report(base, how.renames).entrypoints}
+    code = (how.in_head, how.in_base)
+    sides = [_compare(e, by_name.get(e.name), how.base_sha, how.ignore, code) for e in head.entrypoints]
     now = {f: None for s in sides for f in (*s.result.new, *s.result.revealed, *s.result.persisting)}
     before = {f for s in sides for f in s.base}
     hidden = {f: h for s in sides for f, h in s.hidden.items() if f not in now}
     fixed = {f: b for s in sides for f, b in s.fixed.items() if f not in now and f not in hidden}
     shown = {f: None for s in sides for f in s.revealed if f not in before}
-    return Diff(
-        base_ref=base_ref,
-        base_sha=base_sha,
-        new=tuple(f for f in now if f not in before and f not in shown),
-        fixed=tuple(fixed),
-        persisting=tuple(f for f in now if f in before),
-        entrypoints=tuple(s.result for s in sides),
-        fixed_breaks=tuple(fixed.values()),
-        baseline_source=source,
-        notes=tuple(notes),
-        recompiles=recompile_diff(head, base),
-        hidden=tuple(hidden),
-        hidden_breaks=tuple(b for b, _ in hidden.values()),
-        hidden_by=tuple((f, by) for f, (_, by) in hidden.items()),
-        revealed=tuple(shown),
+    first: dict[str, GraphBreak] = {}
+    for brk in head.breaks:
+        first.setdefault(brk.fingerprint, brk)
+    at = {b.fingerprint: b for b in head.breaks}
+    results = [s.result for s in sides]
+
+    def change(brk: GraphBreak, state: ChangeState, by: GraphBreak | None = None) -> BreakChange:
+        return BreakChange(brk, state, in_state(results, brk.fingerprint, state), by)
+
+    changes = (
+        *(change(first[f], ChangeState.NEW) for f in now if f not in before and f not in shown),
+        *(change(b, ChangeState.FIXED) for b in fixed.values()),
+        *(change(first[f], ChangeState.PERSISTING) for f in now if f in before),
+        *(change(b, ChangeState.HIDDEN, at.get(by)) for b, by in hidden.values()),
+        *(change(first[f], ChangeState.REVEALED) for f in shown),
     )
+    return Diff(
+        base_ref=how.base_ref,
+        base_sha=how.base_sha,
+        changes=changes,
+        entrypoints=tuple(results),
+        baseline_source=how.source,
+        notes=tuple(how.notes),
+        recompiles=recompile_diff(head, base),
+    )
+
+
+def in_state(entrypoints: Sequence[EntrypointDiff], fingerprint: str, state: ChangeState) -> tuple[str, ...]:
+    """The entrypoints whose own comparison gives `fingerprint` that state."""
+    return tuple(e.name for e in entrypoints if fingerprint in getattr(e, state.value))
 
 
 def recompile_diff(head: Report, base: Report) -> RecompileDiff:
@@ -470,51 +492,80 @@ def recompile_diff(head: Report, base: Report) -> RecompileDiff:
     return recompile.compare(head, replace(base, entrypoints=tuple(e for e in base.entrypoints if e.name in shared)))
 
 
+def joined(a: ChangeState, b: ChangeState) -> ChangeState:
+    """One break's states in two diffs of disjoint entrypoints against one base → its state over
+    both: on the head in one and gone in the other, it was on the base and is still on the head
+    (persisting); revealed anywhere is not new; hidden anywhere is not fixed."""
+    if ChangeState.PERSISTING in (a, b) or a.on_head != b.on_head:
+        return ChangeState.PERSISTING
+    if a.on_head:
+        return ChangeState.REVEALED if ChangeState.REVEALED in (a, b) else ChangeState.NEW
+    return ChangeState.HIDDEN if ChangeState.HIDDEN in (a, b) else ChangeState.FIXED
+
+
+Contribution = tuple[str, ChangeState]  # a fingerprint and its state in one of the diffs joined
+
+
+def folded(contributions: Sequence[Contribution]) -> dict[str, ChangeState]:
+    """Each fingerprint's state over every diff, folded by `joined`, in the order the report's
+    lists keep: a state's fingerprints as the diffs first give them that state; a break persisting
+    only because the diffs disagree comes after the others, as it was first new, else revealed."""
+    state: dict[str, ChangeState] = {}
+    first: dict[Contribution, int] = {}
+    for i, (f, s) in enumerate(contributions):
+        state[f] = joined(state[f], s) if f in state else s
+        first.setdefault((f, s), i)
+
+    def place(f: str) -> tuple[int, int]:
+        s = state[f]
+        tiers = (s, ChangeState.NEW, ChangeState.REVEALED) if s is ChangeState.PERSISTING else (s,)
+        return min((t, first[(f, p)]) for t, p in enumerate(tiers) if (f, p) in first)
+
+    return {f: state[f] for s in ChangeState for f in sorted((f for f in state if state[f] is s), key=place)}
+
+
 def union(diffs: Sequence[Diff]) -> Diff:
-    """Diffs of disjoint entrypoint sets (shards) against one base → one Diff. A fingerprint new
-    in one shard and fixed in another was on the base and is still on the head: persisting."""
-    first = diffs[0]
-    new = {f: None for d in diffs for f in d.new}
-    shown = {f: None for d in diffs for f in d.revealed}
-    fixed = {f: None for d in diffs for f in d.fixed}
-    hidden = {f: None for d in diffs for f in d.hidden}
-    gone = fixed | hidden
-    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new | shown if f in gone}
-    fixed_breaks = {b.fingerprint: b for d in diffs for b in d.fixed_breaks}
-    hidden_breaks = {b.fingerprint: b for d in diffs for b in d.hidden_breaks}
-    by = {f: h for d in diffs for f, h in d.hidden_by}
+    """Diffs of disjoint entrypoint sets (shards) against one base → one Diff: each break's states
+    folded (`folded`). Its record is the head's first when the head has it, else the base's last
+    one in the state it ends in; its entrypoints those that gave it that state."""
+    head = diffs[0]
+    every = [c for d in diffs for c in d.changes]
+    of: dict[str, list[BreakChange]] = {}
+    for c in every:
+        of.setdefault(c.fingerprint, []).append(c)
+    changes = []
+    for f, state in folded([(c.fingerprint, c.state) for c in every]).items():
+        mine = of[f]
+        on_head = [c for c in mine if c.state.on_head]
+        record = on_head[0] if on_head else [c for c in mine if c.state is state][-1]
+        names = tuple(n for c in mine if c.state is state for n in c.entrypoints)
+        changes.append(replace(record, state=state, entrypoints=names))
     return Diff(
-        base_ref=first.base_ref,
-        base_sha=first.base_sha,
-        new=tuple(f for f in new if f not in persisting and f not in shown),
-        fixed=tuple(f for f in fixed if f not in persisting and f not in hidden),
-        persisting=tuple(persisting),
+        base_ref=head.base_ref,
+        base_sha=head.base_sha,
+        changes=tuple(changes),
         entrypoints=tuple(e for d in diffs for e in d.entrypoints),
-        fixed_breaks=tuple(b for f, b in fixed_breaks.items() if f not in persisting and f not in hidden),
-        baseline_source=first.baseline_source,
+        baseline_source=head.baseline_source,
         notes=tuple({n: None for d in diffs for n in d.notes}),
-        hidden=tuple(f for f in hidden if f not in persisting),
-        hidden_breaks=tuple(b for f, b in hidden_breaks.items() if f not in persisting),
-        hidden_by=tuple((f, h) for f, h in by.items() if f not in persisting),
         recompiles=_recompile_union([d.recompiles for d in diffs if d.recompiles is not None]),
-        revealed=tuple(f for f in shown if f not in persisting),
     )
 
 
+RECOMPILE_STATES = (ChangeState.NEW, ChangeState.FIXED, ChangeState.PERSISTING, ChangeState.HIDDEN)
+
+
 def _recompile_union(diffs: Sequence[RecompileDiff]) -> RecompileDiff | None:
-    """As `union` does for breaks: new in one shard and fixed in another is persisting."""
+    """As `union` does for breaks, by the same fold (a recompilation problem is never revealed)."""
     if not diffs:
         return None
-    new = {f: None for d in diffs for f in d.new}
-    fixed = {f: None for d in diffs for f in d.fixed}
-    hidden = {f: None for d in diffs for f in d.hidden}
-    persisting = {f: None for d in diffs for f in d.persisting} | {f: None for f in new if f in fixed or f in hidden}
+    state = folded([(f, s) for d in diffs for s in RECOMPILE_STATES for f in getattr(d, s.value)])
+    persisting = tuple(f for f, s in state.items() if s is ChangeState.PERSISTING)
     return RecompileDiff(
-        new=tuple(f for f in new if f not in persisting),
-        fixed=tuple(f for f in fixed if f not in persisting and f not in hidden),
-        persisting=tuple(persisting),
+        new=tuple(f for f, s in state.items() if s is ChangeState.NEW),
+        fixed=tuple(f for f, s in state.items() if s is ChangeState.FIXED),
+        persisting=persisting,
         new_limit=tuple(f for d in diffs for f in d.new_limit if f not in persisting),
-        hidden=tuple(f for f in hidden if f not in persisting),
+        hidden=tuple(f for f, s in state.items() if s is ChangeState.HIDDEN),
     )
 
 

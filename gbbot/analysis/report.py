@@ -13,11 +13,14 @@ from typing import Any
 import jsonschema
 
 from gbbot import __version__
+from gbbot.analysis import break_diff
 from gbbot.core import counts, fixes, limits, untrusted_json
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
+    BreakChange,
     BreakCost,
     Category,
+    ChangeState,
     CompiledFrame,
     CompileError,
     Diff,
@@ -144,11 +147,13 @@ def counted(report: Report) -> list[GraphBreak]:
     return [b for b in report.breaks if not b.ignored]
 
 
+def is_new(report: Report, brk: GraphBreak) -> bool:
+    """Whether the policy's "new" takes `brk`: new by the diff, or any break without one."""
+    return report.diff is None or report.diff.state(brk) is ChangeState.NEW
+
+
 def new_breaks(report: Report) -> list[GraphBreak]:
-    if report.diff is None:
-        return counted(report)
-    new = set(report.diff.new)
-    return [b for b in counted(report) if b.fingerprint in new]
+    return [b for b in counted(report) if is_new(report, b)]
 
 
 # --- JSON --------------------------------------------------------------------------------------
@@ -171,18 +176,20 @@ def _plain(value: Any) -> Any:
 
 
 def _diff_json(diff: Diff) -> dict:
+    """The typed changes as schema v1's lists: fingerprints per state, the base's records of what
+    was fixed or hidden, and what hides each hidden one."""
     return {
         "base": {"ref": diff.base_ref, "sha": diff.base_sha},
         "new": list(diff.new),
         "fixed": list(diff.fixed),
         "persisting": list(diff.persisting),
         "entrypoints": [_plain(e) for e in diff.entrypoints],
-        "fixed_breaks": [_plain(b) for b in diff.fixed_breaks],
+        "fixed_breaks": [_plain(c.brk) for c in diff.changed(ChangeState.FIXED)],
         "baseline_source": diff.baseline_source,
         "notes": list(diff.notes),
         **({"recompiles": _plain(diff.recompiles)} if diff.recompiles is not None else {}),
         "hidden": list(diff.hidden),
-        "hidden_breaks": [_plain(b) for b in diff.hidden_breaks],
+        "hidden_breaks": [_plain(c.brk) for c in diff.changed(ChangeState.HIDDEN)],
         "hidden_by": dict(diff.hidden_by),
         "revealed": list(diff.revealed),
     }
@@ -316,24 +323,45 @@ def _compile_error(data: dict) -> CompileError:
 DIFF_LISTS = ("new", "fixed", "persisting", "hidden", "revealed")
 
 
-def _diff(data: dict) -> Diff:
+def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
+    """Schema v1's lists → typed changes. A head-side fingerprint takes the head's first record of
+    it (`breaks`: the report's), a fixed or hidden one the base's record the JSON carries; a
+    fingerprint with no record to take is not read (a hand-made JSON's)."""
+    entrypoints = tuple(
+        EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in data.get("entrypoints", ())
+    )
+    first: dict[str, GraphBreak] = {}
+    for brk in breaks:
+        first.setdefault(brk.fingerprint, brk)
+    at = {b.fingerprint: b for b in breaks}
+    by = data.get("hidden_by", {})
+
+    def change(brk: GraphBreak, state: ChangeState, hider: GraphBreak | None = None) -> BreakChange:
+        return BreakChange(brk, state, break_diff.in_state(entrypoints, brk.fingerprint, state), hider)
+
+    def on_head(state: ChangeState) -> list[BreakChange]:
+        return [change(first[f], state) for f in data.get(state.value, ()) if f in first]
+
+    fixed, hidden = (tuple(_break(b) for b in data.get(k, ())) for k in ("fixed_breaks", "hidden_breaks"))
+    listed = {k: set(data.get(k, ())) for k in ("fixed", "hidden")}
     return Diff(
         base_ref=data["base"]["ref"],
         base_sha=data["base"]["sha"],
-        new=tuple(data["new"]),
-        fixed=tuple(data["fixed"]),
-        persisting=tuple(data["persisting"]),
-        entrypoints=tuple(
-            EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in data.get("entrypoints", ())
+        changes=(
+            *on_head(ChangeState.NEW),
+            *(change(b, ChangeState.FIXED) for b in fixed if b.fingerprint in listed["fixed"]),
+            *on_head(ChangeState.PERSISTING),
+            *(
+                change(b, ChangeState.HIDDEN, at.get(by.get(b.fingerprint, "")))
+                for b in hidden
+                if b.fingerprint in listed["hidden"]
+            ),
+            *on_head(ChangeState.REVEALED),
         ),
-        fixed_breaks=tuple(_break(b) for b in data.get("fixed_breaks", ())),
+        entrypoints=entrypoints,
         baseline_source=data.get("baseline_source", "run"),
         notes=tuple(data.get("notes", ())),
         recompiles=_recompile_diff(data["recompiles"]) if "recompiles" in data else None,
-        hidden=tuple(data.get("hidden", ())),
-        hidden_breaks=tuple(_break(b) for b in data.get("hidden_breaks", ())),
-        hidden_by=tuple(data.get("hidden_by", {}).items()),
-        revealed=tuple(data.get("revealed", ())),
     )
 
 
@@ -345,13 +373,14 @@ def from_json(data: Any) -> Report:
     """Validated JSON → Report."""
     validate(data)
     extra = data.get("extra", {})
+    entrypoints = tuple(_entrypoint(e) for e in data["entrypoints"])
     return Report(
         tool=Tool(**data["tool"]),
         torch_version=data["torch_version"],
         mode=Mode(data["mode"]) if data["mode"] else None,
         commit=data["commit"],
-        entrypoints=tuple(_entrypoint(e) for e in data["entrypoints"]),
-        diff=_diff(data["diff"]) if data.get("diff") else None,
+        entrypoints=entrypoints,
+        diff=_diff(data["diff"], tuple(b for e in entrypoints for b in e.breaks)) if data.get("diff") else None,
         config_hash=data.get("config_hash"),
         shard=data.get("shard"),
         fixes=tuple(fixes.from_json(f) for f in extra["fixes"]) if "fixes" in extra else None,

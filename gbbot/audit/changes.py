@@ -16,7 +16,7 @@ from gbbot.analysis import break_diff
 from gbbot.analysis import report as report_
 from gbbot.audit import reuse
 from gbbot.audit.record import BreakEntry, Record, break_entry
-from gbbot.core.model import Diff, Report, Status
+from gbbot.core.model import BreakChange, ChangeState, Report, Status
 
 
 @dataclass(frozen=True)
@@ -76,14 +76,6 @@ def _report(rec: Record, names: set[str], steady_only: bool) -> Report:
     return report_.new_report(entries, None, rec.torch, rec.commit)
 
 
-def _where(diff: Diff, field: str) -> dict[str, tuple[str, ...]]:
-    found: dict[str, list[str]] = {}
-    for entry in diff.entrypoints:
-        for fingerprint in getattr(entry, field):
-            found.setdefault(fingerprint, []).append(entry.name)
-    return {f: tuple(names) for f, names in found.items()}
-
-
 def compare(previous: Record | None, current: Record, renames: Mapping[str, str] = {}) -> Changes:
     """What changed from `previous` to `current`, by the rule a pull request's diff uses
     (gbbot/analysis/break_diff.py): files git saw renamed between the two commits are followed
@@ -103,21 +95,23 @@ def compare(previous: Record | None, current: Record, renames: Mapping[str, str]
         elif before.status == entry.status == Status.OK.value:
             both.add(entry.name)
     head, base = _report(current, both, steady_only=False), _report(previous, both, steady_only=True)
-    diff = break_diff.diff(head, base, "previous audit", previous.commit, renames)
+    diff = break_diff.diff(head, base, break_diff.Comparison("previous audit", previous.commit, renames))
     now = current.breaks()
-    appeared = {f: now[f] for f in (*diff.new, *diff.revealed) if not now[f].flaky}
-    by = dict(diff.hidden_by)
-    new_in, revealed_in, fixed_in, hidden_in = (_where(diff, f) for f in ("new", "revealed", "fixed", "hidden"))
+
+    def changed(state: ChangeState) -> list[BreakChange]:
+        """The diff's changes in `state` in some entrypoint, without the flaky head breaks."""
+        return [c for c in diff.changed(state) if c.entrypoints and not (state.on_head and now[c.fingerprint].flaky)]
+
+    def hider(c: BreakChange) -> BreakEntry | None:
+        return now.get(c.hidden_by.fingerprint) if c.hidden_by else None
+
     return Changes(
         previous,
         current,
-        new=tuple(Change(new_in[f], b) for f, b in appeared.items() if f in new_in and f in diff.new),
-        fixed=tuple(Change(fixed_in.get(b.fingerprint, ()), break_entry(b)) for b in diff.fixed_breaks),
+        new=tuple(Change(c.entrypoints, now[c.fingerprint]) for c in changed(ChangeState.NEW)),
+        fixed=tuple(Change(c.entrypoints, break_entry(c.brk)) for c in diff.changed(ChangeState.FIXED)),
         stopped=tuple(stopped),
         failing=failing,
-        hidden=tuple(
-            Change(hidden_in.get(b.fingerprint, ()), break_entry(b), now.get(by.get(b.fingerprint, "")))
-            for b in diff.hidden_breaks
-        ),
-        revealed=tuple(Change(revealed_in[f], b) for f, b in appeared.items() if f in diff.revealed),
+        hidden=tuple(Change(c.entrypoints, break_entry(c.brk), hider(c)) for c in diff.changed(ChangeState.HIDDEN)),
+        revealed=tuple(Change(c.entrypoints, now[c.fingerprint]) for c in changed(ChangeState.REVEALED)),
     )

@@ -352,9 +352,8 @@ def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     notes = (*([note] if note else []), *s.notes)
     in_head = break_diff.code_in(SourceTree(p.root.resolve()).get)
     in_base = break_diff.code_in(base_source(p, renames))
-    found = break_diff.diff(
-        s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base
-    )
+    how = break_diff.Comparison(p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base)
+    found = break_diff.diff(s.head, s.base, how)
     marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
     return replace(found, entrypoints=marked)
 

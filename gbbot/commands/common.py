@@ -13,7 +13,7 @@ from gbbot.core import jobs
 from gbbot.core.config import CONFIG_NAME, Config, load_config
 from gbbot.core.model import Mode, Report, RunOutcome
 from gbbot.edges import git
-from gbbot.edges.console import progress_printer, report_console, say, say_styled
+from gbbot.edges.console import print_report, progress_printer, report_form, say, say_styled
 from gbbot.render import markdown, terminal
 
 
@@ -101,7 +101,7 @@ def write_outputs(result: Report, args: argparse.Namespace) -> None:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(markdown.render(result), encoding="utf-8")
     if not args.quiet:
-        terminal.render(result, report_console())
+        print_report(terminal.render(result, *report_form()))
 
 
 def progress(args: argparse.Namespace) -> Callable[[int], Callable[[RunOutcome], None]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gbbot.core.model import FrameRef, GraphBreak, Report, Status
+from gbbot.core.model import ChangeState, FrameRef, GraphBreak, Report, Status
 
 CLEAN = (Status.OK, Status.SKIPPED)
 
@@ -106,11 +106,11 @@ def counts(report: Report) -> Counts:
         entrypoints=len(report.entrypoints),
         not_clean=tuple(e.name for e in report.entrypoints if e.status not in CLEAN),
         trace_problems=sum(len(e.trace_problems) for e in report.entrypoints),
-        new=len(d.new) if d else None,
-        fixed=len(d.fixed) if d else None,
-        hidden=len(d.hidden) if d else None,
-        persisting=len(d.persisting) if d else None,
-        revealed=len(d.revealed) if d else None,
+        new=len(d.changed(ChangeState.NEW)) if d else None,
+        fixed=len(d.changed(ChangeState.FIXED)) if d else None,
+        hidden=len(d.changed(ChangeState.HIDDEN)) if d else None,
+        persisting=len(d.changed(ChangeState.PERSISTING)) if d else None,
+        revealed=len(d.changed(ChangeState.REVEALED)) if d else None,
     )
 
 

@@ -6,6 +6,7 @@ parse → RawBreak, classify → GraphBreak, run → RunOutcome, report → Repo
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -474,26 +475,78 @@ class EntrypointDiff:
     still_failing: str | None = None
 
 
+class ChangeState(str, enum.Enum):
+    """What a change did to one distinct break, as the report's JSON names its lists."""
+
+    NEW = "new"
+    FIXED = "fixed"
+    PERSISTING = "persisting"
+    HIDDEN = "hidden"  # gone from the head only because a frame it lies in now runs eagerly: not fixed
+    REVEALED = "revealed"  # on the head only because a frame it lies in ran eagerly on the base: not new
+
+    @property
+    def on_head(self) -> bool:
+        """Whether the head has the break (new, revealed, persisting), so its record is the head's."""
+        return self in (ChangeState.NEW, ChangeState.REVEALED, ChangeState.PERSISTING)
+
+
+@dataclass(frozen=True)
+class BreakChange:
+    """One distinct break and what the change did to it, settled once by gbbot/analysis/break_diff.py."""
+
+    brk: GraphBreak  # the head's first record of it; the base's record when it is fixed or hidden
+    state: ChangeState
+    entrypoints: tuple[str, ...] = ()  # those whose own comparison gives it this state, in report order
+    # Hidden: the head break that makes its frame run eagerly (None: no break record names one).
+    hidden_by: GraphBreak | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return self.brk.fingerprint
+
+
 @dataclass(frozen=True)
 class Diff:
     base_ref: str
     base_sha: str
-    new: tuple[str, ...]
-    fixed: tuple[str, ...]
-    persisting: tuple[str, ...]
+    changes: tuple[BreakChange, ...]  # each distinct break compared, each once
     entrypoints: tuple[EntrypointDiff, ...]
-    fixed_breaks: tuple[GraphBreak, ...] = ()  # the base's records of what was fixed, to render
     baseline_source: str = "run"  # run | cache | file | record (an audit record)
     notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
     recompiles: RecompileDiff | None = None
-    # Base breaks the head no longer traces because a head break makes their frame run eagerly:
-    # not fixed, only out of sight. `hidden_by` pairs each with the head break that hides it.
-    hidden: tuple[str, ...] = ()
-    hidden_breaks: tuple[GraphBreak, ...] = ()
-    hidden_by: tuple[tuple[str, str], ...] = ()
-    # Head breaks the base did not trace because their frame ran eagerly there: not new, only
-    # now in sight (a fix let Dynamo trace further).
-    revealed: tuple[str, ...] = ()
+
+    def changed(self, state: ChangeState) -> tuple[BreakChange, ...]:
+        return tuple(c for c in self.changes if c.state is state)
+
+    def breaks(self, state: ChangeState) -> tuple[GraphBreak, ...]:
+        """The records of one state's breaks (the base's for fixed and hidden ones)."""
+        return tuple(c.brk for c in self.changes if c.state is state)
+
+    def state(self, brk: GraphBreak) -> ChangeState | None:
+        """What the change did to `brk` (a record of either side), or None when it was not compared
+        (ignored, or in no entrypoint the diff covers)."""
+        return self._states.get(brk.fingerprint)
+
+    @functools.cached_property
+    def _states(self) -> Mapping[str, ChangeState]:
+        return {c.fingerprint: c.state for c in self.changes}
+
+    def fingerprints(self, state: ChangeState) -> tuple[str, ...]:
+        """One state's fingerprints in order: the report JSON's list of that name."""
+        return tuple(c.fingerprint for c in self.changes if c.state is state)
+
+    # The report JSON's v1 lists, derived from the changes (tests and the JSON read them).
+    new = property(lambda self: self.fingerprints(ChangeState.NEW))
+    fixed = property(lambda self: self.fingerprints(ChangeState.FIXED))
+    persisting = property(lambda self: self.fingerprints(ChangeState.PERSISTING))
+    hidden = property(lambda self: self.fingerprints(ChangeState.HIDDEN))
+    revealed = property(lambda self: self.fingerprints(ChangeState.REVEALED))
+
+    @property
+    def hidden_by(self) -> tuple[tuple[str, str], ...]:
+        """Each hidden fingerprint with the fingerprint of the break hiding it ("": none named)."""
+        hidden = self.changed(ChangeState.HIDDEN)
+        return tuple((c.fingerprint, c.hidden_by.fingerprint if c.hidden_by else "") for c in hidden)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,19 @@ def report_console() -> Console:
     return Console(stderr=False, highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 
 
+def report_form() -> tuple[int, str | None]:
+    """The width and colour system (None: no colours) a report's terminal text is rendered for:
+    those of stdout, which `print_report` writes it to."""
+    console = report_console()
+    return console.width, console.color_system
+
+
+def print_report(text: str) -> None:
+    """A report's terminal text, rendered for `report_form`, on stdout as it is."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def internal_error(exc: BaseException) -> None:
     """A bug in gbbot: one line on stderr, the traceback in a file to attach to an issue."""
     with tempfile.NamedTemporaryFile("w", prefix="gbbot-crash-", suffix=".log", delete=False) as log:

@@ -15,7 +15,7 @@ from gbbot.analysis.policy import Policy
 from gbbot.core import counts, limits
 from gbbot.core.model import Report
 from gbbot.publish import retry
-from gbbot.publish.content import Content, fitted
+from gbbot.publish.content import Content, Texts, fitted
 from gbbot.render.findings import FailureFinding, Finding, failure_findings, findings
 from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
 
@@ -89,7 +89,7 @@ def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str
 
 
 def request(
-    report: Report,
+    texts: Texts,
     policy: Policy,
     content: Content,
     name: str,
@@ -98,6 +98,7 @@ def request(
     details_url: str | None = None,
 ) -> CheckRunRequest:
     """The conclusion is the policy's verdict."""
+    report = texts.report
     notes, content = capped(annotations(report, policy), content)
     return CheckRunRequest(
         name=name,
@@ -105,7 +106,7 @@ def request(
         external_id=external_id,
         conclusion=policy.verdict(report).conclusion,
         title=title(report)[: limits.CHECK_RUN_TITLE_MAX],
-        summary=fitted(report, content, limits.CHECK_RUN_TEXT_MAX),
+        summary=fitted(texts, content, limits.CHECK_RUN_TEXT_MAX),
         batches=batches(notes),
         details_url=details_url,
     )

@@ -11,14 +11,13 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gbbot.analysis import report as report_
 from gbbot.core import counts, limits
-from gbbot.core.model import Report
-from gbbot.publish.content import Content, fitted
-from gbbot.render import markdown
+from gbbot.core.model import ChangeState, Report
+from gbbot.publish.content import Content, Texts, fitted
 
 MARKER_RE = re.compile(
     r"<!-- gbbot:sticky-comment header=([A-Za-z0-9_.-]{1,64}) had-new=([01]) hash=([0-9a-f]{16}) -->"
@@ -61,10 +60,9 @@ class Marker:
         return cls(match.group(1), match.group(2) == "1", match.group(3)) if match else None
 
 
-def content_hash(report: Report, content: Content) -> str:
+def content_hash(texts: Texts, content: Content) -> str:
     """Hash of what a reader sees, without the parts that change on every run (commits, links)."""
-    diff = replace(report.diff, base_sha="") if report.diff else None
-    stable = markdown.render(replace(report, commit=None, diff=diff), content.for_comment().options(footer=False))
+    stable = texts.stable.markdown(content.for_comment().options(footer=False))
     return hashlib.sha256(stable.encode("utf-8")).hexdigest()[:16]
 
 
@@ -75,16 +73,17 @@ def has_news(report: Report) -> bool:
     failed = any(e.status not in counts.CLEAN for e in report.entrypoints)
     recompiles = diff.recompiles if diff else None
     recompiled = bool(recompiles and (recompiles.new or recompiles.fixed))
-    return bool(report_.new_breaks(report)) or bool(diff and (diff.fixed or diff.hidden)) or recompiled or failed
+    gone = bool(diff and any(c.state in (ChangeState.FIXED, ChangeState.HIDDEN) for c in diff.changes))
+    return bool(report_.new_breaks(report)) or gone or recompiled or failed
 
 
-def body(report: Report, content: Content, header: str, previous: Marker | None) -> tuple[str, Marker]:
+def body(texts: Texts, content: Content, header: str, previous: Marker | None) -> tuple[str, Marker]:
     """The full comment body (marker first, within GitHub's limit) and its marker."""
     content = content.for_comment()
-    now_new = bool(report_.new_breaks(report))
-    marker = Marker(header_key(header), now_new or bool(previous and previous.had_new), content_hash(report, content))
+    now_new = bool(report_.new_breaks(texts.report))
+    marker = Marker(header_key(header), now_new or bool(previous and previous.had_new), content_hash(texts, content))
     lead = f"{marker}\n" + (f"{ALL_FIXED}\n\n" if marker.had_new and not now_new else "")
-    return lead + fitted(report, content, limits.COMMENT_BODY_MAX - len(lead)), marker
+    return lead + fitted(texts, content, limits.COMMENT_BODY_MAX - len(lead)), marker
 
 
 def decide(mode: CommentMode, wanted: Marker, existing: Marker | None, news: bool) -> Action:
@@ -129,13 +128,14 @@ class Posted:
     url: str | None
 
 
-def upsert(pull: Any, report: Report, content: Content, header: str, bot_login: str, mode: CommentMode) -> Posted:
+def upsert(pull: Any, texts: Texts, content: Content, header: str, bot_login: str, mode: CommentMode) -> Posted:
     """One idempotent step: find the comment, then create, edit or leave it. Retried as a whole,
-    so a create that reached GitHub before an error is found, not repeated."""
+    so a create that reached GitHub before an error is found, not repeated (and the text, already
+    rendered, is not rendered again)."""
     existing = find(pull, header, bot_login)
     previous = Marker.find(existing.body) if existing is not None else None
-    text, marker = body(report, content, header, previous)
-    action = decide(mode, marker, previous, has_news(report))
+    text, marker = body(texts, content, header, previous)
+    action = decide(mode, marker, previous, has_news(texts.report))
     if action is Action.CREATE:
         return Posted(action, pull.create_issue_comment(text).html_url)
     if action is Action.UPDATE:

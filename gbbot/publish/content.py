@@ -3,6 +3,7 @@ size limit: fewer items per section first, then a cut with a pointer to the full
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -57,10 +58,31 @@ def title_for(header: str) -> str:
     return DEFAULT_TITLE if not header else f"{DEFAULT_TITLE} · {header}"
 
 
-def fitted(report: Report, content: Content, limit: int, measure: Callable[[str], int] = len) -> str:
+class Texts:
+    """One report's markdown for one publish: each text (one set of options) rendered once, however
+    many places show it (the comment, the check run, the job summary), size budgets try it or
+    retries ask for it again."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self._made: dict[markdown.Options, str] = {}
+
+    def markdown(self, options: markdown.Options) -> str:
+        if options not in self._made:
+            self._made[options] = markdown.render(self.report, options)
+        return self._made[options]
+
+    @functools.cached_property
+    def stable(self) -> Texts:
+        """The report as a reader sees it from commit to commit (no commits): the comment's hash."""
+        diff = replace(self.report.diff, base_sha="") if self.report.diff else None
+        return Texts(replace(self.report, commit=None, diff=diff))
+
+
+def fitted(texts: Texts, content: Content, limit: int, measure: Callable[[str], int] = len) -> str:
     """The fullest rendering within `limit` (as `measure` counts), else the last one cut to fit."""
     for budget in ITEM_BUDGETS:
-        text = markdown.render(report, content.options(budget))
+        text = texts.markdown(content.options(budget))
         if measure(text) <= limit:
             return text
     if measure is len:

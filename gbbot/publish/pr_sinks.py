@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from github import Github
 
 from gbbot.core.fixes import FixStatus
-from gbbot.core.model import Report
 from gbbot.edges.console import say
 from gbbot.publish import checkrun, comment, retry
 from gbbot.publish.client import DEFAULT_RETRIES, bot_login
 from gbbot.publish.comment import CommentMode, Posted
-from gbbot.publish.content import Content
+from gbbot.publish.content import Content, Texts
 from gbbot.publish.review import ReviewPosted, changed_lines, post_review, review_suggestions
 from gbbot.publish.sink import Destination, Published, Sinks
 
@@ -36,13 +35,13 @@ class CommentSink:
     session: GitHubSession
     name: str = "comment"
 
-    def publish(self, report: Report, content: Content, where: Destination) -> Posted | None:
+    def publish(self, texts: Texts, content: Content, where: Destination) -> Posted | None:
         if where.comment_mode is CommentMode.OFF:
             return None
         s = self.session
         login = s.login(where)
         pull = s.client.get_repo(where.repository).get_pull(where.pull_number)  # lazy: no request yet
-        step = lambda: comment.upsert(pull, report, content, where.header, login, where.comment_mode)  # noqa: E731
+        step = lambda: comment.upsert(pull, texts, content, where.header, login, where.comment_mode)  # noqa: E731
         posted = retry.call(step, "sticky comment", s.retries, s.log)
         s.log(f"PR comment {posted.action.value}" + (f": {posted.url}" if posted.url else ""))
         return posted
@@ -53,10 +52,10 @@ class CheckRunSink:
     session: GitHubSession
     name: str = "check_run"
 
-    def publish(self, report: Report, content: Content, where: Destination) -> checkrun.CheckRunPosted:
+    def publish(self, texts: Texts, content: Content, where: Destination) -> checkrun.CheckRunPosted:
         s = self.session
         wanted = checkrun.request(
-            report, where.policy, content, where.check_name, where.head_sha, where.external_id, where.details_url
+            texts, where.policy, content, where.check_name, where.head_sha, where.external_id, where.details_url
         )
         posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
         requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"
@@ -71,8 +70,8 @@ class ReviewSink:
     session: GitHubSession
     name: str = "review"
 
-    def publish(self, report: Report, content: Content, where: Destination) -> ReviewPosted | None:
-        results = report.fixes or ()
+    def publish(self, texts: Texts, content: Content, where: Destination) -> ReviewPosted | None:
+        results = texts.report.fixes or ()
         if not any(r.status is FixStatus.VERIFIED for r in results):
             return None
         s = self.session
@@ -96,11 +95,12 @@ def pull_request_sinks(client: Github, retries: retry.Retries, log: retry.Log) -
 
 def publish(
     client: Github,
-    report: Report,
+    texts: Texts,
     content: Content,
     where: Destination,
     retries: retry.Retries = DEFAULT_RETRIES,
     log: retry.Log = say,
 ) -> Published:
-    """The comment, the check run, then the review of verified fixes (see `Sinks` for failures)."""
-    return pull_request_sinks(client, retries, log).publish(report, content, where)
+    """The comment, the check run, then the review of verified fixes (see `Sinks` for failures),
+    all from one report's texts, each rendered once."""
+    return pull_request_sinks(client, retries, log).publish(texts, content, where)

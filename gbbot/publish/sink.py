@@ -16,7 +16,7 @@ from gbbot.core.model import Report
 from gbbot.publish import checkrun, retry
 from gbbot.publish.client import is_forbidden
 from gbbot.publish.comment import CommentMode, Posted
-from gbbot.publish.content import Content
+from gbbot.publish.content import Content, Texts
 from gbbot.publish.fallback import Fallback, fallback
 from gbbot.publish.review import ReviewPosted
 
@@ -46,7 +46,7 @@ SinkResult = Posted | checkrun.CheckRunPosted | ReviewPosted | None
 class Sink(Protocol):
     name: str  # the field of `Published` its result goes in: comment, check_run, review
 
-    def publish(self, report: Report, content: Content, where: Destination) -> SinkResult: ...
+    def publish(self, texts: Texts, content: Content, where: Destination) -> SinkResult: ...
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,13 @@ class Sinks:
     sinks: Sequence[Sink]
     log: retry.Log
 
-    def publish(self, report: Report, content: Content, where: Destination) -> Published:
+    def publish(self, texts: Texts, content: Content, where: Destination) -> Published:
         posted: dict[str, Any] = {}
         for sink in self.sinks:
             try:
-                posted[sink.name] = sink.publish(report, content, where)
+                posted[sink.name] = sink.publish(texts, content, where)
             except PUBLISH_ERRORS as exc:
-                return self._fall_back(sink.name, exc, report, where, posted)
+                return self._fall_back(sink.name, exc, texts.report, where, posted)
         return Published(**posted)
 
     def _fall_back(

@@ -159,14 +159,13 @@ def message(finding: Finding) -> str:
 def findings(report: Report, policy: Policy, states: frozenset[State] = frozenset(State)) -> list[Finding]:
     """One finding per distinct break that is not ignored, in the report's (impact) order; those
     the policy counts are failures."""
-    new = {b.fingerprint for b in report_.new_breaks(report)}
     seen: dict[str, GraphBreak] = {}
     for brk in report_.counted(report):
         seen.setdefault(brk.fingerprint, brk)
     each = counts.per_break(report)
     out = []
     for brk in seen.values():
-        state = State.NEW if brk.fingerprint in new else State.PERSISTING
+        state = State.NEW if report_.is_new(report, brk) else State.PERSISTING
         if state not in states:
             continue
         if policy.counts_break(state is State.NEW):

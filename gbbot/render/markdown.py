@@ -21,7 +21,18 @@ from gbbot.core import counts
 from gbbot.core.counts import BreakCounts
 from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.fixes import Advice, FixStatus
-from gbbot.core.model import BreakMessage, EntrypointReport, Frame, FrameRef, GraphBreak, Recompilation, Report, Status
+from gbbot.core.model import (
+    BreakChange,
+    BreakMessage,
+    ChangeState,
+    EntrypointReport,
+    Frame,
+    FrameRef,
+    GraphBreak,
+    Recompilation,
+    Report,
+    Status,
+)
 from gbbot.render import findings, fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
 from gbbot.render.findings import SAFE_PATH, compile_error_words
@@ -187,39 +198,26 @@ def _paid(report: Report) -> dict[str, int]:
     return paid
 
 
-def hidden_items(report: Report) -> list[Item]:
-    """Base breaks the head no longer traces because a head break makes their frame run eagerly."""
-    d = report.diff
-    if d is None:
+def hidden_note(change: BreakChange) -> str:
+    """Why a hidden break is in its section: the new break that makes its frame run eagerly."""
+    hider = change.hidden_by
+    if hider is None:
+        return "its frame now runs eagerly because of a new break, so it is no longer traced"
+    frames = made_eager(hider)
+    frame = f" {listed([md_code(f.qualname or f.function) for f in frames])}" if frames else ""
+    place = md_code(f"{hider.file}:{hider.line}")
+    return f"the new break at {place} makes its frame{frame} run eagerly, so it is no longer traced"
+
+
+def gone_items(report: Report, state: ChangeState) -> list[Item]:
+    """The base's records of the breaks the head no longer has (fixed or hidden), with the
+    entrypoints they went from."""
+    if report.diff is None:
         return []
-    by = dict(d.hidden_by)
-    at = {b.fingerprint: b for b in report.breaks}
-    hidden_in: dict[str, list[str]] = {}
-    for entry in d.entrypoints:
-        for fingerprint in entry.hidden:
-            hidden_in.setdefault(fingerprint, []).append(entry.name)
-
-    def note(fingerprint: str) -> str:
-        hider = at.get(by.get(fingerprint, ""))
-        if hider is None:
-            return "its frame now runs eagerly because of a new break, so it is no longer traced"
-        frames = eager_frames(hider)
-        frame = f" {listed([md_code(f.qualname or f.function) for f in frames])}" if frames else ""
-        place = md_code(f"{hider.file}:{hider.line}")
-        return f"the new break at {place} makes its frame{frame} run eagerly, so it is no longer traced"
-
-    return [Item(b, tuple(hidden_in.get(b.fingerprint, ())), note=note(b.fingerprint)) for b in d.hidden_breaks]
-
-
-def fixed_items(report: Report) -> list[Item]:
-    d = report.diff
-    if d is None:
-        return []
-    fixed_in: dict[str, list[str]] = {}
-    for entry in d.entrypoints:
-        for fingerprint in entry.fixed:
-            fixed_in.setdefault(fingerprint, []).append(entry.name)
-    return [Item(b, tuple(fixed_in.get(b.fingerprint, ()))) for b in d.fixed_breaks]
+    changes = report.diff.changed(state)
+    if state is ChangeState.HIDDEN:
+        return [Item(c.brk, c.entrypoints, note=hidden_note(c)) for c in changes]
+    return [Item(c.brk, c.entrypoints) for c in changes]
 
 
 @dataclass(frozen=True)
@@ -243,14 +241,17 @@ def sort(report: Report) -> Sorted:
     counted = [i for i in found if not i.brk.ignored]
     if report.diff is None:
         return Sorted(counted, [], [], [], [], ignored)
-    new, persisting = set(report.diff.new), set(report.diff.persisting)
-    revealed = set(report.diff.revealed)
+    state = report.diff.state
+
+    def on_head(wanted: ChangeState) -> list[Item]:
+        return [i for i in counted if state(i.brk) is wanted]
+
     return Sorted(
-        [i for i in counted if i.brk.fingerprint in new],
-        fixed_items(report),
-        hidden_items(report),
-        [replace(i, note=REVEALED_NOTE) for i in counted if i.brk.fingerprint in revealed],
-        [i for i in counted if i.brk.fingerprint in persisting],
+        on_head(ChangeState.NEW),
+        gone_items(report, ChangeState.FIXED),
+        gone_items(report, ChangeState.HIDDEN),
+        [replace(i, note=REVEALED_NOTE) for i in on_head(ChangeState.REVEALED)],
+        on_head(ChangeState.PERSISTING),
         ignored,
     )
 
@@ -394,10 +395,11 @@ def todo(item: Item, options: Options) -> str:
     return md_link("see the documentation", doc) if doc else ""
 
 
-def eager_frames(brk: GraphBreak) -> tuple[FrameRef, ...]:
+def made_eager(brk: GraphBreak) -> tuple[FrameRef, ...]:
     """The frames this break makes run eagerly: the report's (the frame Dynamo was compiling,
     often a caller that inlined the break's function), else, from a report made before frames
-    were recorded, the break's own function."""
+    were recorded, the break's own function. (One break's, for its card: not an entrypoint's or a
+    report's frames that run eagerly, which analysis/frames.py and core/counts.py give.)"""
     if brk.makes_eager:
         return brk.makes_eager
     return (FrameRef(brk.file, 0, brk.function),) if brk.frame_skipped else ()  # 0: its first line is not known
@@ -416,7 +418,7 @@ def frame_link(ref: FrameRef, links: SourceLinks | None) -> str:
 
 def eager_words(item: Item, links: SourceLinks | None) -> str:
     """`makes `Net.forward` (model.py:12) run eagerly`, or "" when it makes no frame eager."""
-    found = eager_frames(item.brk) if item.frame_eager else ()
+    found = made_eager(item.brk) if item.frame_eager else ()
     if not found:
         return ""
     named = listed([frame_link(f, links) for f in found])
@@ -428,7 +430,7 @@ def frame_note(item: Item, links: SourceLinks | None = None) -> str:
     if not words:
         return ""
     brk = item.brk
-    inlined = [f for f in eager_frames(brk) if f.function != brk.function.rsplit(".", 1)[-1]]
+    inlined = [f for f in made_eager(brk) if f.function != brk.function.rsplit(".", 1)[-1]]
     why = f" (it inlined {md_code(brk.function)})" if inlined else ""
     loop = " The break is inside a loop, so Dynamo gives up on the whole frame." if brk.in_loop else ""
     return f"**This break {words}**: Dynamo runs that frame uncompiled{why}.{loop}"

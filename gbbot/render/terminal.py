@@ -1,6 +1,8 @@
-"""Report → a readable terminal summary (rich)."""
+"""Report → a readable terminal summary (rich), as text: the caller prints it."""
 
 from __future__ import annotations
+
+import io
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -9,7 +11,7 @@ from rich.text import Text
 
 from gbbot.analysis import recompile
 from gbbot.core import counts
-from gbbot.core.model import GraphBreak, Recompilation, RecompileReason, Report, Status
+from gbbot.core.model import ChangeState, GraphBreak, Recompilation, RecompileReason, Report, Status
 from gbbot.render.findings import compile_error_words
 
 STATUS_STYLE = {
@@ -50,7 +52,6 @@ def entrypoint_table(report: Report) -> Table:
 
 
 def break_table(report: Report) -> Table:
-    new = set(report.diff.new) if report.diff else None
     table = Table(title="Graph breaks, highest impact first", title_justify="left")
     for column in ("#", "id", "category", "where", "code", "n", "note"):
         table.add_column(column, overflow="fold")
@@ -60,7 +61,7 @@ def break_table(report: Report) -> Table:
         seen.add(brk.fingerprint)
         counted = each[brk.fingerprint]
         notes = []
-        if new is not None and brk.fingerprint in new:
+        if report.diff is not None and report.diff.state(brk) is ChangeState.NEW:
             notes.append("[bold]NEW[/]")
         if brk.fullgraph_failure:
             notes.append("[red]made the fullgraph compile fail[/]")
@@ -137,7 +138,24 @@ def summary(c: counts.Counts) -> str:
     return line
 
 
-def render(report: Report, console: Console) -> None:
+def render(report: Report, width: int = 160, color_system: str | None = None) -> str:
+    """The summary laid out for `width` columns; with ANSI styles of `color_system` (rich's name
+    of one, as a terminal's console reports it), without any when None (a log, a file)."""
+    out = io.StringIO()
+    console = Console(
+        file=out,
+        width=width,
+        color_system=color_system,  # type: ignore[arg-type]
+        force_terminal=color_system is not None,
+        highlight=False,
+        soft_wrap=False,
+    )
+    console.print(Group(*_shown(report)))
+    return out.getvalue()
+
+
+def _shown(report: Report) -> list:
+    """What the summary shows, in order: the tables, each failure, the counts."""
     parts: list = [entrypoint_table(report)]
     if report.breaks:
         parts.append(break_table(report))
@@ -159,7 +177,7 @@ def render(report: Report, console: Console) -> None:
             Text(f"{c.new} new, {c.fixed} fixed{hidden}, {c.persisting} persisting vs {d.base_ref} ({d.base_sha[:7]})")
         )
     parts.append(Text(summary(c)))
-    console.print(Group(*parts))
+    return parts
 
 
 def inside(rc: Recompilation) -> str:

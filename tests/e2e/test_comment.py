@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from gbbot.analysis import report
+from gbbot.core.model import ChangeState
 from gbbot.publish import comment
-from gbbot.publish.content import Content, fitted
+from gbbot.publish.content import Content, Texts, fitted
 from gbbot.render.markdown import SourceLinks
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
@@ -44,7 +45,7 @@ def example(tmp_path_factory) -> tuple[Path, report.Report]:
 
 
 def posted(made: report.Report, head: str) -> str:
-    text, _ = comment.body(made, Content(links=SourceLinks(WEB, head)), "", None)
+    text, _ = comment.body(Texts(made), Content(links=SourceLinks(WEB, head)), "", None)
     return text.split("\n", 1)[1]
 
 
@@ -75,7 +76,7 @@ def test_every_line_link_points_at_the_line_it_names(example) -> None:
         assert shown.strip(), f"{path}:{line} at {sha[:7]} is an empty line"
     new = next(b for b in made.breaks if b.fingerprint in made.diff.new)
     assert "warnings.warn" in line_at(repo, head, new.file, new.line)
-    (fixed,) = made.diff.fixed_breaks
+    (fixed,) = made.diff.breaks(ChangeState.FIXED)
     assert "print(" in line_at(repo, made.diff.base_sha, fixed.file, fixed.line)
     assert f"{WEB}/blob/{made.diff.base_sha}/{fixed.file}#L{fixed.line}" in text
 
@@ -83,7 +84,7 @@ def test_every_line_link_points_at_the_line_it_names(example) -> None:
 def test_the_comment_is_shorter_than_the_job_summary(example) -> None:
     repo, made = example
     head = git(repo, "rev-parse", "HEAD").strip()
-    summary = fitted(made, Content(links=SourceLinks(WEB, head)), 1_000_000)
+    summary = fitted(Texts(made), Content(links=SourceLinks(WEB, head)), 1_000_000)
     assert len(posted(made, head)) <= len(summary)
 
 

@@ -23,7 +23,7 @@ from gbbot.analysis.shards import ShardReport, merge
 from gbbot.checks import baseline
 from gbbot.commands import common
 from gbbot.core.config import IgnoreRule
-from gbbot.core.model import Mode, Report
+from gbbot.core.model import ChangeState, Mode, Report
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -212,8 +212,8 @@ def test_new_fixed_and_persisting(pr):
     b = fingerprint_of(pr.report, ".item()")
     entry = fwd_diff(pr.report)
     assert entry.new == (c,)
-    assert [brk.code for brk in d.fixed_breaks] == ['print("A")']
-    assert entry.fixed == d.fixed == tuple(brk.fingerprint for brk in d.fixed_breaks)
+    assert [brk.code for brk in d.breaks(ChangeState.FIXED)] == ['print("A")']
+    assert entry.fixed == d.fixed == tuple(brk.fingerprint for brk in d.breaks(ChangeState.FIXED))
     assert b in entry.persisting
     assert entry.no_baseline is None
     assert entry.graph_delta == 0  # one break fixed, one added: as many graphs as before
@@ -367,21 +367,25 @@ def test_ignore_rules_apply_to_both_sides(pr):
     head = replace(pr.report, diff=None)
     rules = (IgnoreRule(gb_id="GB0007"),)  # C and the renamed helper's warning
     d = break_diff.diff(
-        head, base_report(pr), "main", pr.report.diff.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules
+        head,
+        base_report(pr),
+        break_diff.Comparison("main", pr.report.diff.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules),
     )
     warns = {fingerprint_of(pr.report, 'warnings.warn("C")'), fingerprint_of(pr.report, "scaling")}
     assert not warns & {*d.new, *d.fixed, *d.persisting}
     fwd = next(e for e in d.entrypoints if e.name == "fwd")
-    assert fwd.new == () and [b.code for b in d.fixed_breaks] == ['print("A")']
+    assert fwd.new == () and [b.code for b in d.breaks(ChangeState.FIXED)] == ['print("A")']
     # with only `fwd` compared, nothing is new: fail_on new passes
     only_fwd = replace(head, entrypoints=tuple(e for e in head.entrypoints if e.name == "fwd"))
-    ignored = break_diff.diff(only_fwd, base_report(pr), "main", d.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
+    ignored = break_diff.diff(
+        only_fwd, base_report(pr), break_diff.Comparison("main", d.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
+    )
     assert common.policy_exit_code(break_diff.with_diff(only_fwd, ignored), Policy.of("new")) == 0
 
 
 def test_without_the_rename_map_the_renamed_break_would_look_new(pr):
     head = replace(pr.report, diff=None)
-    d = break_diff.diff(head, base_report(pr), "main", pr.report.diff.base_sha)
+    d = break_diff.diff(head, base_report(pr), break_diff.Comparison("main", pr.report.diff.base_sha))
     assert fingerprint_of(pr.report, "scaling") in d.new
 
 
@@ -404,7 +408,9 @@ def test_diff_shards_merge_into_the_whole_diff(pr, tmp_path):
         part = replace(
             head, entrypoints=tuple(e for e in head.entrypoints if e.name == name), shard=f"{index}/{len(names)}"
         )
-        part = break_diff.with_diff(part, break_diff.diff(part, base, "main", pr.report.diff.base_sha, renames))
+        part = break_diff.with_diff(
+            part, break_diff.diff(part, base, break_diff.Comparison("main", pr.report.diff.base_sha, renames))
+        )
         path = tmp_path / f"shard{index}.json"
         report.write(part, path)
         shards.append(ShardReport(str(path), report.load(path)))

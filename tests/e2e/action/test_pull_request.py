@@ -19,6 +19,7 @@ from tests.github_standin.fixtures import checked_standin
 from tests.unit.render.test_annotations import parse_command
 
 PR = 2
+RENDER_COUNT = Path(__file__).resolve().parents[2] / "render_count.py"  # gbbot with its renders counted
 CONFIG = """\
 version: 1
 entrypoints:
@@ -65,20 +66,26 @@ def pr_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     return repo, base, git(repo, "rev-parse", "HEAD")
 
 
-def run_pr(pr_repo: tuple[Path, str, str], scratch: Path, token: str, fork: bool) -> tuple[ActionRun, GitHubStandin]:
+def run_pr(
+    pr_repo: tuple[Path, str, str], scratch: Path, token: str, fork: bool, program: tuple[str, ...] = ("-m", "gbbot")
+) -> Iterator[tuple[ActionRun, GitHubStandin]]:
     repo, base, head = pr_repo
     with checked_standin() as standin:
         standin.add_pull(PR, head, head_repo_fork=fork)
         event = pull_request_event(PR, head, base, fork)
         # GITHUB_TOKEN is set too, so that "it never reached an entrypoint" is a finding, not a given
         seen = {"ENV_SEEN": str(scratch / "env_seen.jsonl"), "GITHUB_TOKEN": "ghs_canary_never_handed_on"}
-        yield run_action(repo, scratch, standin, "pull_request", event, token, seen, header="cpu", jobs="2"), standin
+        done = run_action(
+            repo, scratch, standin, "pull_request", event, token, seen, program=program, header="cpu", jobs="2"
+        )
+        yield done, standin
 
 
 @pytest.fixture(scope="module")
 def same_repo_run(pr_repo, tmp_path_factory) -> Iterator[tuple[ActionRun, GitHubStandin, Path]]:
     scratch = tmp_path_factory.mktemp("same-repo")
-    for done, standin in run_pr(pr_repo, scratch, ACTIONS_TOKEN, fork=False):
+    counting = (str(RENDER_COUNT), str(scratch / "renders.jsonl"), str(pr_repo[0] / "gbbot-report" / "report.json"))
+    for done, standin in run_pr(pr_repo, scratch, ACTIONS_TOKEN, fork=False, program=counting):
         yield done, standin, scratch
 
 
@@ -112,6 +119,18 @@ def test_same_repo_pr_runs_the_diff_and_publishes(same_repo_run, pr_repo) -> Non
     assert (note["path"], note["start_line"], note["annotation_level"]) == ("model.py", 9, "failure")
     assert "New graph breaks" in done.summary
     assert not [line for line in done.stdout.splitlines() if line.startswith("::")]  # published: no fallback
+
+
+def test_each_text_is_rendered_once_and_the_report_is_not_read_back(same_repo_run) -> None:
+    """Three texts: the comment's hash (no commits), the comment, and the check run's summary,
+    which the job summary shares. Retries and size budgets would render no text twice either."""
+    done, _, scratch = same_repo_run
+    lines = [json.loads(line) for line in (scratch / "renders.jsonl").read_text().splitlines()]
+    *renders, last = lines
+    texts = [r["text"] for r in renders]
+    assert len(texts) == len(set(texts)) == 3, (renders, done.stderr)
+    assert "New graph breaks" in done.summary  # the shared text did reach the job summary
+    assert last == {"report_json_reads_back_equal": True}  # the value published is what the file holds
 
 
 def test_entrypoints_never_see_a_token(same_repo_run, pr_repo) -> None:

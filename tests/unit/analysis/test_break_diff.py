@@ -10,9 +10,21 @@ from dataclasses import replace
 import pytest
 
 from gbbot.analysis import break_diff, classify, recompile, source
+from gbbot.analysis import report as report_
 from gbbot.core import counts
 from gbbot.core.config import IgnoreRule
-from gbbot.core.model import Category, CompiledFrame, CompileError, Diff, Frame, FrameRef, GraphBreak, Origin, Status
+from gbbot.core.model import (
+    Category,
+    ChangeState,
+    CompiledFrame,
+    CompileError,
+    Diff,
+    Frame,
+    FrameRef,
+    GraphBreak,
+    Origin,
+    Status,
+)
 from tests.builders import (
     AT_LIMIT,
     DTYPE,
@@ -36,7 +48,7 @@ def compared(head: dict, base: dict, **options) -> Diff:
     """diff() of two reports, each given as {entrypoint name: its breaks}."""
     head_report = report_of(*(entrypoint(name, breaks) for name, breaks in head.items()))
     base_report = report_of(*(entrypoint(name, breaks) for name, breaks in base.items()))
-    return break_diff.diff(head_report, base_report, "main", BASE_SHA, **options)
+    return break_diff.diff(head_report, base_report, break_diff.Comparison("main", BASE_SHA, **options))
 
 
 def by_name(result: Diff) -> dict:
@@ -50,7 +62,7 @@ def test_a_break_only_on_the_head_is_new_only_on_the_base_fixed_on_both_persisti
     fixed_one = brk("a" * 16, line=11)
     result = compared({"train": [brk("b" * 16), brk("c" * 16)]}, {"train": [fixed_one, brk("b" * 16)]})
     assert (result.new, result.fixed, result.persisting) == (("c" * 16,), ("a" * 16,), ("b" * 16,))
-    assert result.fixed_breaks == (fixed_one,)  # the base's record, to show what went away
+    assert result.breaks(ChangeState.FIXED) == (fixed_one,)  # the base's record, to show what went away
     train = by_name(result)["train"]
     assert (train.new, train.fixed, train.persisting, train.no_baseline) == (
         ("c" * 16,),
@@ -64,7 +76,7 @@ def test_a_break_only_on_the_head_is_new_only_on_the_base_fixed_on_both_persisti
 def test_the_graph_delta_is_the_head_minus_the_base():
     head = entrypoint("train", [brk("a" * 16)], graph_count=7)
     base = entrypoint("train", [brk("a" * 16)], graph_count=4)
-    result = break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA)
+    result = break_diff.diff(report_of(head), report_of(base), break_diff.Comparison("main", BASE_SHA))
     assert by_name(result)["train"].graph_delta == 3
 
 
@@ -84,7 +96,7 @@ def test_a_base_entrypoint_the_head_does_not_have_plays_no_part():
 def test_when_the_head_run_did_not_finish_nothing_is_fixed():
     cut_short = entrypoint("train", [brk("b" * 16)], status=Status.TIMEOUT, exit_code=None)
     base = entrypoint("train", [brk("a" * 16), brk("b" * 16)])
-    result = break_diff.diff(report_of(cut_short), report_of(base), "main", BASE_SHA)
+    result = break_diff.diff(report_of(cut_short), report_of(base), break_diff.Comparison("main", BASE_SHA))
     assert (result.new, result.fixed, result.persisting) == ((), (), ("b" * 16,))
 
 
@@ -107,8 +119,8 @@ def eager(fp: str, **changes) -> GraphBreak:
 def test_a_base_break_in_a_frame_that_now_runs_eagerly_is_hidden_not_fixed():
     printed = brk("p" * 16, line=20)
     result = compared({"train": [eager("e" * 16, line=12)]}, {"train": [printed]})
-    assert result.new == ("e" * 16,) and result.fixed == () and result.fixed_breaks == ()
-    assert result.hidden == ("p" * 16,) and result.hidden_breaks == (printed,)
+    assert result.new == ("e" * 16,) and result.fixed == () and result.breaks(ChangeState.FIXED) == ()
+    assert result.hidden == ("p" * 16,) and result.breaks(ChangeState.HIDDEN) == (printed,)
     assert result.hidden_by == (("p" * 16, "e" * 16),)
     assert by_name(result)["train"].hidden == ("p" * 16,)
 
@@ -217,7 +229,7 @@ NO_BASELINE = "no baseline for `train` on base bbbbbbb: "
 def test_an_entrypoint_without_a_baseline_says_why_and_all_its_breaks_are_new(base, reason):
     head = entrypoint("train", [brk("a" * 16), brk("n" * 16)])
     base_report = report_of(*([base] if base is not None else [entrypoint("other")]))
-    result = break_diff.diff(report_of(head), base_report, "main", BASE_SHA)
+    result = break_diff.diff(report_of(head), base_report, break_diff.Comparison("main", BASE_SHA))
     (train,) = result.entrypoints
     assert train.no_baseline == NO_BASELINE + reason
     assert train.new == ("a" * 16, "n" * 16) and train.fixed == train.persisting == () and train.graph_delta is None
@@ -243,8 +255,12 @@ def test_the_shards_diffs_joined_are_the_whole_diff():
     joined = break_diff.union(shards)
     for field in ("new", "fixed", "persisting", "hidden", "hidden_by"):
         assert set(getattr(joined, field)) == set(getattr(whole, field)), field
-    assert [b.fingerprint for b in joined.fixed_breaks] == [b.fingerprint for b in whole.fixed_breaks] == ["f" * 16]
-    assert joined.hidden_breaks == (printed,)
+    assert (
+        [b.fingerprint for b in joined.breaks(ChangeState.FIXED)]
+        == [b.fingerprint for b in whole.breaks(ChangeState.FIXED)]
+        == ["f" * 16]
+    )
+    assert joined.breaks(ChangeState.HIDDEN) == (printed,)
     assert sorted(e.name for e in joined.entrypoints) == ["a", "b", "c", "d"]
     assert joined.persisting == ("m" * 16,)  # fixed in shard 1, new in shard 2: still there
 
@@ -312,7 +328,7 @@ def frame(ref: FrameRef, eager_by: str | None = None, eager: bool | None = None)
 
 
 def diffed(head, base) -> Diff:
-    return break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA)
+    return break_diff.diff(report_of(head), report_of(base), break_diff.Comparison("main", BASE_SHA))
 
 
 def test_a_new_break_in_a_callee_that_makes_the_callers_frame_eager_hides_the_callers_breaks():
@@ -436,10 +452,12 @@ def test_a_gone_break_whose_code_the_head_deleted_is_fixed_though_its_frame_now_
     head = framed("train", [loop], frame(MODEL, "g" * 16), frame(BLOCK))
     without_print = MODEL_PY.replace('        print("done")\n', "")
     in_head = source_of({"pkg/model.py": without_print})
-    result = break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA, in_head=in_head)
+    result = break_diff.diff(report_of(head), report_of(base), break_diff.Comparison("main", BASE_SHA, in_head=in_head))
     assert result.fixed == ("p" * 16,) and result.hidden == ()
     kept = break_diff.diff(
-        report_of(head), report_of(base), "main", BASE_SHA, in_head=source_of({"pkg/model.py": MODEL_PY})
+        report_of(head),
+        report_of(base),
+        break_diff.Comparison("main", BASE_SHA, in_head=source_of({"pkg/model.py": MODEL_PY})),
     )
     assert kept.hidden == ("p" * 16,)
 
@@ -453,11 +471,15 @@ def test_a_head_break_whose_code_the_base_did_not_have_is_new_even_in_a_frame_th
     head = framed("train", [printed], frame(MODEL), frame(BLOCK))
     before_print = MODEL_PY.replace('        print("done")\n', "")
     added = break_diff.diff(
-        report_of(head), report_of(base), "main", BASE_SHA, in_base=source_of({"pkg/model.py": before_print})
+        report_of(head),
+        report_of(base),
+        break_diff.Comparison("main", BASE_SHA, in_base=source_of({"pkg/model.py": before_print})),
     )
     assert added.new == ("p" * 16,) and added.revealed == ()
     there = break_diff.diff(
-        report_of(head), report_of(base), "main", BASE_SHA, in_base=source_of({"pkg/model.py": MODEL_PY})
+        report_of(head),
+        report_of(base),
+        break_diff.Comparison("main", BASE_SHA, in_base=source_of({"pkg/model.py": MODEL_PY})),
     )
     assert there.revealed == ("p" * 16,) and there.new == ()
 
@@ -484,7 +506,9 @@ def failing(name: str, breaks=(), error: CompileError | None = ERROR, **changes)
 
 def test_the_same_compile_error_on_both_sides_is_still_failing_not_no_baseline():
     earlier = brk("a" * 16)
-    result = break_diff.diff(report_of(failing("m", [earlier])), report_of(failing("m", [earlier])), "main", BASE_SHA)
+    result = break_diff.diff(
+        report_of(failing("m", [earlier])), report_of(failing("m", [earlier])), break_diff.Comparison("main", BASE_SHA)
+    )
     (m,) = result.entrypoints
     assert m.no_baseline is None and m.still_failing.startswith("`m` is still failing (same error as the base)")
     assert (result.new, result.fixed, result.persisting) == ((), (), ("a" * 16,))
@@ -492,20 +516,26 @@ def test_the_same_compile_error_on_both_sides_is_still_failing_not_no_baseline()
 
 def test_the_same_error_after_the_line_moved_is_still_the_same_error():
     moved = replace(ERROR, line=9)
-    result = break_diff.diff(report_of(failing("m", error=moved)), report_of(failing("m")), "main", BASE_SHA)
+    result = break_diff.diff(
+        report_of(failing("m", error=moved)), report_of(failing("m")), break_diff.Comparison("main", BASE_SHA)
+    )
     assert result.entrypoints[0].still_failing and result.new == ()
 
 
 def test_a_head_break_before_the_same_error_is_new_and_nothing_is_fixed():
     result = break_diff.diff(
-        report_of(failing("m", [brk("n" * 16)])), report_of(failing("m", [brk("o" * 16)])), "main", BASE_SHA
+        report_of(failing("m", [brk("n" * 16)])),
+        report_of(failing("m", [brk("o" * 16)])),
+        break_diff.Comparison("main", BASE_SHA),
     )
     assert result.new == ("n" * 16,) and result.fixed == ()
 
 
 def test_another_error_on_the_base_leaves_no_baseline():
     other = replace(ERROR, gb_id="GB0001", gb_type="other")
-    result = break_diff.diff(report_of(failing("m")), report_of(failing("m", error=other)), "main", BASE_SHA)
+    result = break_diff.diff(
+        report_of(failing("m")), report_of(failing("m", error=other)), break_diff.Comparison("main", BASE_SHA)
+    )
     (m,) = result.entrypoints
     assert m.no_baseline and m.still_failing is None and result.new == ()
 
@@ -513,7 +543,7 @@ def test_another_error_on_the_base_leaves_no_baseline():
 def test_a_crash_that_is_no_break_is_never_new_in_the_action_counts():
     base = report_of(entrypoint("ok", [brk("p" * 16)]), failing("m"))
     head = report_of(entrypoint("ok", [brk("p" * 16), brk("n" * 16)]), failing("m"))
-    result = break_diff.diff(head, base, "main", BASE_SHA)
+    result = break_diff.diff(head, base, break_diff.Comparison("main", BASE_SHA))
     assert result.new == ("n" * 16,)
     assert counts.counts(replace(head, diff=result)).new == 1
 
@@ -546,3 +576,52 @@ def test_a_gone_break_in_a_callee_the_head_still_compiles_on_its_own_is_fixed_no
     # Block.forward not compiled on the head (the model inlines it everywhere): only hidden
     head_inlined = framed("train", [branch], frame(MODEL, "b" * 16))
     assert diffed(head_inlined, base).hidden == ("l" * 16,)
+
+
+# --- the typed changes: one per distinct break, the report's v1 lists derived both ways ---------
+
+
+def test_each_change_carries_its_record_state_entrypoints_and_what_hides_it():
+    moved, printed, fixed_one = brk("m" * 16), brk("p" * 16, line=20), brk("f" * 16, line=30)
+    hider, added = eager("e" * 16), brk("n" * 16, line=40)
+    head = {"a": [moved, added], "b": [moved], "c": [hider]}
+    base = {"a": [moved, fixed_one], "b": [], "c": [printed]}
+    result = compared(head, base)
+    got = {c.fingerprint: (c.state, c.entrypoints, c.hidden_by) for c in result.changes}
+    assert got == {
+        "n" * 16: (ChangeState.NEW, ("a",), None),
+        "e" * 16: (ChangeState.NEW, ("c",), None),
+        "f" * 16: (ChangeState.FIXED, ("a",), None),
+        "m" * 16: (ChangeState.PERSISTING, ("a",), None),  # new in b, but the base had it in a
+        "p" * 16: (ChangeState.HIDDEN, ("c",), hider),
+    }
+    assert result.breaks(ChangeState.FIXED) == (fixed_one,) and result.breaks(ChangeState.HIDDEN) == (printed,)
+    assert result.state(moved) is ChangeState.PERSISTING and result.state(brk("x" * 16)) is None
+
+
+def test_the_json_writes_the_v1_lists_and_reading_them_gives_the_same_changes():
+    # (fingerprints in hex: the schema checks them)
+    head = {"a": [brk("a" * 16), brk("b" * 16, line=40)], "c": [eager("e" * 16)]}
+    base = {"a": [brk("a" * 16), brk("f" * 16, line=30)], "c": [brk("c" * 16, line=20)]}
+    result = compared(head, base)
+    made = replace(report_of(*(entrypoint(n, b) for n, b in head.items())), diff=result)
+    data = report_.to_json(made)["diff"]
+    assert (data["new"], data["fixed"], data["persisting"]) == (["b" * 16, "e" * 16], ["f" * 16], ["a" * 16])
+    assert (data["hidden"], data["hidden_by"], data["revealed"]) == (["c" * 16], {"c" * 16: "e" * 16}, [])
+    assert [b["line"] for b in data["fixed_breaks"]] == [30] and [b["line"] for b in data["hidden_breaks"]] == [20]
+    assert report_.from_json(report_.to_json(made)).diff == result
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "joined"),
+    [
+        (ChangeState.NEW, ChangeState.FIXED, ChangeState.PERSISTING),  # on the base, still on the head
+        (ChangeState.REVEALED, ChangeState.HIDDEN, ChangeState.PERSISTING),
+        (ChangeState.NEW, ChangeState.REVEALED, ChangeState.REVEALED),  # revealed anywhere is not new
+        (ChangeState.FIXED, ChangeState.HIDDEN, ChangeState.HIDDEN),  # hidden anywhere is not fixed
+        (ChangeState.PERSISTING, ChangeState.FIXED, ChangeState.PERSISTING),
+        (ChangeState.NEW, ChangeState.NEW, ChangeState.NEW),
+    ],
+)
+def test_a_breaks_states_in_two_shards_fold_to_one_either_way(one, other, joined):
+    assert break_diff.joined(one, other) is joined and break_diff.joined(other, one) is joined

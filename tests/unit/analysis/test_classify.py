@@ -192,7 +192,7 @@ def test_identical_breaks_added_above_leave_the_old_one_persisting():
     added = "def forward(x):\n    print(x)\n    print(x)\n    print(x)\n    return x\n"
     base = classify([raw(PRINT, frame(2, "print(x)"))], ROOT, lambda _p: source_map(source))
     head = classify([raw(PRINT, frame(n, "print(x)")) for n in (2, 3, 4)], ROOT, lambda _p: source_map(added))
-    result = break_diff.diff(_report(*head), _report(*base), "main", "abc1234")
+    result = break_diff.diff(_report(*head), _report(*base), break_diff.Comparison("main", "abc1234"))
     old = next(b for b in head if b.line == 4)  # the original line, pushed down by the two added above
     assert result.persisting == (old.fingerprint,)
     assert sorted(b.line for b in head if b.fingerprint in result.new) == [2, 3]

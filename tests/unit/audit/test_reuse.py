@@ -42,9 +42,13 @@ def test_a_flaky_break_of_the_record_is_neither_fixed_when_gone_nor_new_when_see
     assert steady.explanation == "" and steady.hints == () and steady.fix is None  # nothing made up
 
     gone = head_with(steady)
-    result = break_diff.diff(gone, reuse.settle_flaky(base, gone), "main", "a" * 40, source="record")
+    result = break_diff.diff(
+        gone, reuse.settle_flaky(base, gone), break_diff.Comparison("main", "a" * 40, source="record")
+    )
     assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa",))
 
     seen = head_with(steady, flaky)
-    result = break_diff.diff(seen, reuse.settle_flaky(base, seen), "main", "a" * 40, source="record")
+    result = break_diff.diff(
+        seen, reuse.settle_flaky(base, seen), break_diff.Comparison("main", "a" * 40, source="record")
+    )
     assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa", "bbbbbbbb"))

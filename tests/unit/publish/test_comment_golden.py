@@ -14,10 +14,10 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot.core.model import Diff, EntrypointDiff, Frame, FrameRef, Status
+from gbbot.core.model import BreakChange, ChangeState, Diff, EntrypointDiff, Frame, FrameRef, Status
 from gbbot.publish import comment
 from gbbot.publish.comment import CommentMode
-from gbbot.publish.content import Content, fitted
+from gbbot.publish.content import Content, Texts, fitted
 from gbbot.render.markdown import SourceLinks
 from tests.builders import (
     BASE_SHA,
@@ -125,17 +125,16 @@ def hides_one():
     diff = Diff(
         base_ref="main",
         base_sha=BASE_SHA,
-        new=(LOOP.fingerprint,),
-        fixed=(),
-        persisting=(ITEM.fingerprint,),
+        changes=(
+            BreakChange(LOOP, ChangeState.NEW, ("train-step",)),
+            BreakChange(ITEM, ChangeState.PERSISTING, ("train-step",)),
+            BreakChange(COPIED, ChangeState.HIDDEN, ("train-step",), hidden_by=LOOP),
+        ),
         entrypoints=(
             EntrypointDiff(
                 "train-step", (LOOP.fingerprint,), (), (ITEM.fingerprint,), graph_delta=-1, hidden=(COPIED.fingerprint,)
             ),
         ),
-        hidden=(COPIED.fingerprint,),
-        hidden_breaks=(COPIED,),
-        hidden_by=((COPIED.fingerprint, LOOP.fingerprint),),
     )
     return report_of(head, commit=HEAD_SHA, diff=diff)
 
@@ -163,7 +162,7 @@ def only_recompiles():
         file="pkg/train_loop.py",
     )
     made = recompiled_report([ITEM], recompiles=(INFO, DTYPE, grad), persisting=(DTYPE,))
-    diff = replace(made.diff, new=(), persisting=(ITEM.fingerprint,), entrypoints=())
+    diff = replace(made.diff, changes=(BreakChange(ITEM, ChangeState.PERSISTING),), entrypoints=())
     return replace(made, commit=HEAD_SHA, diff=diff)
 
 
@@ -173,9 +172,7 @@ def started_failing():
     diff = Diff(
         base_ref="main",
         base_sha=BASE_SHA,
-        new=(),
-        fixed=(),
-        persisting=(ITEM.fingerprint,),
+        changes=(BreakChange(ITEM, ChangeState.PERSISTING, ("train-step",)),),
         entrypoints=(
             EntrypointDiff("train-step", (), (), (ITEM.fingerprint,), graph_delta=0),
             EntrypointDiff("bench", (), (), (), graph_delta=-3),
@@ -196,7 +193,7 @@ CASES = {
 
 def shown(made, gb_fix: bool = True) -> str:
     """The comment's text as posted (without the marker line the body starts with)."""
-    body, _ = comment.body(made, replace(CONTENT, gb_fix=gb_fix), "", None)
+    body, _ = comment.body(Texts(made), replace(CONTENT, gb_fix=gb_fix), "", None)
     return body.split("\n", 1)[1]
 
 
@@ -265,7 +262,7 @@ def test_no_change_posts_nothing_in_changes_mode() -> None:
     made = no_change()
     text = shown(made)
     assert text.splitlines()[2] == "This PR makes no change in graph breaks or recompilations."
-    _, marker = comment.body(made, CONTENT, "", None)
+    _, marker = comment.body(Texts(made), CONTENT, "", None)
     assert not comment.has_news(made)
     assert comment.decide(CommentMode.CHANGES, marker, None, comment.has_news(made)) is comment.Action.LEAVE
 
@@ -292,7 +289,7 @@ def test_the_comment_is_shorter_than_the_full_report_and_keeps_the_warning_notes
     made = adds_one()
     made = replace(made, diff=replace(made.diff, notes=(reused, mismatch)))
     posted = shown(made)
-    summary = fitted(made, CONTENT, 1_000_000)
+    summary = fitted(Texts(made), CONTENT, 1_000_000)
     assert "was not run again" not in posted and "was not run again" in summary
     assert "does not match this run" in posted
     assert len(posted) < len(summary)
@@ -301,8 +298,8 @@ def test_the_comment_is_shorter_than_the_full_report_and_keeps_the_warning_notes
 def test_links_do_not_make_every_commit_a_new_comment() -> None:
     made = adds_one()
     moved = replace(made, commit="1" * 40)
-    a = comment.content_hash(made, CONTENT)
-    b = comment.content_hash(moved, replace(CONTENT, links=SourceLinks(WEB, "1" * 40)))
+    a = comment.content_hash(Texts(made), CONTENT)
+    b = comment.content_hash(Texts(moved), replace(CONTENT, links=SourceLinks(WEB, "1" * 40)))
     assert a == b
 
 

@@ -11,7 +11,7 @@ import pytest
 from gbbot.action.workflow import write_outputs, write_step_summary
 from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
-from gbbot.publish.content import Content, fitted
+from gbbot.publish.content import Content, Texts, fitted
 from tests.action_run import parse_outputs
 from tests.builders import graph_break, report
 
@@ -39,7 +39,8 @@ def test_a_huge_report_fits_the_step_summary(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step text\n")
     write_step_summary(
-        summary, fitted(huge, Content(pointer=POINTER), limits.STEP_SUMMARY_MAX_BYTES - 100, lambda t: len(t.encode()))
+        summary,
+        fitted(Texts(huge), Content(pointer=POINTER), limits.STEP_SUMMARY_MAX_BYTES - 100, lambda t: len(t.encode())),
     )
     assert summary.stat().st_size <= limits.STEP_SUMMARY_MAX_BYTES
     assert summary.read_text().startswith("earlier step text\n## ")

@@ -14,7 +14,7 @@ from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
 from gbbot.publish.client import ACTIONS_BOT, github_client
 from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
-from gbbot.publish.content import Content
+from gbbot.publish.content import Content, Texts
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination
@@ -60,7 +60,7 @@ def run(
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
     content = Content(pointer=POINTER)  # as the action does: the fixes come with the report
-    return publish(client, result, content, target, recorder.retries(), recorder.lines.append)
+    return publish(client, Texts(result), content, target, recorder.retries(), recorder.lines.append)
 
 
 def bot_comments(standin: GitHubStandin) -> list:
@@ -300,7 +300,7 @@ def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHu
     )
     client = github_client(ACTIONS_TOKEN, "http://127.0.0.1:9", seconds_between_writes=0)  # discard port: refused
     published = publish(
-        client, report([graph_break(1)]), Content(), target, recorder.retries(tries=2), recorder.lines.append
+        client, Texts(report([graph_break(1)])), Content(), target, recorder.retries(tries=2), recorder.lines.append
     )
     assert recorder.sleeps == [2.0]
     assert published.problems and "ConnectionError" in published.problems[0]
