@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from gbbot.analysis import classify, recompile
+from gbbot.analysis import classify, dependence, recompile
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import (
     CompileError,
@@ -285,8 +285,8 @@ def revealed(brk: GraphBreak, base: EagerFrames, *sides: EagerFrames) -> bool:
 
 
 # Whether a break's code is in one side's source: True, False (its line or its function is gone),
-# or None when that cannot be said (no source at hand, a break outside the repository).
-CodeCheck = Callable[[GraphBreak], "bool | None"]
+# or None when that cannot be said (no source at hand, no repository line on its way).
+CodeCheck = dependence.CodeCheck
 
 
 def unknown(_brk: GraphBreak) -> bool | None:
@@ -294,22 +294,10 @@ def unknown(_brk: GraphBreak) -> bool | None:
 
 
 def code_in(lookup: classify.SourceLookup) -> CodeCheck:
-    """A CodeCheck over one side's source files, by repository-relative path: the break's line,
+    """A CodeCheck over one side's source files, by repository-relative path: the break's
+    repository line (for a break raised inside a library, the line that calls into it),
     normalised as fingerprints normalise it, somewhere in a function of the break's qualname."""
-
-    def present(brk: GraphBreak) -> bool | None:
-        if brk.origin is not Origin.USER or not brk.code.strip():
-            return None
-        source = lookup(brk.file)
-        if source is None:
-            return False
-        wanted = classify.normalise_code(brk.code)
-        spans = [(s.start, s.end) for s in source.scopes if s.qualname == brk.function]
-        if not spans and brk.function == "<module>":
-            spans = [(1, len(source.lines))]
-        return any(classify.normalise_code(source.line(n)) == wanted for a, b in spans for n in range(a, b + 1))
-
-    return present
+    return dependence.line_in(lookup)
 
 
 def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> str | None:
@@ -347,9 +335,10 @@ def settle(
 ) -> Settled:
     """`now` and `before`: the breaks to compare of each side, by fingerprint (the head's own
     ignore rules applied); the entrypoints' frames say what ran eagerly where. A gone break
-    whose code the head no longer has is fixed whatever its frame does; a head break whose code
-    the base did not have is new. `to_base`: where the head's lines are known as base lines
-    (see LineMap)."""
+    whose code the head no longer has is fixed whatever its frame does; a head break is revealed
+    only when `in_base` shows that what it depends on is the base's (gbbot/analysis/dependence.py:
+    its repository lines and the callee it is about), and new otherwise, unknown included.
+    `to_base`: where the head's lines are known as base lines (see LineMap)."""
     head_eager, base_eager = EagerFrames.of(head), EagerFrames.of(base)
     newly = newly_eager(head_eager, base_eager, {b.fingerprint for b in base.breaks})
     gone = {f: b for f, b in before.items() if f not in now}
@@ -366,7 +355,7 @@ def settle(
             if by not in stops or not passed(b, stops[by], base_eager, head_eager, to_base)
         }
     appeared = {f: b for f, b in now.items() if f not in before}
-    shown = {f: b for f, b in appeared.items() if in_base(b) is not False and revealed(b, base_eager, head_eager)}
+    shown = {f: b for f, b in appeared.items() if in_base(b) is True and revealed(b, base_eager, head_eager)}
     return Settled(
         fixed={f: b for f, b in gone.items() if f not in hidden},
         hidden=hidden,
@@ -430,13 +419,14 @@ def diff(
     entrypoints (removed, or outside this shard) play no part.
 
     Overall, a fingerprint is persisting when the base had it in some entrypoint and the head has
-    it; revealed when only the head has it and in some entrypoint a frame it lies in ran eagerly
-    in the base; new when only the head has it otherwise. A fingerprint only the base has is
+    it; revealed when only the head has it, in some entrypoint a frame it lies in ran eagerly
+    in the base and `in_base` shows that what it depends on is the base's; new when only the head
+    has it otherwise. A fingerprint only the base has is
     hidden when in some entrypoint a frame it lies in runs eagerly on the head and did not on the
-    base (or a new break makes it so), and fixed otherwise. `in_head` and `in_base` say whether
-    a break's code (by its head path) is in each side's source: a gone break whose code the head
-    no longer has is fixed, and a head break whose code the base did not have is new, whatever
-    their frames did."""
+    base (or a new break makes it so), and fixed otherwise. `in_head` says whether a break's
+    code (by its head path) is in the head's source: a gone break whose code the head no longer
+    has is fixed, whatever its frame did. `in_base` (gbbot/analysis/dependence.py): whether a
+    head break's repository lines and the callee it is about are the base's; unknown is new."""
     by_name = {e.name: e for e in rename_report(base, renames).entrypoints}
     sides = [_compare(e, by_name.get(e.name), base_sha, ignore, (in_head, in_base)) for e in head.entrypoints]
     now = {f: None for s in sides for f in (*s.result.new, *s.result.revealed, *s.result.persisting)}

@@ -311,8 +311,13 @@ def frame(ref: FrameRef, eager_by: str | None = None, eager: bool | None = None)
     )
 
 
-def diffed(head, base) -> Diff:
-    return break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA)
+def diffed(head, base, **options) -> Diff:
+    return break_diff.diff(report_of(head), report_of(base), "main", BASE_SHA, **options)
+
+
+def unchanged(_brk: GraphBreak) -> bool:
+    """What every break depends on is the base's (gbbot/analysis/dependence.py answers this)."""
+    return True
 
 
 def test_a_new_break_in_a_callee_that_makes_the_callers_frame_eager_hides_the_callers_breaks():
@@ -350,10 +355,13 @@ def test_a_break_in_a_frame_that_ran_eagerly_on_the_base_is_revealed_not_new():
     printed = brk("p" * 16, function="Model.forward", line=64, frames=(MODEL,))
     base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
     head = framed("train", [printed], frame(MODEL), frame(BLOCK))
-    result = diffed(head, base)
+    result = diffed(head, base, in_base=unchanged)
     assert result.revealed == ("p" * 16,) and result.new == ()
     assert result.fixed == ("l" * 16,) and result.hidden == ()
     assert by_name(result)["train"].revealed == ("p" * 16,) and by_name(result)["train"].new == ()
+    # Unknown is no excuse: where nothing shows what the print depends on is the base's, it is new.
+    unknown = diffed(head, base)
+    assert unknown.new == ("p" * 16,) and unknown.revealed == ()
 
 
 def test_a_break_in_a_frame_that_was_traced_on_the_base_is_new():
@@ -398,7 +406,7 @@ def test_a_frame_that_runs_eagerly_with_no_break_named_still_hides():
 def test_revealed_in_one_shard_and_gone_in_another_persists():
     logger = replace(brk("l" * 16, frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True)
     printed = brk("p" * 16, frames=(MODEL,))
-    a = diffed(framed("a", [printed], frame(MODEL)), framed("a", [logger], frame(MODEL, "l" * 16)))
+    a = diffed(framed("a", [printed], frame(MODEL)), framed("a", [logger], frame(MODEL, "l" * 16)), in_base=unchanged)
     b = diffed(framed("b", []), framed("b", [printed]))
     joined = break_diff.union([a, b])
     assert joined.persisting == ("p" * 16,) and joined.revealed == ()
@@ -526,7 +534,7 @@ def test_a_frame_is_the_same_frame_when_an_edit_above_moves_its_first_line():
     printed = brk("p" * 16, function="Model.forward", line=63, frames=(moved,))
     base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
     head = framed("train", [printed], frame(moved), frame(BLOCK))
-    assert diffed(head, base).revealed == ("p" * 16,)
+    assert diffed(head, base, in_base=unchanged).revealed == ("p" * 16,)
 
 
 def test_a_gone_break_in_a_callee_the_head_still_compiles_on_its_own_is_fixed_not_hidden():
