@@ -8,9 +8,10 @@ breaks inside a library, and the added line is the repository's, not the library
 change wraps in `torch.compiler.disable` breaks at a call line the change did not touch. So a
 break counts as there before only when the way to it is the base's:
 
-- each repository line on its stack, down to the line where it breaks (for a break raised inside
-  a library, the repository line that calls into it), is in the base, in the function of the same
-  qualname: a line the change added, or a call path through one, makes it new;
+- each repository line on its stack from the frame Dynamo was compiling on, down to the line
+  where it breaks (for a break raised inside a library, the repository line that calls into it),
+  is in the base, in the function of the same qualname: a line the change added, or a call path
+  through one, makes it new;
 - the callee it is about (a function Dynamo was told to skip or not to trace) has the base's code.
 
 A function on the stack that changed elsewhere, away from that path, is not held against it:
@@ -89,25 +90,38 @@ def line_in(lookup: classify.SourceLookup) -> CodeCheck:
     return present
 
 
-def _path(brk: GraphBreak, head: classify.SourceLookup) -> Iterator[tuple[str, str, str]]:
-    """(file, qualname, code) of each repository line on the way to `brk`, outermost first, the
-    break's own last. A stack entry is the repository's when the head has its file and its line
-    reads as recorded (a library's path can look like a repository's)."""
-    for entry in brk.user_stack:
-        source = head(entry.file)
-        if source is None or not entry.code.strip():
-            continue
-        if classify.normalise_code(source.line(entry.line)) == classify.normalise_code(entry.code):
+def traced_stack(brk: GraphBreak) -> tuple[Frame, ...]:
+    """The break's stack from the frame Dynamo was compiling on: the way Dynamo traced to it. The
+    callers above run eagerly and are not on that way (the line that calls `torch.compile` with
+    other settings is not where a break in the model comes from). A record without frames keeps
+    its whole stack."""
+    compiled = brk.frames[0] if brk.frames else None
+    if compiled is None:
+        return brk.user_stack
+    for i, entry in enumerate(brk.user_stack):
+        if (entry.file, entry.function) == (compiled.file, compiled.function) and entry.line >= compiled.line:
+            return brk.user_stack[i:]
+    return brk.user_stack
+
+
+def _touched_path(brk: GraphBreak, change: Change) -> Iterator[tuple[str, str, str]]:
+    """(file, qualname, code) of each repository line on the way to `brk` in a file the change
+    touched, outermost first, the break's own last (files it did not touch are not read). A stack
+    entry is the repository's when the head has its file and its line reads as recorded (a
+    library's path can look like a repository's)."""
+    for entry in traced_stack(brk):
+        source = change.head(entry.file) if entry.file in change.touched and entry.code.strip() else None
+        if source is not None and classify.normalise_code(source.line(entry.line)) == classify.normalise_code(
+            entry.code
+        ):
             yield entry.file, source.qualname(entry.line, "<module>"), entry.code
     line = repository_line(brk)
-    if line is not None:
+    if line is not None and line.file in change.touched:
         yield line.file, line.function, line.code
 
 
 def _path_unchanged(brk: GraphBreak, change: Change) -> bool:
-    for file, qualname, code in _path(brk, change.head):
-        if file not in change.touched:
-            continue
+    for file, qualname, code in _touched_path(brk, change):
         base = change.base(file)
         if base is None or not in_function(base, qualname, code):
             return False
@@ -188,7 +202,7 @@ def lines_kept(to_base: LineMap) -> CodeCheck:
         line = repository_line(brk)
         if line is None:
             return None
-        if any(to_base(f.file, f.line) is None for f in (*brk.user_stack, line)):
+        if any(to_base(f.file, f.line) is None for f in (*traced_stack(brk), line)):
             return False
         return None if brk.key in CALLEE_BREAKS else True
 
