@@ -123,13 +123,18 @@ def relative_renames(renames: Mapping[str, str], prefix: str) -> dict[str, str]:
 # --- why there is no baseline ------------------------------------------------------------------
 
 
-def no_baseline_reason(name: str, base_sha: str, base: EntrypointReport | None) -> str:
-    """In words a reader understands: why `name` has nothing to compare with on the base."""
+def no_baseline_reason(
+    name: str, base_sha: str, base: EntrypointReport | None, gap: dependence.Gap | None = None
+) -> str:
+    """In words a reader understands: why `name` has nothing to compare with on the base (`gap`:
+    what the base's checkout lacked, where that is known)."""
     where = f"no baseline for `{name}` on base {base_sha[:7]}"
     if base is None:
         return f"{where}: the baseline report does not have this entrypoint"
     error = base.error or ""
     missing = NOT_DEFINED_RE.search(error)
+    if base.status is Status.FAILED and gap is not None:
+        return f"{where}: {gap.words}" + (f" ({_short(missing.group(0))})" if missing else "")
     if base.status is Status.FAILED and (missing or base.exit_code == 127):
         detail = f" ({_short(missing.group(0))})" if missing else ""
         return f"{where}: entrypoint not defined there{detail}"
@@ -340,7 +345,13 @@ def settle(
     its repository lines and the callee it is about), and new otherwise, unknown included.
     `to_base`: where the head's lines are known as base lines (see LineMap)."""
     head_eager, base_eager = EagerFrames.of(head), EagerFrames.of(base)
-    newly = newly_eager(head_eager, base_eager, {b.fingerprint for b in base.breaks})
+    had = {b.fingerprint for b in base.breaks}
+    newly = newly_eager(head_eager, base_eager, had)
+    # A frame the head still traces shows a gone break only if no break the base did not have
+    # stopped its trace first: a decorator's frame around `generate` is traced on both sides, and
+    # on the head the new break inside `generate`'s loop is what it meets.
+    cut = {f.across for b in head.breaks if b.fingerprint not in had for f in b.frames}
+    head_eager = replace(head_eager, traced=head_eager.traced - cut)
     gone = {f: b for f, b in before.items() if f not in now}
     hidden = {
         f: (b, by)
@@ -364,12 +375,36 @@ def settle(
     )
 
 
+# Why a base run that failed could not run the entrypoint, from its error (dependence.gap).
+Gaps = Callable[[str], "dependence.Gap | None"]
+
+
+def no_gap(_error: str) -> dependence.Gap | None:
+    return None
+
+
+def _no_baseline(
+    head: EntrypointReport, base: EntrypointReport | None, base_sha: str, now: Mapping[str, GraphBreak], gaps: Gaps
+) -> EntrypointDiff:
+    """An entrypoint the base did not run: its breaks are new only when the entrypoint is new in
+    the change (the baseline does not have it, or the change adds the module it failed to import);
+    otherwise there is nothing to compare them with, and the reason says so."""
+    gap = gaps(base.error or "") if base is not None and base.status is Status.FAILED else None
+    reason = no_baseline_reason(head.name, base_sha, base, gap)
+    if base is None or (gap is not None and gap.new_in_change):
+        return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
+    if now:
+        reason += f"; its {len(now)} graph break{'s' * (len(now) != 1)} are not compared, not counted as new"
+    return EntrypointDiff(head.name, no_baseline=reason)
+
+
 def _compare(
     head: EntrypointReport,
     base: EntrypointReport | None,
     base_sha: str,
     ignore: Sequence[IgnoreRule],
     code: tuple[CodeCheck, CodeCheck] = (unknown, unknown),
+    gaps: Gaps = no_gap,
 ) -> _Side:
     now = _counted(head.breaks, ignore, head.name)
     still = still_failing(head, base)
@@ -385,8 +420,7 @@ def _compare(
         )
         return _Side(result, before, {}, {})
     if base is None or base.status is not Status.OK:
-        reason = no_baseline_reason(head.name, base_sha, base)
-        return _Side(EntrypointDiff(head.name, new=tuple(now), no_baseline=reason), {}, {}, {})
+        return _Side(_no_baseline(head, base, base_sha, now, gaps), {}, {}, {})
     before = _counted(base.breaks, ignore, head.name)
     # A head run that did not finish saw only some of its breaks: nothing can be called fixed.
     compared = before if head.status is Status.OK else {f: now[f] for f in before if f in now}
@@ -414,6 +448,7 @@ def diff(
     notes: Sequence[str] = (),
     in_head: CodeCheck = unknown,
     in_base: CodeCheck = unknown,
+    gaps: Gaps = no_gap,
 ) -> Diff:
     """Compare each of the head's entrypoints with the base's of the same name; the base's other
     entrypoints (removed, or outside this shard) play no part.
@@ -426,9 +461,11 @@ def diff(
     base (or a new break makes it so), and fixed otherwise. `in_head` says whether a break's
     code (by its head path) is in the head's source: a gone break whose code the head no longer
     has is fixed, whatever its frame did. `in_base` (gbbot/analysis/dependence.py): whether a
-    head break's repository lines and the callee it is about are the base's; unknown is new."""
+    head break's repository lines and the callee it is about are the base's; unknown is new.
+    An entrypoint the base did not run has no baseline; its breaks are new only when it is new in
+    the change (`gaps` says what the base's checkout lacked)."""
     by_name = {e.name: e for e in rename_report(base, renames).entrypoints}
-    sides = [_compare(e, by_name.get(e.name), base_sha, ignore, (in_head, in_base)) for e in head.entrypoints]
+    sides = [_compare(e, by_name.get(e.name), base_sha, ignore, (in_head, in_base), gaps) for e in head.entrypoints]
     now = {f: None for s in sides for f in (*s.result.new, *s.result.revealed, *s.result.persisting)}
     before = {f for s in sides for f in s.base}
     hidden = {f: h for s in sides for f, h in s.hidden.items() if f not in now}

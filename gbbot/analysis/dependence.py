@@ -47,6 +47,7 @@ class Change:
     head: classify.SourceLookup
     base: classify.SourceLookup
     touched: frozenset[str]
+    untracked: frozenset[str] = frozenset()  # of those, the files only the working tree has
 
 
 # Whether a break's code is in one side's source, or whether what it depends on is the base's:
@@ -207,3 +208,43 @@ def lines_kept(to_base: LineMap) -> CodeCheck:
         return None if brk.key in CALLEE_BREAKS else True
 
     return check
+
+
+# --- an entrypoint the base could not run -------------------------------------------------------
+
+MISSING_MODULE_RE = re.compile(r"ModuleNotFoundError: No module named '(?P<name>[\w.]+)'")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Why the base could not run an entrypoint, in the user's words, and whether the change
+    brings what the base lacked (then the entrypoint is new in it, and so are its breaks)."""
+
+    words: str
+    new_in_change: bool
+
+
+def module_files(name: str) -> tuple[str, ...]:
+    """The files below the config root that `import name` would find first: its module, its
+    package, and those of the packages above it (`No module named 'a.b'` when `a` is missing)."""
+    parts = name.split(".")
+    found: list[str] = []
+    for n in range(len(parts), 0, -1):
+        stem = "/".join(parts[:n])
+        found += [f"{stem}.py", f"{stem}/__init__.py"]
+    return tuple(found)
+
+
+def gap(error: str, change: Change) -> Gap | None:
+    """For a base run that failed with `error`: a module it imports that the base's checkout
+    lacks, said as where it is — a file only the working tree has (untracked, so never part of
+    the change), a file the change adds, or neither (missing on the base). None: no such error."""
+    found = MISSING_MODULE_RE.search(error)
+    if found is None:
+        return None
+    for path in module_files(found.group("name")):
+        if path in change.untracked:
+            return Gap(f"`{path}` is only in the working tree (untracked), so the base's checkout lacks it", False)
+        if path in change.touched and change.head(path) is not None and change.base(path) is None:
+            return Gap(f"`{path}` is new in this change", True)
+    return Gap(f"module `{found.group('name')}` is missing on the base", False)

@@ -350,9 +350,11 @@ def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str
 def changed_source(p: Setup, renames: Mapping[str, str]) -> dependence.Change:
     """The change as the diff's rule reads it: the head's source (the working tree), the base's,
     and the files that differ between them (committed, uncommitted or untracked)."""
-    differ = [path for _, path in git.name_status(p.top, p.base_sha)] + list(git.untracked(p.top))
+    untracked = git.untracked(p.top)
+    differ = [path for _, path in git.name_status(p.top, p.base_sha)] + list(untracked)
     touched = dependence.touched_paths(differ, p.prefix)
-    return dependence.Change(SourceTree(p.root.resolve()).get, base_source(p, renames), touched)
+    only_here = dependence.touched_paths(untracked, p.prefix)
+    return dependence.Change(SourceTree(p.root.resolve()).get, base_source(p, renames), touched, only_here)
 
 
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
@@ -361,7 +363,17 @@ def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     change = changed_source(p, renames)
     in_head, in_base = break_diff.code_in(change.head), dependence.unchanged(change)
     found = break_diff.diff(
-        s.head, s.base, p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base
+        s.head,
+        s.base,
+        p.base_ref,
+        p.base_sha,
+        renames,
+        p.config.ignore,
+        s.source,
+        notes,
+        in_head,
+        in_base,
+        functools.partial(dependence.gap, change=change),
     )
     marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
     return replace(found, entrypoints=marked)

@@ -34,11 +34,24 @@ def debug(message):
 # {call} is the loop's call into the model; {net} the line the head adds in the model's forward,
 # {loop} the one it adds in the loop itself, {helper} the one it adds in the helper.
 GENERATE = """\
+import functools
 import logging
 import torch
 import tinylog
 
 log = logging.getLogger(__name__)
+
+
+def eval_mode(fn):
+    @functools.wraps(fn)
+    def inner(self, *args, **kwargs):
+        was_training = self.training
+        self.eval()
+        out = fn(self, *args, **kwargs)
+        self.train(was_training)
+        return out
+
+    return inner
 
 
 def shift(x):
@@ -55,7 +68,7 @@ class Gen(torch.nn.Module):
         super().__init__()
         self.net = Net()
 
-    def generate(self, x):
+{decorator}    def generate(self, x):
         for _ in range(4):
 {loop}            x = shift(self.net(x))
             if (x > 100).any().all():
@@ -80,8 +93,11 @@ ADDED_CODE = {
 }
 
 
-def generate_module(added: dict[str, str]) -> str:
-    return GENERATE.format(**{"net": "", "loop": "", "helper": "", **added})
+def generate_module(name: str, added: dict[str, str]) -> str:
+    """`lib_forward`'s `generate` is decorated as x-transformers' is (`@eval_decorator`): Dynamo
+    traces the decorator's frame on both sides, and inlines `generate` into it first."""
+    decorator = "    @eval_mode\n" if name == "lib_forward" else ""
+    return GENERATE.format(**{"net": "", "loop": "", "helper": "", "decorator": decorator, **added})
 
 
 # The decorator: a logger in the block sends Model.forward to eager on the base; the head wraps
@@ -118,13 +134,13 @@ def diffed(tmp_path_factory) -> Diffed:
     repo = tmp / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    base = {f"{n}.py": generate_module({}) for n in ADDED}
+    base = {f"{n}.py": generate_module(n, {}) for n in ADDED}
     base |= {"blocks.py": blocks_project.BLOCKS, "disabled_entry.py": blocks_project.ENTRY.format(module="blocks")}
     write(repo, {".gbbot.yml": f"version: 1\nmode: fast\nfail_on: new\nentrypoints:\n{entries}", **base})
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     git(repo, "checkout", "-q", "-b", "pr")
-    write(repo, {**{f"{n}.py": generate_module(ADDED[n]) for n in ADDED}, "blocks.py": DISABLED})
+    write(repo, {**{f"{n}.py": generate_module(n, ADDED[n]) for n in ADDED}, "blocks.py": DISABLED})
     git(repo, "commit", "-qam", "debug output, a disabled block")
     out, md = tmp / "report.json", tmp / "report.md"
     run = gbbot(repo, "diff", "--base", "main", "--json", str(out), "--markdown", str(md), tmp=tmp)

@@ -214,14 +214,51 @@ NO_BASELINE = "no baseline for `train` on base bbbbbbb: "
         "skipped silently",
     ],
 )
-def test_an_entrypoint_without_a_baseline_says_why_and_all_its_breaks_are_new(base, reason):
+def test_an_entrypoint_without_a_baseline_says_why_and_its_breaks_are_new_only_if_it_is(base, reason):
     head = entrypoint("train", [brk("a" * 16), brk("n" * 16)])
     base_report = report_of(*([base] if base is not None else [entrypoint("other")]))
     result = break_diff.diff(report_of(head), base_report, "main", BASE_SHA)
     (train,) = result.entrypoints
-    assert train.no_baseline == NO_BASELINE + reason
-    assert train.new == ("a" * 16, "n" * 16) and train.fixed == train.persisting == () and train.graph_delta is None
-    assert result.new == ("a" * 16, "n" * 16) and result.fixed == result.persisting == ()
+    assert train.fixed == train.persisting == () and train.graph_delta is None
+    assert result.fixed == result.persisting == ()
+    if base is None:  # the baseline does not have the entrypoint: new in the change, and its breaks
+        assert train.no_baseline == NO_BASELINE + reason
+        assert train.new == result.new == ("a" * 16, "n" * 16)
+    else:  # the base has it and could not run it: nothing to compare with, nothing new
+        assert train.no_baseline == NO_BASELINE + reason + "; its 2 graph breaks are not compared, not counted as new"
+        assert train.new == result.new == ()
+
+
+def test_a_base_that_lacks_a_module_says_where_it_is_and_a_module_the_change_adds_makes_it_new():
+    from gbbot.analysis import dependence
+
+    head = entrypoint("train", [brk("a" * 16)])
+    error = "Traceback …\nModuleNotFoundError: No module named 'wrapper'\n"
+    base = report_of(base_run(Status.FAILED, 1, error))
+    files = {"wrapper.py": source.source_map("def wrap(m):\n    return m\n")}
+
+    def with_change(untracked: frozenset[str]):
+        change = dependence.Change(files.get, lambda _p: None, frozenset({"wrapper.py"}), untracked)
+        return break_diff.diff(
+            report_of(head), base, "main", BASE_SHA, gaps=lambda e: dependence.gap(e, change)
+        ).entrypoints[0]
+
+    untracked = with_change(frozenset({"wrapper.py"}))
+    assert untracked.no_baseline.startswith(
+        NO_BASELINE + "`wrapper.py` is only in the working tree (untracked), so the base's checkout lacks it"
+    )
+    assert untracked.new == ()
+    added = with_change(frozenset())
+    assert added.no_baseline.startswith(NO_BASELINE + "`wrapper.py` is new in this change")
+    assert added.new == ("a" * 16,)
+    elsewhere = break_diff.diff(
+        report_of(head),
+        base,
+        "main",
+        BASE_SHA,
+        gaps=lambda e: dependence.gap(e, dependence.Change(lambda _p: None, lambda _p: None, frozenset())),
+    ).entrypoints[0]
+    assert elsewhere.no_baseline.startswith(NO_BASELINE + "module `wrapper` is missing on the base")
 
 
 def test_a_long_failure_is_cut_in_the_reason():
@@ -330,6 +367,31 @@ def test_a_new_break_in_a_callee_that_makes_the_callers_frame_eager_hides_the_ca
     logger = replace(logger, frame_skipped=True)
     base = framed("gen", [branch], frame(WRAPPER), frame(NET))
     head = framed("gen", [logger], frame(WRAPPER, "l" * 16), frame(NET))
+    result = diffed(head, base)
+    assert result.hidden == ("d" * 16,) and result.hidden_by == (("d" * 16, "l" * 16),)
+    assert result.fixed == () and result.new == ("l" * 16,)
+
+
+DECORATOR = FrameRef("x_transformers/autoregressive_wrapper.py", 32, "inner", "eval_decorator.<locals>.inner")
+
+
+def test_a_decorators_frame_traced_on_both_sides_does_not_make_a_branch_the_new_break_stops_before_fixed():
+    """x-transformers' `generate` under `@eval_decorator`: Dynamo traces the decorator's frame,
+    inlines `generate`, breaks, then compiles `generate` on its own. The decorator's frame is
+    traced on the head too, but what stops it there is the new logger, met before the branch."""
+    branch = brk("d" * 16, file=WRAPPER.file, function=WRAPPER.qualname, line=516, frames=(DECORATOR, WRAPPER))
+    branch = replace(branch, makes_eager=(WRAPPER,), frame_skipped=True)
+    logger = brk(
+        "l" * 16,
+        file=NET.file,
+        function=NET.qualname,
+        line=905,
+        frames=(DECORATOR, WRAPPER, NET),
+        makes_eager=(WRAPPER,),
+    )
+    logger = replace(logger, frame_skipped=True)
+    base = framed("gen", [branch], frame(DECORATOR), frame(WRAPPER, "d" * 16), frame(NET))
+    head = framed("gen", [logger], frame(DECORATOR), frame(WRAPPER, "l" * 16), frame(NET))
     result = diffed(head, base)
     assert result.hidden == ("d" * 16,) and result.hidden_by == (("d" * 16, "l" * 16),)
     assert result.fixed == () and result.new == ("l" * 16,)
