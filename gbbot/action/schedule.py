@@ -80,7 +80,8 @@ def handle(ctx: Context, event: OtherEvent) -> int:
         login = bot_login(client, ctx.inputs.bot_login, ctx.retries, ctx.log)
         fixes = fix_pr(ctx, client, login, runs[0]).issue_lines() if config.audit.open_fix_pr else []
         renames = audit.renames_in(ctx.root, ctx.log)
-        result = audit.outcome(records, mine, config.audit.history, where(ctx), fixes, renames)
+        sources = audit.sources_in(ctx.root, ctx.log)
+        result = audit.outcome(records, mine, config.audit.history, where(ctx), fixes, renames, sources)
         repo = client.get_repo(ctx.env.repository)
         posted = tracking.publish(repo, result.body, login, ctx.retries, ctx.log)
         ctx.log(f"tracking issue #{posted.number} {posted.action.value}: {posted.url}")

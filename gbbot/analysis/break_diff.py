@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from gbbot.analysis import classify, recompile
+from gbbot.analysis import classify, dependence, recompile
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import (
     BreakChange,
@@ -125,13 +125,18 @@ def relative_renames(renames: Mapping[str, str], prefix: str) -> dict[str, str]:
 # --- why there is no baseline ------------------------------------------------------------------
 
 
-def no_baseline_reason(name: str, base_sha: str, base: EntrypointReport | None) -> str:
-    """In words a reader understands: why `name` has nothing to compare with on the base."""
+def no_baseline_reason(
+    name: str, base_sha: str, base: EntrypointReport | None, gap: dependence.Gap | None = None
+) -> str:
+    """In words a reader understands: why `name` has nothing to compare with on the base (`gap`:
+    what the base's checkout lacked, where that is known)."""
     where = f"no baseline for `{name}` on base {base_sha[:7]}"
     if base is None:
         return f"{where}: the baseline report does not have this entrypoint"
     error = base.error or ""
     missing = NOT_DEFINED_RE.search(error)
+    if base.status is Status.FAILED and gap is not None:
+        return f"{where}: {gap.words}" + (f" ({_short(missing.group(0))})" if missing else "")
     if base.status is Status.FAILED and (missing or base.exit_code == 127):
         detail = f" ({_short(missing.group(0))})" if missing else ""
         return f"{where}: entrypoint not defined there{detail}"
@@ -287,8 +292,8 @@ def revealed(brk: GraphBreak, base: EagerFrames, *sides: EagerFrames) -> bool:
 
 
 # Whether a break's code is in one side's source: True, False (its line or its function is gone),
-# or None when that cannot be said (no source at hand, a break outside the repository).
-CodeCheck = Callable[[GraphBreak], "bool | None"]
+# or None when that cannot be said (no source at hand, no repository line on its way).
+CodeCheck = dependence.CodeCheck
 
 
 def unknown(_brk: GraphBreak) -> bool | None:
@@ -296,22 +301,10 @@ def unknown(_brk: GraphBreak) -> bool | None:
 
 
 def code_in(lookup: classify.SourceLookup) -> CodeCheck:
-    """A CodeCheck over one side's source files, by repository-relative path: the break's line,
+    """A CodeCheck over one side's source files, by repository-relative path: the break's
+    repository line (for a break raised inside a library, the line that calls into it),
     normalised as fingerprints normalise it, somewhere in a function of the break's qualname."""
-
-    def present(brk: GraphBreak) -> bool | None:
-        if brk.origin is not Origin.USER or not brk.code.strip():
-            return None
-        source = lookup(brk.file)
-        if source is None:
-            return False
-        wanted = classify.normalise_code(brk.code)
-        spans = [(s.start, s.end) for s in source.scopes if s.qualname == brk.function]
-        if not spans and brk.function == "<module>":
-            spans = [(1, len(source.lines))]
-        return any(classify.normalise_code(source.line(n)) == wanted for a, b in spans for n in range(a, b + 1))
-
-    return present
+    return dependence.line_in(lookup)
 
 
 def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> str | None:
@@ -349,11 +342,18 @@ def settle(
 ) -> Settled:
     """`now` and `before`: the breaks to compare of each side, by fingerprint (the head's own
     ignore rules applied); the entrypoints' frames say what ran eagerly where. A gone break
-    whose code the head no longer has is fixed whatever its frame does; a head break whose code
-    the base did not have is new. `to_base`: where the head's lines are known as base lines
-    (see LineMap)."""
+    whose code the head no longer has is fixed whatever its frame does; a head break is revealed
+    only when `in_base` shows that what it depends on is the base's (gbbot/analysis/dependence.py:
+    its repository lines and the callee it is about), and new otherwise, unknown included.
+    `to_base`: where the head's lines are known as base lines (see LineMap)."""
     head_eager, base_eager = EagerFrames.of(head), EagerFrames.of(base)
-    newly = newly_eager(head_eager, base_eager, {b.fingerprint for b in base.breaks})
+    had = {b.fingerprint for b in base.breaks}
+    newly = newly_eager(head_eager, base_eager, had)
+    # A frame the head still traces shows a gone break only if no break the base did not have
+    # stopped its trace first: a decorator's frame around `generate` is traced on both sides, and
+    # on the head the new break inside `generate`'s loop is what it meets.
+    cut = {f.across for b in head.breaks if b.fingerprint not in had for f in b.frames}
+    head_eager = replace(head_eager, traced=head_eager.traced - cut)
     gone = {f: b for f, b in before.items() if f not in now}
     hidden = {
         f: (b, by)
@@ -368,7 +368,7 @@ def settle(
             if by not in stops or not passed(b, stops[by], base_eager, head_eager, to_base)
         }
     appeared = {f: b for f, b in now.items() if f not in before}
-    shown = {f: b for f, b in appeared.items() if in_base(b) is not False and revealed(b, base_eager, head_eager)}
+    shown = {f: b for f, b in appeared.items() if in_base(b) is True and revealed(b, base_eager, head_eager)}
     return Settled(
         fixed={f: b for f, b in gone.items() if f not in hidden},
         hidden=hidden,
@@ -377,12 +377,36 @@ def settle(
     )
 
 
+# Why a base run that failed could not run the entrypoint, from its error (dependence.gap).
+Gaps = Callable[[str], "dependence.Gap | None"]
+
+
+def no_gap(_error: str) -> dependence.Gap | None:
+    return None
+
+
+def _no_baseline(
+    head: EntrypointReport, base: EntrypointReport | None, base_sha: str, now: Mapping[str, GraphBreak], gaps: Gaps
+) -> EntrypointDiff:
+    """An entrypoint the base did not run: its breaks are new only when the entrypoint is new in
+    the change (the baseline does not have it, or the change adds the module it failed to import);
+    otherwise there is nothing to compare them with, and the reason says so."""
+    gap = gaps(base.error or "") if base is not None and base.status is Status.FAILED else None
+    reason = no_baseline_reason(head.name, base_sha, base, gap)
+    if base is None or (gap is not None and gap.new_in_change):
+        return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
+    if now:
+        reason += f"; its {len(now)} graph break{'s' * (len(now) != 1)} are not compared, not counted as new"
+    return EntrypointDiff(head.name, no_baseline=reason)
+
+
 def _compare(
     head: EntrypointReport,
     base: EntrypointReport | None,
     base_sha: str,
     ignore: Sequence[IgnoreRule],
     code: tuple[CodeCheck, CodeCheck] = (unknown, unknown),
+    gaps: Gaps = no_gap,
 ) -> _Side:
     now = _counted(head.breaks, ignore, head.name)
     still = still_failing(head, base)
@@ -398,8 +422,7 @@ def _compare(
         )
         return _Side(result, before, {}, {})
     if base is None or base.status is not Status.OK:
-        reason = no_baseline_reason(head.name, base_sha, base)
-        return _Side(EntrypointDiff(head.name, new=tuple(now), no_baseline=reason), {}, {}, {})
+        return _Side(_no_baseline(head, base, base_sha, now, gaps), {}, {}, {})
     before = _counted(base.breaks, ignore, head.name)
     # A head run that did not finish saw only some of its breaks: nothing can be called fixed.
     compared = before if head.status is Status.OK else {f: now[f] for f in before if f in now}
@@ -420,8 +443,9 @@ def _compare(
 class Comparison:
     """What a diff compares the head with besides the base's report: the base's name and commit,
     the files git saw renamed since (old path → new path), the head's ignore rules, where the
-    base's report came from, what a reader must know about it, and whether a break's code (by its
-    head path) is in each side's source (see CodeCheck)."""
+    base's report came from, what a reader must know about it, whether a break's code (by its head
+    path) is in the head's source and whether what a head break depends on is the base's (see
+    CodeCheck), and what the base's checkout lacked when it could not run an entrypoint (`gaps`)."""
 
     base_ref: str
     base_sha: str
@@ -431,6 +455,7 @@ class Comparison:
     notes: Sequence[str] = ()
     in_head: CodeCheck = unknown
     in_base: CodeCheck = unknown
+    gaps: Gaps = no_gap
 
 
 def diff(head: Report, base: Report, how: Comparison) -> Diff:
@@ -438,15 +463,21 @@ def diff(head: Report, base: Report, how: Comparison) -> Diff:
     entrypoints (removed, or outside this shard) play no part.
 
     Overall, a fingerprint is persisting when the base had it in some entrypoint and the head has
-    it; revealed when only the head has it and in some entrypoint a frame it lies in ran eagerly
-    in the base; new when only the head has it otherwise. A fingerprint only the base has is
+    it; revealed when only the head has it, in some entrypoint a frame it lies in ran eagerly
+    in the base and `in_base` shows that what it depends on is the base's; new when only the head
+    has it otherwise. A fingerprint only the base has is
     hidden when in some entrypoint a frame it lies in runs eagerly on the head and did not on the
-    base (or a new break makes it so), and fixed otherwise. A gone break whose code the head no
-    longer has is fixed, and a head break whose code the base did not have is new, whatever
-    their frames did."""
+    base (or a new break makes it so), and fixed otherwise. `in_head` says whether a break's
+    code (by its head path) is in the head's source: a gone break whose code the head no longer
+    has is fixed, whatever its frame did. `in_base` (gbbot/analysis/dependence.py): whether a
+    head break's repository lines and the callee it is about are the base's; unknown is new.
+    An entrypoint the base did not run has no baseline; its breaks are new only when it is new in
+    the change (`gaps` says what the base's checkout lacked)."""
     by_name = {e.name: e for e in rename_report(base, how.renames).entrypoints}
-    code = (how.in_head, how.in_base)
-    sides = [_compare(e, by_name.get(e.name), how.base_sha, how.ignore, code) for e in head.entrypoints]
+    sides = [
+        _compare(e, by_name.get(e.name), how.base_sha, how.ignore, (how.in_head, how.in_base), how.gaps)
+        for e in head.entrypoints
+    ]
     now = {f: None for s in sides for f in (*s.result.new, *s.result.revealed, *s.result.persisting)}
     before = {f for s in sides for f in s.base}
     hidden = {f: h for s in sides for f, h in s.hidden.items() if f not in now}

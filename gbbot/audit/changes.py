@@ -76,11 +76,17 @@ def _report(rec: Record, names: set[str], steady_only: bool) -> Report:
     return report_.new_report(entries, None, rec.torch, rec.commit)
 
 
-def compare(previous: Record | None, current: Record, renames: Mapping[str, str] = {}) -> Changes:
+def compare(
+    previous: Record | None,
+    current: Record,
+    renames: Mapping[str, str] = {},
+    in_base: break_diff.CodeCheck = break_diff.unknown,
+) -> Changes:
     """What changed from `previous` to `current`, by the rule a pull request's diff uses
     (gbbot/analysis/break_diff.py): files git saw renamed between the two commits are followed
     (`renames`, old path → new path), each distinct break is listed once with the entrypoints it
-    is in, and a break gone only because its frame now runs eagerly is hidden, not fixed."""
+    is in, and a break gone only because its frame now runs eagerly is hidden, not fixed. One
+    that shows up is revealed only where `in_base` shows what it depends on is the earlier's."""
     failing = tuple(Stopped(e.name, e.status, e.error) for e in current.entrypoints if not e.ran)
     if previous is None:
         return Changes(previous, current, (), (), (), failing)
@@ -95,7 +101,8 @@ def compare(previous: Record | None, current: Record, renames: Mapping[str, str]
         elif before.status == entry.status == Status.OK.value:
             both.add(entry.name)
     head, base = _report(current, both, steady_only=False), _report(previous, both, steady_only=True)
-    diff = break_diff.diff(head, base, break_diff.Comparison("previous audit", previous.commit, renames))
+    how = break_diff.Comparison("previous audit", previous.commit, renames, in_base=in_base)
+    diff = break_diff.diff(head, base, how)
     now = current.breaks()
 
     def changed(state: ChangeState) -> list[BreakChange]:

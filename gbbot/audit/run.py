@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gbbot.analysis import break_diff
+from gbbot.analysis import break_diff, dependence
 from gbbot.analysis.policy import Policy
 from gbbot.audit import issue
 from gbbot.audit.changes import Changes, compare
 from gbbot.audit.record import Record, from_reports
+from gbbot.checks.head_and_base import commit_source
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GitError
@@ -72,6 +73,34 @@ def renames_in(root: Path, log: Callable[[str], None] = lambda _line: None) -> R
     return between
 
 
+# (earlier commit, later commit, renames between them) → whether what a break that shows up
+# depends on is the earlier commit's (gbbot/analysis/dependence.py)
+Sources = Callable[[str, str, Mapping[str, str]], break_diff.CodeCheck]
+
+
+def no_sources(_before: str, _after: str, _renames: Mapping[str, str]) -> break_diff.CodeCheck:
+    return break_diff.unknown
+
+
+def sources_in(root: Path, log: Callable[[str], None] = lambda _line: None) -> Sources:
+    """The two audited commits' source, read from git objects, and the files that differ. A
+    commit the clone does not have gives nothing to show, said: what shows up is then new."""
+    top = git.toplevel(root) or root
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix
+
+    def between(before: str, after: str, renames: Mapping[str, str]) -> break_diff.CodeCheck:
+        try:
+            differ = [path for _, path in git.name_status(top, before, after)]
+        except GitError as exc:
+            log(f"warning: the change between {before[:7]} and {after[:7]} not read: {exc}")
+            return break_diff.unknown
+        head, base = commit_source(top, prefix, after, {}), commit_source(top, prefix, before, renames)
+        return dependence.unchanged(dependence.Change(head, base, dependence.touched_paths(differ, prefix)))
+
+    return between
+
+
 def outcome(
     history: Sequence[Record],
     mine: Record,
@@ -79,13 +108,17 @@ def outcome(
     where: issue.Where,
     fixes: Sequence[str] = (),
     renames: Renames = no_renames,
+    sources: Sources = no_sources,
 ) -> Outcome:
     """`history` as read back from the data branch (this audit's record in it, unless it was
-    not written there) → the records to show, what changed since the one before ours, the body."""
+    not written there) → the records to show, what changed since the one before ours, the body.
+    Without `sources`, a break that shows up in a frame that ran eagerly before is new."""
     ordered = list(history) if mine in history else sorted([*history, mine], key=lambda r: r.date)
     upto = ordered[: ordered.index(mine) + 1]
     previous = upto[-2] if len(upto) > 1 else None
-    changes = compare(previous, mine, renames(previous.commit, mine.commit) if previous else {})
+    moved = renames(previous.commit, mine.commit) if previous else {}
+    in_base = sources(previous.commit, mine.commit, moved) if previous else break_diff.unknown
+    changes = compare(previous, mine, moved, in_base)
     shown = tuple(upto[-keep:])
     return Outcome(shown, changes, issue.render(shown, changes, where, fixes))
 

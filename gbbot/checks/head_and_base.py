@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gbbot.analysis import break_diff, reads, report
+from gbbot.analysis import break_diff, dependence, reads, report
 from gbbot.analysis.source import SourceMap, SourceTree, source_map
 from gbbot.checks import baseline, plan
 from gbbot.checks import setup as setup_steps
@@ -333,26 +333,45 @@ def _run_base_only(p: Setup) -> Report:
 def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
     """The base commit's source of a file, by its head path below the config root (read from git
     objects: the base's worktree is gone by now); None when the base has no such file."""
+    return commit_source(p.top, p.prefix, p.base_sha, renames)
+
+
+def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
+    """`commit`'s source of a file, by its later path below the config root `prefix` (`renames`:
+    old path → later path), read from git objects; None when the commit has no such file."""
     old = {new: before for before, new in renames.items()}
 
     @functools.cache
     def get(path: str) -> SourceMap | None:
-        where = "/".join(part for part in (p.prefix, old.get(path, path)) if part)
-        entry = git.tree_entries(p.top, p.base_sha, [where]).get(where)
+        where = "/".join(part for part in (prefix, old.get(path, path)) if part)
+        entry = git.tree_entries(top, commit, [where]).get(where)
         if entry is None or not entry[0].startswith("100"):
             return None
-        (blob,) = git.read_blobs(p.top, [entry[1]])
+        (blob,) = git.read_blobs(top, [entry[1]])
         return source_map(blob.decode("utf-8", "replace"))
 
     return get
 
 
+def changed_source(p: Setup, renames: Mapping[str, str]) -> dependence.Change:
+    """The change as the diff's rule reads it: the head's source (the working tree), the base's,
+    and the files that differ between them (committed, uncommitted or untracked)."""
+    untracked = git.untracked(p.top)
+    differ = [path for _, path in git.name_status(p.top, p.base_sha)] + list(untracked)
+    touched = dependence.touched_paths(differ, p.prefix)
+    only_here = dependence.touched_paths(untracked, p.prefix)
+    return dependence.Change(SourceTree(p.root.resolve()).get, base_source(p, renames), touched, only_here)
+
+
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
     notes = (*([note] if note else []), *s.notes)
-    in_head = break_diff.code_in(SourceTree(p.root.resolve()).get)
-    in_base = break_diff.code_in(base_source(p, renames))
-    how = break_diff.Comparison(p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base)
+    change = changed_source(p, renames)
+    in_head, in_base = break_diff.code_in(change.head), dependence.unchanged(change)
+    gaps = functools.partial(dependence.gap, change=change)
+    how = break_diff.Comparison(
+        p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base, gaps
+    )
     found = break_diff.diff(s.head, s.base, how)
     marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
     return replace(found, entrypoints=marked)

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         tip = history.append_local(top, branch, mine)
         say(f"audit record added to the local branch {branch} ({tip[:7]})")
     records = history.read(top, tip, say).records if tip else ()
-    result = audit.outcome(records, mine, config.audit.history, issue.Where(), renames=audit.renames_in(root, say))
+    renames, sources = audit.renames_in(root, say), audit.sources_in(root, say)
+    result = audit.outcome(records, mine, config.audit.history, issue.Where(), renames=renames, sources=sources)
     if args.issue_body:
         args.issue_body.parent.mkdir(parents=True, exist_ok=True)
         args.issue_body.write_text(result.body, encoding="utf-8")

@@ -319,10 +319,12 @@ def tree_files(root: Path, commit: str) -> tuple[str, ...]:
     return tuple(_zero_separated(out))
 
 
-def name_status(root: Path, commit: str) -> tuple[tuple[str, str], ...]:
-    """(status, path) of each tracked file that differs between `commit` and the working tree,
-    a rename as the removal and the addition it is made of; paths relative to the top level."""
-    _, out, _ = cmd_output("git", "diff", "--no-renames", "--name-status", "-z", commit, "--", cwd=root)
+def name_status(root: Path, commit: str, head: str | None = None) -> tuple[tuple[str, str], ...]:
+    """(status, path) of each tracked file that differs between `commit` and `head` (None: the
+    working tree), a rename as the removal and the addition it is made of; paths relative to the
+    top level."""
+    spec = [commit] if head is None else [commit, head]
+    _, out, _ = cmd_output("git", "diff", "--no-renames", "--name-status", "-z", *spec, "--", cwd=root)
     fields = _zero_separated(out)
     return tuple(zip(fields[0::2], fields[1::2], strict=False))  # a torn last pair is dropped
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot.analysis import break_diff
+from gbbot.analysis import break_diff, dependence
 from gbbot.analysis.classify import normalise_code
 from gbbot.backends.choose import backend_for
 from gbbot.backends.contract import Backend
@@ -320,12 +320,15 @@ def settled(before: Observation, after: Observation, to_base: LineMap = same_lin
     what showed up new or revealed (a frame that ran eagerly before is traced now)."""
     was = {b.fingerprint: b for b in before.report.breaks}
     now = {b.fingerprint: b for b in after.report.breaks}
-    return break_diff.settle(after.report, before.report, now, was, to_base=to_base)
+    kept = dependence.lines_kept(to_base)  # a break on a way the patch wrote is the patch's: new
+    return break_diff.settle(after.report, before.report, now, was, in_base=kept, to_base=to_base)
 
 
-def appeared_breaks(before: Observation, after: Observation) -> tuple[list[GraphBreak], list[GraphBreak]]:
+def appeared_breaks(
+    before: Observation, after: Observation, to_base: LineMap = same_line
+) -> tuple[list[GraphBreak], list[GraphBreak]]:
     """Breaks in `after` that `before` did not have, as (new, revealed)."""
-    result = settled(before, after)
+    result = settled(before, after, to_base)
     return list(result.new.values()), list(result.revealed.values())
 
 
@@ -391,7 +394,7 @@ def judge(
     changed = False
     for name in names:
         problem = changed_behaviour(before[name], after[name], compare)
-        found, shown = appeared_breaks(before[name], after[name])
+        found, shown = appeared_breaks(before[name], after[name], to_base)
         revealed.extend(shown)
         changed = changed or problem is not None
         problems += [problem] if problem else []

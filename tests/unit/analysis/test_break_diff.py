@@ -226,14 +226,46 @@ NO_BASELINE = "no baseline for `train` on base bbbbbbb: "
         "skipped silently",
     ],
 )
-def test_an_entrypoint_without_a_baseline_says_why_and_all_its_breaks_are_new(base, reason):
+def test_an_entrypoint_without_a_baseline_says_why_and_its_breaks_are_new_only_if_it_is(base, reason):
     head = entrypoint("train", [brk("a" * 16), brk("n" * 16)])
     base_report = report_of(*([base] if base is not None else [entrypoint("other")]))
     result = break_diff.diff(report_of(head), base_report, break_diff.Comparison("main", BASE_SHA))
     (train,) = result.entrypoints
-    assert train.no_baseline == NO_BASELINE + reason
-    assert train.new == ("a" * 16, "n" * 16) and train.fixed == train.persisting == () and train.graph_delta is None
-    assert result.new == ("a" * 16, "n" * 16) and result.fixed == result.persisting == ()
+    assert train.fixed == train.persisting == () and train.graph_delta is None
+    assert result.fixed == result.persisting == ()
+    if base is None:  # the baseline does not have the entrypoint: new in the change, and its breaks
+        assert train.no_baseline == NO_BASELINE + reason
+        assert train.new == result.new == ("a" * 16, "n" * 16)
+    else:  # the base has it and could not run it: nothing to compare with, nothing new
+        assert train.no_baseline == NO_BASELINE + reason + "; its 2 graph breaks are not compared, not counted as new"
+        assert train.new == result.new == ()
+
+
+def test_a_base_that_lacks_a_module_says_where_it_is_and_a_module_the_change_adds_makes_it_new():
+    from gbbot.analysis import dependence
+
+    head = entrypoint("train", [brk("a" * 16)])
+    error = "Traceback …\nModuleNotFoundError: No module named 'wrapper'\n"
+    base = report_of(base_run(Status.FAILED, 1, error))
+    files = {"wrapper.py": source.source_map("def wrap(m):\n    return m\n")}
+
+    def with_change(untracked: frozenset[str]):
+        change = dependence.Change(files.get, lambda _p: None, frozenset({"wrapper.py"}), untracked)
+        how = break_diff.Comparison("main", BASE_SHA, gaps=lambda e: dependence.gap(e, change))
+        return break_diff.diff(report_of(head), base, how).entrypoints[0]
+
+    untracked = with_change(frozenset({"wrapper.py"}))
+    assert untracked.no_baseline.startswith(
+        NO_BASELINE + "`wrapper.py` is only in the working tree (untracked), so the base's checkout lacks it"
+    )
+    assert untracked.new == ()
+    added = with_change(frozenset())
+    assert added.no_baseline.startswith(NO_BASELINE + "`wrapper.py` is new in this change")
+    assert added.new == ("a" * 16,)
+    nothing = dependence.Change(lambda _p: None, lambda _p: None, frozenset())
+    how = break_diff.Comparison("main", BASE_SHA, gaps=lambda e: dependence.gap(e, nothing))
+    elsewhere = break_diff.diff(report_of(head), base, how).entrypoints[0]
+    assert elsewhere.no_baseline.startswith(NO_BASELINE + "module `wrapper` is missing on the base")
 
 
 def test_a_long_failure_is_cut_in_the_reason():
@@ -327,8 +359,13 @@ def frame(ref: FrameRef, eager_by: str | None = None, eager: bool | None = None)
     )
 
 
-def diffed(head, base) -> Diff:
-    return break_diff.diff(report_of(head), report_of(base), break_diff.Comparison("main", BASE_SHA))
+def diffed(head, base, **options) -> Diff:
+    return break_diff.diff(report_of(head), report_of(base), break_diff.Comparison("main", BASE_SHA, **options))
+
+
+def unchanged(_brk: GraphBreak) -> bool:
+    """What every break depends on is the base's (gbbot/analysis/dependence.py answers this)."""
+    return True
 
 
 def test_a_new_break_in_a_callee_that_makes_the_callers_frame_eager_hides_the_callers_breaks():
@@ -341,6 +378,31 @@ def test_a_new_break_in_a_callee_that_makes_the_callers_frame_eager_hides_the_ca
     logger = replace(logger, frame_skipped=True)
     base = framed("gen", [branch], frame(WRAPPER), frame(NET))
     head = framed("gen", [logger], frame(WRAPPER, "l" * 16), frame(NET))
+    result = diffed(head, base)
+    assert result.hidden == ("d" * 16,) and result.hidden_by == (("d" * 16, "l" * 16),)
+    assert result.fixed == () and result.new == ("l" * 16,)
+
+
+DECORATOR = FrameRef("x_transformers/autoregressive_wrapper.py", 32, "inner", "eval_decorator.<locals>.inner")
+
+
+def test_a_decorators_frame_traced_on_both_sides_does_not_make_a_branch_the_new_break_stops_before_fixed():
+    """x-transformers' `generate` under `@eval_decorator`: Dynamo traces the decorator's frame,
+    inlines `generate`, breaks, then compiles `generate` on its own. The decorator's frame is
+    traced on the head too, but what stops it there is the new logger, met before the branch."""
+    branch = brk("d" * 16, file=WRAPPER.file, function=WRAPPER.qualname, line=516, frames=(DECORATOR, WRAPPER))
+    branch = replace(branch, makes_eager=(WRAPPER,), frame_skipped=True)
+    logger = brk(
+        "l" * 16,
+        file=NET.file,
+        function=NET.qualname,
+        line=905,
+        frames=(DECORATOR, WRAPPER, NET),
+        makes_eager=(WRAPPER,),
+    )
+    logger = replace(logger, frame_skipped=True)
+    base = framed("gen", [branch], frame(DECORATOR), frame(WRAPPER, "d" * 16), frame(NET))
+    head = framed("gen", [logger], frame(DECORATOR), frame(WRAPPER, "l" * 16), frame(NET))
     result = diffed(head, base)
     assert result.hidden == ("d" * 16,) and result.hidden_by == (("d" * 16, "l" * 16),)
     assert result.fixed == () and result.new == ("l" * 16,)
@@ -366,10 +428,13 @@ def test_a_break_in_a_frame_that_ran_eagerly_on_the_base_is_revealed_not_new():
     printed = brk("p" * 16, function="Model.forward", line=64, frames=(MODEL,))
     base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
     head = framed("train", [printed], frame(MODEL), frame(BLOCK))
-    result = diffed(head, base)
+    result = diffed(head, base, in_base=unchanged)
     assert result.revealed == ("p" * 16,) and result.new == ()
     assert result.fixed == ("l" * 16,) and result.hidden == ()
     assert by_name(result)["train"].revealed == ("p" * 16,) and by_name(result)["train"].new == ()
+    # Unknown is no excuse: where nothing shows what the print depends on is the base's, it is new.
+    unknown = diffed(head, base)
+    assert unknown.new == ("p" * 16,) and unknown.revealed == ()
 
 
 def test_a_break_in_a_frame_that_was_traced_on_the_base_is_new():
@@ -414,7 +479,7 @@ def test_a_frame_that_runs_eagerly_with_no_break_named_still_hides():
 def test_revealed_in_one_shard_and_gone_in_another_persists():
     logger = replace(brk("l" * 16, frames=(MODEL, BLOCK), makes_eager=(MODEL,)), frame_skipped=True)
     printed = brk("p" * 16, frames=(MODEL,))
-    a = diffed(framed("a", [printed], frame(MODEL)), framed("a", [logger], frame(MODEL, "l" * 16)))
+    a = diffed(framed("a", [printed], frame(MODEL)), framed("a", [logger], frame(MODEL, "l" * 16)), in_base=unchanged)
     b = diffed(framed("b", []), framed("b", [printed]))
     joined = break_diff.union([a, b])
     assert joined.persisting == ("p" * 16,) and joined.revealed == ()
@@ -556,7 +621,7 @@ def test_a_frame_is_the_same_frame_when_an_edit_above_moves_its_first_line():
     printed = brk("p" * 16, function="Model.forward", line=63, frames=(moved,))
     base = framed("train", [logger], frame(MODEL, "l" * 16), frame(BLOCK))
     head = framed("train", [printed], frame(moved), frame(BLOCK))
-    assert diffed(head, base).revealed == ("p" * 16,)
+    assert diffed(head, base, in_base=unchanged).revealed == ("p" * 16,)
 
 
 def test_a_gone_break_in_a_callee_the_head_still_compiles_on_its_own_is_fixed_not_hidden():

@@ -79,10 +79,13 @@ def test_across_a_rename_a_removed_break_is_fixed_and_a_revealed_one_is_not_new(
         {"train": (entry("net.py", 10, 'print("a")'), shown)},
         (CompiledFrame(RENAMED, (), 1, False),),
     )
-    changes = compare(before, after, {"model.py": "net.py"})
+    changes = compare(before, after, {"model.py": "net.py"}, in_base=lambda _brk: True)
     assert [c.brk.code for c in changes.fixed] == ['log.debug("x")']
     assert [c.brk.code for c in changes.revealed] == ['print("shown")'] and changes.new == ()
     assert not changes.regression
+    # Without the two commits' source nothing shows the print was there: a regression, said.
+    unknown = compare(before, after, {"model.py": "net.py"})
+    assert [c.brk.code for c in unknown.new] == ['print("shown")'] and unknown.regression
 
 
 def test_a_break_gone_because_a_new_one_makes_its_frame_eager_is_hidden_with_the_new_one_named():
