@@ -116,10 +116,11 @@ class World:
         workspace.mkdir()
         return self.stage("authorize", workspace, payload, ACTIONS_TOKEN)
 
-    def fix(self, payload: dict, sha: str) -> Path:
-        """The fix job; its artifact folder."""
+    def fix(self, payload: dict, sha: str, base: str = "") -> Path:
+        """The fix job (`base`: authorize's base-sha output; the PR's base by default); its
+        artifact folder."""
         workspace = self.checkout(sha, f"fix-{len(self.runs)}")
-        self.stage("fix", workspace, payload, "", head_sha=sha)
+        self.stage("fix", workspace, payload, "", head_sha=sha, base_ref=base or self.base)
         return workspace / "gbbot-fix"
 
     def push(self, payload: dict, sha: str, artifact: Path) -> ActionRun:
@@ -146,9 +147,23 @@ class World:
 
 
 def pull_files(repo: Path, base: str, head: str) -> dict[str, str]:
-    """{path: patch} of base..head as GitHub's pull-files API gives it: each file's hunks."""
-    names = git(repo, "diff", "--name-only", base, head).split()
-    return {name: git(repo, "diff", base, head, "--", name).split("\n@@", 1)[1].join(["@@", ""]) for name in names}
+    """{path: patch} of base..head as GitHub's pull-files API gives it: each file's hunks, a
+    renamed file under its new name with only the lines that changed."""
+    files: dict[str, str] = {}
+    for chunk in git(repo, "diff", "-M", base, head).split("diff --git ")[1:]:
+        header, _, hunks = chunk.partition("\n@@")
+        renamed = [line[len("rename to ") :] for line in header.splitlines() if line.startswith("rename to ")]
+        name = renamed[0] if renamed else header.split(" b/", 1)[1].splitlines()[0]
+        files[name] = "@@" + hunks.rstrip("\n") + "\n" if hunks else ""
+    return files
+
+
+def open_pull(gh: GitHubStandin, head: str, base: str) -> None:
+    """PR 7 from BRANCH, on `base`, and who may push: what every /gb-fix test starts from."""
+    gh.add_pull(PR, head, head_ref=BRANCH, author="contributor")
+    gh.state.pulls[PR].base_sha = base
+    gh.set_permission(ADMIN, "admin")
+    gh.set_permission(READER, "read")
 
 
 def checkout(url: str, dest: Path, sha: str) -> Path:

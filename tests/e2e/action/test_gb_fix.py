@@ -15,7 +15,7 @@ import pytest
 
 from tests.action_run import run_action
 from tests.conftest import git
-from tests.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo, pull_files
+from tests.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo, open_pull, pull_files
 from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
@@ -26,10 +26,8 @@ def world(tmp_path: Path) -> Iterator[World]:
     bare, base, head = make_repo(tmp_path)
     with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
         gh.set_clone_url(remote.repo_url("octo-repo.git"))
-        gh.add_pull(PR, head, head_ref=BRANCH, author="contributor")
+        open_pull(gh, head, base)
         gh.set_pull_files(PR, pull_files(bare, base, head))
-        gh.set_permission(ADMIN, "admin")
-        gh.set_permission(READER, "read")
         yield World(tmp_path, gh, remote, bare, head, base)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import git
 from tests.e2e.action.test_gb_fix import breaks_at
-from tests.gb_fix_world import ADMIN, BRANCH, PR, World, pull_files
+from tests.gb_fix_world import BRANCH, PR, World, open_pull, pull_files
 from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
@@ -71,9 +71,8 @@ def world(tmp_path: Path) -> Iterator[World]:
     git(work, "push", "-q", str(bare), "main", BRANCH)
     with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
         gh.set_clone_url(remote.repo_url("octo-repo.git"))
-        gh.add_pull(PR, head, head_ref=BRANCH, author="contributor")
+        open_pull(gh, head, base)
         gh.set_pull_files(PR, pull_files(bare, base, head))  # fixes are pushed only for lines it changed
-        gh.set_permission(ADMIN, "admin")
         yield World(tmp_path, gh, remote, bare, head, base)
 
 
