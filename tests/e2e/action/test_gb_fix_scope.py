@@ -5,6 +5,9 @@ print after the loop, on a line it did not change) and adds one print in a funct
 the deepcopy break. One commit removes exactly the added break; the reply names what was pushed
 and what was left, and why; a second `/gb-fix` on the new head has nothing left to fix.
 
+`autofix: true` scopes the same: the PR check of a second PR with the same head pushes the same
+one fix to its own branch, and its comment says the others were left alone.
+
 One PR, two commands, run once for the module (real torch, the three stages as gbbot-fix.yml runs
 them, real git over smart HTTP, the GitHub stand-in); the tests read what they left."""
 
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.action_run import ActionRun, pull_request_event, run_action
 from tests.conftest import git
 from tests.e2e.action.test_gb_fix import breaks_at
 from tests.gb_fix_world import BRANCH, PR, World, open_pull, pull_files
@@ -31,6 +35,7 @@ entrypoints:
     call: entry:main
 mode: fast
 fail_on: new
+autofix: true
 """
 ENTRY = """\
 import torch
@@ -97,6 +102,7 @@ def post(x):
     print("post", x.shape)
     return x + 1
 """
+AUTOFIX_PR, AUTOFIX_BRANCH = 9, "feature-9"  # the same head, checked with autofix
 ADDED = '    print("prep", y.shape)\n'
 GUARDED = '    if not torch.compiler.is_compiling():\n        print("prep", y.shape)\n'
 
@@ -134,7 +140,7 @@ def make_pr(tmp: Path) -> tuple[Path, str, str]:
     (work / "tinynet/helpers.py").write_text(UTIL.replace("    return y * 2\n", f"{ADDED}    return y * 2\n"))
     git(work, "add", "-A")
     git(work, "commit", "-qm", "helpers, a quieter block, a print in prep")
-    git(work, "push", "-q", str(bare), "main", BRANCH)
+    git(work, "push", "-q", str(bare), "main", BRANCH, f"{BRANCH}:{AUTOFIX_BRANCH}")
     return bare, base, git(work, "rev-parse", "HEAD")
 
 
@@ -247,3 +253,41 @@ def test_a_second_command_on_the_new_head_has_nothing_left_to_fix_and_commits_no
     assert "nothing left to fix" in replies[1] and "pushed" not in replies[1].split("\n")[1]
     assert "tinynet/net.py:25" in replies[1].split("**Not attempted**", 1)[1]
     assert world.reactions(commands.second) == ["eyes", "+1"]
+
+
+@dataclass
+class Autofix:
+    world: World
+    check: ActionRun
+
+    def tip(self) -> str:
+        return git(self.world.bare, "rev-parse", f"refs/heads/{AUTOFIX_BRANCH}")
+
+
+@pytest.fixture(scope="module")
+def autofixed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Autofix]:
+    tmp = tmp_path_factory.mktemp("autofix-scope")
+    bare, base, head = make_pr(tmp)
+    with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
+        gh.set_clone_url(remote.repo_url("octo-repo.git"))
+        gh.add_pull(AUTOFIX_PR, head, head_ref=AUTOFIX_BRANCH)
+        world = World(tmp, gh, remote, bare, head, base)
+        workspace = world.checkout(head, "checkout")
+        event = pull_request_event(AUTOFIX_PR, head, base)
+        yield Autofix(world, run_action(workspace, tmp / "run", gh, "pull_request", event, ACTIONS_TOKEN, jobs="2"))
+
+
+def test_autofix_pushes_only_the_fix_of_the_break_the_pr_added_and_says_what_it_left(autofixed: Autofix) -> None:
+    world, done = autofixed.world, autofixed.check
+    assert done.code == 1, done.stderr  # the head still has its new break: fail_on: new
+    tip = autofixed.tip()
+    assert done.outputs["fix-commit"] == tip and git(world.bare, "rev-parse", f"{tip}^") == world.head
+    assert world.remote.pushes == 1
+    assert git(world.bare, "diff", "--name-only", world.head, tip).split() == ["tinynet/helpers.py"]
+    before = git(world.bare, "show", f"{world.head}:tinynet/helpers.py")
+    assert git(world.bare, "show", f"{tip}:tinynet/helpers.py") == before.replace(ADDED, GUARDED).rstrip("\n")
+    assert "autofix: 1 break(s) this PR added on the lines it changed; 4 left alone" in done.stderr
+    (comment,) = world.gh.comments(AUTOFIX_PR)
+    note = comment.body.split("**autofix**: pushed", 1)[1]
+    assert "tinynet/helpers.py:8" in note and "tinynet/helpers.py:13" not in note
+    assert "4 breaks predate this PR or are not on a line it changed, so autofix left them alone" in note
