@@ -316,7 +316,7 @@ def nothing_verified(here: Thread, artifact: Artifact, command: Command, chosen:
     else:
         here.ctx.log("/gb-fix: nothing left to fix")
         here.react(gh.THUMBS_UP)
-        here.reply(replies.nothing_left(said))
+        here.reply(replies.nothing_left(said, command))
     return ExitCode.OK
 
 

@@ -122,9 +122,11 @@ def nothing_to_fix(said: Sections) -> str:
     return limits.fit(_line(f"{head}\n\n{said.text()}"), limits.COMMENT_BODY_MAX)
 
 
-def nothing_left(said: Sections) -> str:
+def nothing_left(said: Sections, command: Command) -> str:
     """No break is the command's to fix (a second `/gb-fix` after the first was pushed)."""
-    head = "👍 `/gb-fix`: nothing left to fix: no break this pull request added is left on the lines it changed."
+    where = "in the files it changed" if command.widen else "that this pull request added on the lines it changed"
+    named = f" is {md_code(command.args.removeprefix('dry-run').strip())}" if command.selects else " is left"
+    head = f"👍 `/gb-fix`: nothing left to fix: no break {where}{named}."
     return limits.fit(_line(f"{head}\n\n{said.text()}".rstrip()), limits.COMMENT_BODY_MAX)
 
 
