@@ -95,10 +95,9 @@ def expected(
     if patch is not None:
         derived, differ = _as_given(derived, fixes, done.report, read, listing, patch)
         dropped += differ
-    kept = []
-    for result in derived:
-        why = scope.not_pushable(result, changed, widen) if changed is not None else None
-        (dropped.append(Dropped(result.fingerprint, why)) if why else kept.append(result))
+    barred = {r.fingerprint: scope.not_pushable(r, changed, widen) for r in derived} if changed is not None else {}
+    dropped += [Dropped(f, why) for f, why in barred.items() if why]
+    kept = [r for r in derived if not barred.get(r.fingerprint)]
     patches, kept, collided = _combined(kept, done.report, read, listing)
     dropped += collided
     if not kept:
