@@ -66,7 +66,7 @@ def _why_left(brk: GraphBreak, new: AbstractSet[str], revealed: AbstractSet[str]
     if brk.fingerprint in new:
         return f"this pull request added it, but it is {OFF_CHANGE} (a change elsewhere reaches it); {ELSEWHERE}"
     if brk.fingerprint in revealed:
-        why = "this pull request revealed it (a break it removed hid it before), but it is"
+        why = "this pull request revealed it (a break hid it before), but it is"
         return f"{why} {OFF_CHANGE}; {ELSEWHERE}"
     return PREDATES
 
