@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from tests.action_run import ActionRun, run_action, webhook
 from tests.conftest import git
 from tests.git_http import GitHttpRemote
 from tests.github_standin import ACTIONS_TOKEN, GitHubStandin
+from tests.github_standin.fixtures import checked_standin
 from tests.step_project import author_repository
 
 PR = 7
@@ -116,10 +119,11 @@ class World:
         workspace.mkdir()
         return self.stage("authorize", workspace, payload, ACTIONS_TOKEN)
 
-    def fix(self, payload: dict, sha: str) -> Path:
-        """The fix job; its artifact folder."""
+    def fix(self, payload: dict, sha: str, base: str = "") -> Path:
+        """The fix job (`base`: authorize's base-sha output; the PR's base by default); its
+        artifact folder."""
         workspace = self.checkout(sha, f"fix-{len(self.runs)}")
-        self.stage("fix", workspace, payload, "", head_sha=sha)
+        self.stage("fix", workspace, payload, "", head_sha=sha, base_ref=base or self.base)
         return workspace / "gbbot-fix"
 
     def push(self, payload: dict, sha: str, artifact: Path) -> ActionRun:
@@ -146,9 +150,23 @@ class World:
 
 
 def pull_files(repo: Path, base: str, head: str) -> dict[str, str]:
-    """{path: patch} of base..head as GitHub's pull-files API gives it: each file's hunks."""
-    names = git(repo, "diff", "--name-only", base, head).split()
-    return {name: git(repo, "diff", base, head, "--", name).split("\n@@", 1)[1].join(["@@", ""]) for name in names}
+    """{path: patch} of base..head as GitHub's pull-files API gives it: each file's hunks, a
+    renamed file under its new name with only the lines that changed."""
+    files: dict[str, str] = {}
+    for chunk in git(repo, "diff", "-M", base, head).split("diff --git ")[1:]:
+        header, _, hunks = chunk.partition("\n@@")
+        renamed = [line[len("rename to ") :] for line in header.splitlines() if line.startswith("rename to ")]
+        name = renamed[0] if renamed else header.split(" b/", 1)[1].splitlines()[0]
+        files[name] = "@@" + hunks.rstrip("\n") + "\n" if hunks else ""
+    return files
+
+
+def open_pull(gh: GitHubStandin, head: str, base: str) -> None:
+    """PR 7 from BRANCH, on `base`, and who may push: what every /gb-fix test starts from."""
+    gh.add_pull(PR, head, head_ref=BRANCH, author="contributor")
+    gh.state.pulls[PR].base_sha = base
+    gh.set_permission(ADMIN, "admin")
+    gh.set_permission(READER, "read")
 
 
 def checkout(url: str, dest: Path, sha: str) -> Path:
@@ -175,3 +193,50 @@ def envdump(artifact: Path) -> dict:
     found = list(artifact.parent.parent.rglob("gb-fix-envdump.json"))
     assert found, "the env entrypoint did not run"
     return json.loads(found[0].read_text())
+
+
+# --- one fix job for a module's tests ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FixedOnce:
+    """A PR and its fix job's artifact for a plain `/gb-fix`, made once for a module: the fix job
+    is what costs (the head and its merge-base run, then the fixes are verified), and what it
+    writes does not depend on the comment or on what a test does to the PR afterwards."""
+
+    served: Path  # the folder the remote serves (holds octo-repo.git)
+    base: str
+    head: str
+    artifact: Path  # read-only: tests that tamper take a copy (`World.artifact_copy`)
+
+
+@contextmanager
+def opened(tmp: Path, served: Path, base: str, head: str) -> Iterator[World]:
+    """A World over the repository in `served`: its remote, the stand-in with PR 7 open on it."""
+    bare = served / "octo-repo.git"
+    with GitHttpRemote(served, ACTIONS_TOKEN) as remote, checked_standin() as gh:
+        gh.set_clone_url(remote.repo_url("octo-repo.git"))
+        open_pull(gh, head, base)
+        gh.set_pull_files(PR, pull_files(bare, base, head))
+        yield World(tmp, gh, remote, bare, head, base)
+
+
+def fixed_once(tmp: Path, make: Callable[[Path], tuple[Path, str, str]]) -> FixedOnce:
+    """`make(tmp)` → (bare, base, head), and the fix job run once on its head."""
+    bare, base, head = make(tmp)
+    with opened(tmp, bare.parent, base, head) as world:
+        artifact = world.fix(world.comment("/gb-fix"), head)
+    return FixedOnce(bare.parent, base, head, artifact)
+
+
+@contextmanager
+def copied(once: FixedOnce, tmp: Path) -> Iterator[World]:
+    """A fresh World for one test: its own copy of the repository, remote and stand-in."""
+    shutil.copytree(once.served, tmp / "served")
+    with opened(tmp, tmp / "served", once.base, once.head) as world:
+        yield world
+
+
+def artifact_copy(once: FixedOnce, tmp: Path) -> Path:
+    """The fix job's artifact, as the push job downloads it: a copy a test may tamper with."""
+    return Path(shutil.copytree(once.artifact, tmp / "artifact" / "gbbot-fix"))

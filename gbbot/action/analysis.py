@@ -78,11 +78,12 @@ def diff(ctx: Context, base: str) -> Report:
     return _shown(ctx, config, done.report, notes)
 
 
-def with_fixes(ctx: Context, report: Report) -> Report:
-    """Fixes for the new breaks: verified patches go into the report (its `fixes`), to be shown
-    under each break and suggested in a review. A failure here costs the fixes, not the run."""
+def with_fixes(ctx: Context, report: Report, fingerprints: tuple[str, ...] | None = None) -> Report:
+    """Fixes for the new breaks (or the breaks `fingerprints` names): verified patches go into the
+    report (its `fixes`), to be shown under each break and suggested in a review. A failure here
+    costs the fixes, not the run."""
 
-    new = tuple(sorted({b.fingerprint for b in api.new_breaks(report)}))
+    new = tuple(sorted({b.fingerprint for b in api.new_breaks(report)})) if fingerprints is None else fingerprints
     if not new:
         return report
     options = api.FixOptions(  # LibCST: imported only when fixes are asked for

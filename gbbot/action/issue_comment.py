@@ -2,12 +2,16 @@
 that the workflow runs as three jobs, so that the PR's code never runs next to a write token:
 
 - `authorize` (write token, runs no PR code): is this a command, may its author push; reacts 👀;
-  pins the PR's head commit (outputs `allowed`, `head-sha`, `head-ref`, `pr-number`, `args`);
-- `fix` (no token): in a checkout of the pinned commit, runs `gbbot fix` for the selected breaks
-  and writes the verified patch and its report to `gbbot-fix/` (uploaded as an artifact);
+  pins the PR's head commit (outputs `allowed`, `head-sha`, `head-ref`, `base-sha`, `pr-number`,
+  `args`);
+- `fix` (no token): in a checkout of the pinned commit, diffs it with the PR's merge-base and
+  verifies fixes for the breaks the PR added, on the lines it changed (`deliver.scope`; `/gb-fix
+  all`: every break in the files it changed), and writes the verified patch and its report to
+  `gbbot-fix/` (uploaded as an artifact);
 - `push` (write token, runs no PR code): believes nothing of the artifact that it cannot re-derive
-  from the pinned source with gbbot's own recipes, commits it on the pinned commit, re-checks the
-  head and pushes without force — or posts the patch when it may not or must not push.
+  from the pinned source with gbbot's own recipes, keeps each fix that may go on the PR's branch
+  on its own, commits those on the pinned commit, re-checks the head and pushes without force — or
+  posts the patch when it may not or must not push.
 
 Every stage re-reads the command from the event (the same payload in every job), so only the
 pinned commit travels between jobs."""
@@ -18,7 +22,7 @@ import shutil
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from gbbot import api
 from gbbot.action import analysis
@@ -29,7 +33,7 @@ from gbbot.action.workflow import write_outputs
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.core.model import Report
 from gbbot.deliver import commit as fix_commit
-from gbbot.deliver import patchcheck
+from gbbot.deliver import patchcheck, scope
 from gbbot.deliver import push as pushing
 from gbbot.deliver.sources import Pinned
 from gbbot.edges import git
@@ -41,6 +45,8 @@ from gbbot.publish.review import changed_lines
 
 if TYPE_CHECKING:
     from gbbot.deliver.expected import Expected
+
+Kept = Union["Expected", fix_commit.Committed]  # what verifying or committing kept of the fixes
 
 ARTIFACT_DIR = "gbbot-fix"
 PATCH_FILE, REPORT_FILE = "fix.patch", "report.json"
@@ -165,6 +171,7 @@ def authorize(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
             "allowed": "true",
             "head-sha": pull.sha,
             "head-ref": pull.ref,
+            "base-sha": pull.base_sha,
             "pr-number": str(pull.number),
             "args": command.args,
         },
@@ -183,24 +190,42 @@ def pinned_sha(ctx: Context) -> str:
     return sha
 
 
-def _fix_run(ctx: Context, command: Command) -> Any:
-    analysis.prepare(ctx)  # the PR's setup: steps, with no token (this stage has none)
-    config, mode = ctx.settings.config, ctx.settings.mode
+NO_BASE = (
+    "/gb-fix fix: the base-ref input (the authorize stage's base-sha output) is needed: what the pull "
+    "request added is decided against its merge-base (see .github/workflows/gbbot-fix.yml)"
+)
+
+
+def _scoped(ctx: Context, command: Command, sha: str) -> tuple[Report, scope.Scope]:
+    """The pinned head diffed with the PR's merge-base, and the breaks the command is for."""
+    if not ctx.inputs.base_ref:
+        raise GbbotError(NO_BASE)
+    report = analysis.diff(ctx, ctx.inputs.base_ref)  # the PR's setup: steps run first, with no token
+    base = report.diff.base_sha if report.diff else sha
+    chosen = scope.scope(report, scope.changed_lines(ctx.root, base, sha), command.widen)
+    wanted = [b for b in chosen.breaks if replies.selected(b, command)]
+    what = "every break in the files it changed" if command.widen else "the breaks it added, on the lines it changed"
+    ctx.log(f"/gb-fix fix: this pull request's scope is {what}: {len(wanted)} to verify, {len(chosen.left)} left alone")
+    for brk in wanted:
+        ctx.log(f"/gb-fix fix: to verify: {brk.gb_id or brk.gb_type} {brk.file}:{brk.line} ({brk.fingerprint})")
+    for left in chosen.left:
+        brk = left.brk
+        ctx.log(f"/gb-fix fix: left alone: {brk.gb_id or brk.gb_type} {brk.file}:{brk.line}: {left.reason}")
+    return report, scope.Scope(tuple(wanted), chosen.left)
+
+
+def _fix_run(ctx: Context, command: Command, sha: str) -> Any:
+    report, chosen = _scoped(ctx, command, sha)
+    if not chosen.breaks:
+        return api.FixRun(report, ())
     options = api.FixOptions(  # LibCST: imported only when a fix is asked for
         apply=True,
-        only=(command.gb_id,) if command.gb_id else (),
-        fingerprints=(command.fingerprint,) if command.fingerprint else (),
-        mode=mode,
+        fingerprints=chosen.fingerprints,
+        mode=ctx.settings.mode,
         jobs=ctx.settings.jobs,
         progress=ctx.log,
     )
-    if not command.path:
-        return api.fix(ctx.root, config, options)
-    found = api.check(ctx.root, config, api.CheckOptions(mode=mode, jobs=ctx.settings.jobs))
-    in_file = tuple(sorted({b.fingerprint for b in found.breaks if b.file == command.path and not b.ignored}))
-    if not in_file:
-        return api.FixRun(found, ())
-    return api.fix(ctx.root, config, replace(options, fingerprints=in_file), found)
+    return api.fix(ctx.root, ctx.settings.config, options, report)
 
 
 def fix(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
@@ -213,7 +238,7 @@ def fix(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
         raise GbbotError(f"/gb-fix fix: the checkout is not the pinned commit {sha} (check out head-sha)")
     out = ctx.root / ARTIFACT_DIR
     shutil.rmtree(out, ignore_errors=True)
-    run = _fix_run(ctx, command)
+    run = _fix_run(ctx, command, sha)
     texts = [(p, _at(ctx.root, sha, p), (ctx.root / p).read_text(encoding="utf-8")) for p in run.written]
     out.mkdir(parents=True, exist_ok=True)
     (out / PATCH_FILE).write_text(patchcheck.render_texts(texts), encoding="utf-8")
@@ -252,29 +277,65 @@ def read_artifact(ctx: Context) -> Artifact | str:
 
 @dataclass(frozen=True)
 class Answer:
-    """What the reply says of verified fixes: the patch, what it fixes, the verified fixes left
-    out (and why), and what remains."""
+    """What the reply says: the patch (gbbot's own, made of the fixes it re-derived and kept) and
+    the lines of what was pushed, not pushed and not attempted."""
 
     here: Thread
     patch: str
-    fixed: list[str]
-    left: list[str]
-    dropped: list[str]
+    said: replies.Sections
 
     def with_patch(self, why: str, reaction: str) -> int:
         self.here.react(reaction)
-        self.here.reply(replies.patch_comment(why, self.patch, self.fixed, self.left, self.dropped))
+        self.here.reply(replies.patch_comment(why, self.patch, replace(self.said, fixed_title="In the patch")))
         return ExitCode.OK
 
 
-def answer(here: Thread, artifact: Artifact, command: Command, found: Expected | fix_commit.Committed) -> Answer:
-    """The reply's parts; the patch shown is gbbot's own, made of the fixes it re-derived."""
+def answer(here: Thread, artifact: Artifact, command: Command, chosen: scope.Scope, found: Kept) -> Answer:
     report = artifact.report
-    fixed = fix_commit.fixed_lines(found.fixes, report)
-    dropped = fix_commit.dropped_lines(found.dropped, report)
     done = {r.fingerprint for r in found.fixes} | {d.fingerprint for d in found.dropped}
-    left = replies.remaining_lines(report, done, command)
-    return Answer(here, patchcheck.render(found.patches), fixed, left, dropped)
+    said = replies.Sections(
+        fix_commit.fixed_lines(found.fixes, report),
+        fix_commit.dropped_lines(found.dropped, report),
+        replies.remaining_lines(report, done, command, chosen),
+        replies.not_attempted_lines(command, chosen),
+    )
+    return Answer(here, patchcheck.render(found.patches), said)
+
+
+def nothing_verified(here: Thread, artifact: Artifact, command: Command, chosen: scope.Scope) -> int:
+    """The fix job verified no fix: nothing was the command's to fix (a second `/gb-fix` after the
+    first was pushed), or no fix for what was is verified."""
+    report = artifact.report
+    said = replies.Sections(
+        remaining=replies.remaining_lines(report, (), command, chosen),
+        not_attempted=replies.not_attempted_lines(command, chosen),
+    )
+    if replies.in_scope(command, chosen):
+        here.react(gh.CONFUSED)
+        here.reply(replies.nothing_to_fix(said))
+    else:
+        here.ctx.log("/gb-fix: nothing left to fix")
+        here.react(gh.THUMBS_UP)
+        here.reply(replies.nothing_left(said, command))
+    return ExitCode.OK
+
+
+def refused(
+    here: Thread, artifact: Artifact, command: Command, chosen: scope.Scope, refusal: fix_commit.Refusal
+) -> int:
+    """No fix commit: one line when the patch as a whole is refused; each fix with its own reason
+    when every fix was, one by one."""
+    dropped = refusal.dropped if isinstance(refusal, fix_commit.NotRederived) else ()
+    if not dropped:
+        return here.refuse(refused_patch(refusal.reason))
+    here.ctx.log(f"/gb-fix: refused: {refused_patch(refusal.reason)}")
+    here.react(gh.CONFUSED)
+    said = replies.Sections(
+        dropped=fix_commit.dropped_lines(dropped, artifact.report),
+        not_attempted=replies.not_attempted_lines(command, chosen),
+    )
+    here.reply(replies.refused_fixes(refused_patch("no verified fix in it can be pushed"), said))
+    return ExitCode.OK
 
 
 def posted_instead(command: Command, pull: pushing.PullHead) -> tuple[str, str] | None:
@@ -305,25 +366,24 @@ def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
     artifact = read_artifact(ctx)
     if isinstance(artifact, str):
         return here.refuse(artifact)
+    changed = here.changed()  # a fix only where the PR changed a line, as review suggestions are
+    chosen = scope.scope(artifact.report, changed, command.widen)  # the reply's wording: the fix job's word
     if not artifact.patch:
-        here.react(gh.CONFUSED)
-        here.reply(replies.nothing_to_fix(replies.remaining_lines(artifact.report, (), command)))
-        return ExitCode.OK
+        return nothing_verified(here, artifact, command, chosen)
     paths = patchcheck.paths_of(artifact.patch)
     if isinstance(paths, patchcheck.Refused):
         return here.refuse(refused_patch(paths.reason))
     source, config = Pinned(ctx.root, sha), fix_commit.config_paths(ctx.inputs.config)
-    changed = here.changed()  # a fix only where the PR changed a line, as review suggestions are
     instead = posted_instead(command, pull)
     if instead:  # the patch is checked all the same; no commit is made
-        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch, changed)
+        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch, changed, command.widen)
         if isinstance(found, fix_commit.Refusal):
-            return here.refuse(refused_patch(found.reason))
-        return answer(here, artifact, command, found).with_patch(*instead)
-    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch, changed)
+            return refused(here, artifact, command, chosen, found)
+        return answer(here, artifact, command, chosen, found).with_patch(*instead)
+    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch, changed, command.widen)
     if isinstance(made, fix_commit.Refusal):
-        return here.refuse(refused_patch(made.reason))
-    return pushed(ctx, here, sha, made, answer(here, artifact, command, made))
+        return refused(here, artifact, command, chosen, made)
+    return pushed(ctx, here, sha, made, answer(here, artifact, command, chosen, made))
 
 
 def pushed(ctx: Context, here: Thread, sha: str, made: fix_commit.Committed, said: Answer) -> int:
@@ -338,8 +398,8 @@ def pushed(ctx: Context, here: Thread, sha: str, made: fix_commit.Committed, sai
     write_outputs(ctx.env.output, {"fix-commit": made.commit})
     here.react(gh.ROCKET)
     url = pushing.commit_url(ctx.env.server_url, ctx.env.repository, done.head, made.commit)
-    here.reply(replies.pushed(url, made.commit, said.fixed, said.left, said.dropped))
-    for line in said.dropped:
-        ctx.log(f"/gb-fix: left out: {line}")
+    here.reply(replies.pushed(url, made.commit, said.said))
+    for line in said.said.dropped:
+        ctx.log(f"/gb-fix: not pushed: {line}")
     ctx.log(f"/gb-fix: pushed {made.commit} to {done.head.ref}")
     return ExitCode.OK

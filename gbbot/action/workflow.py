@@ -34,6 +34,7 @@ OUTPUTS: dict[str, str] = {
     "allowed": "/gb-fix authorize: true when the command may run (a permitted commenter, a fix to make)",
     "head-sha": "/gb-fix authorize: the PR head commit pinned when the command came",
     "head-ref": "/gb-fix authorize: the PR's head branch",
+    "base-sha": "/gb-fix authorize: the PR's base commit, the fix stage's base-ref (what the PR added is judged by)",
     "pr-number": "/gb-fix authorize: the pull request the command is on",
     "args": "/gb-fix authorize: the command's words, normalised",
     "fix-commit": "/gb-fix push or autofix: the commit pushed to the PR's branch (empty when none was)",

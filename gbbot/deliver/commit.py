@@ -118,6 +118,7 @@ class NotRederived:
 
     reason: str
     pinned: str
+    dropped: tuple[Dropped, ...] = ()  # each claimed fix, with its own reason
 
     @property
     def said(self) -> str:
@@ -142,22 +143,24 @@ def verify(
     config: Sequence[str],
     patch: bytes | None = None,
     changed: Changed | None = None,
+    widen: bool = False,
 ) -> Expected | Refusal:
     """What a fix commit on `source` editing `paths` would hold, re-derived from the verified fixes
     `report` claims for them — each fix gbbot's recipes make again, and the others named with why —
     or why there is to be none. `config`: gbbot's config files (`config_paths`); `patch`: the
     patch the fixes came with (`/gb-fix`'s fix job wrote it), which each file's share of the
-    commit must equal byte for byte unless a fix on that file was left out; `changed`: the lines the
-    PR changed, the only ones a fix's break may be on (None: any)."""
+    commit must equal byte for byte unless a fix on that file could not be re-derived; `changed`: the
+    lines the PR changed, the only ones a fix's break may be on (None: any; `widen`: a fix's break
+    may be anywhere in a file the PR changed)."""
     from gbbot.deliver.expected import claimed, expected  # LibCST: only when there is something to commit
 
     named = {p for r in claimed(report, paths) for p in r.paths}
     why = patchcheck.protected(paths, config, named)
     if why:
         return Protected(why)
-    found = expected(report, paths, source.read, source.python_files(), patch, changed)
+    found = expected(report, paths, source.read, source.python_files(), patch, changed, widen)
     if isinstance(found, patchcheck.Refused):
-        return NotRederived(found.reason, source.commit)
+        return NotRederived(found.reason, source.commit, found.dropped)
     return found
 
 
@@ -168,10 +171,11 @@ def commit_verified(
     config: Sequence[str],
     patch: bytes | None = None,
     changed: Changed | None = None,
+    widen: bool = False,
 ) -> Committed | Refusal:
     """`verify`, then the commit on the pinned one, as gbbot and with its message. A commit git
     fails to make raises GitError (what that costs is the caller's to say)."""
-    found = verify(source, report, paths, config, patch, changed)
+    found = verify(source, report, paths, config, patch, changed, widen)
     if isinstance(found, Refusal):
         return found
     files = {p.path: (source.mode(p.path), p.after.encode("utf-8")) for p in found.patches}

@@ -32,16 +32,17 @@ HUNK_LINE_STARTS = (" ", "+", "-", "\\", "@@")
 
 
 @dataclass(frozen=True)
-class Refused:
-    reason: str
-
-
-@dataclass(frozen=True)
 class Dropped:
     """A verified fix that is not delivered: its break's fingerprint, and why."""
 
     fingerprint: str
     reason: str
+
+
+@dataclass(frozen=True)
+class Refused:
+    reason: str
+    dropped: tuple[Dropped, ...] = ()  # the verified fixes refused, each with its own reason
 
 
 def render(patches: Iterable[FilePatch]) -> str:

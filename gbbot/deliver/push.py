@@ -25,6 +25,7 @@ class PullHead:
     clone_url: str
     from_fork: bool
     maintainer_can_modify: bool
+    base_sha: str = ""  # the base branch's tip as the API shows it
 
 
 def pull_head(repo: Any, number: int, retries: retry.Retries, log: retry.Log) -> PullHead:
@@ -43,6 +44,7 @@ def pull_head(repo: Any, number: int, retries: retry.Retries, log: retry.Log) ->
             clone_url=head_repo.clone_url if head_repo is not None else "",
             from_fork=full_name != pull.base.repo.full_name,
             maintainer_can_modify=bool(pull.maintainer_can_modify),
+            base_sha=pull.base.sha,
         )
 
     return retry.call(read, f"PR #{number}", retries, log)

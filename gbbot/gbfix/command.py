@@ -10,16 +10,18 @@ from enum import Enum
 
 COMMAND = "/gb-fix"
 FIRST_LINE_MAX = 200  # characters; a longer first line is not a command
-WORDS_MAX = 2  # `dry-run` and one selector
+WORDS_MAX = 2  # `dry-run` and one selector (`all` is one)
+WIDEN = "all"
 GB_ID = re.compile(r"GB\d{4}", re.IGNORECASE)
 FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 PY_PATH = re.compile(r"(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+\.py")
 
 USAGE = (
-    "`/gb-fix` as the first line of a comment: verify fixes for this PR's graph breaks and push them as "
-    "one commit. `/gb-fix GB0059` (one kind of break), `/gb-fix path/to/file.py` (one file), "
-    "`/gb-fix 0123456789abcdef` (one break, by fingerprint), `/gb-fix dry-run` (post the patch instead), "
-    "`/gb-fix help`."
+    "`/gb-fix` as the first line of a comment: verify fixes for the graph breaks this PR added, on the "
+    "lines it changed, and push them as one commit. `/gb-fix GB0059` (one kind of break), "
+    "`/gb-fix path/to/file.py` (one file), `/gb-fix 0123456789abcdef` (one break, by fingerprint), "
+    "`/gb-fix all` (every break in the files this PR changed, older ones too), "
+    "`/gb-fix dry-run` (post the patch instead), `/gb-fix help`."
 )
 
 
@@ -37,6 +39,12 @@ class Command:
     fingerprint: str = ""
     path: str = ""
     word: str = ""  # the word that was not understood (UNKNOWN)
+    widen: bool = False  # `all`: every break in the files the PR changed, not only the PR's own
+
+    @property
+    def selects(self) -> bool:
+        """Whether the command names breaks (a kind, a file, a fingerprint) beyond its scope."""
+        return bool(self.gb_id or self.fingerprint or self.path)
 
     @property
     def args(self) -> str:
@@ -44,6 +52,7 @@ class Command:
         if self.kind is not Kind.FIX:
             return self.kind.value
         words = ["dry-run"] if self.dry_run else []
+        words += [WIDEN] if self.widen else []
         return " ".join([*words, *(w for w in (self.gb_id, self.fingerprint, self.path) if w)])
 
 
@@ -51,7 +60,9 @@ def first_line(body: str) -> str:
     return body[: FIRST_LINE_MAX + 2].lstrip("\ufeff").splitlines()[0].strip() if body.strip() else ""
 
 
-def _selector(word: str) -> dict[str, str] | None:
+def _selector(word: str) -> dict[str, object] | None:
+    if word == WIDEN:
+        return {"widen": True}
     if GB_ID.fullmatch(word):
         return {"gb_id": word.upper()}
     if FINGERPRINT.fullmatch(word):

@@ -10,7 +10,7 @@ from github import GithubException
 
 from gbbot.publish import retry
 
-EYES, ROCKET, CONFUSED = "eyes", "rocket", "confused"
+EYES, ROCKET, CONFUSED, THUMBS_UP = "eyes", "rocket", "confused", "+1"
 
 
 def react(repo: Any, number: int, comment_id: int, content: str, retries: retry.Retries, log: retry.Log) -> None:

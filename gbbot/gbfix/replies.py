@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from gbbot.core import limits
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
+from gbbot.deliver.scope import Scope
 from gbbot.gbfix.command import USAGE, Command
 from gbbot.render.escape import md_code, md_text
 
 MARKER = "<!-- gbbot:gb-fix -->"
 LISTED_MAX = 20
 PATCH_NAME = "gbbot-fix.patch"
+WHOSE_WORD = "_Which breaks there are, and why no fix was verified, is the word of the job that ran the PR's code._"
 
 
 def _line(text: str) -> str:
@@ -46,49 +49,91 @@ def _why_not(result: FixResult | None) -> str:
     return result.reason or result.status.value
 
 
-def remaining_lines(report: Report, fixed: Iterable[str], command: Command) -> list[str]:
-    """The selected breaks the commit leaves, once each, with why no fix was committed."""
+def _where(brk: GraphBreak) -> str:
+    return f"{md_code(brk.gb_id or brk.gb_type)} {md_code(f'{brk.file}:{brk.line}')}"
+
+
+def _capped(lines: list[str]) -> list[str]:
+    more = len(lines) - LISTED_MAX
+    return lines[:LISTED_MAX] + ([f"- … and {more} more"] if more > 0 else [])
+
+
+def remaining_lines(report: Report, fixed: Iterable[str], command: Command, chosen: Scope) -> list[str]:
+    """The breaks in the command's scope that the commit leaves, once each, with why no fix was
+    committed."""
     done = set(fixed)
-    results = {r.fingerprint: r for r in _results(report)}
-    seen: dict[str, GraphBreak] = {}
-    for brk in report.breaks:
-        if not brk.ignored and brk.fingerprint not in done and selected(brk, command):
-            seen.setdefault(brk.fingerprint, brk)
+    results = {r.fingerprint: r for r in report.fixes or ()}
     lines = [
-        f"- {md_code(b.gb_id or b.gb_type)} {md_code(f'{b.file}:{b.line}')}: {md_text(_why_not(results.get(f)))}"
-        for f, b in list(seen.items())[:LISTED_MAX]
+        f"- {_where(b)}: {md_text(_why_not(results.get(b.fingerprint)))}"
+        for b in chosen.breaks
+        if b.fingerprint not in done and selected(b, command)
     ]
-    more = len(seen) - LISTED_MAX
-    return lines + ([f"- … and {more} more"] if more > 0 else [])
+    return _capped(lines)
 
 
-def _results(report: Report) -> tuple[FixResult, ...]:
-    return report.fixes or ()
+def not_attempted_lines(command: Command, chosen: Scope) -> list[str]:
+    """The breaks /gb-fix did not try to fix, once each, with why: outside its scope, or not among
+    those the command names."""
+    named = "the command names other breaks"
+    lines = [f"- {_where(b)}: {md_text(named)}" for b in chosen.breaks if not selected(b, command)]
+    lines += [f"- {_where(left.brk)}: {md_text(left.reason)}" for left in chosen.left]
+    return _capped(lines)
 
 
-def _sections(fixed: list[str], remaining: list[str], dropped: Sequence[str] = ()) -> str:
-    parts = []
-    if fixed:
-        parts.append("**Fixed**\n" + "\n".join(fixed))
-    if dropped:
-        why = "gbbot's recipes did not make them again from the pinned commit"
-        parts.append(f"**Verified but not pushed** ({why})\n" + "\n".join(dropped))
-    none_left = "**Remaining**: none of the selected breaks."
-    parts.append("**Remaining**\n" + "\n".join(remaining) if remaining else none_left)
-    parts.append("_What remains, and why, is the word of the job that ran the PR's code._")
-    return "\n\n".join(parts)
+def in_scope(command: Command, chosen: Scope) -> bool:
+    """Whether any break is for this command to fix."""
+    return any(selected(b, command) for b in chosen.breaks)
 
 
-def pushed(commit_url: str, sha: str, fixed: list[str], remaining: list[str], dropped: Sequence[str] = ()) -> str:
-    head = f"🚀 `/gb-fix`: pushed [{md_code(sha[:12])}]({commit_url}) with {len(fixed)} verified fix(es)."
-    if dropped:
-        head += f" {len(dropped)} verified fix(es) left out: see below."
-    return limits.fit(_line(f"{head}\n\n{_sections(fixed, remaining, dropped)}"), limits.COMMENT_BODY_MAX)
+@dataclass(frozen=True)
+class Sections:
+    """What a reply lists, one line per fix or break: pushed (or in the patch); not pushed, with
+    why (verified fixes gbbot left out, then the breaks in scope the fix job found no verified fix
+    for); not attempted, with why."""
+
+    fixed: Sequence[str] = ()
+    dropped: Sequence[str] = ()
+    remaining: Sequence[str] = ()
+    not_attempted: Sequence[str] = ()
+    fixed_title: str = "Pushed"
+
+    def text(self) -> str:
+        parts = []
+        if self.fixed:
+            parts.append(f"**{self.fixed_title}**\n" + "\n".join(self.fixed))
+        if self.dropped or self.remaining:
+            parts.append("**Not pushed**\n" + "\n".join([*self.dropped, *self.remaining]))
+        if self.not_attempted:
+            parts.append("**Not attempted**\n" + "\n".join(self.not_attempted))
+        if self.remaining or self.not_attempted:
+            parts.append(WHOSE_WORD)
+        return "\n\n".join(parts)
 
 
-def nothing_to_fix(remaining: list[str]) -> str:
-    head = "😕 `/gb-fix`: no verified fix for the selected breaks; nothing was pushed."
-    return limits.fit(_line(f"{head}\n\n{_sections([], remaining)}"), limits.COMMENT_BODY_MAX)
+def pushed(commit_url: str, sha: str, said: Sections) -> str:
+    head = f"🚀 `/gb-fix`: pushed [{md_code(sha[:12])}]({commit_url}) with {len(said.fixed)} verified fix(es)."
+    if said.dropped:
+        head += f" {len(said.dropped)} verified fix(es) not pushed: see below."
+    return limits.fit(_line(f"{head}\n\n{said.text()}"), limits.COMMENT_BODY_MAX)
+
+
+def nothing_to_fix(said: Sections) -> str:
+    head = "😕 `/gb-fix`: no verified fix for the breaks this pull request added; nothing was pushed."
+    return limits.fit(_line(f"{head}\n\n{said.text()}"), limits.COMMENT_BODY_MAX)
+
+
+def nothing_left(said: Sections, command: Command) -> str:
+    """No break is the command's to fix (a second `/gb-fix` after the first was pushed)."""
+    where = "in the files it changed" if command.widen else "that this pull request added on the lines it changed"
+    named = f" is {md_code(command.args.removeprefix('dry-run').strip())}" if command.selects else " is left"
+    head = f"👍 `/gb-fix`: nothing left to fix: no break {where}{named}."
+    return limits.fit(_line(f"{head}\n\n{said.text()}".rstrip()), limits.COMMENT_BODY_MAX)
+
+
+def refused_fixes(reason: str, said: Sections) -> str:
+    """The fix job's patch refused, with each verified fix's own reason."""
+    head = f"😕 `/gb-fix`: {md_text(reason)}"
+    return limits.fit(_line(f"{head}\n\n{said.text()}".rstrip()), limits.COMMENT_BODY_MAX)
 
 
 def diff_block(patch: str) -> str:
@@ -100,14 +145,14 @@ def diff_block(patch: str) -> str:
     return f"{fence}diff\n{text}{fence}"
 
 
-def patch_comment(why: str, patch: str, fixed: list[str], remaining: list[str], dropped: Sequence[str] = ()) -> str:
+def patch_comment(why: str, patch: str, said: Sections) -> str:
     """The verified patch to apply by hand, collapsed, sized under GitHub's comment limit (a patch
     that cannot fit whole is not shown cut: a cut patch would not apply)."""
     head = f"`/gb-fix`: {md_text(why)}"
     save = md_code(PATCH_NAME)
     how = f"To apply it: save the diff as {save} at the repository root and run `git apply {PATCH_NAME}`."
     body = diff_block(patch)
-    tail = _sections(fixed, remaining, dropped)
+    tail = said.text()
     text = _line(f"{head}\n\n<details><summary>The verified patch</summary>\n\n{body}\n\n</details>\n\n{how}\n\n{tail}")
     if len(text) <= limits.COMMENT_BODY_MAX:
         return text

@@ -31,3 +31,14 @@ def test_the_jobs_split_pr_code_from_write_tokens():
 
 def test_the_comment_text_reaches_no_step():
     assert "comment.body" not in PATH.read_text()
+
+
+def test_the_fix_job_judges_the_head_against_the_base_authorize_pinned():
+    """What the PR added is decided against its merge-base: the fix job gets the base commit
+    authorize read, and a checkout with the history to find the merge-base in."""
+    jobs = load(PATH)["jobs"]
+    assert jobs["authorize"]["outputs"]["base-sha"] == "${{ steps.gbbot.outputs.base-sha }}"
+    (fix,) = [s for s in jobs["fix"]["steps"] if uses(s, ACTION)]
+    assert fix["with"]["base-ref"] == "${{ needs.authorize.outputs.base-sha }}"
+    (checkout,) = [s for s in jobs["fix"]["steps"] if uses(s, "actions/checkout@")]
+    assert checkout["with"]["fetch-depth"] == 0

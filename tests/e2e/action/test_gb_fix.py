@@ -15,22 +15,38 @@ import pytest
 
 from tests.action_run import run_action
 from tests.conftest import git
-from tests.gb_fix_world import ADMIN, BRANCH, PR, READER, World, envdump, make_repo, pull_files
-from tests.git_http import GitHttpRemote
+from tests.gb_fix_world import (
+    ADMIN,
+    BRANCH,
+    PR,
+    READER,
+    FixedOnce,
+    World,
+    artifact_copy,
+    copied,
+    envdump,
+    fixed_once,
+    make_repo,
+)
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN
-from tests.github_standin.fixtures import checked_standin
+
+
+@pytest.fixture(scope="module")
+def once(tmp_path_factory: pytest.TempPathFactory) -> FixedOnce:
+    """The PR and one fix job for it, shared by the module's tests (each gets its own copy)."""
+    return fixed_once(tmp_path_factory.mktemp("gb-fix"), make_repo)
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    bare, base, head = make_repo(tmp_path)
-    with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
-        gh.set_clone_url(remote.repo_url("octo-repo.git"))
-        gh.add_pull(PR, head, head_ref=BRANCH, author="contributor")
-        gh.set_pull_files(PR, pull_files(bare, base, head))
-        gh.set_permission(ADMIN, "admin")
-        gh.set_permission(READER, "read")
-        yield World(tmp_path, gh, remote, bare, head, base)
+def world(once: FixedOnce, tmp_path: Path) -> Iterator[World]:
+    with copied(once, tmp_path) as fresh:
+        yield fresh
+
+
+@pytest.fixture
+def artifact(once: FixedOnce, tmp_path: Path) -> Path:
+    """The fix job's artifact for a plain `/gb-fix` on the PR's head (a copy to tamper with)."""
+    return artifact_copy(once, tmp_path)
 
 
 def breaks_at(world: World, sha: str) -> list[dict]:
@@ -47,15 +63,17 @@ def breaks_at(world: World, sha: str) -> list[dict]:
     return [b for e in report["entrypoints"] for b in e["breaks"]]
 
 
-def test_an_admins_command_pushes_one_verified_commit_that_removes_the_break(world: World) -> None:
+def test_an_admins_command_pushes_one_verified_commit_that_removes_the_break(
+    world: World, once: FixedOnce, artifact: Path
+) -> None:
     payload = world.comment("/gb-fix\nplease")
     allowed = world.authorize(payload)
     assert allowed.outputs["allowed"] == "true" and allowed.outputs["head-sha"] == world.head
     assert allowed.outputs["head-ref"] == BRANCH and allowed.outputs["pr-number"] == str(PR)
+    assert allowed.outputs["base-sha"] == world.base
     assert world.reactions(payload) == ["eyes"]
 
-    artifact = world.fix(payload, world.head)
-    env = envdump(artifact)
+    env = envdump(once.artifact)  # the fix job (the module's): the PR's code saw no token
     assert not any(ACTIONS_TOKEN in value for value in env.values())
     assert not [name for name in env if "TOKEN" in name or name.startswith("INPUT_")]
 
@@ -67,7 +85,8 @@ def test_an_admins_command_pushes_one_verified_commit_that_removes_the_break(wor
     assert git(world.bare, "log", "-1", "--format=%an <%ae>|%s", tip) == (
         "gbbot <gbbot@users.noreply.github.com>|gbbot: fix 1 graph break"
     )
-    assert [b["file"] for b in breaks_at(world, world.head)] == ["model.py"]
+    at_head = json.loads((artifact / "report.json").read_text())
+    assert [b["file"] for e in at_head["entrypoints"] for b in e["breaks"]] == ["model.py"]
     assert breaks_at(world, tip) == []
     assert world.reactions(payload) == ["eyes", "rocket"]
     (reply,) = world.replies()
@@ -122,12 +141,6 @@ def test_help_and_unknown_sub_commands_get_the_usage(world: World) -> None:
     assert "`/gb-fix dry-run`" in first and "`frobnicate` is not a sub-command" in second
 
 
-@pytest.fixture
-def artifact(world: World) -> Path:
-    """The fix job's artifact for a plain `/gb-fix` on the PR's head."""
-    return world.fix(world.comment("/gb-fix"), world.head)
-
-
 def test_a_head_that_moved_after_the_command_gets_no_push_and_a_reply(world: World, artifact: Path) -> None:
     payload = world.comment("/gb-fix")
     world.authorize(payload)
@@ -164,10 +177,10 @@ def test_a_fork_without_maintainer_edits_gets_the_patch_as_a_comment(world: Worl
     assert_applicable_patch(world, reply)
 
 
-def test_dry_run_posts_the_patch_and_pushes_nothing(world: World) -> None:
+def test_dry_run_posts_the_patch_and_pushes_nothing(world: World, artifact: Path) -> None:
     payload = world.comment("/gb-fix dry-run")
     assert world.authorize(payload).outputs["args"] == "dry-run"
-    world.push(payload, world.head, world.fix(payload, world.head))
+    world.push(payload, world.head, artifact)  # the fix job does the same for a dry run
     assert world.remote.pushes == 0 and world.branch_tip() == world.head
     (reply,) = world.replies()
     assert reply.count("<details>") == 1 and "dry run" in reply

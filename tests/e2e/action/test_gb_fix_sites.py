@@ -15,10 +15,7 @@ import pytest
 
 from tests.conftest import git
 from tests.e2e.action.test_gb_fix import breaks_at
-from tests.gb_fix_world import ADMIN, BRANCH, PR, World, pull_files
-from tests.git_http import GitHttpRemote
-from tests.github_standin import ACTIONS_TOKEN
-from tests.github_standin.fixtures import checked_standin
+from tests.gb_fix_world import BRANCH, FixedOnce, World, artifact_copy, copied, fixed_once
 from tests.step_project import author_repository
 
 CONFIG = """\
@@ -61,30 +58,37 @@ def step():
 """
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    bare, work, base = author_repository(tmp_path, {".gbbot.yml": CONFIG, "model.py": BASE_MODEL, "entry.py": ENTRY})
+def make_pr(tmp: Path) -> tuple[Path, str, str]:
+    bare, work, base = author_repository(tmp, {".gbbot.yml": CONFIG, "model.py": BASE_MODEL, "entry.py": ENTRY})
     git(work, "checkout", "-qb", BRANCH)
     (work / "model.py").write_text(HEAD_MODEL)
     git(work, "commit", "-qam", "print and scale")
-    head = git(work, "rev-parse", "HEAD")
     git(work, "push", "-q", str(bare), "main", BRANCH)
-    with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
-        gh.set_clone_url(remote.repo_url("octo-repo.git"))
-        gh.add_pull(PR, head, head_ref=BRANCH, author="contributor")
-        gh.set_pull_files(PR, pull_files(bare, base, head))  # fixes are pushed only for lines it changed
-        gh.set_permission(ADMIN, "admin")
-        yield World(tmp_path, gh, remote, bare, head, base)
+    return bare, base, git(work, "rev-parse", "HEAD")
 
 
-def _fix_job(world: World) -> tuple[dict, Path]:
+@pytest.fixture(scope="module")
+def once(tmp_path_factory: pytest.TempPathFactory) -> FixedOnce:
+    """The PR and one fix job for it, shared by the module's tests (each gets its own copy)."""
+    return fixed_once(tmp_path_factory.mktemp("gb-fix-sites"), make_pr)
+
+
+@pytest.fixture
+def world(once: FixedOnce, tmp_path: Path) -> Iterator[World]:
+    with copied(once, tmp_path) as fresh:  # fixes are pushed only for lines the PR changed
+        yield fresh
+
+
+def _fix_job(world: World, once: FixedOnce, tmp: Path) -> tuple[dict, Path]:
     payload = world.comment("/gb-fix")
     assert world.authorize(payload).outputs["allowed"] == "true"
-    return payload, world.fix(payload, world.head)
+    return payload, artifact_copy(once, tmp)
 
 
-def test_a_guard_and_a_setting_in_another_file_are_pushed_as_one_verified_commit(world: World) -> None:
-    payload, artifact = _fix_job(world)
+def test_a_guard_and_a_setting_in_another_file_are_pushed_as_one_verified_commit(
+    world: World, once: FixedOnce, tmp_path: Path
+) -> None:
+    payload, artifact = _fix_job(world, once, tmp_path)
     pushed = world.push(payload, world.head, artifact)
     tip = world.branch_tip()
     assert pushed.outputs["fix-commit"] == tip and git(world.bare, "rev-parse", f"{tip}^") == world.head
@@ -99,8 +103,10 @@ def test_a_guard_and_a_setting_in_another_file_are_pushed_as_one_verified_commit
     assert world.reactions(payload)[-1] == "rocket"
 
 
-def test_a_fix_that_cannot_be_rederived_is_named_and_the_others_are_pushed(world: World) -> None:
-    payload, artifact = _fix_job(world)
+def test_a_fix_that_cannot_be_rederived_is_named_and_the_others_are_pushed(
+    world: World, once: FixedOnce, tmp_path: Path
+) -> None:
+    payload, artifact = _fix_job(world, once, tmp_path)
     report_path = artifact / "report.json"
     report = json.loads(report_path.read_text())
     (setting,) = [f for f in report["extra"]["fixes"] if f["variant"] == "capture_scalar_outputs"]
@@ -112,8 +118,8 @@ def test_a_fix_that_cannot_be_rederived_is_named_and_the_others_are_pushed(world
     assert git(world.bare, "diff", "--name-only", world.head, tip).split() == ["model.py"]
     assert git(world.bare, "log", "-1", "--format=%s", tip) == "gbbot: fix 1 graph break"
     (reply,) = world.replies()
-    assert "with 1 verified fix(es). 1 verified fix(es) left out" in reply
-    left_out = reply.split("**Verified but not pushed**", 1)[1].split("**Remaining**", 1)[0]
+    assert "with 1 verified fix(es). 1 verified fix(es) not pushed" in reply
+    left_out = reply.split("**Not pushed**", 1)[1].split("\n\n", 1)[0]
     assert "`GB0124` `model.py:13`" in left_out
     assert "its hunks are not what the recipe makes of the PR" in left_out
     assert "`GB0059`" not in left_out  # the print's guard was pushed
