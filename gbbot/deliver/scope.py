@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core.fixes import FixResult
-from gbbot.core.model import Diff, GraphBreak, Report
+from gbbot.core.model import ChangeState, Diff, GraphBreak, Report
 from gbbot.edges import git
 from gbbot.publish.review import added_lines
 
@@ -48,44 +48,43 @@ class Scope:
         return tuple(b.fingerprint for b in self.breaks)
 
 
-def added_by_pr(diff: Diff | None) -> tuple[frozenset[str], frozenset[str]]:
-    """The fingerprints the diff calls new, and those it calls revealed: the one place delivery
+def added_by_pr(diff: Diff | None, brk: GraphBreak) -> ChangeState | None:
+    """NEW or REVEALED when the diff says the PR added `brk`, else None: the one place delivery
     reads the diff's states. No diff: no break is known to be the PR's."""
-    if diff is None:
-        return frozenset(), frozenset()
-    return frozenset(diff.new), frozenset(diff.revealed)
+    state = diff.state(brk) if diff is not None else None
+    return state if state in (ChangeState.NEW, ChangeState.REVEALED) else None
 
 
 def on_change(file: str, line: int, changed: Changed) -> bool:
     return line in changed.get(file, ())
 
 
-def _why_left(brk: GraphBreak, new: AbstractSet[str], revealed: AbstractSet[str], widen: bool) -> str:
+def _why_left(brk: GraphBreak, added: ChangeState | None, widen: bool) -> str:
     if widen:
         return f"{NOT_TOUCHED}; {ELSEWHERE}"
-    if brk.fingerprint in new:
+    if added is ChangeState.NEW:
         return f"this pull request added it, but it is {OFF_CHANGE} (a change elsewhere reaches it); {ELSEWHERE}"
-    if brk.fingerprint in revealed:
+    if added is ChangeState.REVEALED:
         why = "this pull request revealed it (a break hid it before), but it is"
         return f"{why} {OFF_CHANGE}; {ELSEWHERE}"
     return PREDATES
 
 
-def _in_scope(brk: GraphBreak, added: AbstractSet[str], changed: Changed, widen: bool) -> bool:
+def _in_scope(brk: GraphBreak, added: ChangeState | None, changed: Changed, widen: bool) -> bool:
     if widen:
         return brk.file in changed
-    return brk.fingerprint in added and on_change(brk.file, brk.line, changed)
+    return added is not None and on_change(brk.file, brk.line, changed)
 
 
 def scope(report: Report, changed: Changed, widen: bool = False) -> Scope:
     """The report's counted breaks split into those a fix for this PR is for and those left alone."""
-    new, revealed = added_by_pr(report.diff)
     seen: dict[str, GraphBreak] = {}
     for brk in report.breaks:
         if not brk.ignored:
             seen.setdefault(brk.fingerprint, brk)
-    inside = [b for b in seen.values() if _in_scope(b, new | revealed, changed, widen)]
-    left = [Left(b, _why_left(b, new, revealed, widen)) for b in seen.values() if b not in inside]
+    added = {f: added_by_pr(report.diff, b) for f, b in seen.items()}
+    inside = [b for f, b in seen.items() if _in_scope(b, added[f], changed, widen)]
+    left = [Left(b, _why_left(b, added[b.fingerprint], widen)) for b in seen.values() if b not in inside]
     return Scope(tuple(inside), tuple(left))
 
 

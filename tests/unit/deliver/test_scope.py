@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gbbot.core.fixes import FixResult, FixStatus
+from gbbot.core.model import ChangeState
 from gbbot.deliver import scope
 from tests.builders import report, traced_break
 from tests.conftest import git
@@ -25,9 +26,11 @@ def diffed():
     breaks = [ADDED, REVEALED_HERE, REVEALED_THERE, OLD, REACHED, UNTOUCHED, IGNORED]
     made = report(breaks, new=[ADDED, REVEALED_HERE, REVEALED_THERE, REACHED])
     assert made.diff is not None
-    revealed = (REVEALED_HERE.fingerprint, REVEALED_THERE.fingerprint)
-    new = tuple(f for f in made.diff.new if f not in revealed)
-    return replace(made, diff=replace(made.diff, new=new, revealed=revealed))
+    revealed = {REVEALED_HERE.fingerprint, REVEALED_THERE.fingerprint}
+    changes = tuple(
+        replace(c, state=ChangeState.REVEALED) if c.fingerprint in revealed else c for c in made.diff.changes
+    )
+    return replace(made, diff=replace(made.diff, changes=changes))
 
 
 def test_the_pr_s_own_breaks_on_its_changed_lines_are_in_scope_and_every_other_is_left_with_why():
