@@ -94,6 +94,14 @@ def setup_if_asked(args: argparse.Namespace, root: Path, config: Config) -> None
         api.setup(root, config)
 
 
+def setup_hint(args: argparse.Namespace, root: Path, config: Config, result: Report) -> None:
+    """Locally `setup:` runs only with --setup: when an entrypoint then misses what it installs, say so."""
+    if not getattr(args, "setup", False):
+        hint = api.setup_not_run(root, config, result, args.command)
+        if hint:
+            say(hint)
+
+
 def write_outputs(result: Report, args: argparse.Namespace) -> None:
     if args.json:
         api.write_report(result, args.json)
