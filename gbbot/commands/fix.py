@@ -14,13 +14,14 @@ from gbbot.commands import common
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.core.measured import DEFAULT_REPEAT, MAX_REPEAT, MIN_REPEAT
 from gbbot.core.model import Mode
+from gbbot.edges import console
 from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
 from gbbot.fix.recipes import RECIPES
 from gbbot.fix.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
-from gbbot.render import markdown
+from gbbot.render import markdown, width
 
 GB_ID_RE = re.compile(r"GB\d{4}", re.IGNORECASE)
 FINGERPRINT_RE = re.compile(r"[0-9a-f]{16}")
@@ -130,8 +131,9 @@ def _print_results(run: FixRun, quiet: bool) -> None:
     docs = {b.fingerprint: b.doc_url for b in run.report.breaks}
     if not quiet:
         for result in run.results:
-            print(present.terminal_text(result, docs.get(result.fingerprint)) + "\n")
-    say_lines(present.summary_lines(run))
+            text = present.terminal_text(result, docs.get(result.fingerprint))
+            print(width.fitted_comments(text, console.width()) + "\n")
+    say_lines(width.fitted_lines(present.summary_lines(run), console.width(sys.stderr)))
 
 
 def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:
