@@ -11,7 +11,6 @@ from gbbot import api
 from gbbot.commands import check as check_command
 from gbbot.commands import common
 from gbbot.core.config import Config
-from gbbot.edges.console import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
     common.setup_hint(args, root, config, done.report)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()
     for line in (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline)):
-        say(line.replace("`", ""))
+        common.messages(args)(line.replace("`", ""))
     return common.policy_exit_code(done.report, api.Policy.resolve(config, args.fail_on))

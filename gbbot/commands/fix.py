@@ -97,7 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the report with the fix results here")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write the markdown report with the fixes here")
-    parser.add_argument("--quiet", "-q", action="store_true", help="no diffs on stdout, only the summary")
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no diffs on stdout and no progress lines, only the summary"
+    )
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         measure=args.measure,
         repeat=args.repeat or DEFAULT_REPEAT,
-        progress=lambda message: print(message, file=sys.stderr),
+        progress=common.messages(args),
     )
     result = api.fix(root, config, options, given)
     _missing_breaks(result, list(args.fingerprints))
