@@ -10,6 +10,7 @@ values, and raises `GbbotError` (gbbot/core/errors.py) for what a user can corre
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from gbbot.analysis import classify as _classify
 from gbbot.analysis import report as _report
 from gbbot.analysis import shards as _shards
 from gbbot.analysis.policy import Policy, Verdict
+from gbbot.checks import interpreter as _interpreter
 from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
 from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
@@ -56,6 +58,7 @@ __all__ = [
     "explain",
     "fix",
     "fix_summary",
+    "interpreter_note",
     "jobs_for",
     "load_report",
     "load_untrusted_report",
@@ -85,6 +88,12 @@ def setup(root: Path, config: Config) -> None:
 
 
 SetupFailed = _setup.SetupFailed
+
+
+def interpreter_note(config: Config, report: Report) -> _interpreter.Note | None:
+    """When a `run: python …` entrypoint started another Python than gbbot's (a virtual environment
+    that was not activated): which one it was, with a hint when it has no torch."""
+    return _interpreter.note(config, report, os.environ)
 
 
 def setup_not_run(root: Path, config: Config, report: Report, command: str = "check") -> str | None:

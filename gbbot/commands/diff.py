@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     common.setup_if_asked(args, root, config)
     done = api.diff(root, config, options(args, config), common.progress(args), common.messages(args))
     common.write_outputs(done.report, args)
-    common.setup_hint(args, root, config, done.report)
+    common.after_run_hints(args, root, config, done.report)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()
     for line in (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline)):
         common.messages(args)(line.replace("`", ""))
