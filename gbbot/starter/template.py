@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core.config import CONFIG_NAME, NAME_RE, parse_config
+from gbbot.core.doc_links import CONFIGURATION_DOC
 from gbbot.core.errors import GbbotError
 from gbbot.starter import models, reach, scripts
 from gbbot.starter.discover import FileFacts, Scan
@@ -157,7 +158,8 @@ def render(
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
         f"# in {scan.read} Python files (parsed, nothing was run). Review it, then run:",
         f"#   {NEXT_COMMAND}",
-        "# Keys: docs/configuration.md. call: and model: entrypoints take args/kwargs, e.g.",
+        f"# Every key: {CONFIGURATION_DOC}",
+        "# call: and model: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",
         "version: 1",
         *setup_lines(environment),
@@ -194,7 +196,7 @@ def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> t
             "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, "
             f"in {scan.read} Python files{more}. "
             f"A {CONFIG_NAME} with a model: entrypoint compiles a model of yours without a wrapper "
-            f"(docs/configuration.md):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
+            f"({CONFIGURATION_DOC}):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
     text = render(chosen, more, scan, environment, templates)
