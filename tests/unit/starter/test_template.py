@@ -282,7 +282,9 @@ def test_a_compile_option_taking_an_integer_gets_one():
 
 
 def test_the_starter_links_gbbot_docs_not_a_path_in_the_users_repository():
-    bench = "import torch\n\nstep = torch.compile(lambda x: x + 1)\n\nif __name__ == '__main__':\n    step(torch.ones(2))\n"
+    bench = (
+        "import torch\n\nstep = torch.compile(lambda x: x + 1)\n\nif __name__ == '__main__':\n    step(torch.ones(2))\n"
+    )
     text, chosen, _ = proposed({"bench.py": bench})
     assert chosen
     assert "# Every key: https://github.com/gbbot/gbbot/blob/main/docs/configuration.md" in text
