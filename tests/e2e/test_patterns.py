@@ -1,5 +1,6 @@
-"""Real torch 2.13 runs: every pattern of tests/breakpatterns/patterns.py found, identified and
-classified, through `gbbot check` (one process compiles every pattern)."""
+"""Real torch runs: every pattern of tests/breakpatterns/patterns.py found, identified and
+classified, through `gbbot check` (one process compiles every pattern). Under the pinned torch,
+and again under the newer one of .ci/torch-next-constraint.txt (.ci/run's second environment)."""
 
 from __future__ import annotations
 
