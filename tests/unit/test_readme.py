@@ -48,7 +48,7 @@ def test_the_readme_is_under_200_lines_in_the_adopters_order():
         "## On your machine",
         "## Inputs",
         "## Outputs",
-        "## Performance",
+        "## What it costs",
         "## More",
         "## Develop gbbot",
     ]
