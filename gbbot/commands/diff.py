@@ -49,6 +49,7 @@ def options(args: argparse.Namespace, config: Config) -> api.DiffOptions:
         cache=args.cache,
         allow_mismatch=args.allow_mismatch,
         recorded=api.audit_record(args.baseline_from_branch, args.cache),
+        writes=tuple(p for p in (args.json, args.markdown, args.cache, args.keep_traces) if p is not None),
     )
 
 
