@@ -10,19 +10,26 @@ values, and raises `GbbotError` (gbbot/core/errors.py) for what a user can corre
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gbbot.analysis import advice as _advice
+from gbbot.analysis import classify as _classify
 from gbbot.analysis import report as _report
 from gbbot.analysis import shards as _shards
+from gbbot.analysis import triggers
 from gbbot.analysis.policy import Policy, Verdict
+from gbbot.checks import interpreter as _interpreter
 from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
 from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
 from gbbot.checks.tree import CheckOptions, Shard, check, from_logs, select
 from gbbot.core import jobs as _jobs
 from gbbot.core.config import Config
-from gbbot.core.model import Report
+from gbbot.core.fixes import Advice
+from gbbot.core.model import BreakMessage, Report
 from gbbot.edges.console import say
 from gbbot.edges.machine import this_machine
 from gbbot.trace import registry_entry
@@ -34,6 +41,7 @@ __all__ = [
     "CheckOptions",
     "DiffOptions",
     "DiffRun",
+    "Explained",
     "FixOptions",
     "FixRun",
     "Log",
@@ -51,7 +59,7 @@ __all__ = [
     "explain",
     "fix",
     "fix_summary",
-    "format_entry",
+    "interpreter_note",
     "jobs_for",
     "load_report",
     "load_untrusted_report",
@@ -61,6 +69,7 @@ __all__ = [
     "parse_logs",
     "select",
     "setup",
+    "setup_not_run",
     "write_report",
 ]
 
@@ -80,6 +89,19 @@ def setup(root: Path, config: Config) -> None:
 
 
 SetupFailed = _setup.SetupFailed
+
+
+def interpreter_note(config: Config, report: Report) -> _interpreter.Note | None:
+    """When a `run: python …` entrypoint started another Python than gbbot's (a virtual environment
+    that was not activated): which one it was, with a hint when it has no torch."""
+    return _interpreter.note(config, report, os.environ)
+
+
+def setup_not_run(root: Path, config: Config, report: Report, command: str = "check") -> str | None:
+    """When setup did not run and an entrypoint failed on a module the config's `setup:` installs:
+    one line saying to run it (`gbbot check --setup`); None otherwise."""
+    failed = {e.name: e.error or "" for e in report.entrypoints if e.error}
+    return _setup.not_run_hint(root, config.setup, failed, command)
 
 
 def diff(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> DiffRun:
@@ -137,5 +159,25 @@ load_untrusted_report = _report.load_untrusted
 new_breaks = _report.new_breaks
 ShardReport = _shards.ShardReport
 merge = _shards.merge
-explain = registry_entry.explain
-format_entry = registry_entry.format_entry
+
+
+@dataclass(frozen=True)
+class Explained:
+    """`gbbot explain`: torch's entry for an id, what gbbot calls that kind of break, the `gbbot fix`
+    recipes that may patch it (their titles, in the order they are tried) and gbbot's advice."""
+
+    entry: registry_entry.Entry
+    title: str
+    recipes: tuple[str, ...]
+    advice: tuple[Advice, ...]
+
+
+def explain(gb_id: str) -> Explained:
+    """What the installed torch's registry says about `gb_id` (torch is read, not imported)."""
+    from gbbot.fix import recipes  # LibCST: only explain and fix pay for it
+
+    entry = registry_entry.explain(gb_id)
+    rule = _classify.load_rules().rule(BreakMessage(entry.gb_type, entry.gb_id))
+    own = triggers.by_id(entry.gb_id)  # the recipe that declares it takes this id
+    titles = tuple(dict.fromkeys(r.title for r in recipes.variants(own.recipe if own else None)))
+    return Explained(entry, rule.title if rule else "", titles, _advice.for_kind(entry.gb_id, entry.gb_type))

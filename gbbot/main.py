@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gbbot import __version__
-from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.core.errors import EXIT_CODES_HELP, ExitCode, GbbotError
 from gbbot.edges import git, vault
 from gbbot.edges.console import internal_error
 
@@ -31,11 +31,22 @@ COMMANDS = {
 def parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser. Only the selected command's module is imported (its options are all
     that is parsed): `gbbot check` does not pay for importing LibCST or PyGithub."""
-    root = argparse.ArgumentParser(prog="gbbot", description="Find, diff and fix torch.compile graph breaks.")
+    root = argparse.ArgumentParser(
+        prog="gbbot",
+        description="Find, diff and fix torch.compile graph breaks.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     root.add_argument("--version", action="version", version=f"gbbot {__version__}")
     sub = root.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_text) in COMMANDS.items():
-        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        command_parser = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         if name == selected:
             importlib.import_module(f"gbbot.commands.{module}").add_arguments(command_parser)
     return root
@@ -60,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.exit_code)
     except KeyboardInterrupt:
         print("gbbot: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except Exception as exc:
         internal_error(exc)
         return ExitCode.INTERNAL

@@ -1,4 +1,5 @@
-"""Before a release is published: the tag, gbbot's version and the image action.yml names agree.
+"""Before a release is published: the tag, gbbot's version, the image action.yml names and the
+`uses: gbbot/gbbot@…` the README, docs and example workflows tell users to copy all agree.
 
     python3 tools/release_check.py --tag v0.1.0 --owner gbbot   # exit 1, saying what differs
     python3 tools/release_check.py --image --owner gbbot        # print the image to build and push
@@ -6,7 +7,9 @@
 action.yml runs `docker://ghcr.io/<owner>/gbbot:<version>`, the image the release workflow
 (.github/workflows/release.yml) builds from the Dockerfile and pushes when the tag `v<version>` is
 pushed. A tag whose action.yml names another version would make every user of that tag run an old
-image, or one that does not exist. Standard library only: it runs before anything is installed.
+image, or one that does not exist; a README naming another tag than the release's (`@v1` while
+the release is v0.1.0) sends users to a tag that was never pushed. Standard library only: it runs
+before anything is installed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,24 @@ VERSION = re.compile(r'^__version__\s*=\s*"(?P<version>[^"]+)"', re.MULTILINE)
 PROJECT_VERSION = re.compile(
     r'^\[project\]\s*$(?:(?!^\[).)*?^version\s*=\s*"(?P<version>[^"]+)"', re.MULTILINE | re.DOTALL
 )
+
+
+# `uses: gbbot/gbbot@REF` in what users copy (the owner may be any: a fork releases as itself)
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*[\"']?[\w.-]+/gbbot@(?P<ref>[^\s\"'#]+)", re.MULTILINE)
+
+
+def documented_uses(root: Path) -> list[tuple[str, str]]:
+    """(file, ref) for every `uses: …/gbbot@ref` in the README, docs/ and the example workflows."""
+    files = [
+        root / "README.md",
+        *sorted((root / "docs").glob("*.md")),
+        *sorted((root / ".github" / "workflows").glob("*.yml")),
+    ]
+    found = []
+    for path in files:
+        if path.is_file():
+            found += [(str(path.relative_to(root)), m["ref"]) for m in USES.finditer(path.read_text(encoding="utf-8"))]
+    return found
 
 
 def versions(root: Path) -> dict[str, str]:
@@ -52,6 +73,11 @@ def problems(root: Path, owner: str, tag: str | None) -> list[str]:
     wanted, named = expected_image(owner, version), action_image(root)
     if named != wanted:
         found.append(f"action.yml runs {named}, the release pushes {wanted}")
+    found += [
+        f"{name} uses gbbot@{ref}, the release is v{version}"
+        for name, ref in documented_uses(root)
+        if ref != f"v{version}"
+    ]
     return found
 
 

@@ -109,6 +109,13 @@ def documented(
     return found.options if found else ()
 
 
+def for_kind(gb_id: str, gb_type: str, entries: tuple[Entry, ...] | None = None) -> tuple[Advice, ...]:
+    """gbbot's options for a kind of break wherever it occurs (no entry that needs its line)."""
+    entries = load_advice() if entries is None else entries
+    found = next((e for e in entries if e.code is None and (e.gb_id == gb_id or e.gb_type == gb_type)), None)
+    return found.options if found else ()
+
+
 def options_for(
     brk: GraphBreak, entries: tuple[Entry, ...] | None = None, decides_branch: bool = False
 ) -> tuple[Advice, ...]:

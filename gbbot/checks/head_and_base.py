@@ -53,6 +53,9 @@ class DiffOptions:
     cache: Path | None = None  # keep base reports here and reuse them
     allow_mismatch: bool = False  # use a baseline made for another commit, torch, mode or config
     recorded: baseline.RecordedBase | None = None  # a kept report of the merge-base, tried before running it
+    # what gbbot itself writes into the tree (--json, --markdown, --cache, --keep-traces): an earlier
+    # run's files there are not the user's uncommitted changes
+    writes: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,12 @@ def setup(root: Path, config: Config, options: DiffOptions) -> Setup:
     return Setup(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
 
 
+def uncommitted(p: Setup, writes: tuple[Path, ...] = ()) -> list[str]:
+    """The paths git sees changed in the working tree, less the files gbbot itself wrote there."""
+    own = [w.resolve() for w in writes]
+    return [c for c in git.changed_paths(p.top) if not _written_by_gbbot((p.top / c).resolve(), own)]
+
+
 def dirty_note(head_sha: str | None, changed: Sequence[str]) -> str | None:
     if not changed:
         return None
@@ -97,6 +106,15 @@ def dirty_note(head_sha: str | None, changed: Sequence[str]) -> str | None:
         f"path{'s' * (len(changed) != 1)}: {_listed(changed)}), "
         f"not commit {head}."
     )
+
+
+def _written_by_gbbot(path: Path, own: list[Path]) -> bool:
+    """`path` is one of gbbot's files, or inside its directory; an untracked directory git shows
+    whole (`out/`) is when everything in it is."""
+    if path.is_dir() and not any(path == w or w in path.parents for w in own):
+        files = [f for f in path.rglob("*") if f.is_file()]
+        return bool(files) and all(_written_by_gbbot(f, own) for f in files)
+    return any(path == w or w in path.parents for w in own)
 
 
 def packages_note(p: Setup) -> str | None:
@@ -382,7 +400,7 @@ def run_diff(
 ) -> DiffRun:
     """The head's report with its diff against the merge-base of `options.base` and HEAD."""
     p = setup(root, config, options)
-    head_sha, changed = git.head_sha(p.top), git.changed_paths(p.top)
+    head_sha, changed = git.head_sha(p.top), uncommitted(p, options.writes)
     note = dirty_note(head_sha, changed)
     log(f"comparing with {p.base_ref} at merge-base {p.base_sha[:7]}")
     if note:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import os
+import re
 import shlex
 import sys
 import threading
@@ -206,3 +207,88 @@ def both_sides_note(changed: Sequence[str]) -> str | None:
         f"⚠️ Both sides ran with the head's packages: this change touches {shown}, and the merge-base's "
         "own requirements were not installed for its run."
     )
+
+
+# --- a missing module that setup would have installed ------------------------------------------
+
+MISSING_MODULE_RE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+REQUIREMENT_NAME_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+PROJECT_NAME_RE = re.compile(r'^\s*name\s*=\s*["\']?([\w.-]+)', re.MULTILINE)
+SETUP_NAME_RE = re.compile(r'\bname\s*=\s*["\']([\w.-]+)["\']')
+PROJECT_FILES = (("pyproject.toml", PROJECT_NAME_RE), ("setup.cfg", PROJECT_NAME_RE), ("setup.py", SETUP_NAME_RE))
+
+
+def missing_module(error: str) -> str | None:
+    """The top-level module an entrypoint's output says is not installed, if it says so."""
+    found = MISSING_MODULE_RE.findall(error or "")
+    return found[-1].split(".")[0] if found else None
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def would_install(root: Path, steps: Sequence[str], module: str) -> bool:
+    """Do the `setup:` steps name `module`'s distribution: in a `pip install` line, in a requirement
+    file they name, or as the repository itself (`pip install -e .` of a project of that name, or
+    one whose `src/` holds it)? Distribution and module names are compared normalised
+    (`scikit-learn` ≠ `sklearn` stays a miss: then gbbot says nothing rather than something wrong)."""
+    wanted = _normal(module)
+    return wanted in _named_packages(root, steps)
+
+
+def _named_packages(root: Path, steps: Sequence[str]) -> set[str]:
+    names: set[str] = set()
+    for step in steps:
+        try:
+            words = shlex.split(step)
+        except ValueError:
+            continue
+        if "install" not in words:
+            continue
+        for word in words[words.index("install") + 1 :]:
+            if word in (".", "./") or word.startswith((".[", "./[")):
+                names |= _project_names(root)
+            elif not word.startswith("-") and "/" not in word:
+                found = REQUIREMENT_NAME_RE.match(word)
+                names |= {_normal(found.group(1))} if found else set()
+    for path in named_files(steps):
+        names |= _requirement_names(root / path)
+    return names
+
+
+def _requirement_names(path: Path) -> set[str]:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return set()
+    found = (REQUIREMENT_NAME_RE.match(line) for line in lines if not line.lstrip().startswith(("#", "-")))
+    return {_normal(m.group(1)) for m in found if m}
+
+
+def _project_names(root: Path) -> set[str]:
+    """What installing the repository itself provides: its project name, and its `src/` packages."""
+    names: set[str] = set()
+    for config, pattern in PROJECT_FILES:
+        try:
+            text = (root / config).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        names |= {_normal(n) for n in pattern.findall(text)}
+    src = root / "src"
+    if src.is_dir():
+        names |= {_normal(p.stem) for p in src.iterdir() if p.is_dir() or p.suffix == ".py"}
+    return names
+
+
+def not_run_hint(root: Path, steps: Sequence[str], failed: Mapping[str, str], command: str = "check") -> str | None:
+    """For the entrypoints that failed on a missing module (name → their output), when the config's
+    `setup:` would install it and did not run: what to do."""
+    for name, error in failed.items():
+        module = missing_module(error)
+        if module and steps and would_install(root, steps, module):
+            return (
+                f"{name}: no module named {module!r}, which the config's setup: installs; locally setup "
+                f"runs only when asked: run `gbbot {command} --setup`"
+            )
+    return None

@@ -48,12 +48,32 @@ def load(target: str):
     return found
 
 
+# The import machinery between this launcher and the user's module: importlib.import_module and
+# the frozen bootstrap, a dozen frames that say nothing about the user's code.
+MACHINERY_FILES = (__file__, importlib.__file__)
+FROZEN_IMPORTLIB = "<frozen importlib._bootstrap"
+
+
+def _is_users(frame: traceback.FrameSummary) -> bool:
+    return frame.filename not in MACHINERY_FILES and not frame.filename.startswith(FROZEN_IMPORTLIB)
+
+
+def _users_only(found: traceback.TracebackException | None) -> None:
+    """Drop the launcher's and the import machinery's frames, in the chained exceptions too."""
+    seen: set[int] = set()
+    while found is not None and id(found) not in seen:
+        seen.add(id(found))
+        found.stack = traceback.StackSummary.from_list([f for f in found.stack if _is_users(f)])
+        _users_only(found.__cause__)
+        found = found.__context__
+
+
 def _print_user_traceback(exc: BaseException) -> None:
-    """The traceback from the first frame outside this module."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-        tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb)
+    """The traceback of the user's frames only: where their code raised, or which of their imports
+    failed (a module the target imports that is not installed), as if they had run it themselves."""
+    shown = traceback.TracebackException.from_exception(exc)
+    _users_only(shown)
+    print("".join(shown.format()), end="", file=sys.stderr)
 
 
 VERDICT_PREFIX = "gbbot-verdict: "
@@ -101,6 +121,9 @@ def _run_model(target: str, recipe: dict, result_path: str | None) -> int:
     except MissingTarget as exc:
         print(f"gbbot: model target {target!r} not found: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:  # the target's module raised while importing: the user's frames
+        _print_user_traceback(exc)
+        return 1
     try:
         compiled, args, kwargs = build_model(cls, recipe)
         value = _detached(compiled(*args, **kwargs))
@@ -136,6 +159,9 @@ def main(argv: list[str]) -> int:
         function = load(target)
     except MissingTarget as exc:
         print(f"gbbot: call target {target!r} not found: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the target's module raised while importing: the user's frames
+        _print_user_traceback(exc)
         return 1
     try:
         value = function(*args, **kwargs)

@@ -33,4 +33,5 @@ def run(args: argparse.Namespace) -> int:
     on_done = common.progress(args)(len(api.select(config, opts)))
     result = api.check(root, config, opts, on_done)
     common.write_outputs(result, args)
+    common.after_run_hints(args, root, config, result)
     return common.policy_exit_code(result, api.Policy.resolve(config, args.fail_on))

@@ -94,6 +94,19 @@ def setup_if_asked(args: argparse.Namespace, root: Path, config: Config) -> None
         api.setup(root, config)
 
 
+def after_run_hints(args: argparse.Namespace, root: Path, config: Config, result: Report) -> None:
+    """What the user may not see in an entrypoint's output: a `run: python` that started another
+    Python than gbbot's; a module the config's `setup:` installs, missing because setup runs locally
+    only with --setup."""
+    interpreter = api.interpreter_note(config, result)
+    if interpreter:
+        (say if interpreter.lacks_torch else messages(args))(interpreter.line)
+    if not getattr(args, "setup", False):
+        hint = api.setup_not_run(root, config, result, args.command)
+        if hint:
+            say(hint)
+
+
 def write_outputs(result: Report, args: argparse.Namespace) -> None:
     if args.json:
         api.write_report(result, args.json)

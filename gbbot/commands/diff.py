@@ -11,7 +11,6 @@ from gbbot import api
 from gbbot.commands import check as check_command
 from gbbot.commands import common
 from gbbot.core.config import Config
-from gbbot.edges.console import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +49,7 @@ def options(args: argparse.Namespace, config: Config) -> api.DiffOptions:
         cache=args.cache,
         allow_mismatch=args.allow_mismatch,
         recorded=api.audit_record(args.baseline_from_branch, args.cache),
+        writes=tuple(p for p in (args.json, args.markdown, args.cache, args.keep_traces) if p is not None),
     )
 
 
@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     common.setup_if_asked(args, root, config)
     done = api.diff(root, config, options(args, config), common.progress(args), common.messages(args))
     common.write_outputs(done.report, args)
+    common.after_run_hints(args, root, config, done.report)
     entrypoints = done.report.diff.entrypoints if done.report.diff else ()
     for line in (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline)):
-        say(line.replace("`", ""))
+        common.messages(args)(line.replace("`", ""))
     return common.policy_exit_code(done.report, api.Policy.resolve(config, args.fail_on))

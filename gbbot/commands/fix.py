@@ -14,13 +14,14 @@ from gbbot.commands import common
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.core.measured import DEFAULT_REPEAT, MAX_REPEAT, MIN_REPEAT
 from gbbot.core.model import Mode
+from gbbot.edges import console
 from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
 from gbbot.fix.recipes import RECIPES
 from gbbot.fix.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
-from gbbot.render import markdown
+from gbbot.render import markdown, width
 
 GB_ID_RE = re.compile(r"GB\d{4}", re.IGNORECASE)
 FINGERPRINT_RE = re.compile(r"[0-9a-f]{16}")
@@ -96,7 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the report with the fix results here")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write the markdown report with the fixes here")
-    parser.add_argument("--quiet", "-q", action="store_true", help="no diffs on stdout, only the summary")
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no diffs on stdout and no progress lines, only the summary"
+    )
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -130,8 +133,9 @@ def _print_results(run: FixRun, quiet: bool) -> None:
     docs = {b.fingerprint: b.doc_url for b in run.report.breaks}
     if not quiet:
         for result in run.results:
-            print(present.terminal_text(result, docs.get(result.fingerprint)) + "\n")
-    say_lines(present.summary_lines(run))
+            text = present.terminal_text(result, docs.get(result.fingerprint))
+            print(width.fitted_comments(text, console.width()) + "\n")
+    say_lines(width.fitted_lines(present.summary_lines(run), console.width(sys.stderr)))
 
 
 def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:
@@ -170,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         measure=args.measure,
         repeat=args.repeat or DEFAULT_REPEAT,
-        progress=lambda message: print(message, file=sys.stderr),
+        progress=common.messages(args),
     )
     result = api.fix(root, config, options, given)
     _missing_breaks(result, list(args.fingerprints))

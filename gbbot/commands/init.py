@@ -49,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
         )
     started = time.monotonic()
     scan = discover.scan(root, progress=_progress())
-    if not template.candidates(scan):  # nothing compiled to run: the nn.Module classes are
-        scan = discover.add_models(root, scan, _progress())
+    # the nn.Module classes: the candidates when nothing compiles, and the main model beside a
+    # compiled helper that never compiles it
+    scan = discover.add_models(root, scan, _progress())
     say(f"read {scan.read} Python files, parsed {scan.parsed}, in {time.monotonic() - started:.1f}s")
     text, chosen = template.starter(scan, environment.found(root))
     if args.to_stdout:

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from gbbot.core import call_args
-from gbbot.core.errors import ConfigError
+from gbbot.core.errors import ConfigError, ConfigErrors
 from gbbot.core.model import Mode
 
 CONFIG_NAME = ".gbbot.yml"
@@ -254,15 +254,42 @@ def _mapping(
     if not isinstance(value, Mapping):
         raise _fail(path, key or "(top level)", "a mapping", value)
     prefix = f"{key}." if key else ""
+    errors: list[ConfigError] = []
+    meant: set[str] = set()  # a misspelt required key is one problem, not two
     for name in value:
         if name not in fields:
             close = difflib.get_close_matches(str(name), list(fields), n=1)
+            meant.update(close)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(fields)}"
-            raise ConfigError(path, f"{prefix}{name}", f"unknown key{hint}")
-    for name in required:
-        if name not in value:
-            raise ConfigError(path, f"{prefix}{name}", "required key is missing")
-    return {name: fields[name](path, f"{prefix}{name}", v) for name, v in value.items()}
+            errors.append(ConfigError(path, f"{prefix}{name}", f"unknown key{hint}"))
+    missing = [name for name in required if name not in value and name not in meant]
+    errors += [ConfigError(path, f"{prefix}{name}", "required key is missing") for name in missing]
+    checked = _every(
+        [
+            (name, lambda name=name, v=v: fields[name](path, f"{prefix}{name}", v))
+            for name, v in value.items()
+            if name in fields
+        ],
+        errors,
+    )
+    return dict(checked)
+
+
+def _every(
+    checks: list[tuple[Any, Callable[[], Any]]], errors: list[ConfigError] | None = None
+) -> list[tuple[Any, Any]]:
+    """Run every check, keeping what each returned; the problems of all of them (and `errors`,
+    found before) raised together."""
+    errors = list(errors or ())
+    done = []
+    for label, check in checks:
+        try:
+            done.append((label, check()))
+        except ConfigError as exc:
+            errors.append(exc)
+    if errors:
+        raise ConfigErrors.of(errors)
+    return done
 
 
 def _entrypoint_name(path: str, key: str, value: Any) -> str:
@@ -364,7 +391,8 @@ def _entrypoint(path: str, key: str, value: Any) -> Entrypoint:
 def _entrypoints(path: str, key: str, value: Any) -> tuple[Entrypoint, ...]:
     if not isinstance(value, list) or not value:
         raise _fail(path, key, "a non-empty list of entrypoints", value)
-    entrypoints = tuple(_entrypoint(path, f"{key}[{i}]", v) for i, v in enumerate(value))
+    checks = [(i, lambda i=i, v=v: _entrypoint(path, f"{key}[{i}]", v)) for i, v in enumerate(value)]
+    entrypoints = tuple(entrypoint for _, entrypoint in _every(checks))
     seen: set[str] = set()
     for i, entrypoint in enumerate(entrypoints):
         if entrypoint.name in seen:

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import re
 
+# gbbot's own documentation, for text written into a user's repository (where a relative
+# docs/… path would name a file of theirs)
+DOCS = "https://github.com/gbbot/gbbot/blob/main/docs"
+CONFIGURATION_DOC = f"{DOCS}/configuration.md"
 GRAPH_BREAK_DOC = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.html"
 GB_ID = re.compile(r"GB\d{4,5}", re.IGNORECASE)
 

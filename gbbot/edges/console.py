@@ -3,12 +3,14 @@ commands): one-line messages and the progress of a run."""
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from typing import TextIO
 
 from rich.console import Console
 
@@ -17,6 +19,7 @@ from gbbot.core.model import RunOutcome, Status
 from gbbot.edges import running
 
 HEARTBEAT_S = 30.0
+LOG_COLUMNS = 160  # a CI log has no terminal: wide enough for a table row, narrow enough to read
 REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
 
 
@@ -29,9 +32,24 @@ def say_styled(message: str) -> None:
     Console(stderr=True, highlight=False).print(f"gbbot: {message}")
 
 
+def width(stream: TextIO | None = None) -> int:
+    """The columns output should fit: `COLUMNS` when set (also for piped output), else the
+    terminal's width, else LOG_COLUMNS (a pipe or a CI log)."""
+    stream = sys.stdout if stream is None else stream
+    given = os.environ.get("COLUMNS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        pass
+    return LOG_COLUMNS
+
+
 def report_console() -> Console:
-    """Where the terminal table goes: stdout, 160 columns when it is not a terminal (a CI log)."""
-    return Console(stderr=False, highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+    """Where the terminal table goes: stdout, as wide as `width()` says."""
+    return Console(stderr=False, highlight=False, soft_wrap=False, width=width())
 
 
 def report_form() -> tuple[int, str | None]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -12,6 +14,7 @@ from rich.text import Text
 from gbbot.analysis import recompile
 from gbbot.core import counts
 from gbbot.core.model import ChangeState, GraphBreak, Recompilation, RecompileReason, Report, Status
+from gbbot.render import width
 from gbbot.render.findings import compile_error_words
 
 STATUS_STYLE = {
@@ -23,16 +26,16 @@ STATUS_STYLE = {
     Status.NO_COMPILE: "yellow",
 }
 CODE_CHARS = 80
+WHERE_CHARS = 40  # a longer `file:line` loses its leading directories
+WHERE_MIN = 24  # …/the_file_name.py:1234, on a narrow terminal
+CODE_MIN = 24  # what the code keeps before the places give way
+CODE_FLOOR = 12  # below this the terminal is too narrow to fit: rich folds what it must
+NOTE_CHARS = 30  # the note column's share before the code's
+BREAK_COLUMNS = ("#", "id", "category", "where", "code", "n", "note")
 
 
 def shorten(code: str, limit: int = CODE_CHARS) -> str:
-    """At most `limit` characters, cut after a whole token (at a space or before punctuation),
-    with "…" saying that something was cut."""
-    if len(code) <= limit:
-        return code
-    head = code[: limit - 1]
-    cut = max(head.rfind(" "), *(head.rfind(c) for c in "([{,.=:"))
-    return (head[:cut] if cut > limit // 2 else head).rstrip() + "…"
+    return width.shorten(code, limit)
 
 
 def entrypoint_table(report: Report) -> Table:
@@ -51,10 +54,11 @@ def entrypoint_table(report: Report) -> Table:
     return table
 
 
-def break_table(report: Report) -> Table:
+def break_table(report: Report, columns: int | None = None) -> Table:
+    """`columns`: the terminal's width, which the table fits (code cut after a whole token,
+    `file:line` never split); None leaves the code at CODE_CHARS."""
     table = Table(title="Graph breaks, highest impact first", title_justify="left")
-    for column in ("#", "id", "category", "where", "code", "n", "note"):
-        table.add_column(column, overflow="fold")
+    rows: list[tuple[GraphBreak, str, str]] = []
     seen: set[str] = set()
     each = counts.per_break(report)
     for brk in (b for b in report.breaks if b.fingerprint not in seen):
@@ -76,14 +80,19 @@ def break_table(report: Report) -> Table:
             notes.append(f"fix: {brk.fix}")
         if brk.ranks > 1:
             notes.append(f"{brk.ranks} ranks")
+        rows.append((brk, str(counted.total), " ".join(notes)))
+    fit = BreakLayout.of(rows, columns)
+    for column in BREAK_COLUMNS:
+        table.add_column(column, **fit.options(column))
+    for number, (brk, total, notes) in enumerate(rows, 1):
         table.add_row(
-            str(len(seen)),
+            str(number),
             escape(brk.gb_id or "-"),
             escape(brk.category.value),
-            escape(f"{brk.file}:{brk.line} {brk.function}" + _inside(brk)),
-            escape(shorten(brk.code) + _library_code(brk)),
-            str(counted.total),
-            " ".join(notes),
+            escape(f"{width.place(brk.file, brk.line, fit.where)} {brk.function}" + _inside(brk, fit.where)),
+            escape(shorten(brk.code, fit.code) + _library_code(brk, fit.code)),
+            total,
+            notes,
         )
     return table
 
@@ -115,15 +124,59 @@ def advice(rc: Recompilation, reason: RecompileReason) -> str:
     return "" if rc.info_only or reason.dynamic else reason.advice
 
 
-def _inside(brk: GraphBreak) -> str:
+def _inside(brk: GraphBreak, where: int = WHERE_CHARS) -> str:
     """The library site under the repository line that reached it."""
     site = brk.library_site
-    return f"\n→ inside {site.package}: {site.path}:{site.line}" if site else ""
+    return f"\n→ inside {site.package}:\n  {width.place(site.path, site.line, where - 2)}" if site else ""
 
 
-def _library_code(brk: GraphBreak) -> str:
+def _library_code(brk: GraphBreak, code: int = CODE_CHARS) -> str:
     site = brk.library_site
-    return f"\n→ {site.code[:80]}" if site and site.code else ""
+    return f"\n→ {shorten(site.code, code - 2)}" if site and site.code else ""
+
+
+@dataclass(frozen=True)
+class BreakLayout:
+    """The break table's widths at a terminal's columns: the `where` column as wide as its longest
+    `file:line` (up to WHERE_CHARS), the code column what is left after the others and a share
+    for the notes."""
+
+    where: int = WHERE_CHARS
+    code: int = CODE_CHARS
+    fixed: bool = False
+
+    @classmethod
+    def of(cls, rows: Sequence[tuple[GraphBreak, str, str]], columns: int | None) -> BreakLayout:
+        """`rows`: each break with its count and note (rich markup) as the table shows them."""
+        breaks = [brk for brk, _, _ in rows]
+        where = min(WHERE_CHARS, max([len(f"{b.file}:{b.line}") for b in breaks] + [len("where")]))
+        if columns is None:
+            return cls(where=where)
+        others = (
+            len(str(len(rows))),
+            max([len(b.gb_id or "-") for b in breaks] + [2]),
+            max([len(b.category.value) for b in breaks] + [len("category")]),
+            max([len(total) for _, total, _ in rows] + [1]),
+            min(NOTE_CHARS, max([len(Text.from_markup(note).plain) for _, _, note in rows] + [len("note")])),
+        )
+        borders = 3 * len(BREAK_COLUMNS) + 1  # a rule and a space each side of every cell
+        longest = max([len(b.code) for b in breaks] + [len("code")])
+        wanted = min(CODE_CHARS, longest)
+        room = columns - borders - sum(others) - where
+        if room < min(wanted, CODE_MIN):  # the places give way first, down to WHERE_MIN
+            where = max(WHERE_MIN, where - (min(wanted, CODE_MIN) - room))
+            room = columns - borders - sum(others) - where
+        return cls(where=where, code=max(CODE_FLOOR, min(wanted, room)), fixed=True)
+
+    def options(self, column: str) -> dict:
+        if column == "where":
+            # `file:line` fits by construction; a longer function name ends in "…", not folded
+            return {"overflow": "ellipsis", "min_width": self.where, "max_width": self.where if self.fixed else None}
+        if column == "code" and self.fixed:
+            return {"no_wrap": True, "overflow": "ellipsis", "width": self.code}
+        if column in ("#", "id", "n"):
+            return {"no_wrap": True}
+        return {"overflow": "fold"}
 
 
 def summary(c: counts.Counts) -> str:
@@ -138,27 +191,27 @@ def summary(c: counts.Counts) -> str:
     return line
 
 
-def render(report: Report, width: int = 160, color_system: str | None = None) -> str:
-    """The summary laid out for `width` columns; with ANSI styles of `color_system` (rich's name
+def render(report: Report, columns: int = 160, color_system: str | None = None) -> str:
+    """The summary laid out for `columns` columns; with ANSI styles of `color_system` (rich's name
     of one, as a terminal's console reports it), without any when None (a log, a file)."""
     out = io.StringIO()
     console = Console(
         file=out,
-        width=width,
+        width=columns,
         color_system=color_system,  # type: ignore[arg-type]
         force_terminal=color_system is not None,
         highlight=False,
         soft_wrap=False,
     )
-    console.print(Group(*_shown(report)))
+    console.print(Group(*_shown(report, columns)))
     return out.getvalue()
 
 
-def _shown(report: Report) -> list:
+def _shown(report: Report, columns: int) -> list:
     """What the summary shows, in order: the tables, each failure, the counts."""
     parts: list = [entrypoint_table(report)]
     if report.breaks:
-        parts.append(break_table(report))
+        parts.append(break_table(report, columns))
     if any(e.recompiles for e in report.entrypoints):
         parts.append(recompile_table(report))
     for e in report.entrypoints:

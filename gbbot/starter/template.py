@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core.config import CONFIG_NAME, NAME_RE, parse_config
+from gbbot.core.doc_links import CONFIGURATION_DOC
 from gbbot.core.errors import GbbotError
 from gbbot.starter import models, reach, scripts
 from gbbot.starter.discover import FileFacts, Scan
@@ -31,6 +32,7 @@ from gbbot.starter.environment import EnvironmentFiles, setup_lines
 MAX_ENTRYPOINTS = 20  # more is a suite to curate, not a starter; the rest are listed as comments
 MAX_LINES_SHOWN = 4
 MAX_TESTS_PER_FILE = 10  # node ids in one pytest: entrypoint
+MAX_UNCOMPILED = 2  # top-level models proposed beside what the repository compiles
 NOT_CALLED = frozenset({"main", "cli", "run", "train"})  # zero-argument, but they parse sys.argv or run long
 PLAIN_SCALAR = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./:=+, -]*")
 NEXT_COMMAND = "gbbot check"
@@ -88,28 +90,45 @@ def _tests(tests: Sequence[reach.ReachingTest]) -> Iterable[Candidate]:
         yield Candidate("pytest", Path(path).stem, " ".join(shlex.quote(t.node_id) for t in shown), tuple(why))
 
 
+def _model_candidate(plan: models.ModelPlan) -> Candidate:
+    return Candidate(
+        "model",
+        plan.name,
+        plan.target,
+        (f"{plan.why}; small sizes for a CPU run, guessed from parameter names: check them.",),
+        tuple(line.strip() for line in models.entry_lines(plan, plan.name, False)[2:]),
+    )
+
+
 def _models(scan: Scan) -> tuple[list[Candidate], list[str]]:
-    """model: entrypoints for the classes with everything filled, and commented templates."""
-    found = models.plans(scan.files)
+    """model: entrypoints for the classes with everything filled, and commented templates. The
+    top-level models (no other class of the repository contains them) are proposed, when there
+    are any; their parts (an `Upsample` block) would break or mislead as entrypoints of their own."""
+    every = models.plans(scan.files)
+    found = [p for p in every if p.root] or every
     ready = [p for p in found if not p.missing]
-    proposed = [
-        Candidate(
-            "model",
-            p.name,
-            p.target,
-            (f"{p.why}; small sizes for a CPU run, guessed from parameter names: check them.",),
-            tuple(line.strip() for line in models.entry_lines(p, p.name, False)[2:]),
-        )
-        for p in ready[: models.MAX_PROPOSED]
-    ]
+    proposed = [_model_candidate(p) for p in ready[: models.MAX_PROPOSED]]
     templates = [p for p in found if p.missing][: models.MAX_PROPOSED]
     lines = []
     for p in templates:
         lines += [f"  # {p.why}; fill in what is missing, then uncomment:", *models.entry_lines(p, p.name, True)]
-    rest = len(ready) - len(proposed) + len([p for p in found if p.missing]) - len(templates)
+    rest = len(every) - len(proposed) - len(templates)
     if rest > 0:
-        lines.append(f"  # {rest} more nn.Module classes could be model: entrypoints the same way.")
+        parts = " (parts of the models above)" if len(found) < len(every) else ""
+        lines.append(f"  # {rest} more nn.Module classes{parts} could be model: entrypoints the same way.")
     return proposed, lines
+
+
+def _uncompiled_models(scan: Scan) -> list[Candidate]:
+    """The top-level models nothing compiles, in a repository that compiles something else (a
+    helper, a benchmark): its main nn.Module is what a user most wants checked."""
+    compiled = {
+        name.split(".")[-1] for f in scan.files for fn in f.functions if fn.compiles or fn.decorated for name in fn.uses
+    }
+    compiled |= {c.name for f in scan.files for c in f.classes if c.compiles}
+    compiled |= {fn.name.split(".")[0] for f in scan.files for fn in f.functions if fn.decorated and "." in fn.name}
+    plans = [p for p in models.plans(scan.files) if p.root and not p.missing]
+    return [_model_candidate(p) for p in plans if p.target.rsplit(":", 1)[-1] not in compiled][:MAX_UNCOMPILED]
 
 
 def candidates(scan: Scan) -> list[Candidate]:
@@ -157,7 +176,8 @@ def render(
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
         f"# in {scan.read} Python files (parsed, nothing was run). Review it, then run:",
         f"#   {NEXT_COMMAND}",
-        "# Keys: docs/configuration.md. call: and model: entrypoints take args/kwargs, e.g.",
+        f"# Every key: {CONFIGURATION_DOC}",
+        "# call: and model: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",
         "version: 1",
         *setup_lines(environment),
@@ -187,6 +207,8 @@ def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> t
     if not found:
         proposed, templates = _models(scan)
         found = _unique_names(proposed)
+    else:
+        found = _unique_names([*found, *_uncompiled_models(scan)])
     if not found:
         more = f" (stopped after {scan.read} files: pass --root for a smaller tree)" if scan.truncated else ""
         shown = "\n".join(templates) + "\n" if templates else ""
@@ -194,7 +216,7 @@ def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> t
             "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, "
             f"in {scan.read} Python files{more}. "
             f"A {CONFIG_NAME} with a model: entrypoint compiles a model of yours without a wrapper "
-            f"(docs/configuration.md):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
+            f"({CONFIGURATION_DOC}):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
     text = render(chosen, more, scan, environment, templates)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+import gbbot
 from gbbot.core.config import parse_config
 from tests.conftest import ROOT
 from tests.unit.test_workflows import run_actionlint, run_zizmor
@@ -47,7 +48,7 @@ def test_the_readme_is_under_200_lines_in_the_adopters_order():
         "## On your machine",
         "## Inputs",
         "## Outputs",
-        "## Performance",
+        "## What it costs",
         "## More",
         "## Develop gbbot",
     ]
@@ -112,8 +113,18 @@ def linted(workflow: str, tmp_path: Path) -> None:
 def test_the_readmes_workflow_passes_the_linters_and_uses_this_action(tmp_path):
     [workflow] = [b for b in blocks("yaml") if b.startswith("name: gbbot")]
     assert len(workflow.splitlines()) <= 15
-    assert "gbbot/gbbot@v1" in workflow
+    assert f"gbbot/gbbot@v{gbbot.__version__}" in workflow  # the tag the release workflow pushes
     linted(workflow, tmp_path)
+
+
+def test_the_readmes_workflow_checks_forks_and_gives_each_permission_its_reason():
+    [workflow] = [b for b in blocks("yaml") if b.startswith("name: gbbot")]
+    [job] = yaml.safe_load(workflow)["jobs"].values()
+    assert "if" not in job  # fork PRs are checked too: read-only token, annotations and summary
+    for permission in job["permissions"]:
+        [line] = [line for line in text().splitlines() if line.startswith(f"- `{permission}: ")]
+        assert " — " in line, line  # the reason, on the same line
+    assert "fork-safe pair" in text()
 
 
 def test_the_own_job_workflow_in_the_docs_runs_gbbot_action_with_declared_inputs(tmp_path):

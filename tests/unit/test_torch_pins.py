@@ -52,3 +52,17 @@ def test_ci_constrains_every_pip_run_it_starts_to_the_pinned_torch():
     assert export < run.index("pip install")
     constraint = (ROOT / ".ci/torch-constraint.txt").read_text(encoding="utf-8").splitlines()
     assert torch_specs(constraint) == ["==2.13.0"]
+
+
+def test_ci_runs_the_real_torch_patterns_again_under_the_newer_torch_gbbot_reads():
+    from gbbot.trace import wording
+
+    run = (ROOT / ".ci/run").read_text(encoding="utf-8")
+    second = run[run.index('export PIP_CONSTRAINT="$PWD/.ci/torch-next-constraint.txt"') :]
+    assert "tests/e2e/test_patterns.py" in second and "pip install" in second
+    constraint = (ROOT / ".ci/torch-next-constraint.txt").read_text(encoding="utf-8").splitlines()
+    [spec] = torch_specs(constraint)
+    assert spec.startswith("==") and spec != "==2.13.0"
+    assert wording.support_note(spec.removeprefix("==")) is None  # a release gbbot reads without a caveat
+    ci = (ROOT / ".github/workflows/ci.yml").read_text(encoding="utf-8")
+    assert 'GBBOT_CI_NEXT_TORCH: "1"' in ci  # the GitHub job, which passes pytest arguments, asks for it

@@ -143,10 +143,14 @@ def test_pr_checks_fetch_the_merge_base_and_leave_no_credentials(name):
     assert checkout["with"]["persist-credentials"] is False
 
 
-def test_the_same_repository_check_keeps_write_tokens_away_from_forks():
+def test_the_one_job_workflow_checks_every_pr_forks_included():
+    """A fork's PR gets a read-only token: gbbot falls back to annotations and the job summary
+    (tests/e2e/action/test_pull_request.py runs that against the GitHub stand-in), so the job
+    is not skipped for forks; only the SARIF upload, which a read-only token cannot do, is."""
     document = workflow("gbbot-pr.yml")
     check = document["jobs"]["graph-breaks"]
-    assert "head.repo.full_name == github.repository" in check["if"]
+    assert "if" not in check
+    assert "head.repo.full_name == github.repository" in document["jobs"]["code-scanning"]["if"]
     assert granted(check["permissions"]) == {"contents": "read", "pull-requests": "write", "checks": "write"}
     assert "security-events" not in granted(check["permissions"]), "SARIF upload has its own job"
     cache = next(s for s in steps(document) if uses(s, "actions/cache@"))
@@ -226,15 +230,47 @@ def test_a_tag_another_version_or_a_stale_action_yml_stops_the_release(tmp_path)
 def test_the_release_workflow_checks_builds_runs_and_pushes_on_a_version_tag_only():
     document = workflow("release.yml")
     assert triggers(document) == {"push": {"tags": ["v*"]}}
-    [job] = document["jobs"].values()
-    assert granted(job["permissions"]) == {"contents": "read", "packages": "write"}
-    shell = [s.get("run", "") for s in job["steps"]]
+    jobs = document["jobs"]
+    assert set(jobs) == {"package", "image", "pypi"}
+    image = jobs["image"]
+    assert granted(image["permissions"]) == {"contents": "read", "packages": "write"}
+    shell = [s.get("run", "") for s in image["steps"]]
     check = next(i for i, run in enumerate(shell) if "release_check.py" in run and "--tag" in run)
     build = next(i for i, run in enumerate(shell) if "docker build" in run)
     push = next(i for i, run in enumerate(shell) if "docker push" in run)
     assert check < build < push  # nothing is built or pushed for a tag that disagrees
     assert "--version" in shell[build]
     assert "--password-stdin" in shell[push]  # the token never on a command line
+
+
+def test_the_release_publishes_the_same_versions_wheel_by_trusted_publishing_after_the_image():
+    jobs = workflow("release.yml")["jobs"]
+    package = [s["run"] for s in jobs["package"]["steps"] if "run" in s]
+    assert "release_check.py" in package[0] and "--tag" in package[0]  # first: a wrong tag builds nothing
+    assert "-m build" in package[1] and 'gbbot ${TAG#v}"' in package[1]  # the wheel says the tag's version
+    assert granted(jobs["package"]["permissions"]) == {"contents": "read"}
+    pypi = jobs["pypi"]
+    assert set(pypi["needs"]) == {"package", "image"}  # never a PyPI version without its image
+    assert granted(pypi["permissions"]) == {"id-token": "write"}  # no stored token: trusted publishing
+    assert pypi["environment"]["name"] == "pypi"
+    assert [s["uses"].split("@")[0] for s in pypi["steps"]] == [
+        "actions/download-artifact",
+        "pypa/gh-action-pypi-publish",
+    ]
+    assert not any("password" in s.get("with", {}) for s in pypi["steps"])
+
+
+def test_a_readme_naming_another_tag_than_the_release_stops_it(tmp_path):
+    copy = tmp_path / "repo"
+    (copy / "gbbot").mkdir(parents=True)
+    for name in ("pyproject.toml", "action.yml", "gbbot/__init__.py"):
+        shutil.copy(ROOT / name, copy / name)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"uses: gbbot/gbbot@v{gbbot.__version__}" in readme
+    (copy / "README.md").write_text(readme.replace(f"gbbot/gbbot@v{gbbot.__version__}", "gbbot/gbbot@v1"))
+    done = release_check("--owner", "gbbot", "--tag", f"v{gbbot.__version__}", "--root", str(copy))
+    assert done.returncode == 1
+    assert f"README.md uses gbbot@v1, the release is v{gbbot.__version__}" in done.stderr
 
 
 # --- the container's entrypoint -------------------------------------------------------------------

@@ -304,3 +304,24 @@ def test_a_link_to_a_config_inside_the_repository_is_read(tmp_path):
     (repo / "configs" / "gbbot.yml").write_text("version: 1\nentrypoints:\n  - {name: a, run: 'true'}\n")
     os.symlink("configs/gbbot.yml", repo / ".gbbot.yml")
     assert load_config(repo / ".gbbot.yml", inside=repo).entrypoints[0].name == "a"
+
+
+def test_every_problem_of_a_config_is_reported_at_once():
+    text = (
+        "version: 1\nmdoe: fast\nfail_on: sometimes\n"
+        "entrypoints:\n"
+        "  - {name: a, run: python a.py, timeout: -1}\n"
+        "  - {name: b}\n"
+        "  - {name: c, call: 'm:f', modle: x}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "cfg.yml")
+    assert str(info.value).splitlines() == [
+        "5 problems in cfg.yml:",
+        "  mdoe: unknown key; did you mean 'mode'?",
+        "  fail_on: expected one of new, any, none, got 'sometimes'",
+        "  entrypoints[0].timeout: expected a positive number of seconds, got -1",
+        "  entrypoints[1]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) "
+        "or 'model' (module:Class, an nn.Module to build and compile)",
+        "  entrypoints[2].modle: unknown key; did you mean 'model'?",
+    ]

@@ -210,16 +210,62 @@ VIT = """\
 
 def test_a_repository_without_compile_gets_model_entries_and_templates():
     text, chosen, config = proposed({"vit/__init__.py": "", "vit/vit.py": VIT})
-    assert chosen == [("model", "vit.vit:ViT"), ("model", "vit.vit:Attention")]  # the whole model first
+    # the whole model, not its Attention block: a part ViT contains is no entrypoint of its own
+    assert chosen == [("model", "vit.vit:ViT")]
     vit = config.entrypoints[0]
     assert dict(vit.kwargs) == {
         "image_size": 32, "patch_size": 8, "num_classes": 10, "dim": 32, "depth": 2, "heads": 2, "mlp_dim": 64
     }  # fmt: skip
     assert vit.inputs == ({"tensor": [2, 3, 32, 32]},)
-    attention = config.entrypoints[1]
-    assert dict(attention.kwargs) == {"dim": 32, "heads": 2, "dim_head": 16}
-    assert attention.inputs == ({"tensor": [2, 8, 32]},)
     assert "  # - name: Needs\n  #   model: vit.vit:Needs\n  #   # fill in: config, forward's x\n" in text
+    assert "# 1 more nn.Module classes (parts of the models above) could be model: entrypoints" in text
+
+
+UNET = """\
+    import torch
+    from torch import nn
+
+
+    class Upsample(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+
+
+    class Unet(nn.Module):
+        def __init__(self, dim, channels=3):
+            super().__init__()
+            self.up = Upsample(dim)
+
+        def forward(self, x):
+            return self.up(x)
+"""
+
+HELPER = """\
+    import torch
+
+
+    @torch.compile
+    def normalize():
+        return torch.ones(2) / 2
+"""
+
+
+def test_the_main_model_nothing_compiles_gets_a_model_entry_beside_a_compiled_helper():
+    files = {"diffusion/__init__.py": "", "diffusion/unet.py": UNET, "diffusion/ops.py": HELPER}
+    _, chosen, config = proposed(files)
+    assert chosen == [("call", "diffusion.ops:normalize"), ("model", "diffusion.unet:Unet")]
+    assert ("model", "diffusion.unet:Upsample") not in chosen  # a part, not the model
+    assert dict(config.entrypoints[1].kwargs) == {"dim": 32}
+
+
+def test_a_compiled_main_model_gets_no_second_entry():
+    bench = "import torch\nfrom diffusion.unet import Unet\n\n\ndef bench():\n    return torch.compile(Unet(32))\n"
+    files = {"diffusion/__init__.py": "", "diffusion/unet.py": UNET, "diffusion/ops.py": HELPER, "bench.py": bench}
+    _, chosen, _ = proposed(files)
+    assert ("model", "diffusion.unet:Unet") not in chosen
 
 
 def test_nothing_found_shows_the_model_template():
@@ -279,3 +325,13 @@ def test_a_compile_option_taking_an_integer_gets_one():
     text, chosen, _ = proposed({"train.py": script})
     assert chosen == [("run", "python train.py --compile 1 --device cpu")]
     assert "a CPU runner needs" not in text  # device comes from the option, already set
+
+
+def test_the_starter_links_gbbot_docs_not_a_path_in_the_users_repository():
+    bench = (
+        "import torch\n\nstep = torch.compile(lambda x: x + 1)\n\nif __name__ == '__main__':\n    step(torch.ones(2))\n"
+    )
+    text, chosen, _ = proposed({"bench.py": bench})
+    assert chosen
+    assert "# Every key: https://github.com/gbbot/gbbot/blob/main/docs/configuration.md" in text
+    assert " docs/configuration.md" not in text

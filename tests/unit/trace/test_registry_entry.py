@@ -10,13 +10,90 @@ import pytest
 from gbbot.main import main
 from gbbot.trace import registry_entry
 
+# GB0170 as torch 2.13's registry keeps it: five wordings, newest first, three of them partly
+# torch's source (a placeholder name, the expression that builds the message).
+GB0170 = [
+    {
+        "Gb_type": "Data-dependent branching",
+        "Context": "attempted to jump with {value}",
+        "Explanation": '"Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). "             '
+        '"Dynamo does not support tracing dynamic control flow." + trace_info',
+        "Hints": [],
+    },
+    {
+        "Gb_type": "Data-dependent branching",
+        "Context": "attempted to jump with {value}",
+        "Explanation": "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). "
+        "Dynamo does not support tracing dynamic control flow.",
+        "Hints": [
+            "Use `torch.cond` to express dynamic control flow.",
+            "This graph break is fundamental - it is unlikely that Dynamo will ever be able to trace "
+            "through your code. Consider finding a workaround.",
+        ],
+    },
+    {"Gb_type": "Data-dependent branching", "Context": "", "Explanation": "_explanation", "Hints": ["x."]},
+    {"Gb_type": "_gb_type", "Context": "", "Explanation": "_explanation", "Hints": []},
+]
 
-def test_explain_known_id(capsys):
-    assert main(["explain", "gb0059"]) == 0
+
+def test_explain_gb0170_is_one_clean_entry_with_recipe_and_link(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["explain", "GB0170"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("GB0059: Failed to trace builtin operator")
-    assert "Hint: If you are attempting to call a logging function (e.g. `print`), you can try adding it to" in out
-    assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html" in out
+    assert out.startswith("GB0170: Data-dependent branching\n")
+    assert out.count("Data-dependent branching") == 1  # one entry, not one per registry wording
+    for raw in ("_gb_type", "_explanation", "trace_info", '" +', "{"):
+        assert raw not in out
+    assert "Detected data-dependent branching" in out
+    # the recipes `gbbot fix` tries for it, and gbbot's own advice, then torch's page
+    assert "`gbbot fix` tries" in out and "torch.where instead of a branch" in out
+    assert "What to do:" in out
+    assert out.rstrip().endswith("Docs: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html")
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_explain_known_id_without_a_recipe(capsys):
+    assert main(["explain", "gb0008"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("GB0008: ")
+    assert "`gbbot fix` has no mechanical fix for this kind of break." in out
+    assert "{fn_qualname}" not in out and "`<fn_qualname>`" in out
+
+
+def test_registry_wordings_become_one_readable_entry():
+    entry = registry_entry.lookup("gb0170", {"GB0170": GB0170})
+    assert entry.gb_type == "Data-dependent branching"
+    # the newest explanation, its string parts read out of the expression
+    assert entry.explanation == (
+        "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). "
+        "Dynamo does not support tracing dynamic control flow."
+    )
+    assert entry.hints[0] == "Use `torch.cond` to express dynamic control flow."
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "Dynamo does not know how to trace `super().{name}()`",
+            "Dynamo does not know how to trace `super().<name>()`",
+        ),
+        ("{cls.__name__} defines a C __hash__", "<cls> defines a C __hash__"),
+        ("but got {','.join(set(kwargs.keys()) - {'initial', 'func'})}", "but got <…>"),
+        (
+            '"Failed to compare {self}, " + f"because {other} is not constant"',
+            "Failed to compare <self>, because <other> is not constant",
+        ),
+    ],
+)
+def test_format_fields_are_shown_as_placeholders(text, shown):
+    entry = registry_entry.lookup("GB0001", {"GB0001": [{"Gb_type": "t", "Explanation": text, "Hints": []}]})
+    assert entry.explanation == shown
+
+
+def test_a_one_word_gb_type_is_a_name_but_a_placeholder_is_not():
+    found = registry_entry.lookup("GB2483", {"GB2483": [{"Gb_type": "tp_str_impl", "Explanation": "explanation"}]})
+    assert (found.gb_type, found.explanation) == ("tp_str_impl", "")
 
 
 def test_explain_does_not_import_torch():
@@ -43,5 +120,5 @@ def test_registry_hints_split_over_strings_are_joined():
             {"Gb_type": "t", "Explanation": "e", "Hints": ["Consume the gradient ", "(call backward()).", "Next."]}
         ]
     }
-    (entry,) = registry_entry.lookup("GB0001", registry)
+    entry = registry_entry.lookup("GB0001", registry)
     assert entry.hints == ("Consume the gradient (call backward()).", "Next.")

@@ -8,7 +8,7 @@ import pytest
 
 from gbbot.analysis import classify
 from gbbot.main import main
-from gbbot.trace import logfiles, registry, tracelog
+from gbbot.trace import logfiles, registry, tracelog, wording
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "small.trace.log"
@@ -157,6 +157,7 @@ def test_fixtures_are_real_torch_output(name):
 # --- identity across torch releases -------------------------------------------------------------
 
 TRACE_2_12 = FIXTURES / "small.2.12.trace.log"
+TRACE_2_14 = FIXTURES / "small.2.14.trace.log"  # torch 2.14.1 (its CUDA build, run on a CPU)
 REGISTRY = registry.read(registry.registry_path())
 IDS = registry.index(REGISTRY)
 
@@ -207,12 +208,39 @@ def test_a_torch_2_12_trace_gives_the_same_breaks_and_fingerprints():
     assert fingerprints[0] == fingerprints[1]
 
 
+def test_a_torch_2_14_trace_gives_the_same_breaks_and_fingerprints_without_a_caveat():
+    newer, now = tracelog.read_path(TRACE_2_14), tracelog.read_path(TRACE)
+    assert newer.torch_version.startswith("2.14.1")
+    assert newer.problems == ()  # read as a release gbbot knows: no "outside the releases" note
+    assert summary(newer) == EXPECTED
+    fingerprints = [{b.fingerprint for b in classify.classify(log.breaks, ROOT)} for log in (newer, now)]
+    assert fingerprints[0] == fingerprints[1]
+
+
+@pytest.mark.parametrize("version", ["2.14.1+cu130", "2.15.0+cpu"])
+def test_the_releases_after_2_13_are_read_without_a_caveat(version):
+    assert wording.support_note(version) is None
+
+
+def test_a_gb_type_2_14_renamed_keeps_its_id():
+    """torch 2.14 renamed three gb_types (str_impl → tp_str_impl, …); its registry keeps both."""
+    renamed = registry.read(FIXTURES / "registry.2.14.renamed.json")
+    ids = registry.index(renamed)
+    for gb_id, old, new in (
+        ("GB2483", "str_impl not implemented", "tp_str_impl not implemented"),
+        ("GB6053", "repr_impl not implemented", "tp_repr_impl not implemented"),
+        ("GB9648", "Missing richcompare_impl override", "Missing tp_richcompare_impl override"),
+    ):
+        assert ids.id_for(old) == ids.id_for(new) == gb_id
+        assert ids.current[gb_id] == new
+
+
 def test_a_torch_outside_the_supported_range_is_read_and_said(tmp_path):
     older = tmp_path / "old.log"
     older.write_text(TRACE.read_text().replace('"pytorch_version": "2.13.0+cpu"', '"pytorch_version": "2.3.1"'))
     log = tracelog.read_path(older)
     assert summary(log) == EXPECTED
-    assert any("torch 2.3.1 is outside the releases gbbot reads (2.6–2.13)" in p for p in log.problems)
+    assert any("torch 2.3.1 is outside the releases gbbot reads (2.6–2.15)" in p for p in log.problems)
 
 
 # --- several ranks -------------------------------------------------------------------------------
