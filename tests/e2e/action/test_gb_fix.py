@@ -159,6 +159,19 @@ def test_a_head_that_moved_after_the_command_gets_no_push_and_a_reply(world: Wor
     assert world.reactions(payload)[-1] == "confused"
 
 
+def test_a_role_lost_between_authorize_and_push_gets_no_push(world: World, artifact: Path) -> None:
+    """The push stage asks for the commenter's role again: one taken away after the command
+    (or an authorize output forged into the push job) pushes nothing."""
+    payload = world.comment("/gb-fix")
+    assert world.authorize(payload).outputs["allowed"] == "true"
+    world.gh.set_permission(ADMIN, "read")
+    world.push(payload, world.head, artifact)
+    assert world.remote.pushes == 0 and world.branch_tip() == world.head
+    (reply,) = world.replies()
+    assert f"{ADMIN} may not ask for fix commits here" in reply
+    assert world.reactions(payload)[-1] == "confused"
+
+
 def basic_header() -> str:
     from tests.gb_fix_world import basic
 

@@ -119,6 +119,8 @@ class Commands:
     second: dict
     second_head: str  # the head the second command pinned
     second_fix_commit: str  # the second push stage's fix-commit output ("" when none)
+    widened: dict  # a third command, `/gb-fix dry-run all`, on the new head
+    widened_log: str  # its fix stage's stderr
 
 
 def make_pr(tmp: Path) -> tuple[Path, str, str]:
@@ -164,6 +166,11 @@ def commands(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Commands]:
         second = world.comment("/gb-fix")
         again = world.authorize(second).outputs
         pushed = world.push(second, again["head-sha"], world.fix(second, again["head-sha"], again["base-sha"]))
+        widened = world.comment("/gb-fix dry-run all")
+        wide = world.authorize(widened).outputs
+        wide_artifact = world.fix(widened, wide["head-sha"], wide["base-sha"])
+        widened_log = world.runs[-1].stderr
+        world.push(widened, wide["head-sha"], wide_artifact)
         report = json.loads((artifact / "report.json").read_text())
         yield Commands(
             world,
@@ -176,6 +183,8 @@ def commands(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Commands]:
             second,
             again["head-sha"],
             pushed.outputs.get("fix-commit", ""),
+            widened,
+            widened_log,
         )
 
 
@@ -249,10 +258,22 @@ def test_a_second_command_on_the_new_head_has_nothing_left_to_fix_and_commits_no
     assert world.branch_tip() == commands.tip and world.remote.pushes == commands.pushes
     assert commands.second_fix_commit == ""
     replies = world.replies()
-    assert len(replies) == 2
+    assert len(replies) == 3
     assert "nothing left to fix" in replies[1] and "pushed" not in replies[1].split("\n")[1]
     assert "tinynet/net.py:25" in replies[1].split("**Not attempted**", 1)[1]
     assert world.reactions(commands.second) == ["eyes", "+1"]
+
+
+def test_all_widens_the_command_to_the_old_breaks_in_the_files_the_pr_changed(commands: Commands) -> None:
+    world = commands.world
+    assert "every break in the files it changed: 4 to verify, 0 left alone" in commands.widened_log
+    assert world.branch_tip() == commands.tip and world.remote.pushes == commands.pushes  # a dry run
+    reply = world.replies()[2]
+    assert "dry run" in reply and "```diff" in reply
+    in_patch = reply.split("**In the patch**\n", 1)[1].split("\n\n", 1)[0]
+    for where in ("tinynet/helpers.py:7", "tinynet/net.py:25"):  # the old deepcopy, the revealed print
+        assert f"`{where}`" in in_patch, reply
+    assert "-    y = copy.deepcopy(x)" in reply and "+    y = x.detach().clone()" in reply
 
 
 @dataclass
