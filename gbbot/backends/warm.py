@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fnmatch
-import json
 import os
 import queue
 import shlex
@@ -26,8 +25,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from gbbot.backends import expected_imports, orphans, reads_record
+from gbbot.backends import warm_protocol as protocol
 from gbbot.backends.contract import (
     PACKAGE_DIR,
     SHIM_DIR,
@@ -123,18 +124,31 @@ def server_environment(base: Mapping[str, str]) -> dict[str, str]:
 # --- the server, seen from gbbot -------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Lost:
+    """Not a message: what a run waiting on the server learns when the server is gone."""
+
+    reason: str
+
+
+Reply = protocol.Reply | Lost
+
+
 class Server:
     """One warm server process and the conversation with it: requests from any thread, replies
     routed to the thread that asked by a reader thread."""
 
-    def __init__(self, preload: tuple[str, ...] | None, base: Mapping[str, str]) -> None:
+    def __init__(
+        self, preload: tuple[str, ...] | None, base: Mapping[str, str], program: Sequence[str] | None = None
+    ) -> None:
         self.preload = preload  # None: learn it, from what the children import
+        self.program = tuple(program or (sys.executable, str(SERVER_FILE)))  # the server's argv before its own
         self.env = server_environment(base)
         self._lock = threading.Lock()
         self._started = False
         self._reason: str | None = None
         self._told = False
-        self._replies: dict[int, queue.Queue] = {}
+        self._replies: dict[int, queue.Queue[Reply]] = {}
         self._next = 0
         self._sock: socket.socket | None = None
         self._process: process.Running | None = None
@@ -163,7 +177,7 @@ class Server:
         ours, theirs = socket.socketpair()
         try:
             self._process = process.start(
-                [sys.executable, str(SERVER_FILE), str(theirs.fileno()), *server_arguments(self.preload)],
+                [*self.program, str(theirs.fileno()), *server_arguments(self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
@@ -178,48 +192,58 @@ class Server:
         hello = lines.readline()
         if not hello:
             return "the server exited while importing"
-        ready = json.loads(hello)
-        if not ready["ready"]:
-            return ready["reason"]
+        try:
+            ready = protocol.decode(hello)
+        except protocol.ProtocolError as exc:
+            return f"the server said something else than it was ready: {exc}"
+        if not isinstance(ready, protocol.Ready):
+            return f"the server said {type(ready).__name__} before it was ready"
+        if ready.reason is not None:
+            return ready.reason
         threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
         atexit.register(self.close)
         return None
 
-    def _read(self, lines) -> None:
+    def _read(self, lines: BinaryIO) -> None:
+        lost = "the server stopped"
         for line in lines:
-            message = json.loads(line)
+            try:
+                message = protocol.decode(line)
+            except protocol.ProtocolError as exc:
+                lost = f"the server sent what is not a reply: {exc}"
+                break
             with self._lock:
-                replies = self._replies.get(message["id"])
-            if replies is not None:
+                replies = self._replies.get(getattr(message, "id", -1))
+            if replies is not None and not isinstance(message, protocol.Fork | protocol.Go):
                 replies.put(message)
         with self._lock:  # the server is gone: every waiting run learns it
-            self._reason = self._reason or "the server stopped"
+            self._reason = self._reason or lost
             waiting = list(self._replies.values())
         for replies in waiting:
-            replies.put({"lost": True})
+            replies.put(Lost(lost))
 
-    def fork(self, spec: dict) -> tuple[int, int, queue.Queue] | str:
+    def fork(self, spec: protocol.ChildSpec) -> tuple[int, int, queue.Queue[Reply]] | str:
         """Start a child: (the request's id, its pid, where its exit will arrive), or why not."""
-        replies: queue.Queue = queue.Queue()
+        replies: queue.Queue[Reply] = queue.Queue()
         with self._lock:
             if self._reason:
                 return self._reason
             self._next += 1
-            spec = {**spec, "id": self._next}
+            request = protocol.Fork(self._next, spec)
             self._replies[self._next] = replies
             assert self._sock is not None
-            self._sock.sendall((json.dumps(spec) + "\n").encode())
+            self._sock.sendall(protocol.encode(request))
         reply = replies.get()
-        if "pid" in reply:
-            return spec["id"], reply["pid"], replies
-        return reply.get("refused", "the server stopped")
+        if isinstance(reply, protocol.Forked):
+            return request.id, reply.pid, replies
+        return reply.reason if isinstance(reply, protocol.Refused | Lost) else f"the server said {reply}"
 
     def go(self, request_id: int) -> None:
         """A standby child's turn has come."""
         with self._lock:
             if self._sock is not None and not self._reason:
                 with contextlib.suppress(OSError):  # a server gone: the child's exit says "lost"
-                    self._sock.sendall((json.dumps({"go": request_id}) + "\n").encode())
+                    self._sock.sendall(protocol.encode(protocol.Go(request_id)))
 
     def close(self) -> None:
         if self._sock is not None:
@@ -283,7 +307,7 @@ def _all_groups() -> set[int]:
 class _Child:
     id: int  # the server's number for the request
     pid: int
-    replies: queue.Queue
+    replies: queue.Queue[Reply]
     exit_code: int | None = None
     done: bool = False
 
@@ -294,7 +318,7 @@ class _Child:
                 reply = self.replies.get(timeout=timeout)
             except queue.Empty:
                 return False
-            self.exit_code, self.done = reply.get("exit"), True
+            self.exit_code, self.done = reply.code if isinstance(reply, protocol.Exited) else None, True
         return True
 
     def kill_group(self) -> None:
@@ -319,28 +343,28 @@ def _reap_orphans(request: RunRequest) -> None:
 
 def spec_of(
     request: RunRequest, launch: Launch, env: Mapping[str, str], learn: bool = True, standby: bool = False
-) -> dict:
+) -> protocol.ChildSpec:
     """What the server needs to fork the child; `learn`: the child leaves the names of the installed
     modules it imported (the server learns its preload from them); `standby`: it is forked before
     its turn, with the names of what its program imports first (expected_imports), and waits."""
     starts = expected_imports.start_files(request.root, launch.kind, launch.target, launch.args) if standby else []
-    return {
-        "standby": standby,
-        "expected": expected_imports.expected(request.root, starts) if starts else [],
-        "kind": launch.kind,
-        "target": launch.target,
-        "args": list(launch.args),
-        "program": launch.program,
-        "cwd": str(request.root),
-        "env": dict(env),
-        "stdout": str(request.work_dir / "stdout.txt"),
-        "stderr": str(request.work_dir / "stderr.txt"),
-        "shim": str(SHIM_DIR / "sitecustomize.py"),
-        "reads": str(request.work_dir / READS_FILE),
-        "learned": str(request.work_dir / IMPORTED_FILE) if learn else None,
+    return protocol.ChildSpec(
+        standby=standby,
+        expected=tuple(expected_imports.expected(request.root, starts)) if starts else (),
+        kind=launch.kind,
+        target=launch.target,
+        args=launch.args,
+        program=launch.program,
+        cwd=str(request.root),
+        env=dict(env),
+        stdout=str(request.work_dir / "stdout.txt"),
+        stderr=str(request.work_dir / "stderr.txt"),
+        shim=str(SHIM_DIR / "sitecustomize.py"),
+        reads=str(request.work_dir / READS_FILE),
+        learned=str(request.work_dir / IMPORTED_FILE) if learn else None,
         # gbbot's own files (the `call:` launcher, the shim), and where the run's trace is written
-        "unrecorded": [str(PACKAGE_DIR), str(request.work_dir)],
-    }
+        unrecorded=(str(PACKAGE_DIR), str(request.work_dir)),
+    )
 
 
 def recorded_reads(request: RunRequest) -> Reads | None:
