@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from gbbot.backends.contract import inherits
+from gbbot.backends.contract import inherited
 from gbbot.backends.groups import LIVE
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.edges import process
+from gbbot.edges import process, vault
 
 STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
 TAIL_LINES = 25
@@ -69,7 +69,7 @@ class StepEnd:
 
 def step_environment(config: Config, base: Mapping[str, str]) -> dict[str, str]:
     """What a step inherits: the entrypoints' allow-list over `base`, with their pass_env and scrub_env."""
-    env = {name: value for name, value in base.items() if inherits(name, config.pass_env, config.scrub_env)}
+    env = inherited(base, config.pass_env, config.scrub_env)
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -150,7 +150,7 @@ def run(
     timeout: float = STEP_TIMEOUT_S,
 ) -> tuple[StepResult, ...]:
     """Run the config's setup steps in `root`, in order; SetupFailed at the first that fails."""
-    base = os.environ if base_env is None else base_env
+    base = vault.environ() if base_env is None else base_env
     log = log or Log(base)
     env = step_environment(config, base)
     done = []
