@@ -58,12 +58,19 @@ def run(
     stdin: bytes = b"",
     timeout: float | None = None,
     check: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> Finished:
     """Run `cmd` to its end in gbbot's own process group (Ctrl-C reaches it too). FileNotFoundError
     when the program is not there; with `check`, CalledProcessError on a non-zero exit; past
     `timeout`, the process is killed and subprocess.TimeoutExpired raised."""
     proc = subprocess.run(
-        list(cmd), cwd=cwd, env=None if env is None else dict(env), input=stdin, capture_output=True, timeout=timeout
+        list(cmd),
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        pass_fds=tuple(pass_fds),
     )
     finished = Finished(tuple(cmd), proc.returncode, proc.stdout, proc.stderr)
     if check and finished.code != 0:
