@@ -62,6 +62,12 @@ PER_CHILD = ("TORCH_TRACE", "GBBOT_MODE", "GBBOT_TIME", "PYTHONUNBUFFERED", "PYT
 # numpy's OpenBLAS starts its thread pool at import, which would make every fork unsafe; a fresh
 # process's BLAS threads are the one thing a warm child does not get (torch's own are unchanged).
 SERVER_ONLY = {"OPENBLAS_NUM_THREADS": "1"}
+# Every wait on the server has a deadline: PR code can stop it (SIGSTOP) or kill it. Importing
+# torch and the preload list may take minutes on a loaded runner; an answer to a fork, or the exit
+# of a child that has ended, takes milliseconds unless the server is busy with one learned import
+# or the warm-up compile (seconds).
+READY_DEADLINE_S = 600.0
+REPLY_DEADLINE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -188,8 +194,14 @@ class Server:
         finally:
             theirs.close()
         self._sock = ours
+        ours.settimeout(READY_DEADLINE_S)
         lines = ours.makefile("rb")
-        hello = lines.readline()
+        try:
+            hello = lines.readline()
+        except TimeoutError:
+            self.lose(f"it did not say it was ready within {READY_DEADLINE_S:g} s")
+            return self._reason
+        ours.settimeout(None)
         if not hello:
             return "the server exited while importing"
         try:
@@ -206,21 +218,34 @@ class Server:
 
     def _read(self, lines: BinaryIO) -> None:
         lost = "the server stopped"
-        for line in lines:
-            try:
+        try:
+            for line in lines:
                 message = protocol.decode(line)
-            except protocol.ProtocolError as exc:
-                lost = f"the server sent what is not a reply: {exc}"
-                break
-            with self._lock:
-                replies = self._replies.get(getattr(message, "id", -1))
-            if replies is not None and not isinstance(message, protocol.Fork | protocol.Go):
-                replies.put(message)
-        with self._lock:  # the server is gone: every waiting run learns it
-            self._reason = self._reason or lost
+                with self._lock:
+                    replies = self._replies.get(getattr(message, "id", -1))
+                if replies is not None and not isinstance(message, protocol.Fork | protocol.Go):
+                    replies.put(message)
+        except protocol.ProtocolError as exc:
+            lost = f"the server sent what is not a reply: {exc}"
+        except OSError:  # the connection reset: killed
+            pass
+        self.lose(lost)
+
+    def lose(self, reason: str) -> None:
+        """The server is gone, or no longer answers: every run waiting on it learns why, later ones
+        run in fresh processes, and the server's process group is killed (a stopped server too)."""
+        with self._lock:
+            self._reason = self._reason or reason
             waiting = list(self._replies.values())
+            self._replies.clear()
         for replies in waiting:
-            replies.put(Lost(lost))
+            replies.put(Lost(self._reason))
+        self._kill()
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
 
     def fork(self, spec: protocol.ChildSpec) -> tuple[int, int, queue.Queue[Reply]] | str:
         """Start a child: (the request's id, its pid, where its exit will arrive), or why not."""
@@ -233,7 +258,11 @@ class Server:
             self._replies[self._next] = replies
             assert self._sock is not None
             self._sock.sendall(protocol.encode(request))
-        reply = replies.get()
+        try:
+            reply = replies.get(timeout=REPLY_DEADLINE_S)
+        except queue.Empty:
+            self.lose(f"it did not answer a request within {REPLY_DEADLINE_S:g} s")
+            return self._reason or "the server stopped"
         if isinstance(reply, protocol.Forked):
             return request.id, reply.pid, replies
         return reply.reason if isinstance(reply, protocol.Refused | Lost) else f"the server said {reply}"
@@ -246,12 +275,17 @@ class Server:
                     self._sock.sendall(protocol.encode(protocol.Go(request_id)))
 
     def close(self) -> None:
+        """End the server and everything it started: it kills its children when gbbot goes away;
+        one that does not end within the grace period (stopped, or busy) is killed, its group with
+        it."""
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_RDWR)
-        if self._process is not None and not process.wait(self._process, KILL_GRACE_S):
-            self._process.kill()
-            self._process.wait()
+        if self._process is not None:
+            if not process.wait(self._process, KILL_GRACE_S):
+                self._kill()
+                self._process.wait()
+            self._kill()  # what is left of its group (a process a learned module started)
 
 
 def server_arguments(preload: tuple[str, ...] | None) -> list[str]:
@@ -303,22 +337,48 @@ def _all_groups() -> set[int]:
     return RUNNING() | LIVE.groups()
 
 
+def _running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie has ended: its parent has not reaped it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return False
+
+
 @dataclass
 class _Child:
     id: int  # the server's number for the request
     pid: int
     replies: queue.Queue[Reply]
+    server: Server
     exit_code: int | None = None
     done: bool = False
+    lost: str | None = None  # why its exit never came: the server was lost
 
     def wait(self, timeout: float | None) -> bool:
-        """Whether the child ended within `timeout` seconds."""
-        if not self.done:
+        """Whether the child ended within `timeout` seconds (None: however long it runs). A child
+        that has ended but whose exit the server does not report within REPLY_DEADLINE_S (a
+        stopped server) loses the server: the wait ends, without an exit code."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ended_at = None
+        while not self.done:
+            left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
             try:
-                reply = self.replies.get(timeout=timeout)
+                reply = self.replies.get(timeout=max(left, 0.0))
             except queue.Empty:
-                return False
-            self.exit_code, self.done = reply.code if isinstance(reply, protocol.Exited) else None, True
+                now = time.monotonic()
+                if not _running(self.pid):
+                    ended_at = ended_at or now
+                    if now - ended_at > REPLY_DEADLINE_S:
+                        self.server.lose(f"it did not report an exit within {REPLY_DEADLINE_S:g} s")
+                        continue
+                if deadline is not None and now >= deadline:
+                    return False
+                continue
+            self.done = True
+            self.exit_code = reply.code if isinstance(reply, protocol.Exited) else None
+            self.lost = reply.reason if isinstance(reply, Lost) else None
         return True
 
     def kill_group(self) -> None:
@@ -406,7 +466,7 @@ def start_child(
         forked = server.fork(spec_of(request, launch, env, learn=learn, standby=standby))
         if isinstance(forked, str):
             return forked
-        child = _Child(*forked)
+        child = _Child(*forked, server=server)
         RUNNING.add(child.pid)
     return child
 
@@ -441,7 +501,12 @@ def _outcome(
             stderr.write(said)
     code = exit_code(child.exit_code, through_shell, killed=timed_out)
     signal_no = signal_number(code, through_shell)
-    outcome = ended(request, code, signal_no, timed_out, duration, base, unexplained_crash="the warm server stopped")
+    lost = (
+        "the warm server stopped"
+        if child.lost in (None, "the server stopped")
+        else f"the warm server was lost: {child.lost}"
+    )
+    outcome = ended(request, code, signal_no, timed_out, duration, base, unexplained_crash=lost)
     return replace(outcome, reads=recorded_reads(request))
 
 

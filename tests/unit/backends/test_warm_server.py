@@ -190,7 +190,7 @@ def test_gbbot_forks_through_the_server_and_reads_each_childs_exit(tmp_path):
         assert server.unusable() is None
         forked = server.fork(child_spec(tmp_path, "raise SystemExit(5)\n"))
         assert not isinstance(forked, str)
-        child = warm._Child(*forked)
+        child = warm._Child(*forked, server=server)
         assert child.wait(30) and child.exit_code == 5
     finally:
         server.close()
@@ -202,13 +202,47 @@ def test_a_server_that_dies_fails_the_waiting_run_and_every_later_one_with_the_r
         assert server.unusable() is None
         forked = server.fork(child_spec(tmp_path, "import time\ntime.sleep(300)\n"))
         assert not isinstance(forked, str)
-        child = warm._Child(*forked)
+        child = warm._Child(*forked, server=server)
         assert server._process is not None
         os.kill(server._process.pid, signal.SIGKILL)
         assert child.wait(30) and child.exit_code is None  # the run learns it; it does not hang
         assert server.fork(child_spec(tmp_path, "pass\n")) == "the server stopped"
     finally:
         os.killpg(forked[1], signal.SIGKILL)
+        server.close()
+
+
+def test_a_stopped_server_fails_the_waiting_run_within_the_deadline_and_is_killed(tmp_path, monkeypatch):
+    """PR code SIGSTOPs the server (a warm child's parent): the child's exit never comes. The run
+    learns why within the deadline instead of hanging gbbot until the job's time limit."""
+    monkeypatch.setattr(warm, "REPLY_DEADLINE_S", 1.0)
+    server = warm.Server((), os.environ, program=PROGRAM)
+    try:
+        assert server.unusable() is None
+        forked = server.fork(
+            child_spec(tmp_path, "import os, signal, time\ntime.sleep(0.5)\nos.kill(os.getppid(), signal.SIGSTOP)\n")
+        )
+        assert not isinstance(forked, str)
+        child = warm._Child(*forked, server=server)
+        started = time.monotonic()
+        assert child.wait(None) and child.exit_code is None
+        assert time.monotonic() - started < 20
+        assert child.lost == "it did not report an exit within 1 s"
+        assert server._process is not None and server._process.wait(timeout=10) == -signal.SIGKILL
+        assert server.unusable() == "it did not report an exit within 1 s"
+    finally:
+        server.close()
+
+
+def test_a_stopped_server_does_not_hold_a_fork_request_past_the_deadline(tmp_path, monkeypatch):
+    monkeypatch.setattr(warm, "REPLY_DEADLINE_S", 1.0)
+    server = warm.Server((), os.environ, program=PROGRAM)
+    try:
+        assert server.unusable() is None
+        assert server._process is not None
+        os.kill(server._process.pid, signal.SIGSTOP)
+        assert server.fork(child_spec(tmp_path, "pass\n")) == "it did not answer a request within 1 s"
+    finally:
         server.close()
 
 
