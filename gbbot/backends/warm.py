@@ -214,6 +214,7 @@ class Server:
             return ready.reason
         threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
         atexit.register(self.close)
+        process.before_credentials(self.end)
         return None
 
     def _read(self, lines: BinaryIO) -> None:
@@ -273,6 +274,13 @@ class Server:
             if self._sock is not None and not self._reason:
                 with contextlib.suppress(OSError):  # a server gone: the child's exit says "lost"
                     self._sock.sendall(protocol.encode(protocol.Go(request_id)))
+
+    def end(self) -> None:
+        """Close the server for good, before gbbot hands a credential to a process: later
+        entrypoints run fresh."""
+        with self._lock:
+            self._reason = self._reason or "it was ended before a credential was used"
+        self.close()
 
     def close(self) -> None:
         """End the server and everything it started: it kills its children when gbbot goes away;

@@ -108,11 +108,30 @@ class Log:
         self.out.flush()
 
 
-def _stream(running: process.Running, log: Log, tail: deque[str]) -> None:
+class _Forwarding:
+    """A step's output on its way to the log, until the step has ended: a daemon the step left
+    holding its stdout must not print once gbbot has resumed workflow commands."""
+
+    def __init__(self, log: Log, tail: deque[str]) -> None:
+        self.log, self.tail = log, tail
+        self._lock = threading.Lock()
+        self._open = True
+
+    def line(self, text: str) -> None:
+        with self._lock:
+            if self._open:
+                self.tail.append(text)
+                self.log.line(text)
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+
+
+def _stream(running: process.Running, forwarding: _Forwarding) -> None:
     assert running.stdout is not None
     for text in running.stdout:
-        tail.append(text)
-        log.line(text)
+        forwarding.line(text)
 
 
 def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout: float) -> StepEnd:
@@ -120,7 +139,8 @@ def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     running = process.start(command, cwd=root, env=env, stdout=process.PIPE, stderr=process.STDOUT, text=True)
     LIVE.add(running)
-    reader = threading.Thread(target=_stream, args=(running, log, tail), daemon=True)
+    forwarding = _Forwarding(log, tail)
+    reader = threading.Thread(target=_stream, args=(running, forwarding), daemon=True)
     reader.start()
     try:
         timed_out = not process.wait(running, timeout)
@@ -128,6 +148,7 @@ def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout
         process.kill_group(running)  # what a step left running in the background goes with it
         LIVE.discard(running)
     reader.join(timeout=5)
+    forwarding.close()  # what still holds the pipe (a daemon that left the group) prints to no one
     return StepEnd(running.returncode, timed_out, "".join(tail).rstrip())
 
 

@@ -543,6 +543,7 @@ def push(root: Path, remote: Remote, commit: str, branch: str, replacing: str | 
     ref = f"refs/heads/{branch}"
     lease = [f"--force-with-lease={ref}:{replacing}"] if replacing else []
     args = ["push", "--quiet", *lease, "--", remote.url, f"{commit}:{ref}"]
+    process.end_untrusted()
     code, _, err = plumbing(root, *args, env=remote.env, check=False)
     if code == 0:
         return None
@@ -554,6 +555,7 @@ def fetch_branch(root: Path, remote: Remote, branch: str, into: str) -> str | No
     """The remote branch's tip, fetched into the local ref `into` (never a branch of the clone);
     None when the remote has no such branch."""
     ref = f"refs/heads/{branch}"
+    process.end_untrusted()
     _, out, _ = plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
     if not out.strip():
         return None

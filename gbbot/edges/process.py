@@ -18,7 +18,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -142,6 +142,22 @@ def kill_group(process: Running) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+_BEFORE_CREDENTIALS: list[Callable[[], None]] = []
+
+
+def before_credentials(end: Callable[[], None]) -> None:
+    """Register `end`: it stops something that runs the repository's code (the warm server, which
+    lives on between entrypoints) and is called before a credential is handed to a process."""
+    _BEFORE_CREDENTIALS.append(end)
+
+
+def end_untrusted() -> None:
+    """Before a process gets a credential (git's push, the data branch's fetch): nothing that ran,
+    or was forked from what ran, the repository's code may still run to read it there."""
+    for end in list(_BEFORE_CREDENTIALS):
+        end()
 
 
 def replace_self(argv: Sequence[str], env: Mapping[str, str]) -> None:

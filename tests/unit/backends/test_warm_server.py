@@ -21,6 +21,7 @@ import pytest
 from gbbot.backends import warm
 from gbbot.backends import warm_protocol as protocol
 from gbbot.backends.contract import PACKAGE_DIR, SHIM_DIR
+from gbbot.edges import git as gitlayer
 
 DRIVER = Path(__file__).with_name("warm_server_without_torch.py")
 PROGRAM = (sys.executable, str(DRIVER), str(warm.SERVER_FILE))
@@ -313,3 +314,26 @@ def test_a_missing_field_of_the_spec_is_refused(tmp_path):
     with pytest.raises(protocol.ProtocolError, match="env"):
         protocol.decode(json.dumps(data))
     assert {f.name for f in dataclasses.fields(protocol.ChildSpec)} >= {"env", "cwd", "target"}
+
+
+def test_the_server_and_what_it_forked_are_gone_before_a_push_gets_the_token(tmp_path, in_git_dir):
+    """A process forked from the server (an entrypoint's daemon, or one a learned module started)
+    would outlive the entrypoints and read the push's environment: the push ends the server first."""
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    (in_git_dir / "a.txt").write_text("1\n")
+    subprocess.run(["git", "add", "-A"], cwd=in_git_dir, check=True)
+    subprocess.run(["git", "commit", "-qm", "one"], cwd=in_git_dir, check=True)
+    head = gitlayer.head_sha(in_git_dir)
+    assert head is not None
+    server = warm.Server((), os.environ, program=PROGRAM)
+    try:
+        assert server.unusable() is None
+        forked = server.fork(child_spec(tmp_path, "import time\ntime.sleep(300)\n"))
+        assert not isinstance(forked, str)
+        assert gitlayer.push(in_git_dir, gitlayer.Remote(str(bare), "canary_0011223344556677"), head, "main") is None
+        assert server._process is not None and server._process.poll() is not None
+        assert _gone(forked[1])
+        assert server.unusable() == "it was ended before a credential was used"
+    finally:
+        server.close()
