@@ -20,7 +20,7 @@ from gbbot.core.config import Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, RunOutcome, Status
 from gbbot.core.secret_names import ALLOWED, NEVER, SECRET_LOOKING, matches
-from gbbot.edges import git, running, vault
+from gbbot.edges import git, installed, running, vault
 from gbbot.edges.interrupt import sigterm_as_interrupt
 
 PACKAGE_DIR = Path(gbbot.__file__).parent
@@ -226,6 +226,7 @@ def run_all(
 ) -> list[RunOutcome]:
     """Run every request, `jobs` at a time; results in request order. Each repository they run in
     has its git config pinned first (edges/git: what the entrypoints change there is undone)."""
+    installed.remember()
     for root in {request.root for request in requests}:
         git.pin(root)
 

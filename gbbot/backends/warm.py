@@ -43,7 +43,7 @@ from gbbot.backends.contract import (
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
-from gbbot.edges import machine, process, vault
+from gbbot.edges import installed, machine, process, vault
 from gbbot.edges.console import say
 from gbbot.edges.process import KILL_GRACE_S
 
@@ -155,6 +155,7 @@ class Server:
         self._reason: str | None = None
         self._told = False
         self._replies: dict[int, queue.Queue[Reply]] = {}
+        self._forked: dict[int, int] = {}  # request id → pid, while the child has not exited
         self._next = 0
         self._sock: socket.socket | None = None
         self._process: process.Running | None = None
@@ -212,6 +213,9 @@ class Server:
             return f"the server said {type(ready).__name__} before it was ready"
         if ready.reason is not None:
             return ready.reason
+        names = installed.before_any_code()
+        if names is not None:
+            ours.sendall(protocol.encode(protocol.Installed(tuple(sorted(names)))))
         threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
         atexit.register(self.close)
         process.before_credentials(self.end)
@@ -224,6 +228,8 @@ class Server:
                 message = protocol.decode(line)
                 with self._lock:
                     replies = self._replies.get(getattr(message, "id", -1))
+                    if isinstance(message, protocol.Exited):
+                        self._forked.pop(message.id, None)
                 if replies is not None and not isinstance(message, protocol.Fork | protocol.Go):
                     replies.put(message)
         except protocol.ProtocolError as exc:
@@ -265,6 +271,8 @@ class Server:
             self.lose(f"it did not answer a request within {REPLY_DEADLINE_S:g} s")
             return self._reason or "the server stopped"
         if isinstance(reply, protocol.Forked):
+            with self._lock:
+                self._forked[request.id] = reply.pid
             return request.id, reply.pid, replies
         return reply.reason if isinstance(reply, protocol.Refused | Lost) else f"the server said {reply}"
 
@@ -286,6 +294,11 @@ class Server:
         """End the server and everything it started: it kills its children when gbbot goes away;
         one that does not end within the grace period (stopped, or busy) is killed, its group with
         it."""
+        with self._lock:
+            forked = list(self._forked.values())
+        for pid in forked:  # each child leads its own session: the server's group is not theirs
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_RDWR)

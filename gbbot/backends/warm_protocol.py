@@ -1,8 +1,9 @@
 """The messages gbbot and the warm server (warm_server.py) exchange over their socket: one JSON
 object a line, each tagged with its `type`, each a frozen dataclass here.
 
-gbbot → server: `Fork` (a child to start: `ChildSpec`, with `standby` a child that waits for its
-turn) and `Go` (a standby child's turn has come). Server → gbbot: `Ready` once (its `reason` says
+gbbot → server: `Installed` (once, what learning may import), `Fork` (a child to start:
+`ChildSpec`, with `standby` a child that waits for its turn) and `Go` (a standby child's turn has
+come). Server → gbbot: `Ready` once (its `reason` says
 why it cannot serve), then per request `Forked` (the child runs in its own session) or `Refused`,
 and after `Forked`, `Exited` (a negative code: killed by that signal).
 
@@ -67,6 +68,15 @@ class Go:
 
 
 @dataclass(frozen=True)
+class Installed:
+    """Sent once, right after Ready: the top-level names the installation held before any code of
+    the repository ran. A learning server imports no module whose top-level name is not one."""
+
+    type: ClassVar[str] = "installed"
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Ready:
     type: ClassVar[str] = "ready"
     reason: str | None  # None: the server forks children; else why it cannot
@@ -97,10 +107,10 @@ class Exited:
     code: int  # as os.waitstatus_to_exitcode gives it: negative, killed by that signal
 
 
-Request = Fork | Go  # what gbbot sends
+Request = Fork | Go | Installed  # what gbbot sends
 Reply = Ready | Forked | Refused | Exited  # what the server sends
 Message = Request | Reply
-TYPES: dict[str, type[Any]] = {cls.type: cls for cls in (Fork, Go, Ready, Forked, Refused, Exited)}
+TYPES: dict[str, type[Any]] = {cls.type: cls for cls in (Fork, Go, Installed, Ready, Forked, Refused, Exited)}
 
 
 def encode(message: Message) -> bytes:

@@ -651,6 +651,7 @@ class Children:
         self.running: dict[int, tuple[Fork, int]] = {}
         self.standby: dict[int, int] = {}
         self.learn = learn  # whether to import what children imported (no `preload:` list given)
+        self.installed: frozenset[str] | None = None  # top-level names installed before any PR code ran
         self.pending: list[str] = []  # names to try, in the order the children imported them
         self.tried: set[str] = set()  # each name is tried once
         self.probe: Probe | None = None
@@ -670,6 +671,8 @@ class Children:
         if not self.learn:
             return
         names = learnable(read_learned(request.child), [request.child.cwd, *request.child.unrecorded])
+        if self.installed is not None:
+            names = [n for n in names if n.partition(".")[0] in self.installed]
         fresh = [n for n in names if n not in self.tried]
         self.tried.update(fresh)
         self.pending += fresh
@@ -838,6 +841,8 @@ def serve(sock: socket.socket, site_tail: Sequence[str], learn: bool, warm: Call
                     return
                 if isinstance(message, protocol.Go):
                     children.go(message.id)
+                elif isinstance(message, protocol.Installed):
+                    children.installed = frozenset(message.names)
                 elif isinstance(message, protocol.Fork):
                     _send(sock, _fork(sock, message, children, site_tail, broken))
                     if not warmed:

@@ -29,7 +29,7 @@ from gbbot.backends.contract import inherited
 from gbbot.backends.groups import LIVE
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.edges import process, vault
+from gbbot.edges import installed, process, vault
 
 STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
 TAIL_LINES = 25
@@ -171,6 +171,7 @@ def run(
     timeout: float = STEP_TIMEOUT_S,
 ) -> tuple[StepResult, ...]:
     """Run the config's setup steps in `root`, in order; SetupFailed at the first that fails."""
+    installed.remember()  # before the first step: what the steps install is not learned warm
     base = vault.environ() if base_env is None else base_env
     log = log or Log(base)
     env = step_environment(config, base)

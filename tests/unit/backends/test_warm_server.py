@@ -22,6 +22,7 @@ from gbbot.backends import warm
 from gbbot.backends import warm_protocol as protocol
 from gbbot.backends.contract import PACKAGE_DIR, SHIM_DIR
 from gbbot.edges import git as gitlayer
+from gbbot.edges import installed
 
 DRIVER = Path(__file__).with_name("warm_server_without_torch.py")
 PROGRAM = (sys.executable, str(DRIVER), str(warm.SERVER_FILE))
@@ -79,11 +80,10 @@ def conversation():
 
 
 def _gone(pid: int, within: float = 10.0) -> bool:
+    """Whether `pid` ends within `within` seconds (a zombie has ended: it runs no code)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not warm._running(pid):
             return True
         time.sleep(0.05)
     return False
@@ -335,5 +335,47 @@ def test_the_server_and_what_it_forked_are_gone_before_a_push_gets_the_token(tmp
         assert server._process is not None and server._process.poll() is not None
         assert _gone(forked[1])
         assert server.unusable() == "it was ended before a credential was used"
+    finally:
+        server.close()
+
+
+def test_learning_imports_only_what_was_installed_before_any_pr_code_ran(tmp_path, monkeypatch):
+    """An entrypoint writes a module into the installation and imports it, beside one that was
+    there before: the learning server imports the old one for later children, never the new one
+    (its code would run in the process every later child is forked from)."""
+    site_dir = tmp_path / "site-packages"
+    site_dir.mkdir()
+    marker = "import os\nopen(os.path.join({d!r}, '{name}-' + str(os.getpid())), 'w').close()\n"
+    (site_dir / "old_mod.py").write_text(marker.format(d=str(site_dir), name="old"))
+    monkeypatch.setattr(installed, "_NAMES", [])
+    monkeypatch.setattr(installed, "_places", lambda: [str(site_dir)])
+    installed.remember()  # gbbot, before the first setup step or entrypoint
+    planted = marker.format(d=str(site_dir), name="planted")
+    program = (
+        f"open({str(site_dir / 'planted_mod.py')!r}, 'w').write({planted!r})\n"
+        "import importlib; importlib.invalidate_caches()\nimport old_mod, planted_mod\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site_dir), os.environ.get("PYTHONPATH", "")])}
+    server = warm.Server(None, env, program=PROGRAM)
+    try:
+        assert server.unusable() is None
+        (tmp_path / "repo").mkdir()
+        spec = child_spec(tmp_path / "repo", program, env=env)
+        spec = dataclasses.replace(spec, learned=str(tmp_path / "imported.json"))
+        forked = server.fork(spec)
+        assert not isinstance(forked, str)
+        assert warm._Child(*forked, server=server).wait(30)
+        child = str(forked[1])
+        assert json.loads((tmp_path / "imported.json").read_text()) == ["old_mod", "planted_mod"]
+
+        def imported_by_others(name: str) -> list[Path]:
+            return [p for p in site_dir.glob(f"{name}-*") if not p.name.endswith(f"-{child}")]
+
+        deadline = time.monotonic() + 30
+        while not imported_by_others("old") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert imported_by_others("old")  # learning works: the probe and the server imported it
+        time.sleep(1)  # the probe imports the names in the child's order, one after the other
+        assert imported_by_others("planted") == []
     finally:
         server.close()

@@ -231,7 +231,7 @@ def test_a_daemon_a_step_leaves_holding_its_output_prints_nothing_after_the_step
     workflow commands once gbbot has resumed them (gbbot waits 5 s for the output to end): they
     reach no one."""
     daemon = "sleep 7; echo '::add-mask::x'; echo '::error::obeyed after the step'"
-    config = config_with(f"setsid sh -c \"{daemon}\" & echo started", "echo second")
+    config = config_with(f'setsid sh -c "{daemon}" & echo started', "echo second")
     log, out = log_to_text(actions=True)
     setup.run(tmp_path, config, dict(os.environ), log)
     time.sleep(4)
