@@ -347,8 +347,8 @@ def test_learning_imports_only_what_was_installed_before_any_pr_code_ran(tmp_pat
     site_dir.mkdir()
     marker = "import os\nopen(os.path.join({d!r}, '{name}-' + str(os.getpid())), 'w').close()\n"
     (site_dir / "old_mod.py").write_text(marker.format(d=str(site_dir), name="old"))
-    monkeypatch.setattr(installed, "_NAMES", [])
-    monkeypatch.setattr(installed, "_places", lambda: [str(site_dir)])
+    monkeypatch.setattr(installed, "_NAMES", {})
+    monkeypatch.setattr(installed, "_places", lambda: (str(site_dir),))
     installed.remember()  # gbbot, before the first setup step or entrypoint
     planted = marker.format(d=str(site_dir), name="planted")
     program = (
