@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,35 +19,42 @@ from gbbot.core import call_args
 from gbbot.core.config import Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, RunOutcome, Status
-from gbbot.core.secret_names import NEVER, SECRET_LOOKING, matches
-from gbbot.edges import git, running
+from gbbot.core.secret_names import ALLOWED, NEVER, SECRET_LOOKING, matches
+from gbbot.edges import git, installed, running, vault
 from gbbot.edges.interrupt import sigterm_as_interrupt
 
 PACKAGE_DIR = Path(gbbot.__file__).parent
 SHIM_DIR = PACKAGE_DIR / "child" / "_shim"
 PACKAGE_PARENT = Path(gbbot.__file__).resolve().parent.parent
 TAIL_BYTES = 16_384
-# What an entrypoint inherits from gbbot's environment: what finds programs, libraries, caches and
-# the GPU, and says where it runs. Everything else is withheld (an allow-list, like tox's
-# `passenv`): a deny-list of secret-looking names always misses some (API_KEY, DB_PASSWD, …).
-ALLOWED = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "LANGUAGE", "TZ",
-    "TMPDIR", "TMP", "TEMP", "PYTHON*", "VIRTUAL_ENV", "CONDA_PREFIX", "CUDA*", "NVIDIA*",
-    "TORCH*", "TORCHINDUCTOR_*", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_*",
-    "LD_LIBRARY_PATH", "HF_HOME", "XDG_CACHE_HOME", "CI", "GITHUB_ACTIONS", "RUNNER_OS", "RUNNER_ARCH",
-)  # fmt: skip
 
 
-def inherits(name: str, pass_env: Sequence[str] = (), scrub: Sequence[str] = ()) -> bool:
-    """Pure: whether an entrypoint gets gbbot's variable `name`. `pass_env` adds names and globs
-    to the allow-list; `scrub` removes names even if allowed."""
-    # Names that look like credentials (core/secret_names) pass only when `pass_env` lists them
-    # exactly, never by a glob; the NEVER ones not even then.
+def inherits(
+    name: str,
+    pass_env: Sequence[str] = (),
+    scrub: Sequence[str] = (),
+    held: Collection[str] = (),
+    widened: Sequence[str] = (),
+) -> bool:
+    """Pure: whether an entrypoint gets gbbot's variable `name`. `widened` (GBBOT_PASS_ENV, set by
+    whoever started gbbot) adds names and globs to the allow-list; so does `pass_env` (the config:
+    a file of the repository, which the pull request can edit), but never for a name in `held`,
+    what gbbot held at start; `scrub` removes names even if allowed."""
+    # Names that look like credentials (core/secret_names) pass only when listed exactly, never by
+    # a glob; the NEVER ones (the token, the action's inputs, ACTIONS_*) in no case.
     if matches(name, NEVER) or matches(name, scrub):
         return False
-    if name.upper() in {listed.upper() for listed in pass_env}:
+    lists = (*widened, *(() if name in held else pass_env))
+    if name.upper() in {listed.upper() for listed in lists}:
         return True
-    return not matches(name, SECRET_LOOKING) and matches(name, (*ALLOWED, *pass_env))
+    return not matches(name, SECRET_LOOKING) and matches(name, (*ALLOWED, *lists))
+
+
+def inherited(base: Mapping[str, str], pass_env: Sequence[str], scrub: Sequence[str]) -> dict[str, str]:
+    """What a process running the repository's code gets of `base`: `inherits`, with what gbbot
+    holds and its starter's widening (edges/vault)."""
+    held, widened = frozenset(vault.held_names()), vault.widened()
+    return {name: value for name, value in base.items() if inherits(name, pass_env, scrub, held, widened)}
 
 
 @dataclass(frozen=True)
@@ -119,7 +126,7 @@ def environment(
     gbbot's variables last (PYTHONPATH is joined, not replaced: the shim must stay first; it is there
     in fast mode, and when the calls are timed).
     A container sees the shim and gbbot.child.launch at other paths (`shim_dir`, `package_parent`)."""
-    env = {name: value for name, value in base.items() if inherits(name, request.pass_env, request.scrub)}
+    env = inherited(base, request.pass_env, request.scrub)
     own = dict(request.entrypoint.env)
     paths = [str(shim_dir)] if request.mode is Mode.FAST or request.time_calls else []
     paths += [p for p in (own.pop("PYTHONPATH", ""), env.get("PYTHONPATH", "")) if p]
@@ -139,7 +146,7 @@ def environment(
 
 def withheld(request: RunRequest, base: Mapping[str, str]) -> tuple[str, ...]:
     """The names of `base` the entrypoint does not get, sorted; never their values."""
-    return tuple(sorted(name for name in base if not inherits(name, request.pass_env, request.scrub)))
+    return tuple(sorted(set(base) - set(inherited(base, request.pass_env, request.scrub))))
 
 
 def tail(path: Path, limit: int = TAIL_BYTES) -> str:
@@ -219,6 +226,7 @@ def run_all(
 ) -> list[RunOutcome]:
     """Run every request, `jobs` at a time; results in request order. Each repository they run in
     has its git config pinned first (edges/git: what the entrypoints change there is undone)."""
+    installed.remember()
     for root in {request.root for request in requests}:
         git.pin(root)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fnmatch
-import json
 import os
 import queue
 import shlex
@@ -26,8 +25,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from gbbot.backends import expected_imports, orphans, reads_record
+from gbbot.backends import warm_protocol as protocol
 from gbbot.backends.contract import (
     PACKAGE_DIR,
     SHIM_DIR,
@@ -42,7 +43,7 @@ from gbbot.backends.contract import (
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
-from gbbot.edges import machine, process, vault
+from gbbot.edges import installed, machine, process, vault
 from gbbot.edges.console import say
 from gbbot.edges.process import KILL_GRACE_S
 
@@ -61,6 +62,12 @@ PER_CHILD = ("TORCH_TRACE", "GBBOT_MODE", "GBBOT_TIME", "PYTHONUNBUFFERED", "PYT
 # numpy's OpenBLAS starts its thread pool at import, which would make every fork unsafe; a fresh
 # process's BLAS threads are the one thing a warm child does not get (torch's own are unchanged).
 SERVER_ONLY = {"OPENBLAS_NUM_THREADS": "1"}
+# Every wait on the server has a deadline: PR code can stop it (SIGSTOP) or kill it. Importing
+# torch and the preload list may take minutes on a loaded runner; an answer to a fork, or the exit
+# of a child that has ended, takes milliseconds unless the server is busy with one learned import
+# or the warm-up compile (seconds).
+READY_DEADLINE_S = 600.0
+REPLY_DEADLINE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -123,18 +130,32 @@ def server_environment(base: Mapping[str, str]) -> dict[str, str]:
 # --- the server, seen from gbbot -------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Lost:
+    """Not a message: what a run waiting on the server learns when the server is gone."""
+
+    reason: str
+
+
+Reply = protocol.Reply | Lost
+
+
 class Server:
     """One warm server process and the conversation with it: requests from any thread, replies
     routed to the thread that asked by a reader thread."""
 
-    def __init__(self, preload: tuple[str, ...] | None, base: Mapping[str, str]) -> None:
+    def __init__(
+        self, preload: tuple[str, ...] | None, base: Mapping[str, str], program: Sequence[str] | None = None
+    ) -> None:
         self.preload = preload  # None: learn it, from what the children import
+        self.program = tuple(program or (sys.executable, str(SERVER_FILE)))  # the server's argv before its own
         self.env = server_environment(base)
         self._lock = threading.Lock()
         self._started = False
         self._reason: str | None = None
         self._told = False
-        self._replies: dict[int, queue.Queue] = {}
+        self._replies: dict[int, queue.Queue[Reply]] = {}
+        self._forked: dict[int, int] = {}  # request id → pid, while the child has not exited
         self._next = 0
         self._sock: socket.socket | None = None
         self._process: process.Running | None = None
@@ -163,7 +184,7 @@ class Server:
         ours, theirs = socket.socketpair()
         try:
             self._process = process.start(
-                [sys.executable, str(SERVER_FILE), str(theirs.fileno()), *server_arguments(self.preload)],
+                [*self.program, str(theirs.fileno()), *server_arguments(self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
@@ -174,60 +195,118 @@ class Server:
         finally:
             theirs.close()
         self._sock = ours
+        ours.settimeout(READY_DEADLINE_S)
         lines = ours.makefile("rb")
-        hello = lines.readline()
+        try:
+            hello = lines.readline()
+        except TimeoutError:
+            self.lose(f"it did not say it was ready within {READY_DEADLINE_S:g} s")
+            return self._reason
+        ours.settimeout(None)
         if not hello:
             return "the server exited while importing"
-        ready = json.loads(hello)
-        if not ready["ready"]:
-            return ready["reason"]
+        try:
+            ready = protocol.decode(hello)
+        except protocol.ProtocolError as exc:
+            return f"the server said something else than it was ready: {exc}"
+        if not isinstance(ready, protocol.Ready):
+            return f"the server said {type(ready).__name__} before it was ready"
+        if ready.reason is not None:
+            return ready.reason
+        names = installed.before_any_code()
+        if names is not None:
+            ours.sendall(protocol.encode(protocol.Installed(tuple(sorted(names)))))
         threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
         atexit.register(self.close)
+        process.before_credentials(self.end)
         return None
 
-    def _read(self, lines) -> None:
-        for line in lines:
-            message = json.loads(line)
-            with self._lock:
-                replies = self._replies.get(message["id"])
-            if replies is not None:
-                replies.put(message)
-        with self._lock:  # the server is gone: every waiting run learns it
-            self._reason = self._reason or "the server stopped"
-            waiting = list(self._replies.values())
-        for replies in waiting:
-            replies.put({"lost": True})
+    def _read(self, lines: BinaryIO) -> None:
+        lost = "the server stopped"
+        try:
+            for line in lines:
+                message = protocol.decode(line)
+                with self._lock:
+                    replies = self._replies.get(getattr(message, "id", -1))
+                    if isinstance(message, protocol.Exited):
+                        self._forked.pop(message.id, None)
+                if replies is not None and not isinstance(message, protocol.Fork | protocol.Go):
+                    replies.put(message)
+        except protocol.ProtocolError as exc:
+            lost = f"the server sent what is not a reply: {exc}"
+        except OSError:  # the connection reset: killed
+            pass
+        self.lose(lost)
 
-    def fork(self, spec: dict) -> tuple[int, int, queue.Queue] | str:
+    def lose(self, reason: str) -> None:
+        """The server is gone, or no longer answers: every run waiting on it learns why, later ones
+        run in fresh processes, and the server's process group is killed (a stopped server too)."""
+        with self._lock:
+            self._reason = self._reason or reason
+            waiting = list(self._replies.values())
+            self._replies.clear()
+        for replies in waiting:
+            replies.put(Lost(self._reason))
+        self._kill()
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+
+    def fork(self, spec: protocol.ChildSpec) -> tuple[int, int, queue.Queue[Reply]] | str:
         """Start a child: (the request's id, its pid, where its exit will arrive), or why not."""
-        replies: queue.Queue = queue.Queue()
+        replies: queue.Queue[Reply] = queue.Queue()
         with self._lock:
             if self._reason:
                 return self._reason
             self._next += 1
-            spec = {**spec, "id": self._next}
+            request = protocol.Fork(self._next, spec)
             self._replies[self._next] = replies
             assert self._sock is not None
-            self._sock.sendall((json.dumps(spec) + "\n").encode())
-        reply = replies.get()
-        if "pid" in reply:
-            return spec["id"], reply["pid"], replies
-        return reply.get("refused", "the server stopped")
+            self._sock.sendall(protocol.encode(request))
+        try:
+            reply = replies.get(timeout=REPLY_DEADLINE_S)
+        except queue.Empty:
+            self.lose(f"it did not answer a request within {REPLY_DEADLINE_S:g} s")
+            return self._reason or "the server stopped"
+        if isinstance(reply, protocol.Forked):
+            with self._lock:
+                self._forked[request.id] = reply.pid
+            return request.id, reply.pid, replies
+        return reply.reason if isinstance(reply, protocol.Refused | Lost) else f"the server said {reply}"
 
     def go(self, request_id: int) -> None:
         """A standby child's turn has come."""
         with self._lock:
             if self._sock is not None and not self._reason:
                 with contextlib.suppress(OSError):  # a server gone: the child's exit says "lost"
-                    self._sock.sendall((json.dumps({"go": request_id}) + "\n").encode())
+                    self._sock.sendall(protocol.encode(protocol.Go(request_id)))
+
+    def end(self) -> None:
+        """Close the server for good, before gbbot hands a credential to a process: later
+        entrypoints run fresh."""
+        with self._lock:
+            self._reason = self._reason or "it was ended before a credential was used"
+        self.close()
 
     def close(self) -> None:
+        """End the server and everything it started: it kills its children when gbbot goes away;
+        one that does not end within the grace period (stopped, or busy) is killed, its group with
+        it."""
+        with self._lock:
+            forked = list(self._forked.values())
+        for pid in forked:  # each child leads its own session: the server's group is not theirs
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_RDWR)
-        if self._process is not None and not process.wait(self._process, KILL_GRACE_S):
-            self._process.kill()
-            self._process.wait()
+        if self._process is not None:
+            if not process.wait(self._process, KILL_GRACE_S):
+                self._kill()
+                self._process.wait()
+            self._kill()  # what is left of its group (a process a learned module started)
 
 
 def server_arguments(preload: tuple[str, ...] | None) -> list[str]:
@@ -279,22 +358,48 @@ def _all_groups() -> set[int]:
     return RUNNING() | LIVE.groups()
 
 
+def _running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie has ended: its parent has not reaped it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return False
+
+
 @dataclass
 class _Child:
     id: int  # the server's number for the request
     pid: int
-    replies: queue.Queue
+    replies: queue.Queue[Reply]
+    server: Server
     exit_code: int | None = None
     done: bool = False
+    lost: str | None = None  # why its exit never came: the server was lost
 
     def wait(self, timeout: float | None) -> bool:
-        """Whether the child ended within `timeout` seconds."""
-        if not self.done:
+        """Whether the child ended within `timeout` seconds (None: however long it runs). A child
+        that has ended but whose exit the server does not report within REPLY_DEADLINE_S (a
+        stopped server) loses the server: the wait ends, without an exit code."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ended_at = None
+        while not self.done:
+            left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
             try:
-                reply = self.replies.get(timeout=timeout)
+                reply = self.replies.get(timeout=max(left, 0.0))
             except queue.Empty:
-                return False
-            self.exit_code, self.done = reply.get("exit"), True
+                now = time.monotonic()
+                if not _running(self.pid):
+                    ended_at = ended_at or now
+                    if now - ended_at > REPLY_DEADLINE_S:
+                        self.server.lose(f"it did not report an exit within {REPLY_DEADLINE_S:g} s")
+                        continue
+                if deadline is not None and now >= deadline:
+                    return False
+                continue
+            self.done = True
+            self.exit_code = reply.code if isinstance(reply, protocol.Exited) else None
+            self.lost = reply.reason if isinstance(reply, Lost) else None
         return True
 
     def kill_group(self) -> None:
@@ -319,28 +424,28 @@ def _reap_orphans(request: RunRequest) -> None:
 
 def spec_of(
     request: RunRequest, launch: Launch, env: Mapping[str, str], learn: bool = True, standby: bool = False
-) -> dict:
+) -> protocol.ChildSpec:
     """What the server needs to fork the child; `learn`: the child leaves the names of the installed
     modules it imported (the server learns its preload from them); `standby`: it is forked before
     its turn, with the names of what its program imports first (expected_imports), and waits."""
     starts = expected_imports.start_files(request.root, launch.kind, launch.target, launch.args) if standby else []
-    return {
-        "standby": standby,
-        "expected": expected_imports.expected(request.root, starts) if starts else [],
-        "kind": launch.kind,
-        "target": launch.target,
-        "args": list(launch.args),
-        "program": launch.program,
-        "cwd": str(request.root),
-        "env": dict(env),
-        "stdout": str(request.work_dir / "stdout.txt"),
-        "stderr": str(request.work_dir / "stderr.txt"),
-        "shim": str(SHIM_DIR / "sitecustomize.py"),
-        "reads": str(request.work_dir / READS_FILE),
-        "learned": str(request.work_dir / IMPORTED_FILE) if learn else None,
+    return protocol.ChildSpec(
+        standby=standby,
+        expected=tuple(expected_imports.expected(request.root, starts)) if starts else (),
+        kind=launch.kind,
+        target=launch.target,
+        args=launch.args,
+        program=launch.program,
+        cwd=str(request.root),
+        env=dict(env),
+        stdout=str(request.work_dir / "stdout.txt"),
+        stderr=str(request.work_dir / "stderr.txt"),
+        shim=str(SHIM_DIR / "sitecustomize.py"),
+        reads=str(request.work_dir / READS_FILE),
+        learned=str(request.work_dir / IMPORTED_FILE) if learn else None,
         # gbbot's own files (the `call:` launcher, the shim), and where the run's trace is written
-        "unrecorded": [str(PACKAGE_DIR), str(request.work_dir)],
-    }
+        unrecorded=(str(PACKAGE_DIR), str(request.work_dir)),
+    )
 
 
 def recorded_reads(request: RunRequest) -> Reads | None:
@@ -382,7 +487,7 @@ def start_child(
         forked = server.fork(spec_of(request, launch, env, learn=learn, standby=standby))
         if isinstance(forked, str):
             return forked
-        child = _Child(*forked)
+        child = _Child(*forked, server=server)
         RUNNING.add(child.pid)
     return child
 
@@ -417,7 +522,12 @@ def _outcome(
             stderr.write(said)
     code = exit_code(child.exit_code, through_shell, killed=timed_out)
     signal_no = signal_number(code, through_shell)
-    outcome = ended(request, code, signal_no, timed_out, duration, base, unexplained_crash="the warm server stopped")
+    lost = (
+        "the warm server stopped"
+        if child.lost in (None, "the server stopped")
+        else f"the warm server was lost: {child.lost}"
+    )
+    outcome = ended(request, code, signal_no, timed_out, duration, base, unexplained_crash=lost)
     return replace(outcome, reads=recorded_reads(request))
 
 

@@ -19,12 +19,11 @@ the installed modules its program imports first (the names come with the request
 its turn. Whatever it imports, it imports as the entrypoint would, in its own environment; it never
 runs the program's own code before its turn.
 
-Protocol, one JSON object a line. Server → gbbot once: {"ready": true} or {"ready": false,
-"reason": …}. gbbot → server: {"id": N, …spec…} (with "standby": true, a standby child), and
-{"go": N} when a standby child's turn comes. Server → gbbot: {"id": N, "pid": P} when the child
-runs in its own session, or {"id": N, "refused": reason}; then {"id": N, "exit": code} (a negative
-code: killed by that signal).
+The protocol is warm_protocol.py's typed messages, one JSON line each, checked on read; this
+script loads that file by path (standard library only), under a name no program can import.
 """
+
+from __future__ import annotations
 
 import atexit
 import builtins
@@ -43,12 +42,34 @@ import sys
 import threading
 import traceback
 import types
-from importlib.machinery import SourceFileLoader
+from collections.abc import Callable, Iterable, Sequence
+from importlib.machinery import FileFinder, ModuleSpec, SourceFileLoader
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 HERE = os.path.abspath(__file__)
+PROTOCOL_MODULE = "_gbbot_warm_protocol"
 
 
-def fork_unsafe():
+def _load_protocol() -> types.ModuleType:
+    """warm_protocol.py, beside this file, as a module of its own (dataclasses look their module up
+    in sys.modules); a name no program's import can mean."""
+    path = os.path.join(os.path.dirname(HERE), "warm_protocol.py")
+    spec = importlib.util.spec_from_file_location(PROTOCOL_MODULE, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PROTOCOL_MODULE] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    from gbbot.backends import warm_protocol as protocol
+    from gbbot.backends.warm_protocol import ChildSpec, Fork, Reply
+else:
+    protocol = _load_protocol()
+
+
+def fork_unsafe() -> str | None:
     """Why forking now could hang or corrupt a child, or None. A thread other than the main one
     (a Python thread, or a native pool such as OpenBLAS's) would be missing in the child while
     holding its locks; an initialised CUDA context cannot be used after a fork."""
@@ -73,7 +94,7 @@ def fork_unsafe():
 WARMED_RELEASES = ("2.13.",)
 
 
-def _warm_up_compile():
+def _warm_up_compile() -> None:
     """Compile and run a tiny module with a graph break, once, beside the first child: Dynamo's first
     compile in a process does ~0.3 s of one-time work (lazy imports of sympy, fake tensors and the
     guard builders, trace_rules' maps, polyfills) that every child would otherwise repeat. The
@@ -84,11 +105,11 @@ def _warm_up_compile():
     import torch
 
     class WarmUp(torch.nn.Module):
-        def __init__(self):
+        def __init__(self) -> None:
             super().__init__()
             self.weight = torch.nn.Parameter(torch.ones(4, 4))
 
-        def forward(self, x):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
             y = torch.relu(x @ self.weight)
             torch._dynamo.graph_break()
             return (y + 1).sum()
@@ -98,7 +119,7 @@ def _warm_up_compile():
         torch.compile(WarmUp(), backend="eager")(torch.ones(2, 4))
 
 
-def _forget_compiling():
+def _forget_compiling() -> None:
     """Put Dynamo back as a process that never compiled finds it, so that a child numbers its
     frames, compile ids, graphs and interned strings from zero, exactly as a fresh process does.
     `torch._dynamo.reset()` clears the code caches and the frame / frame-compile counters, but
@@ -129,7 +150,7 @@ def _forget_compiling():
     pgo._KNOWN_DYNAMIC_SOURCES.clear()
 
 
-def warm_up():
+def warm_up() -> str | None:
     """Why the server could not pay the first compile's cost for its children, or None. Best
     effort: a release not in WARMED_RELEASES skips it and the server serves as it did without
     it. A warm-up that raises is not retried or patched over: it stopped part way through a
@@ -167,14 +188,16 @@ class ReadRecorder:
     same for every checkout and are not recorded. A hook must never raise into the program:
     whatever goes wrong inside it marks the record as overflowed, "not the whole story"."""
 
-    def __init__(self, skip):
+    def __init__(self, skip: Iterable[str]) -> None:
         self.skip = tuple(p.rstrip(os.sep) + os.sep for p in skip)
-        self.files, self.directories, self.metadata = set(), set(), set()
-        self.searched = {}  # directory → the module names the import system looked for there
-        self.spawned = None
+        self.files: set[str] = set()
+        self.directories: set[str] = set()
+        self.metadata: set[str] = set()
+        self.searched: dict[str, set[str]] = {}  # directory → the names the import system looked for there
+        self.spawned: str | None = None
         self.overflow = False
 
-    def __call__(self, event, args):
+    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
         if event not in WATCHED:  # most events (Dynamo calls id() some 150,000 times a model): at once
             return
         try:
@@ -190,13 +213,13 @@ class ReadRecorder:
         except Exception:
             self.overflow = True
 
-    def _listed(self, path, caller):
+    def _listed(self, path: object, caller: str) -> None:
         if caller == IMPORT_SYSTEM:  # its lookups are recorded name by name
             return
         reader = caller.replace(os.sep, "/").endswith(METADATA_READERS)
         self._add(self.metadata if reader else self.directories, path)
 
-    def looked_up(self, directory, name):
+    def looked_up(self, directory: str, name: str) -> None:
         """The import system looked for module `name` (its last part) in `directory`."""
         try:
             directory = os.path.abspath(directory)
@@ -210,10 +233,10 @@ class ReadRecorder:
         except Exception:
             self.overflow = True
 
-    def _add(self, found, path):
+    def _add(self, found: set[str], path: object) -> None:
         if isinstance(path, int):  # a file descriptor: opened (and recorded) before
             return
-        path = os.path.abspath(os.fsdecode(path))
+        path = os.path.abspath(os.fsdecode(path))  # type: ignore[arg-type]  # str, bytes or PathLike
         if path.startswith(self.skip) or path in found:
             return
         if len(found) >= MAX_PATHS:
@@ -221,7 +244,7 @@ class ReadRecorder:
         else:
             found.add(path)
 
-    def write(self, path):
+    def write(self, path: str) -> None:
         record = {"files": sorted(self.files), "directories": sorted(self.directories),
                   "metadata": sorted(self.metadata), "searched": {d: sorted(n) for d, n in self.searched.items()},
                   "spawned": self.spawned, "overflow": self.overflow}  # fmt: skip
@@ -235,21 +258,21 @@ IMPORT_SYSTEM = "<frozen importlib._bootstrap_external>"
 METADATA_READERS = ("importlib/metadata/__init__.py", "importlib_metadata/__init__.py")
 
 
-def watch_imports(reads):
+def watch_imports(reads: ReadRecorder) -> None:
     """Have the import system's directory finder tell `reads` each name it looks for, and where:
     whether an entry a change adds or removes could be found depends on the names looked up."""
-    from importlib.machinery import FileFinder
-
     find_spec = FileFinder.find_spec
 
-    def recorded_find_spec(self, fullname, target=None):
+    def recorded_find_spec(
+        self: FileFinder, fullname: str, target: types.ModuleType | None = None
+    ) -> ModuleSpec | None:
         reads.looked_up(self.path, fullname)
         return find_spec(self, fullname, target)
 
-    FileFinder.find_spec = recorded_find_spec
+    FileFinder.find_spec = recorded_find_spec  # type: ignore[method-assign]
 
 
-def preloaded_lookups(reads, loaded, path):
+def preloaded_lookups(reads: ReadRecorder, loaded: Iterable[str], path: Iterable[str]) -> None:
     """The modules the server imported before forking (torch, what it preloads or learned) are
     found in `sys.modules`, so a child never searches for them; a fresh process would, in every
     directory of the path before the installed one. Record those lookups for each top-level name,
@@ -261,7 +284,7 @@ def preloaded_lookups(reads, loaded, path):
             reads.looked_up(directory or ".", name)
 
 
-def _reading(mode, flags):
+def _reading(mode: str | None, flags: int) -> bool:
     """`open`'s audit arguments: a mode string (builtins.open, io.open_code) or None and the
     os.open flags."""
     if mode is not None:
@@ -269,7 +292,7 @@ def _reading(mode, flags):
     return flags & os.O_ACCMODE != os.O_WRONLY
 
 
-def _installation(cwd):
+def _installation(cwd: str) -> list[str]:
     """Where the interpreter and its packages live: the same files for every checkout. A prefix
     holding the tree being run (a Python installed in `/`) is not skipped: its files are the tree's."""
     import site
@@ -290,12 +313,12 @@ MAX_LEARNED = 20000
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-def _inside(path, places):
+def _inside(path: str, places: Iterable[str]) -> bool:
     path = os.path.join(os.path.abspath(path), "")
     return any(path.startswith(os.path.join(os.path.abspath(p), "")) for p in places)
 
 
-def _installed_file(module, roots, excluded):
+def _installed_file(module: types.ModuleType, roots: Sequence[str], excluded: Sequence[str]) -> str | None:
     """The file `module` was loaded from when that is an installed one: under one of `roots` (the
     import path a fresh interpreter starts with) and outside `excluded` (the checkout, gbbot's
     own files); else None."""
@@ -305,30 +328,32 @@ def _installed_file(module, roots, excluded):
     return path if _inside(path, roots) and not _inside(path, excluded) else None
 
 
-def _write_imported(spec, loaded, roots):
+def _write_imported(spec: ChildSpec, loaded: set[str], roots: Sequence[str]) -> None:
     """Leave the names of the installed modules this child imported (not the checkout's, not
     gbbot's), in import order, for the server to import once for every later child."""
-    if not spec.get("learned"):
+    if not spec.learned:
         return
-    excluded = [spec["cwd"], *spec["unrecorded"]]
+    excluded = [spec.cwd, *spec.unrecorded]
     names = [name for name, module in list(sys.modules.items())
              if name not in loaded and _installed_file(module, roots, excluded)]  # fmt: skip
-    with open(spec["learned"], "w", encoding="utf-8") as handle:
+    with open(spec.learned, "w", encoding="utf-8") as handle:
         json.dump(names[:MAX_LEARNED], handle)
 
 
-def read_learned(spec):
+def read_learned(spec: ChildSpec) -> list[str]:
     """The module names a child left, checked, or [] when the record is missing or malformed."""
     try:
-        with open(spec["learned"], "rb") as handle:
+        if spec.learned is None:
+            return []
+        with open(spec.learned, "rb") as handle:
             text = handle.read(MAX_LEARNED_BYTES + 1)
         data = json.loads(text) if len(text) <= MAX_LEARNED_BYTES else None
-    except (OSError, KeyError, TypeError, ValueError):
+    except (OSError, ValueError):
         return []
     return checked_names(data)
 
 
-def checked_names(data):
+def checked_names(data: object) -> list[str]:
     """The module names in `data` (a child's record, or a standby request's expected imports), at
     most MAX_LEARNED; [] when it is not a list."""
     if not isinstance(data, list):
@@ -336,12 +361,13 @@ def checked_names(data):
     return [n for n in data[:MAX_LEARNED] if isinstance(n, str) and len(n) < 256 and MODULE_NAME.fullmatch(n)]
 
 
-def learnable(names, excluded):
+def learnable(names: Iterable[str], excluded: Sequence[str]) -> list[str]:
     """The names the server may import: not loaded yet, and whose top-level package the server
     itself finds installed (on its own import path, outside the checkout the child ran): a name
     that the server would find in the checkout, or not at all, is never imported."""
     roots = [p for p in sys.path if p]
-    found, wanted = {}, []
+    found: dict[str, bool] = {}
+    wanted = []
     for name in names:
         if name in sys.modules:
             continue
@@ -353,7 +379,7 @@ def learnable(names, excluded):
     return wanted
 
 
-def _installed_spec(top, roots, excluded):
+def _installed_spec(top: str, roots: Sequence[str], excluded: Sequence[str]) -> bool:
     try:
         spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
@@ -365,7 +391,7 @@ def _installed_spec(top, roots, excluded):
     return bool(places) and all(_inside(p, roots) and not _inside(p, excluded) for p in places)
 
 
-def import_all(names):
+def import_all(names: Iterable[str]) -> None:
     """Import each name, skipping those that fail (a module may raise anything at import,
     SystemExit included)."""
     for name in names:
@@ -373,7 +399,7 @@ def import_all(names):
             importlib.import_module(name)
 
 
-def import_expected(names, roots, excluded):
+def import_expected(names: Iterable[str], roots: Sequence[str], excluded: Sequence[str]) -> None:
     """In a standby child, before its turn: import what the program imports first (gbbot read the
     names in its source, gbbot/backends/expected_imports.py), in the program's order, as long as
     each is installed (found on `roots`, outside `excluded`: the checkout, gbbot's files). Stops at
@@ -392,7 +418,7 @@ def import_expected(names, roots, excluded):
             return
 
 
-def _import_or_read(name):
+def _import_or_read(name: str) -> None:
     try:
         importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -405,22 +431,22 @@ def _import_or_read(name):
 # --- in the child ----------------------------------------------------------------------------
 
 
-def _stream(fd, mode, unbuffered, errors):
+def _stream(fd: int, mode: str, unbuffered: bool, errors: str) -> io.TextIOWrapper:
     """A std stream like the interpreter's own: `-u` (PYTHONUNBUFFERED) writes through."""
     raw = io.FileIO(fd, mode, closefd=False)
     if mode == "r":
         return io.TextIOWrapper(io.BufferedReader(raw), encoding=_ENCODING)
-    buffer = raw if unbuffered else io.BufferedWriter(raw)
+    buffer: io.RawIOBase | io.BufferedWriter = raw if unbuffered else io.BufferedWriter(raw)
     return io.TextIOWrapper(buffer, encoding=_ENCODING, errors=errors, write_through=unbuffered)
 
 
 _ENCODING = (sys.__stdout__.encoding if sys.__stdout__ else None) or "utf-8"
 
 
-def _redirect(spec):
+def _redirect(spec: ChildSpec) -> None:
     """stdin from /dev/null, stdout and stderr to the entrypoint's files, as the local runner."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-    opened = [os.open(os.devnull, os.O_RDONLY), *(os.open(spec[name], flags, 0o666) for name in ("stdout", "stderr"))]
+    opened = [os.open(os.devnull, os.O_RDONLY), *(os.open(path, flags, 0o666) for path in (spec.stdout, spec.stderr))]
     for target, fd in enumerate(opened):
         os.dup2(fd, target)
         os.close(fd)
@@ -430,7 +456,7 @@ def _redirect(spec):
     sys.stderr = sys.__stderr__ = _stream(2, "w", unbuffered, "backslashreplace")
 
 
-def _retrace():
+def _retrace() -> None:
     """Point torch's structured trace at this child's TORCH_TRACE. torch reads the variable once,
     at import, into a lazily opened handler; the server imported torch without it, so its handler
     has no directory and has written nothing. A new handler, from the child's environment, writes
@@ -442,7 +468,7 @@ def _retrace():
     internal._init_logs()
 
 
-def _fast_mode(shim):
+def _fast_mode(shim: str) -> None:
     """The shim (fast mode, or calls timed), as sitecustomize applies it in a fresh process (torch
     already imported, so it patches now); loaded under another name, it does not chain to a
     sitecustomize again."""
@@ -454,34 +480,34 @@ def _fast_mode(shim):
     loader.exec_module(module)
 
 
-def _python_path(site_tail):
+def _python_path(site_tail: Sequence[str]) -> list[str]:
     """sys.path as a fresh interpreter builds it: PYTHONPATH (absolute), then the site paths."""
     entries = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return [*entries, *site_tail]
 
 
-def _fresh_main():
+def _fresh_main() -> types.ModuleType:
     main = types.ModuleType("__main__")
-    main.__builtins__ = builtins
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
     return main
 
 
-def _first_path_entry(spec):
+def _first_path_entry(spec: ChildSpec) -> str:
     """What a fresh interpreter puts first on sys.path: the script's directory, or the working
     directory for `-m` (_child_main puts it there before anything is imported; the preloaded lookups
     name it)."""
-    return os.path.dirname(os.path.abspath(spec["target"])) if spec["kind"] != "module" else os.getcwd()
+    return os.path.dirname(os.path.abspath(spec.target)) if spec.kind != "module" else os.getcwd()
 
 
-def _run_script(spec):
-    path = os.path.abspath(spec["target"])
+def _run_script(spec: ChildSpec) -> int:
+    path = os.path.abspath(spec.target)
     if not os.path.isfile(path):
-        sys.stderr.write(f"{spec['program']}: can't open file {path!r}: [Errno 2] No such file or directory\n")
+        sys.stderr.write(f"{spec.program}: can't open file {path!r}: [Errno 2] No such file or directory\n")
         return 2
-    sys.argv = [spec["target"], *spec["args"]]
+    sys.argv = [spec.target, *spec.args]
     main = _fresh_main()
-    main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None
+    main.__file__, main.__cached__, main.__package__, main.__spec__ = path, None, None, None  # type: ignore[attr-defined]
     main.__loader__ = SourceFileLoader("__main__", path)
     with open(path, "rb") as handle:
         code = compile(handle.read(), path, "exec", dont_inherit=True)
@@ -489,16 +515,16 @@ def _run_script(spec):
     return 0
 
 
-def _run_module(spec):
+def _run_module(spec: ChildSpec) -> int:
     import runpy
 
-    sys.argv = ["-m", *spec["args"]]
+    sys.argv = ["-m", *spec.args]
     _fresh_main()
-    runpy._run_module_as_main(spec["target"], alter_argv=True)
+    runpy._run_module_as_main(spec.target, alter_argv=True)  # type: ignore[attr-defined]
     return 0
 
 
-def _exit_code(exc):
+def _exit_code(exc: SystemExit) -> int:
     """What the interpreter makes of a SystemExit."""
     if exc.code is None:
         return 0
@@ -508,7 +534,7 @@ def _exit_code(exc):
     return 1
 
 
-def _report(exc):
+def _report(exc: BaseException) -> None:
     """The traceback a fresh interpreter prints: without this file's frames."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == HERE:
@@ -516,11 +542,11 @@ def _report(exc):
     sys.excepthook(type(exc), exc.with_traceback(tb), tb)
 
 
-def _finish(reads, spec, imported):
+def _finish(reads: ReadRecorder, spec: ChildSpec, imported: Callable[[], None]) -> None:
     """What interpreter shutdown does that a child must do by hand before os._exit: wait for
     non-daemon threads, run atexit (logging flushes the trace there), flush the streams; then
     leave the record of what it read, and of the installed modules it imported."""
-    steps = (threading._shutdown, atexit._run_exitfuncs, lambda: reads.write(spec["reads"]), imported)
+    steps = (threading._shutdown, atexit._run_exitfuncs, lambda: reads.write(spec.reads), imported)  # type: ignore[attr-defined]
     for step in steps:
         try:
             step()
@@ -531,10 +557,10 @@ def _finish(reads, spec, imported):
             stream.flush()
 
 
-def _stand_by(spec, go, roots):
+def _stand_by(spec: ChildSpec, go: int, roots: Sequence[str]) -> bool:
     """A standby child: import what the program imports first, then wait for its turn. Whether its
     turn came (not when gbbot dropped it or the server is gone: the pipe closed unwritten)."""
-    import_expected(checked_names(spec.get("expected")), roots, [spec["cwd"], *spec["unrecorded"]])
+    import_expected(checked_names(list(spec.expected)), roots, [spec.cwd, *spec.unrecorded])
     try:
         said = os.read(go, 1)
     except OSError:
@@ -543,17 +569,17 @@ def _stand_by(spec, go, roots):
     return said == GO
 
 
-def _child_main(spec, site_tail, go=None):
+def _child_main(spec: ChildSpec, site_tail: Sequence[str], go: int | None = None) -> int:
     _redirect(spec)
-    os.chdir(spec["cwd"])
+    os.chdir(spec.cwd)
     os.environ.clear()
-    os.environ.update(spec["env"])
+    os.environ.update(spec.env)
     sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     sys.path[:] = _python_path(site_tail)
     roots = [p for p in sys.path if p]  # where installed modules come from: before the checkout's
     _retrace()
-    _fast_mode(spec["shim"])
-    reads = ReadRecorder([*_installation(spec["cwd"]), *spec["unrecorded"]])
+    _fast_mode(spec.shim)
+    reads = ReadRecorder([*_installation(spec.cwd), *spec.unrecorded])
     loaded = set(sys.modules)
     imported = lambda: _write_imported(spec, loaded, roots)  # noqa: E731
     sys.addaudithook(reads)  # from here on, what the program reads (audit hooks cannot be removed)
@@ -564,7 +590,7 @@ def _child_main(spec, site_tail, go=None):
         return 0
     interrupted = False
     try:
-        code = (_run_module if spec["kind"] == "module" else _run_script)(spec)
+        code = (_run_module if spec.kind == "module" else _run_script)(spec)
     except SystemExit as exc:
         code = _exit_code(exc)
     except BaseException as exc:
@@ -577,7 +603,9 @@ def _child_main(spec, site_tail, go=None):
     return code
 
 
-def _child(spec, site_tail, inherited, started, go):
+def _child(
+    spec: ChildSpec, site_tail: Sequence[str], inherited: Iterable[int], started: int, go: int | None
+) -> NoReturn:
     code = 1
     try:
         os.setsid()
@@ -594,11 +622,20 @@ def _child(spec, site_tail, inherited, started, go):
 # --- the server ------------------------------------------------------------------------------
 
 
-def _send(sock, message):
-    sock.sendall((json.dumps(message) + "\n").encode())
+def _send(sock: socket.socket, message: Reply) -> None:
+    sock.sendall(protocol.encode(message))
 
 
 GO = b"g"  # what a standby child reads when its turn comes
+
+
+class Probe(NamedTuple):
+    """A fork of the server trying learned names before the server imports them."""
+
+    pidfd: int
+    pid: int
+    answer: int  # the pipe it answers on: how many of `names` it imported while fork stayed safe
+    names: list[str]
 
 
 class Children:
@@ -610,34 +647,37 @@ class Children:
     (gbbot asks a child for its record only where no standby children run: the spare core is
     theirs.)"""
 
-    def __init__(self, learn):
-        self.running = {}
-        self.standby = {}
+    def __init__(self, learn: bool) -> None:
+        self.running: dict[int, tuple[Fork, int]] = {}
+        self.standby: dict[int, int] = {}
         self.learn = learn  # whether to import what children imported (no `preload:` list given)
-        self.pending = []  # names to try, in the order the children imported them
-        self.tried = set()  # each name is tried once
-        self.probe = None  # (pidfd, pid, the pipe it answers on, the names it tries)
-        self.importing = []  # names the probe found safe, for the server to import
+        self.installed: frozenset[str] | None = None  # top-level names installed before any PR code ran
+        self.pending: list[str] = []  # names to try, in the order the children imported them
+        self.tried: set[str] = set()  # each name is tried once
+        self.probe: Probe | None = None
+        self.importing: list[str] = []  # names the probe found safe, for the server to import
 
-    def waiting(self):
+    def waiting(self) -> list[int]:
         """The pidfds whose process the server waits for."""
-        return [*self.running, *(self.probe[:1] if self.probe else ())]
+        return [*self.running, *([self.probe.pidfd] if self.probe else [])]
 
-    def fds(self):
+    def fds(self) -> list[int]:
         """What a fork of the server closes: the pidfds, the standby children's go pipes, and the
         pipe the probe answers on."""
-        return [*self.waiting(), *self.standby.values(), *(self.probe[2:3] if self.probe else ())]
+        return [*self.waiting(), *self.standby.values(), *([self.probe.answer] if self.probe else [])]
 
-    def learned(self, request):
+    def learned(self, request: Fork) -> None:
         """Note what a finished child imported that the server may import too."""
         if not self.learn:
             return
-        names = learnable(read_learned(request), [request["cwd"], *request["unrecorded"]])
+        names = learnable(read_learned(request.child), [request.child.cwd, *request.child.unrecorded])
+        if self.installed is not None:
+            names = [n for n in names if n.partition(".")[0] in self.installed]
         fresh = [n for n in names if n not in self.tried]
         self.tried.update(fresh)
         self.pending += fresh
 
-    def go(self, request_id):
+    def go(self, request_id: int) -> None:
         """A standby child's turn: tell it (nothing, when it has ended already)."""
         told = self.standby.pop(request_id, None)
         if told is None:
@@ -646,25 +686,25 @@ class Children:
             os.write(told, GO)
         os.close(told)
 
-    def ended(self, request_id):
+    def ended(self, request_id: int) -> None:
         told = self.standby.pop(request_id, None)
         if told is not None:
             os.close(told)
 
-    def import_next(self):
+    def import_next(self) -> str | None:
         """Import one learned name. Why no child may be forked any more, or None."""
         import_all(self.importing[:1])
         del self.importing[:1]
         return fork_unsafe()
 
 
-def _learn(sock, children, broken):
+def _learn(sock: socket.socket, children: Children, broken: str | None) -> None:
     """Try what the children taught in a probe, if there is something new and no probe runs."""
     if children.probe is None and not broken:
         _start_probe(sock, children)
 
 
-def _start_probe(sock, children):
+def _start_probe(sock: socket.socket, children: Children) -> None:
     """Try the learned names in a fork of the server first: it imports them one by one and says
     how many it imported before forking became unsafe (a module that starts a thread at import),
     so that the server imports only those and stays able to fork."""
@@ -677,10 +717,10 @@ def _start_probe(sock, children):
         os.close(answer)
         _probe(names, told, [sock.fileno(), *children.fds()])
     os.close(told)
-    children.probe = (os.pidfd_open(pid), pid, answer, names)
+    children.probe = Probe(os.pidfd_open(pid), pid, answer, names)
 
 
-def _probe(names, told, inherited):
+def _probe(names: Sequence[str], told: int, inherited: Iterable[int]) -> NoReturn:
     code = 1
     try:
         for fd in inherited:  # gbbot's socket, the pidfds, the go pipes: the server's, not the probe's
@@ -698,9 +738,10 @@ def _probe(names, told, inherited):
         os._exit(code)
 
 
-def _probed(children):
+def _probed(children: Children) -> None:
     """The probe ended: the server imports what it found safe, and tries the rest again without the
     name that made forking unsafe (and its submodules)."""
+    assert children.probe is not None
     pidfd, pid, answer, names = children.probe
     children.probe = None
     os.close(pidfd)
@@ -715,61 +756,66 @@ def _probed(children):
         children.pending = rest + children.pending
 
 
-def _fork(sock, request, children, site_tail, broken):
-    """Fork the child `request` asks for; a standby one (`"standby": true`) imports what its program
-    imports first and then waits for its `go`."""
+def _fork(
+    sock: socket.socket, request: Fork, children: Children, site_tail: Sequence[str], broken: str | None
+) -> Reply:
+    """Fork the child `request` asks for; a standby one imports what its program imports first and
+    then waits for its Go."""
     reason = broken or fork_unsafe()
     if reason:
-        return {"id": request["id"], "refused": reason}
+        return protocol.Refused(request.id, reason)
     ready, started = os.pipe()
-    go, told = os.pipe() if request.get("standby") else (None, None)
+    go, told = os.pipe() if request.child.standby else (None, None)
     pid = os.fork()
     if pid == 0:
         os.close(ready)
         if told is not None:
             os.close(told)
-        _child(request, site_tail, [sock.fileno(), *children.fds()], started, go)
+        _child(request.child, site_tail, [sock.fileno(), *children.fds()], started, go)
     os.close(started)
-    if go is not None:
+    if go is not None and told is not None:
         os.close(go)
-        children.standby[request["id"]] = told
+        children.standby[request.id] = told
     os.read(ready, 1)  # EOF once the child called setsid (or died): its group can be killed now
     os.close(ready)
     children.running[os.pidfd_open(pid)] = (request, pid)
-    return {"id": request["id"], "pid": pid}
+    return protocol.Forked(request.id, pid)
 
 
-def _reap(sock, pidfd, children):
+def _reap(sock: socket.socket, pidfd: int, children: Children) -> None:
     """A child or the probe ended."""
-    if children.probe and pidfd == children.probe[0]:
+    if children.probe and pidfd == children.probe.pidfd:
         _probed(children)
         return
     request, pid = children.running.pop(pidfd)
     os.close(pidfd)
     _, status = os.waitpid(pid, 0)
-    children.ended(request["id"])
-    _send(sock, {"id": request["id"], "exit": os.waitstatus_to_exitcode(status)})
+    children.ended(request.id)
+    _send(sock, protocol.Exited(request.id, os.waitstatus_to_exitcode(status)))
     children.learned(request)
 
 
-def _stop(children):
+def _stop(children: Children) -> None:
     """gbbot went away: nothing it started may outlive it."""
     for _, pid in children.running.values():
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
     if children.probe:
         with contextlib.suppress(OSError):
-            os.kill(children.probe[1], signal.SIGKILL)
+            os.kill(children.probe.pid, signal.SIGKILL)
 
 
-def serve(sock, site_tail, learn):
+def serve(sock: socket.socket, site_tail: Sequence[str], learn: bool, warm: Callable[[], str | None] = warm_up) -> None:
     """Fork a child per request and report each one's exit; tell a standby child when its turn
     comes. The warm-up runs right after the first fork, beside that child (on another core),
     instead of before it: gbbot waits for no one. What the server learns to preload is tried in a
-    probe and imported one module at a time between messages."""
+    probe and imported one module at a time between messages. A line that is not a request (a bug
+    in gbbot, or not gbbot writing) ends the server as gbbot's going away does: gbbot's runs learn
+    that the server stopped."""
     children = Children(learn)
     pending = b""
-    warmed, broken = False, None  # broken: why no child may be forked any more
+    warmed = False
+    broken: str | None = None  # why no child may be forked any more
     while True:
         importing = bool(children.importing) and not broken
         readable, _, _ = select.select([sock, *children.waiting()], [], [], 0 if importing else None)
@@ -788,38 +834,51 @@ def serve(sock, site_tail, learn):
             pending += data
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                message = json.loads(line)
-                if "go" in message:
-                    children.go(message["go"])
-                    continue
-                _send(sock, _fork(sock, message, children, site_tail, broken))
-                if not warmed:
-                    warmed, broken = True, warm_up()
+                try:
+                    message = protocol.decode(line)
+                except protocol.ProtocolError:
+                    _stop(children)
+                    return
+                if isinstance(message, protocol.Go):
+                    children.go(message.id)
+                elif isinstance(message, protocol.Installed):
+                    children.installed = frozenset(message.names)
+                elif isinstance(message, protocol.Fork):
+                    _send(sock, _fork(sock, message, children, site_tail, broken))
+                    if not warmed:
+                        warmed, broken = True, warm()
+                else:  # a reply: only the server sends those
+                    _stop(children)
+                    return
 
 
-def _site_tail():
+def _site_tail() -> list[str]:
     """sys.path without this file's directory and PYTHONPATH's entries: what every interpreter
     started with the same installation has after them."""
     given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return sys.path[1 + len(given) :]
 
 
-def main(argv):
+def main(
+    argv: list[str], required: Sequence[str] = ("torch", "torch._dynamo"), warm: Callable[[], str | None] = warm_up
+) -> int:
+    """Serve on the socket `argv[0]` names, after importing `required` and the preload list (the
+    unit tests, which may not import torch, pass none and no warm-up)."""
     learn = argv[1:2] == ["--learn"]
     argv = [argv[0], *argv[1 + learn :]]
     sock = socket.socket(fileno=int(argv[0]))
     site_tail = _site_tail()
     del sys.path[0]  # this file's directory
-    for name in ("torch", "torch._dynamo", *argv[1:]):
+    for name in (*required, *argv[1:]):
         try:
             importlib.import_module(name)
         except BaseException as exc:
-            _send(sock, {"ready": False, "reason": f"`import {name}` failed: {type(exc).__name__}: {exc}"})
+            _send(sock, protocol.Ready(f"`import {name}` failed: {type(exc).__name__}: {exc}"))
             return 0
     reason = fork_unsafe()
-    _send(sock, {"ready": reason is None, "reason": reason})
+    _send(sock, protocol.Ready(reason))
     if reason is None:
-        serve(sock, site_tail, learn)
+        serve(sock, site_tail, learn, warm)
     # Nothing to flush (no output, no files), and an interpreter that imported torch takes about a
     # second to tear itself down, which gbbot would wait for on its way out.
     os._exit(0)

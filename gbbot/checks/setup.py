@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from gbbot.backends.contract import inherits
+from gbbot.backends.contract import inherited
 from gbbot.backends.groups import LIVE
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.edges import process
+from gbbot.edges import installed, process, vault
 
 STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
 TAIL_LINES = 25
@@ -70,7 +70,7 @@ class StepEnd:
 
 def step_environment(config: Config, base: Mapping[str, str]) -> dict[str, str]:
     """What a step inherits: the entrypoints' allow-list over `base`, with their pass_env and scrub_env."""
-    env = {name: value for name, value in base.items() if inherits(name, config.pass_env, config.scrub_env)}
+    env = inherited(base, config.pass_env, config.scrub_env)
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -109,11 +109,30 @@ class Log:
         self.out.flush()
 
 
-def _stream(running: process.Running, log: Log, tail: deque[str]) -> None:
+class _Forwarding:
+    """A step's output on its way to the log, until the step has ended: a daemon the step left
+    holding its stdout must not print once gbbot has resumed workflow commands."""
+
+    def __init__(self, log: Log, tail: deque[str]) -> None:
+        self.log, self.tail = log, tail
+        self._lock = threading.Lock()
+        self._open = True
+
+    def line(self, text: str) -> None:
+        with self._lock:
+            if self._open:
+                self.tail.append(text)
+                self.log.line(text)
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+
+
+def _stream(running: process.Running, forwarding: _Forwarding) -> None:
     assert running.stdout is not None
     for text in running.stdout:
-        tail.append(text)
-        log.line(text)
+        forwarding.line(text)
 
 
 def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout: float) -> StepEnd:
@@ -121,7 +140,8 @@ def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     running = process.start(command, cwd=root, env=env, stdout=process.PIPE, stderr=process.STDOUT, text=True)
     LIVE.add(running)
-    reader = threading.Thread(target=_stream, args=(running, log, tail), daemon=True)
+    forwarding = _Forwarding(log, tail)
+    reader = threading.Thread(target=_stream, args=(running, forwarding), daemon=True)
     reader.start()
     try:
         timed_out = not process.wait(running, timeout)
@@ -129,6 +149,7 @@ def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout
         process.kill_group(running)  # what a step left running in the background goes with it
         LIVE.discard(running)
     reader.join(timeout=5)
+    forwarding.close()  # what still holds the pipe (a daemon that left the group) prints to no one
     return StepEnd(running.returncode, timed_out, "".join(tail).rstrip())
 
 
@@ -151,7 +172,8 @@ def run(
     timeout: float = STEP_TIMEOUT_S,
 ) -> tuple[StepResult, ...]:
     """Run the config's setup steps in `root`, in order; SetupFailed at the first that fails."""
-    base = os.environ if base_env is None else base_env
+    installed.remember()  # before the first step: what the steps install is not learned warm
+    base = vault.environ() if base_env is None else base_env
     log = log or Log(base)
     env = step_environment(config, base)
     done = []

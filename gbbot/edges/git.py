@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import base64
 import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
@@ -61,8 +62,8 @@ PINNED_FILES = ("config", "config.worktree", "info/attributes")
 
 def _environment(extra: Mapping[str, str] | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if matches(k, _PASSED) and not looks_secret(k)}
-    system, global_ = _user_config()
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_SYSTEM=str(system), GIT_CONFIG_GLOBAL=str(global_))
+    user = _user_config()
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_SYSTEM=user.system, GIT_CONFIG_GLOBAL=user.global_)
     env.update(extra or {})
     return env
 
@@ -73,7 +74,7 @@ def _argv(args: Sequence[str]) -> list[str]:
     if flags:
         at = list(args).index(command) + 1
         args = [*args[:at], *flags, *args[at:]]
-    return ["git", *HARDENED, *args]
+    return [git_program(), *HARDENED, *args]
 
 
 def run(
@@ -88,7 +89,7 @@ def run(
     kept out of argv). With check, a failure raises GitError naming the command (never `env`)."""
     _guard(root)
     try:
-        finished = process.run(_argv(args), cwd=root, env=_environment(env), stdin=stdin)
+        finished = process.run(_argv(args), cwd=root, env=_environment(env), stdin=stdin, pass_fds=_user_config().fds)
     except FileNotFoundError as exc:
         raise GitError(f"git is not installed: {exc}") from None
     err = finished.stderr.decode("utf-8", "replace")
@@ -108,8 +109,21 @@ def cmd_output(*cmd: str, cwd: Path, check: bool = True) -> tuple[int, str, str]
 
 # --- what PR code cannot change: the user's config, and each repository's config ----------------
 
+
+@dataclass(frozen=True)
+class UserConfig:
+    """Where git reads the system and global config: sealed in-memory copies (`fds`, passed to each
+    git process, which opens them as /proc/self/fd/N), or, where Linux's sealed memfd is missing,
+    files in a private temporary directory."""
+
+    system: str
+    global_: str
+    fds: tuple[int, ...] = ()
+
+
 _LOCK = threading.RLock()
-_USER_CONFIG: dict[tuple[str, ...], tuple[Path, Path]] = {}
+_USER_CONFIG: dict[tuple[str, ...], UserConfig] = {}
+_GIT: list[str] = []  # git's absolute path, resolved once
 _PINS: dict[Path, dict[str, bytes | None]] = {}  # git dir → {file: bytes, None when absent}
 _GIT_DIRS: dict[Path, Path] = {}
 _PRIVATE: list[Path] = []
@@ -132,21 +146,58 @@ def _user_config_sources() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     return (system,), (xdg, home / ".gitconfig")  # git reads the XDG file first, ~/.gitconfig over it
 
 
-def _user_config() -> tuple[Path, Path]:
+def _user_config() -> UserConfig:
     """Private copies of the system and global config, made the first time these sources were
-    seen in this process; later changes to the originals are not read."""
+    seen in this process; later changes to the originals are not read. Sealed in memory where
+    Linux allows: a file in a temporary directory is one that code of the same user can append
+    `http.proxy` to (the push, Authorization header and all, through its proxy); a sealed memfd
+    cannot be written by anyone, root included."""
     systems, globals_ = _user_config_sources()
     key = tuple(str(p) for p in (*systems, *globals_))
     with _LOCK:
         if key not in _USER_CONFIG:
-            scratch = Path(tempfile.mkdtemp(prefix="config-", dir=_private_dir()))
-            copies = []
-            for name, sources in (("system", systems), ("global", globals_)):
-                copy = scratch / name
-                copy.write_bytes(b"\n".join(_read(p) or b"" for p in sources) + b"\n")
-                copies.append(copy)
-            _USER_CONFIG[key] = (copies[0], copies[1])
+            contents = [b"\n".join(_read(p) or b"" for p in sources) + b"\n" for sources in (systems, globals_)]
+            _USER_CONFIG[key] = _sealed_copies(contents) or _file_copies(contents)
         return _USER_CONFIG[key]
+
+
+def _sealed_copies(contents: Sequence[bytes]) -> UserConfig | None:
+    seals = ("F_ADD_SEALS", "F_SEAL_WRITE", "F_SEAL_SHRINK", "F_SEAL_GROW", "F_SEAL_SEAL")
+    if not hasattr(os, "memfd_create") or not all(hasattr(fcntl, name) for name in seals):
+        return None
+    fds = []
+    try:
+        for content in contents:
+            fd = os.memfd_create("gbbot-git-config", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            fds.append(fd)
+            os.write(fd, content)  # a config is small: one write
+            sealed = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, sealed)
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        return None
+    return UserConfig(f"/proc/self/fd/{fds[0]}", f"/proc/self/fd/{fds[1]}", tuple(fds))
+
+
+def _file_copies(contents: Sequence[bytes]) -> UserConfig:
+    scratch = Path(tempfile.mkdtemp(prefix="config-", dir=_private_dir()))
+    copies = []
+    for name, content in zip(("system", "global"), contents, strict=True):
+        (scratch / name).write_bytes(content)
+        copies.append(str(scratch / name))
+    return UserConfig(copies[0], copies[1])
+
+
+def git_program() -> str:
+    """git's absolute path, looked up on PATH the first time it is asked (gbbot asks at start,
+    before any code of the repository ran): an executable named `git` planted later in a
+    directory of PATH is never run. "git" when there is none (the call then says so)."""
+    with _LOCK:
+        if not _GIT:
+            found = shutil.which("git")
+            _GIT.append(os.path.abspath(found) if found else "git")
+        return _GIT[0]
 
 
 def _read(path: Path) -> bytes | None:
@@ -163,7 +214,7 @@ def _git_dir(root: Path) -> Path | None:
         if key not in _GIT_DIRS:
             argv = _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"])
             try:
-                finished = process.run(argv, cwd=root, env=_environment(None))
+                finished = process.run(argv, cwd=root, env=_environment(None), pass_fds=_user_config().fds)
             except (FileNotFoundError, NotADirectoryError):
                 return None
             found = finished.stdout.decode("utf-8", "replace").strip()
@@ -177,6 +228,7 @@ def pin(root: Path) -> None:
     """Remember the config and attributes of `root`'s repository as they are now, unless they were
     pinned before (the first pin wins: later code may be what changed them). Called before any
     entrypoint runs there, and by `gbbot` at start for the repository it starts in."""
+    git_program()
     _user_config()
     git_dir = _git_dir(root)
     if git_dir is None:
@@ -493,6 +545,7 @@ def push(root: Path, remote: Remote, commit: str, branch: str, replacing: str | 
     ref = f"refs/heads/{branch}"
     lease = [f"--force-with-lease={ref}:{replacing}"] if replacing else []
     args = ["push", "--quiet", *lease, "--", remote.url, f"{commit}:{ref}"]
+    process.end_untrusted()
     code, _, err = plumbing(root, *args, env=remote.env, check=False)
     if code == 0:
         return None
@@ -504,6 +557,7 @@ def fetch_branch(root: Path, remote: Remote, branch: str, into: str) -> str | No
     """The remote branch's tip, fetched into the local ref `into` (never a branch of the clone);
     None when the remote has no such branch."""
     ref = f"refs/heads/{branch}"
+    process.end_untrusted()
     _, out, _ = plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
     if not out.strip():
         return None

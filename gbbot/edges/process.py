@@ -18,7 +18,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -58,12 +58,19 @@ def run(
     stdin: bytes = b"",
     timeout: float | None = None,
     check: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> Finished:
     """Run `cmd` to its end in gbbot's own process group (Ctrl-C reaches it too). FileNotFoundError
     when the program is not there; with `check`, CalledProcessError on a non-zero exit; past
     `timeout`, the process is killed and subprocess.TimeoutExpired raised."""
     proc = subprocess.run(
-        list(cmd), cwd=cwd, env=None if env is None else dict(env), input=stdin, capture_output=True, timeout=timeout
+        list(cmd),
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        pass_fds=tuple(pass_fds),
     )
     finished = Finished(tuple(cmd), proc.returncode, proc.stdout, proc.stderr)
     if check and finished.code != 0:
@@ -135,6 +142,22 @@ def kill_group(process: Running) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+_BEFORE_CREDENTIALS: list[Callable[[], None]] = []
+
+
+def before_credentials(end: Callable[[], None]) -> None:
+    """Register `end`: it stops something that runs the repository's code (the warm server, which
+    lives on between entrypoints) and is called before a credential is handed to a process."""
+    _BEFORE_CREDENTIALS.append(end)
+
+
+def end_untrusted() -> None:
+    """Before a process gets a credential (git's push, the data branch's fetch): nothing that ran,
+    or was forked from what ran, the repository's code may still run to read it there."""
+    for end in list(_BEFORE_CREDENTIALS):
+        end()
 
 
 def replace_self(argv: Sequence[str], env: Mapping[str, str]) -> None:

@@ -2,8 +2,9 @@
 
 Withholding a token from what an entrypoint inherits is not enough: `/proc/<pid>/environ` shows
 the environment a process was *started* with, to any process of the same user, and deleting from
-`os.environ` does not change it. So when gbbot starts as a program with secret-looking variables
-in its environment (core/secret_names: the action's `INPUT_*`, `ACTIONS_*`, `*TOKEN*`, …), it
+`os.environ` does not change it. So when gbbot starts as a program with variables it does not keep
+in its environment (core/secret_names: every secret-looking name, the action's `INPUT_*`,
+`ACTIONS_*`, `*TOKEN*`, …, and everything outside the allow-list and what gbbot itself reads), it
 writes them into a pipe and replaces itself (execve, same pid) with a copy of itself started
 without them; the copy reads the pipe, closes it and keeps the values in this module. Then:
 
@@ -27,7 +28,7 @@ import stat
 import sys
 
 from gbbot.core.errors import GbbotError
-from gbbot.core.secret_names import looks_secret
+from gbbot.core.secret_names import WIDEN_VARIABLE, held_at_start, widening
 from gbbot.edges import process
 
 # The variable that names the pipe in the copy; its presence also says "already re-executed".
@@ -51,6 +52,11 @@ def held_names() -> tuple[str, ...]:
     return tuple(sorted(_HELD))
 
 
+def widened() -> tuple[str, ...]:
+    """What whoever started gbbot added to the entrypoints' allow-list (GBBOT_PASS_ENV)."""
+    return widening(environ().get(WIDEN_VARIABLE))
+
+
 def start(argv: list[str] | None = None) -> None:
     """Called first thing when gbbot runs as a program (never in a library or a test process):
     re-execute without secret-looking variables (does not return) or, in the copy, take them
@@ -60,13 +66,13 @@ def start(argv: list[str] | None = None) -> None:
         protect()
         _receive(os.environ.pop(FD_VARIABLE))
         return
-    if any(looks_secret(name) for name in os.environ) and hasattr(os, "execve"):
+    if any(held_at_start(name) for name in os.environ) and hasattr(os, "execve"):
         _reexecute(list(sys.orig_argv) if argv is None else argv)
     protect()
 
 
 def _reexecute(argv: list[str]) -> None:
-    held = {name: value for name, value in os.environ.items() if looks_secret(name)}
+    held = {name: value for name, value in os.environ.items() if held_at_start(name)}
     data = json.dumps(held).encode()
     read_end, write_end = os.pipe()
     with contextlib.suppress(OSError, ImportError):  # Linux: room for the whole payload in the pipe
@@ -83,7 +89,7 @@ def _reexecute(argv: list[str]) -> None:
         os.close(read_end)
         raise GbbotError(f"the {len(held)} secret-looking environment variables ({len(data)} bytes) do not fit a pipe")
     os.set_inheritable(read_end, True)
-    clean = {name: value for name, value in os.environ.items() if not looks_secret(name)}
+    clean = {name: value for name, value in os.environ.items() if not held_at_start(name)}
     clean[FD_VARIABLE] = str(read_end)
     process.replace_self(argv, clean)
 

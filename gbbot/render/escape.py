@@ -76,10 +76,12 @@ def md_link(label: str, url: str | None) -> str:
 
 def html_text(text: str) -> str:
     """Plain text → HTML text for a raw HTML line (a `<summary>`), where markdown is not read but
-    GitHub still turns `@name` into a mention: entities escaped, mentions broken, one line."""
+    GitHub still turns `@name` into a mention and `#3` into an issue reference: entities escaped,
+    mentions and references broken, one line."""
     text = " ".join(text.split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     # Markdown is not read on such a line, but should it ever be (a renderer that ends the HTML
     # block early), brackets and backticks as entities make neither a link nor a code span.
     text = text.replace("[", "&#91;").replace("]", "&#93;").replace("`", "&#96;")
+    text = ISSUE_REFERENCE.sub(lambda m: m.group(1) + ZERO_WIDTH_SPACE, text)  # GitHub links `#3` there too
     return MENTION.sub("@" + ZERO_WIDTH_SPACE, text)

@@ -475,3 +475,22 @@ def test_a_module_that_hangs_in_the_learning_probe_holds_no_entrypoint_back(tmp_
     started = time.monotonic()
     assert seen_loaded(repo) == {"a": "False", "b": "False", "c": "False"}
     assert time.monotonic() - started < 120  # the probe is still asleep: it is not waited for
+
+
+def test_an_entrypoint_that_stops_the_warm_server_fails_alone_and_gbbot_still_reports(tmp_path, monkeypatch):
+    """PR code SIGSTOPs the warm server (its parent): gbbot never hears of its exit. It waits
+    REPLY_DEADLINE_S, not until the job's time limit: that entrypoint crashed, and says why; the
+    server is killed and the next entrypoint runs in a fresh process."""
+    monkeypatch.setattr(warm_backend, "REPLY_DEADLINE_S", 3.0, raising=False)
+    (tmp_path / "stop.py").write_text(
+        "import os, signal, time\ntime.sleep(0.5)\nos.kill(os.getppid(), signal.SIGSTOP)\n"
+    )
+    (tmp_path / "ok.py").write_text("import sys\nopen(sys.argv[1], 'w').write(str('torch' in sys.modules))\n")
+    # a preload list of its own: its own server, not the one the other tests share
+    body = "runner: {preload: [colorsys]}\nentrypoints: [{name: stop, run: python stop.py}, {name: after, run: python ok.py after}]\n"
+    started = time.monotonic()
+    found = entries(tmp_path, body, warm=True, jobs=1)
+    assert time.monotonic() - started < 120
+    assert found["stop"].status.value == "crashed"
+    assert "the warm server was lost: it did not" in (found["stop"].error or "")  # answer, or report an exit
+    assert (tmp_path / "after").read_text() == "False"  # a fresh process: the server is gone

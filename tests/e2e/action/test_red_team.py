@@ -46,7 +46,7 @@ def files_under(*roots: Path) -> str:
 def test_a_hostile_pr_reads_no_token_and_runs_nothing_in_gbbots_git_calls(tmp_path: Path) -> None:
     red_team = tmp_path / "red-team"
     red_team.mkdir()
-    config = CONFIG + "autofix: true\npass_env: [RED_TEAM]\n"
+    config = CONFIG + "autofix: true\n"
     bare, work, base = author_repository(tmp_path, {".gbbot.yml": config, "model.py": MODEL})
     git(work, "checkout", "-qb", BRANCH)
     (work / "model.py").write_text(ATTACKING_STEP)
@@ -63,7 +63,8 @@ def test_a_hostile_pr_reads_no_token_and_runs_nothing_in_gbbots_git_calls(tmp_pa
         gh.add_pull(PR, head, head_ref=BRANCH)
         workspace = checkout(remote.repo_url("octo-repo.git"), tmp_path / "checkout", head)
         event = pull_request_event(PR, head, base)
-        extra = {**canaries, "RED_TEAM": str(red_team)}
+        # the workflow (never the PR's config) hands the attack its output directory
+        extra = {**canaries, "RED_TEAM": str(red_team), "GBBOT_PASS_ENV": "RED_TEAM"}
         done = run_action(workspace, tmp_path / "run", gh, "pull_request", event, ACTIONS_TOKEN, extra, jobs="1")
         comments = gh.comments(PR)
         tip = git(bare, "rev-parse", f"refs/heads/{BRANCH}")

@@ -224,3 +224,19 @@ def test_named_files_understand_pips_spellings():
         "a/b.txt",
     )
     assert Path(setup.named_files(["pip install -r x/../y.txt"])[0]) == Path("y.txt")
+
+
+def test_a_daemon_a_step_leaves_holding_its_output_prints_nothing_after_the_step(tmp_path):
+    """The step starts a daemon in a session of its own that keeps the step's stdout and prints
+    workflow commands once gbbot has resumed them (gbbot waits 5 s for the output to end): they
+    reach no one."""
+    daemon = "sleep 7; echo '::add-mask::x'; echo '::error::obeyed after the step'"
+    config = config_with(f'setsid sh -c "{daemon}" & echo started', "echo second")
+    log, out = log_to_text(actions=True)
+    setup.run(tmp_path, config, dict(os.environ), log)
+    time.sleep(4)
+    lines = out.getvalue().splitlines()
+    stop = next(line for line in lines if line.startswith("::stop-commands::"))
+    resumed = lines.index(f"::{stop.removeprefix('::stop-commands::')}::")
+    assert "started" in lines[:resumed] and "second" in lines[resumed:]
+    assert [line for line in lines[resumed:] if "obeyed" in line or "add-mask" in line] == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,7 @@ def test_git_starts_without_the_token_or_the_callers_git_variables(planted, tmp_
     (shim / "git").write_text(f'#!/bin/sh\nenv >> {seen}\nexec {real} "$@"\n')
     (shim / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(gitlayer, "_GIT", [])  # the shim is the git found at start
     monkeypatch.setenv("GIT_SSH_COMMAND", "touch /tmp/never")
     assert gitlayer.head_sha(repo) == base
     env = seen.read_text()
@@ -120,3 +122,43 @@ def test_a_user_gitconfig_changed_after_gbbot_started_is_not_read(in_git_dir, tm
     _, out, _ = gitlayer.run(in_git_dir, "config", "--global", "user.name", check=False)
     assert out.decode().strip() == "Someone"
     assert not log.exists()
+
+
+def test_a_git_planted_on_path_after_gbbot_started_never_runs(planted, tmp_path, monkeypatch):
+    """PR code writes an executable `git` into a directory of PATH (the image venv's bin/, ahead
+    of /usr/bin): gbbot runs the git it found at start, by its absolute path."""
+    repo, _, base = planted
+    bin_dir = tmp_path / "venv-bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(gitlayer, "_GIT", [])
+    gitlayer.pin(repo)  # gbbot's start, before any entrypoint
+    ran = tmp_path / "planted-git-ran"
+    (bin_dir / "git").write_text(f"#!/bin/sh\nenv > {ran}\nexit 1\n")
+    (bin_dir / "git").chmod(0o755)
+    assert gitlayer.head_sha(repo) == base
+    assert not ran.exists()
+
+
+def test_an_http_proxy_appended_to_gbbots_copy_of_the_user_config_is_not_read(in_git_dir, tmp_path, monkeypatch):
+    """gbbot reads the system and global config from copies it made at start. PR code appends
+    `http.proxy` to every copy it can find (the temporary directory, and the files git was told to
+    read): the push would go through its proxy, Authorization header and all."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Someone\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    gitlayer.pin(in_git_dir)
+    copies = [p for p in Path(tempfile.gettempdir()).glob("gbbot-git-*/config-*/*") if p.is_file()]
+    _, out, _ = gitlayer.run(in_git_dir, "config", "--show-origin", "--global", "user.name")
+    copies.append(Path(out.decode().split("\t")[0].removeprefix("file:")))
+    for copy in copies:
+        try:
+            with open(copy, "a") as handle:
+                handle.write("\n[http]\n\tproxy = http://127.0.0.1:9/\n")
+        except OSError:
+            pass  # sealed: nobody may write it
+    code, out, _ = gitlayer.run(in_git_dir, "config", "--get", "http.proxy", check=False)
+    assert (code, out) == (1, b"")

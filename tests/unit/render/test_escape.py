@@ -12,7 +12,7 @@ import pytest
 from cmarkgfm.cmark import Options
 
 from gbbot.render import markdown
-from gbbot.render.escape import md_code, md_text
+from gbbot.render.escape import html_text, md_code, md_text
 from tests.builders import entrypoint, report_of, traced_break
 
 # tagfilter is left out on purpose: it would rewrite a raw <script> that escaping let through, and
@@ -121,3 +121,11 @@ def test_a_forged_doc_url_never_becomes_a_link_the_id_makes_it():
     hrefs = re.findall(r'<a [^>]*href="([^"]*)"', rendered)
     assert "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html" in hrefs
     assert not [h for h in hrefs if "evil" in h]
+
+
+def test_an_issue_reference_in_a_summary_line_stays_text():
+    """A path or an entrypoint name shown in a `<summary>` (`models/#3/net.py`) must not become
+    a live reference to issue 3 (GitHub links `#3` in HTML text too), and still reads the same."""
+    shown = html_text("models/#3/net.py: GH-12 and owner/repo#4")
+    assert not re.search(r"(#|GH-)\d", html.unescape(shown))
+    assert html.unescape(shown).replace("\u200b", "") == "models/#3/net.py: GH-12 and owner/repo#4"
