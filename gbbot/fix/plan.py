@@ -14,7 +14,7 @@ from gbbot.analysis.labels import ITEM_ID, statement_of
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
-from gbbot.fix import advice, engine, scaffold
+from gbbot.fix import advice, engine, override, scaffold
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.recipes import choices, variants
 from gbbot.fix.recipes.base import BreakSite, Recipe
@@ -46,6 +46,7 @@ class Candidate:
     patches: tuple[FilePatch, ...]
     sites: tuple[CompileSite, ...] = ()
     setting: type[Recipe] | None = None
+    at: CompileSite | None = None  # where the recipe applies when not at the break's line (an override's use)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -62,7 +63,8 @@ class Candidate:
     def requests(self) -> list[tuple[str, engine.Request]]:
         """(file, request) for each place the recipe applies."""
         key = self.brk.fingerprint
-        at_line = [(self.brk.file, engine.Request(key, self.recipe, BreakSite(self.brk.line)))]
+        path, line = (self.at.path, self.at.line) if self.at else (self.brk.file, self.brk.line)
+        at_line = [(path, engine.Request(key, self.recipe, BreakSite(line)))]
         if not self.sites:
             return at_line
         at_sites = self.setting or self.recipe
@@ -254,11 +256,13 @@ def _at_compile_site(
     )
 
 
-def _with_setting(candidate: Candidate, read: FileReader, paths: Sequence[str]) -> tuple[Candidate | None, str | None]:
+def _with_setting(
+    candidate: Candidate, read: FileReader, paths: Sequence[str], owners: Mapping[FrameRef, str] | None = None
+) -> tuple[Candidate | None, str | None]:
     """`candidate`'s break-line edit and its setting at the compiles of the break's frame, in one
     candidate (both in one file when the compile is next to the break), or why not."""
     assert candidate.setting is not None
-    at_compile, why = _at_compile_site(candidate.brk, candidate.setting, read, paths)
+    at_compile, why = _at_compile_site(candidate.brk, candidate.setting, read, paths, owners)
     if at_compile is None:
         flag = getattr(candidate.setting, "flag", candidate.setting.variant)
         return None, f"the {candidate.recipe.variant} rewrite needs {flag} at the compile: {why}"
@@ -343,8 +347,9 @@ def plan_break(
         return Planned(brk, entrypoints, found)
     if brk.origin is Origin.THIRD_PARTY:  # no patch at the call line: a setting at the compile, or a scaffold
         settings, why = library_settings(brk, read, lookup, paths)
-        if settings:
-            return Planned(brk, entrypoints, settings)
+        finished = _finished_override(brk, read, lookup, paths)
+        if settings or finished:
+            return Planned(brk, entrypoints, (*settings, *finished))
         return _tried_first(scaffold.scaffold(brk, lookup), why)
     if not variants(family):
         fed = BRANCH_FED in why_not
@@ -381,6 +386,28 @@ def library_settings(
         found += [candidate] if candidate else []
         why_not += [why] if why else []
     return tuple(found), tuple(why_not)
+
+
+def _finished_override(
+    brk: GraphBreak, read: FileReader, lookup: scaffold.SourceLookup, paths: Sequence[str]
+) -> tuple[Candidate, ...]:
+    """The scaffold's subclass finished by a recipe and used where the model is made, with the
+    setting that recipe needs at the compile (gbbot/fix/override.py); () when there is none."""
+    made = override.override_recipe(brk, lookup, _readable(read, (p for p in paths if p.endswith(".py"))))
+    if made is None:
+        return ()
+    recipe, (path, line) = made
+    text = read(path)
+    outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(line))])
+    if not outcome.applied:
+        return ()
+    candidate = Candidate(brk, recipe, (FilePatch(path, text, outcome.after),), at=CompileSite(path, line))
+    setting = getattr(recipe, "with_setting", None)
+    if setting is None:
+        return (candidate,)
+    owners = {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None}
+    joined, _why = _with_setting(replace(candidate, patches=(), setting=setting), read, paths, owners)
+    return (joined,) if joined else ()
 
 
 def _library_owner(frame: FrameRef, lookup: scaffold.SourceLookup) -> str | None:

@@ -1,10 +1,12 @@
 """Breaks inside an installed library, fixed in the user's code (real torch). A stand-in library
 (tests/e2e/fix/library_project/libmodels_src, pip-installed by the test) has a model class per
 kind of break seen in real libraries: a logger call, an `.item()` whose number feeds only
-arithmetic, a `nonzero`, an `if` that only raises. The app makes each model and compiles it one
+arithmetic, a `nonzero`, an `if` that only raises (that one gets a finished subclass override). The app makes each model and compiles it one
 call deeper, in a helper (`compiled(Model())`, `torch.compile` in app/build.py). `gbbot fix
 --apply` runs once: each break the installed torch can take by a setting gets that setting at the
-helper's compile, verified by re-running (break gone, outputs equal); the library is untouched."""
+helper's compile, verified by re-running (break gone, outputs equal); the library is untouched.
+Beside them, an entrypoint whose result is random: its print guard cannot be judged by outputs,
+and the fix says why."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "library_project"
 LIBRARY = PROJECT / "libmodels_src"
-NAMES = ("chatty", "normalised", "sparse", "checked")
+NAMES = ("chatty", "normalised", "sparse", "checked", "noisy")
 
 
 @dataclass
@@ -90,8 +92,21 @@ def test_the_settings_are_written_before_the_one_compile_and_the_library_is_unto
     assert installed.read_text() == (LIBRARY / "libmodels" / "__init__.py").read_text()
 
 
-def test_a_library_branch_no_setting_removes_stays_a_scaffold_said_so(session):
+def test_a_library_branch_that_only_raises_gets_a_finished_override_used_where_the_model_is_made(session):
     result = session.result("checked")
-    assert result.status is FixStatus.SCAFFOLD
-    assert "class CompilableChecked(Checked):" in result.scaffold
-    assert session.breaks("checked") == 1
+    assert result.status is FixStatus.VERIFIED, result.reason
+    assert (result.recipe, result.variant) == ("tensor_branch", "override")
+    checked = (session.repo / "app/checked.py").read_text()
+    assert "class CompilableChecked(Checked):\n    def forward(self, x):\n        torch._check(" in checked
+    assert "model = compiled(CompilableChecked())" in checked
+    assert session.breaks("checked") == 0
+    installed = session.site / "libmodels" / "__init__.py"
+    assert "raise ValueError" in installed.read_text()
+
+
+def test_an_entrypoint_whose_result_differs_unpatched_is_named_not_reproducible(session):
+    result = session.result("noisy")
+    assert result.status is FixStatus.DROPPED
+    assert result.reason.startswith("noisy itself is not reproducible: a second run without any patch differs")
+    assert "the result of noisy changed" in result.reason
+    assert result.summary.startswith("not kept (noisy itself is not reproducible")

@@ -138,3 +138,67 @@ def test_settings_before_one_compile_are_all_turned_on_there():
         "    torch._dynamo.config.ignore_logging_functions |= {logging.Logger.warning}\n"
         "    return torch.compile(model)\n"
     )
+
+
+CHECKED_LIBRARY = """\
+import torch
+
+
+class Checked(torch.nn.Module):
+    def forward(self, x):
+        if (x < -100).any():
+            raise ValueError("out of range")
+        return x * 2
+"""
+CHECKED_RUN = """\
+import torch
+from libmodels import Checked
+
+from app.build import compiled
+
+
+def run(x):
+    model = compiled(Checked())
+    return model(x)
+"""
+
+
+def test_a_library_if_that_only_raises_gets_a_finished_override_used_where_the_model_is_made():
+    files = {"app/build.py": BUILD, "app/run.py": CHECKED_RUN}
+
+    def read(path: str) -> str:
+        if path not in files:
+            raise plan.Unpatchable(path)
+        return files[path]
+
+    brk = replace(
+        _library_break("GB0170", 6),
+        frames=(FrameRef("libmodels/__init__.py", 5, "forward"),),
+        library_site=LibrarySite("libmodels", "libmodels/__init__.py", 6, "forward", "if (x < -100).any():"),
+        user_stack=(Frame("app/run.py", 9, "run", "return model(x)"), Frame("libmodels/__init__.py", 6, "forward")),
+        line=9,
+    )
+    planned = plan.plan_break(
+        brk, ("run",), read, lambda p: CHECKED_LIBRARY if p.startswith("libmodels/") else None, tuple(files)
+    )
+    assert isinstance(planned, plan.Planned)
+    (candidate,) = planned.candidates
+    assert candidate.recipe.variant == "override" and set(candidate.paths) == {"app/run.py", "app/build.py"}
+    assert "+class CompilableChecked(Checked):" in candidate.diff
+    assert '+        torch._check(torch.sym_not((x < -100).any().item()), lambda: "out of range")' in candidate.diff
+    assert "+    model = compiled(CompilableChecked())" in candidate.diff
+    assert "+    torch._dynamo.config.capture_scalar_outputs = True" in candidate.diff  # what torch._check needs
+
+
+def test_a_library_line_no_recipe_rewrites_gets_no_override():
+    brk = replace(
+        _library_break("GB0170", 6),
+        library_site=LibrarySite("libmodels", "libmodels/__init__.py", 6, "forward", "if x.sum() > 0:"),
+    )
+    library = CHECKED_LIBRARY.replace("if (x < -100).any():", "if x.sum() > 0:").replace(
+        'raise ValueError("out of range")', "x = x + 1"
+    )
+    assert (
+        plan._finished_override(brk, _read, lambda p: library if p.startswith("libmodels/") else None, tuple(FILES))
+        == ()
+    )
