@@ -233,6 +233,8 @@ def _at_compile_site(
     texts = _readable(read, (*stack_files, *(p for p in paths if p.endswith(".py"))))
     frames = frames_of(brk)
     searches = [search(frame, texts, stack_files, (owners or {}).get(frame)) for frame in frames]
+    if owners is not None and not any(s.sites for s in searches):  # a layer deep in a library's model
+        searches = [search(frame, texts, stack_files, owners.get(frame), whole_library=True) for frame in frames]
     for found in searches:
         candidate = _applied(brk, recipe, found.sites, read) if found.sites else None
         if candidate is not None:

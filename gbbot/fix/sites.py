@@ -110,6 +110,7 @@ class _Module:
     imported_modules: dict[str, str] = field(default_factory=dict)  # local name → dotted module
     torch: set[str] = field(default_factory=set)
     compile: set[str] = field(default_factory=set)
+    external: dict[str, str] = field(default_factory=dict)  # local name → the outside module it comes from
 
     def __post_init__(self) -> None:
         for node in self.tree.body:
@@ -144,6 +145,8 @@ class _Module:
                 self.imported_modules[local] = f"{base}.{alias.name}"
             else:
                 self.symbols[local] = (self.modules.get(base), alias.name)
+                if base not in self.modules:
+                    self.external[local] = base
 
     def resolve(self, dotted: str) -> Id:
         """The class or function a dotted name refers to (for `C.method`: the class C)."""
@@ -217,13 +220,17 @@ def _calls(module: _Module, node: ast.AST) -> tuple[set[Id], set[str]]:
     return ids, methods
 
 
-def reaching(frame: FrameRef, modules: Sequence[_Module], library_owner: str | None = None) -> Reach:
+def reaching(
+    frame: FrameRef, modules: Sequence[_Module], library_owner: str | None = None, whole_library: bool = False
+) -> Reach:
     """The functions and classes whose call runs the frame: the frame's function, what calls one of
     them, the classes whose `forward`/`__call__` does or that make an instance of one
     (`self.blocks = ModuleList([Block()])`: calling the model calls the block), and subclasses that
     inherit a reached call. Dynamo inlines what a compiled call runs, so compiling any of them
     traces the frame. A frame inside a library is named by its class (`library_owner`, read from
-    the library's source): the repository refers to it as `(None, class name)`."""
+    the library's source): the repository refers to it as `(None, class name)`. `whole_library`:
+    every class the repository imports from that library counts (a layer deep inside a model the
+    repository makes, which the library's own source would show; verification decides)."""
     here = next((m for m in modules if m.path == frame.file), None)
     owner = owner_of(here, frame) if here is not None else None
     file: str | None = frame.file
@@ -233,6 +240,11 @@ def reaching(frame: FrameRef, modules: Sequence[_Module], library_owner: str | N
     methods: set[str] = {frame.function} if owner and frame.function not in CALL_METHODS else set()
     classes: set[Id] = {(file, owner)} if owner and frame.function in CALL_METHODS else set()
     owners: set[Id] = {(file, owner)} if owner else set()
+    if here is None and whole_library:
+        package = frame.file.split("/")[0]
+        classes |= {
+            m.symbols[local] for m in modules for local, base in m.external.items() if base.split(".")[0] == package
+        }
     defs = [(m, node, cls, *_calls(m, node)) for m in modules for node, cls in m.functions()]
     bases = [(m, c, {m.resolve(_dotted(b)) for b in c.bases}) for m in modules for c in m.classes()]
     while True:
@@ -407,14 +419,18 @@ def passed_in(modules: Sequence[_Module], reach: Reach, known: frozenset[Id]) ->
 
 
 def search(
-    frame: FrameRef, texts: Mapping[str, str], stack_files: Sequence[str] = (), library_owner: str | None = None
+    frame: FrameRef,
+    texts: Mapping[str, str],
+    stack_files: Sequence[str] = (),
+    library_owner: str | None = None,
+    whole_library: bool = False,
 ) -> Search:
     """Every compile site in `texts` (the repository's Python files, by path) that compiles
     `frame`, and the unresolved ones in `stack_files` (the files of the break's stack).
     `library_owner`: for a frame inside a library, the class whose method it is."""
     names = module_names(texts)
     modules = [_Module(p, t, names) for p, t in ((p, _parse(text)) for p, text in texts.items()) if t is not None]
-    reach = reaching(frame, modules, library_owner)
+    reach = reaching(frame, modules, library_owner, whole_library)
     known = frozenset((m.path, c.name) for m in modules for c in m.classes())
     passed = passed_in(modules, reach, known)
     verdicts = {m.path: sites_in(m, frame, reach, known, passed) for m in modules if COMPILE_WORD in texts[m.path]}

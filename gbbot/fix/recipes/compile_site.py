@@ -13,7 +13,7 @@ line marked `# BREAK` is that compile call.
 
 from __future__ import annotations
 
-import ast
+import re
 from typing import ClassVar
 
 import libcst as cst
@@ -157,6 +157,7 @@ class CompileSiteConfig(Recipe):
         return isinstance(target, cst.Name) and module is not None and _defines_function(module, target.value)
 
 
+CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
@@ -425,9 +426,7 @@ class LoggerIgnored(CompileSiteConfig):
 
 
 def _called_method(code: str) -> str | None:
-    try:
-        tree = ast.parse(code.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    return calls[0].func.attr if calls and calls[0].func.attr.isidentifier() else None  # type: ignore[union-attr]
+    """The method the statement's first call names: `logger.warning_once("…")` → `warning_once`
+    (the first line of a call spread over several lines too)."""
+    found = CALLED_METHOD.search(code)
+    return found[1] if found else None

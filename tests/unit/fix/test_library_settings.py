@@ -202,3 +202,14 @@ def test_a_library_line_no_recipe_rewrites_gets_no_override():
         plan._finished_override(brk, _read, lambda p: library if p.startswith("libmodels/") else None, tuple(FILES))
         == ()
     )
+
+
+def test_a_layer_deep_inside_a_library_model_is_compiled_where_the_repository_compiles_that_librarys_model():
+    # the frame is an expert layer the library's model makes inside itself: the repository never
+    # names it, so only the whole library's classes can lead to the compile (verification decides)
+    layer = FrameRef("libmodels/layers.py", 20, "forward")
+    assert search(layer, FILES, (), library_owner="Expert").sites == ()
+    found = search(layer, FILES, (), library_owner="Expert", whole_library=True)
+    assert [(s.path, s.line) for s in found.sites] == [("app/build.py", 6)]
+    other = FrameRef("otherlib/layers.py", 20, "forward")
+    assert search(other, FILES, (), library_owner="Expert", whole_library=True).sites == ()
