@@ -4,7 +4,7 @@ and what each judgement settles. Pure: the runs happen in the `attempt` function
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gbbot.analysis.advice import options_for
@@ -85,8 +85,19 @@ def _dropped(planned: Planned, judgement: Judgement, names: Sequence[str], tried
     captured, then an `if` breaks on its number), that break's options come with it."""
     recipe = planned.candidates[-1].recipe
     options = options_for(judgement.instead[0]) if judgement.instead else ()
+    # one account: the summary leads with the verdict the reason gives, and the breaks it says the
+    # patched run revealed are listed, as for a kept fix
+    told = replace(judgement, summary=f"not kept ({judgement.reason}); the patched run: {judgement.summary}")
     return _judged(
-        planned.brk, recipe, FixStatus.DROPPED, judgement, names, tried[:-1], reason=judgement.reason, advice=options
+        planned.brk,
+        recipe,
+        FixStatus.DROPPED,
+        told,
+        names,
+        tried[:-1],
+        reason=judgement.reason,
+        advice=options,
+        revealed=judgement.revealed,
     )
 
 

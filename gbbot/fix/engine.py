@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 import libcst.matchers as m
@@ -117,6 +117,35 @@ def _code(replacement: object) -> str:
     return repr(replacement)  # RemovalSentinel
 
 
+def _inserted(edit: Edit) -> list[cst.CSTNode] | None:
+    """The statements an edit only inserts before its node (the node itself kept as it was, its
+    comment lines moved up to the first one), else None."""
+    replacement = edit.replacement
+    if not isinstance(replacement, cst.FlattenSentinel) or len(replacement.nodes) < 2:
+        return None
+    *before, last = replacement.nodes
+    kept = getattr(edit.node, "leading_lines", None) is not None and last.deep_equals(
+        edit.node.with_changes(leading_lines=())  # type: ignore[attr-defined]
+    )
+    return list(before) if kept else None
+
+
+def _joined_before(taken: list[Edit], new: Sequence[Edit]) -> bool:
+    """When `new` only inserts statements before a statement a taken edit also only inserts
+    before, one edit inserts both (each setting turned on before the same compile); True then."""
+    if len(new) != 1 or (added := _inserted(new[0])) is None:
+        return False
+    for i, edit in enumerate(taken):
+        earlier = _inserted(edit) if edit.node is new[0].node else None
+        if earlier is not None:
+            fresh = [s.with_changes(leading_lines=()) for s in added]  # type: ignore[attr-defined]
+            last = edit.replacement.nodes[-1]  # type: ignore[union-attr]
+            imports = tuple(dict.fromkeys((*edit.imports, *new[0].imports)))
+            taken[i] = replace(edit, replacement=cst.FlattenSentinel([*earlier, *fresh, last]), imports=imports)
+            return True
+    return False
+
+
 def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
     return (a[0], a[1]) <= (b[2], b[3]) and (b[0], b[1]) <= (a[2], a[3])
 
@@ -156,6 +185,9 @@ def _collect(
         if written <= made:  # two breaks on one statement, one guard: the same edit, made once
             applied.append(request.key)
             continue
+        if _joined_before(edits, recipe.edits):  # two settings before one compile: both, in order
+            applied.append(request.key)
+            continue
         if any(_overlaps(s, t) for s in spans for t in taken):
             missed.append((request.key, "overlaps another fix in the same file; apply that one first"))
             continue
@@ -177,6 +209,12 @@ def apply(source: str, requests: Sequence[Request]) -> Outcome:
     if any("torch" in e.imports for e in edits) and not names.torch_imported:
         context = CodemodContext()
         AddImportsVisitor.add_needed_import(context, "torch")
+        module = AddImportsVisitor(context).transform_module(module)
+    others = sorted({name for e in edits for name in e.imports} - {"torch"})
+    if others:  # `logging` for a logger setting; nothing when the module imports it already
+        context = CodemodContext()
+        for name in others:
+            AddImportsVisitor.add_needed_import(context, name)
         module = AddImportsVisitor(context).transform_module(module)
     released = {r for e in edits for r in e.released}
     if released:  # a patch must not leave an import that linters then flag as unused

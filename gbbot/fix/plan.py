@@ -4,7 +4,7 @@ files come in through a reader, library sources through a lookup."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gbbot.analysis import triggers
@@ -14,7 +14,7 @@ from gbbot.analysis.labels import ITEM_ID, statement_of
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
-from gbbot.fix import advice, engine, scaffold
+from gbbot.fix import advice, engine, override, scaffold
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.recipes import choices, variants
 from gbbot.fix.recipes.base import BreakSite, Recipe
@@ -46,6 +46,7 @@ class Candidate:
     patches: tuple[FilePatch, ...]
     sites: tuple[CompileSite, ...] = ()
     setting: type[Recipe] | None = None
+    at: CompileSite | None = None  # where the recipe applies when not at the break's line (an override's use)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -62,7 +63,8 @@ class Candidate:
     def requests(self) -> list[tuple[str, engine.Request]]:
         """(file, request) for each place the recipe applies."""
         key = self.brk.fingerprint
-        at_line = [(self.brk.file, engine.Request(key, self.recipe, BreakSite(self.brk.line)))]
+        path, line = (self.at.path, self.at.line) if self.at else (self.brk.file, self.brk.line)
+        at_line = [(path, engine.Request(key, self.recipe, BreakSite(line)))]
         if not self.sites:
             return at_line
         at_sites = self.setting or self.recipe
@@ -125,7 +127,10 @@ def candidates(
     reader = _remembered(read or (lambda _path: text))
     family = recipe_family(brk, text)
     statement = statement_of(brk, source_map(text))
-    for recipe in choices(family):
+    for chosen in choices(family):
+        recipe = _for_break(chosen, brk)
+        if recipe is None:
+            continue
         if not recipe.trigger.accepts(statement):  # the label said the same: no promise to keep
             if recipe in variants(family):
                 why_not.append(f"line {brk.line} is not a pattern the {recipe.id} recipe rewrites ({recipe.title})")
@@ -145,10 +150,19 @@ def candidates(
             found += [with_setting] if with_setting else []
         elif outcome.applied:
             found.append(Candidate(brk, recipe, (FilePatch(brk.file, text, outcome.after),)))
-        if recipe in variants(family):  # a shape recipe that does not fit is no news
+        if chosen in variants(family):  # a shape recipe that does not fit is no news
             why_not += [why for _, why in outcome.missed]
     unique = {_written(c): c for c in reversed(found)}
     return tuple(c for c in found if unique[_written(c)] is c), tuple(why_not)
+
+
+def _for_break(recipe: type[Recipe], brk: GraphBreak) -> type[Recipe] | None:
+    """A recipe made for the break's own call where it needs one (the logger method a logger
+    setting ignores: the library's line for a break inside a library)."""
+    for_code = getattr(recipe, "for_code", None)
+    if for_code is None:
+        return recipe
+    return for_code(brk.library_site.code if brk.library_site else (brk.statement or brk.code))
 
 
 def recipe_family(brk: GraphBreak, text: str) -> str | None:
@@ -207,13 +221,20 @@ def frames_of(brk: GraphBreak) -> tuple[FrameRef, ...]:
 
 
 def _at_compile_site(
-    brk: GraphBreak, recipe: type[Recipe], read: FileReader, paths: Sequence[str]
+    brk: GraphBreak,
+    recipe: type[Recipe],
+    read: FileReader,
+    paths: Sequence[str],
+    owners: Mapping[FrameRef, str] | None = None,
 ) -> tuple[Candidate | None, str | None]:
-    """The recipe applied at every `torch.compile` that compiles the break's frame, or why not."""
+    """The recipe applied at every `torch.compile` that compiles the break's frame, or why not.
+    `owners`: for frames inside a library, the class whose method each is."""
     stack_files = _stack_files(brk)
     texts = _readable(read, (*stack_files, *(p for p in paths if p.endswith(".py"))))
     frames = frames_of(brk)
-    searches = [search(frame, texts, stack_files) for frame in frames]
+    searches = [search(frame, texts, stack_files, (owners or {}).get(frame)) for frame in frames]
+    if owners is not None and not any(s.sites for s in searches):  # a layer deep in a library's model
+        searches = [search(frame, texts, stack_files, owners.get(frame), whole_library=True) for frame in frames]
     for found in searches:
         candidate = _applied(brk, recipe, found.sites, read) if found.sites else None
         if candidate is not None:
@@ -237,11 +258,13 @@ def _at_compile_site(
     )
 
 
-def _with_setting(candidate: Candidate, read: FileReader, paths: Sequence[str]) -> tuple[Candidate | None, str | None]:
+def _with_setting(
+    candidate: Candidate, read: FileReader, paths: Sequence[str], owners: Mapping[FrameRef, str] | None = None
+) -> tuple[Candidate | None, str | None]:
     """`candidate`'s break-line edit and its setting at the compiles of the break's frame, in one
     candidate (both in one file when the compile is next to the break), or why not."""
     assert candidate.setting is not None
-    at_compile, why = _at_compile_site(candidate.brk, candidate.setting, read, paths)
+    at_compile, why = _at_compile_site(candidate.brk, candidate.setting, read, paths, owners)
     if at_compile is None:
         flag = getattr(candidate.setting, "flag", candidate.setting.variant)
         return None, f"the {candidate.recipe.variant} rewrite needs {flag} at the compile: {why}"
@@ -324,14 +347,85 @@ def plan_break(
         unpatchable = None
     if found:
         return Planned(brk, entrypoints, found)
-    if brk.origin is Origin.THIRD_PARTY:  # no patch at the call line: a scaffold, if a sound one exists
-        return scaffold.scaffold(brk, lookup)
+    if brk.origin is Origin.THIRD_PARTY:  # no patch at the call line: a setting at the compile, or a scaffold
+        settings, why = library_settings(brk, read, lookup, paths)
+        finished = _finished_override(brk, read, lookup, paths)
+        if settings or finished:
+            return Planned(brk, entrypoints, (*settings, *finished))
+        return _tried_first(scaffold.scaffold(brk, lookup), why)
     if not variants(family):
         fed = BRANCH_FED in why_not
         return advice.advise(brk, BRANCH_FED if fed else "no mechanical fix for this kind of break", decides_branch=fed)
     if unpatchable:
         return _skip(brk, unpatchable)
     return advice.advise(brk, _joined(why_not), decides_branch=BRANCH_FED in why_not, recipe=family)
+
+
+def library_settings(
+    brk: GraphBreak, read: FileReader, lookup: scaffold.SourceLookup, paths: Sequence[str]
+) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
+    """For a break inside a library: the Dynamo settings its GB id's recipe has (a logger method
+    ignored, `capture_scalar_outputs` for an `.item()` whose number decides no branch there,
+    `capture_dynamic_output_shape_ops`), each at the compiles in the user's code that trace the
+    break's frame; and why none is tried, where one was meant to be."""
+    own = triggers.by_id(brk.gb_id)
+    settings = [v for v in variants(own.recipe if own else None) if getattr(v, "at_compile_site", False)]
+    site = brk.library_site
+    text = lookup(site.path) if site else None
+    if not settings or site is None:
+        return (), ()
+    if brk.gb_id == ITEM_ID and (text is None or decides_branch(text, site.line)):
+        why = "the number decides a branch" if text else "the library's source could not be read"
+        return (), (f"capture_scalar_outputs not tried: {why} ({site.path}:{site.line})",)
+    owners = {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None}
+    found: list[Candidate] = []
+    why_not: list[str] = []
+    for setting in settings:
+        recipe = _for_break(setting, brk)
+        if recipe is None:
+            continue
+        candidate, why = _at_compile_site(brk, recipe, read, paths, owners)
+        found += [candidate] if candidate else []
+        why_not += [why] if why else []
+    return tuple(found), tuple(why_not)
+
+
+def _finished_override(
+    brk: GraphBreak, read: FileReader, lookup: scaffold.SourceLookup, paths: Sequence[str]
+) -> tuple[Candidate, ...]:
+    """The scaffold's subclass finished by a recipe and used where the model is made, with the
+    setting that recipe needs at the compile (gbbot/fix/override.py); () when there is none."""
+    made = override.override_recipe(brk, lookup, _readable(read, (p for p in paths if p.endswith(".py"))))
+    if made is None:
+        return ()
+    recipe, (path, line) = made
+    text = read(path)
+    outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(line))])
+    if not outcome.applied:
+        return ()
+    candidate = Candidate(brk, recipe, (FilePatch(path, text, outcome.after),), at=CompileSite(path, line))
+    setting = getattr(recipe, "with_setting", None)
+    if setting is None:
+        return (candidate,)
+    owners = {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None}
+    joined, _why = _with_setting(replace(candidate, patches=(), setting=setting), read, paths, owners)
+    return (joined,) if joined else ()
+
+
+def _library_owner(frame: FrameRef, lookup: scaffold.SourceLookup) -> str | None:
+    """The class whose method a library frame is, read from the library's source."""
+    text = lookup(frame.file)
+    where = source_map(text) if text else None
+    qualname = where.qualname(frame.line + 1, "") if where else ""
+    parts = qualname.split(".")
+    return parts[-2] if len(parts) >= 2 and parts[-1] == frame.function else None
+
+
+def _tried_first(result: FixResult, why_not: Sequence[str]) -> FixResult:
+    """`result` (a scaffold, advice) saying which setting was meant to be tried and why it was not."""
+    if not why_not:
+        return result
+    return replace(result, reason=f"{result.reason}; {'; '.join(dict.fromkeys(why_not))}")
 
 
 NOT_A_PATTERN = re.compile(r"^line (\d+) is not a pattern the (\S+) recipe rewrites \((.*)\)$")

@@ -5,7 +5,7 @@ entrypoints re-run, each trial judged against the baseline)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gbbot.backends.contract import Backend
 from gbbot.core.config import Config
@@ -19,6 +19,7 @@ from gbbot.fix.verify import (
     Observation,
     ResultComparer,
     Scratch,
+    changed_behaviour,
     judge,
     never,
     observe,
@@ -44,6 +45,9 @@ class Rerun:
     progress: Callable[[str], None]
     later: FixableLater = never  # a break the next round would try (none in the last round)
     earlier: LineMap = same_line  # a line of the round's text → the user's (earlier rounds' patches)
+    # entrypoint → how two unpatched runs of it differ ("" when they agree): asked once, when a
+    # patched run's result differs from the baseline's
+    unstable: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 def observe_named(rerun: Rerun, names: Iterable[str]) -> tuple[Report, Baseline]:
@@ -73,9 +77,49 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     try:  # judged with the patches in place: `later` reads the patched files
         after_report, after = observe_named(rerun, names)
         judged = [judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) for trial in trials]
-        return judged, after_report
     finally:
         rerun.scratch.write(patches, after=False)
+    differing = {
+        n for trial, j in zip(trials, judged, strict=True) if not j.ok for n in _changed(rerun, baseline, after, trial)
+    }
+    _check_reproducible(rerun, baseline, differing)
+    judged = [_with_unstable(rerun, trial, j) for trial, j in zip(trials, judged, strict=True)]
+    return judged, after_report
+
+
+def _changed(rerun: Rerun, baseline: Baseline, after: Mapping[str, Observation], trial: Trial) -> list[str]:
+    """The trial's entrypoints whose patched run ended or returned otherwise than the baseline's."""
+    seen = [n for n in trial.names if n in after and n in baseline]
+    return [n for n in seen if changed_behaviour(baseline[n], after[n], rerun.compare) is not None]
+
+
+def _check_reproducible(rerun: Rerun, baseline: Baseline, names: Iterable[str]) -> None:
+    """Run each of `names` once more without patches, once per `gbbot fix`, and note how that run
+    differs from the baseline's, if it does: then a difference after a patch says nothing."""
+    wanted = [n for n in dict.fromkeys(names) if n not in rerun.unstable]
+    if not wanted:
+        return
+    rerun.progress(f"a second unpatched run of {', '.join(wanted)}, to see whether its result is reproducible…")
+    _report, again = observe_named(rerun, wanted)
+    for name in wanted:
+        differs = changed_behaviour(baseline[name], again[name], rerun.compare) if name in again else None
+        rerun.unstable[name] = differs or ""
+
+
+def _with_unstable(rerun: Rerun, trial: Trial, judgement: Judgement) -> Judgement:
+    """A failed judgement that also says which of its entrypoints are not reproducible unpatched."""
+    if judgement.ok:
+        return judgement
+    unstable = [(n, rerun.unstable[n]) for n in trial.names if rerun.unstable.get(n)]
+    if not unstable:
+        return judgement
+    said = "; ".join(
+        f"{name} itself is not reproducible: a second run without any patch differs from the first "
+        f"({why}), so its outputs cannot judge a patch (fix the seed, or initialise the weights "
+        "that `torch.empty` leaves unset)"
+        for name, why in unstable
+    )
+    return replace(judgement, reason=f"{said}; {judgement.reason}")
 
 
 def keep(

@@ -110,6 +110,7 @@ class _Module:
     imported_modules: dict[str, str] = field(default_factory=dict)  # local name → dotted module
     torch: set[str] = field(default_factory=set)
     compile: set[str] = field(default_factory=set)
+    external: dict[str, str] = field(default_factory=dict)  # local name → the outside module it comes from
 
     def __post_init__(self) -> None:
         for node in self.tree.body:
@@ -144,6 +145,8 @@ class _Module:
                 self.imported_modules[local] = f"{base}.{alias.name}"
             else:
                 self.symbols[local] = (self.modules.get(base), alias.name)
+                if base not in self.modules:
+                    self.external[local] = base
 
     def resolve(self, dotted: str) -> Id:
         """The class or function a dotted name refers to (for `C.method`: the class C)."""
@@ -210,25 +213,38 @@ def _calls(module: _Module, node: ast.AST) -> tuple[set[Id], set[str]]:
     for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
         dotted = _dotted(call.func)
         resolved = module.resolve(dotted) if dotted else UNRESOLVED
-        if resolved != UNRESOLVED and resolved[0] is not None:
+        if resolved != UNRESOLVED and resolved[1]:  # (None, C): a class or function imported from a library
             ids.add(resolved)
         elif isinstance(call.func, ast.Attribute):
             methods.add(call.func.attr)
     return ids, methods
 
 
-def reaching(frame: FrameRef, modules: Sequence[_Module]) -> Reach:
+def reaching(
+    frame: FrameRef, modules: Sequence[_Module], library_owner: str | None = None, whole_library: bool = False
+) -> Reach:
     """The functions and classes whose call runs the frame: the frame's function, what calls one of
     them, the classes whose `forward`/`__call__` does or that make an instance of one
     (`self.blocks = ModuleList([Block()])`: calling the model calls the block), and subclasses that
     inherit a reached call. Dynamo inlines what a compiled call runs, so compiling any of them
-    traces the frame."""
+    traces the frame. A frame inside a library is named by its class (`library_owner`, read from
+    the library's source): the repository refers to it as `(None, class name)`. `whole_library`:
+    every class the repository imports from that library counts (a layer deep inside a model the
+    repository makes, which the library's own source would show; verification decides)."""
     here = next((m for m in modules if m.path == frame.file), None)
     owner = owner_of(here, frame) if here is not None else None
+    file: str | None = frame.file
+    if here is None and library_owner:
+        file, owner = None, library_owner
     functions: set[Id] = set() if owner else {(frame.file, frame.function)}
     methods: set[str] = {frame.function} if owner and frame.function not in CALL_METHODS else set()
-    classes: set[Id] = {(frame.file, owner)} if owner and frame.function in CALL_METHODS else set()
-    owners: set[Id] = {(frame.file, owner)} if owner else set()
+    classes: set[Id] = {(file, owner)} if owner and frame.function in CALL_METHODS else set()
+    owners: set[Id] = {(file, owner)} if owner else set()
+    if here is None and whole_library:
+        package = frame.file.split("/")[0]
+        classes |= {
+            m.symbols[local] for m in modules for local, base in m.external.items() if base.split(".")[0] == package
+        }
     defs = [(m, node, cls, *_calls(m, node)) for m in modules for node, cls in m.functions()]
     bases = [(m, c, {m.resolve(_dotted(b)) for b in c.bases}) for m in modules for c in m.classes()]
     while True:
@@ -261,8 +277,9 @@ class _Scope:
     """Names bound in one function (or the module, or a class's `self.`), to what the calls that
     made them refer to."""
 
-    def __init__(self, module: _Module, nodes: Sequence[ast.AST]) -> None:
+    def __init__(self, module: _Module, nodes: Sequence[ast.AST], passed: frozenset[str] = frozenset()) -> None:
         self.module = module
+        self.passed = passed  # parameters every caller found passes something that runs the frame
         self.bound: dict[str, set[Id]] = {}
         for node in nodes:
             for stmt in ast.walk(node):
@@ -288,6 +305,8 @@ def _verdict(expr: ast.AST, scope: _Scope, reach: Reach, known: frozenset[Id]) -
     name = _dotted(expr)
     if not name:
         return UNKNOWN
+    if name in scope.passed and name not in scope.bound:
+        return MATCH
     if name in scope.bound:
         made = scope.bound[name]
         if made & reach.classes:
@@ -344,11 +363,16 @@ def _call_site(node: ast.AST, scope: _Scope, reach: Reach, known: frozenset[Id])
     return []
 
 
-def sites_in(module: _Module, frame: FrameRef, reach: Reach, known: frozenset[Id]) -> list[tuple[int, str]]:
-    """(line, verdict) of each compile site of one module."""
+def sites_in(
+    module: _Module, frame: FrameRef, reach: Reach, known: frozenset[Id], passed: frozenset[Param] = frozenset()
+) -> list[tuple[int, str]]:
+    """(line, verdict) of each compile site of one module; `passed`: the parameters of functions
+    that a caller gives something running the frame (`compiled(Model())` for `def compiled(m):
+    return torch.compile(m)`)."""
     found: list[tuple[int, str]] = []
     for scope_node, binders in _scopes(module):
-        scope = _Scope(module, binders)
+        mine = frozenset(p for path, fn, p in passed if path == module.path and fn == getattr(scope_node, "name", None))
+        scope = _Scope(module, binders, mine)
         for node in _own_nodes(scope_node):
             found += _call_site(node, scope, reach, known)
     for node, cls in module.functions():
@@ -361,20 +385,58 @@ def sites_in(module: _Module, frame: FrameRef, reach: Reach, known: frozenset[Id
     return sorted(set(found))
 
 
+Param = tuple[str, str, str]  # (file, module-level function, parameter)
+
+
+def _parameters(node: ast.AST) -> list[str]:
+    args = getattr(node, "args", None)
+    return [a.arg for a in (*args.posonlyargs, *args.args)] if isinstance(args, ast.arguments) else []
+
+
+def passed_in(modules: Sequence[_Module], reach: Reach, known: frozenset[Id]) -> frozenset[Param]:
+    """The parameters of module-level functions that a call somewhere in the repository fills with
+    something whose call runs the frame (`compiled(Model())`, `compiled(model)` with `model =
+    Model()`): one call deep, which is where a helper that compiles usually sits."""
+    functions = {(m.path, node.name): _parameters(node) for m in modules for node, cls in m.functions() if cls is None}
+    found: set[Param] = set()
+    for module in modules:
+        for scope_node, binders in _scopes(module):
+            scope = _Scope(module, binders)
+            for call in (n for n in _own_nodes(scope_node) if isinstance(n, ast.Call)):
+                target = module.resolve(_dotted(call.func)) if _dotted(call.func) else UNRESOLVED
+                params = functions.get(target) if target[0] is not None else None
+                if not params:
+                    continue
+                given = list(zip(params, call.args, strict=False))
+                given += [(k.arg, k.value) for k in call.keywords if k.arg in params]
+                for param, value in given:
+                    if not isinstance(value, ast.Starred) and _verdict(value, scope, reach, known) == MATCH:
+                        found.add((target[0], target[1], param))  # type: ignore[arg-type]
+    return frozenset(found)
+
+
 # --- the search -----------------------------------------------------------------------------------------
 
 
-def search(frame: FrameRef, texts: Mapping[str, str], stack_files: Sequence[str] = ()) -> Search:
+def search(
+    frame: FrameRef,
+    texts: Mapping[str, str],
+    stack_files: Sequence[str] = (),
+    library_owner: str | None = None,
+    whole_library: bool = False,
+) -> Search:
     """Every compile site in `texts` (the repository's Python files, by path) that compiles
-    `frame`, and the unresolved ones in `stack_files` (the files of the break's stack)."""
+    `frame`, and the unresolved ones in `stack_files` (the files of the break's stack).
+    `library_owner`: for a frame inside a library, the class whose method it is."""
     names = module_names(texts)
     modules = [_Module(p, t, names) for p, t in ((p, _parse(text)) for p, text in texts.items()) if t is not None]
-    reach = reaching(frame, modules)
+    reach = reaching(frame, modules, library_owner, whole_library)
     known = frozenset((m.path, c.name) for m in modules for c in m.classes())
-    verdicts = {m.path: sites_in(m, frame, reach, known) for m in modules if COMPILE_WORD in texts[m.path]}
+    passed = passed_in(modules, reach, known)
+    verdicts = {m.path: sites_in(m, frame, reach, known, passed) for m in modules if COMPILE_WORD in texts[m.path]}
     matched = [CompileSite(p, line) for p, found in verdicts.items() for line, v in found if v == MATCH]
     unknown = [CompileSite(p, line) for p in stack_files for line, v in verdicts.get(p, []) if v == UNKNOWN]
-    owner = next((o for f, o in reach.owners if f == frame.file), None)
+    owner = next((o for f, o in reach.owners if f == frame.file), library_owner)
     return Search(tuple(matched), tuple(dict.fromkeys(unknown)), frame, owner)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe
-from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars
+from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.graph_break import GraphBreakRemove
 from gbbot.fix.recipes.item import ItemConstant
@@ -28,7 +28,7 @@ from gbbot.fix.recipes.tolist import TolistTensor
 
 RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "print": (PrintGuard, PrintHop),
-    "logger": (LoggerGuard,),
+    "logger": (LoggerGuard, LoggerIgnored),
     "skipped_call": (SkippedCallGuard,),
     # an `if ….item() …: raise` gets its check (with the setting) before the setting alone, which
     # would only turn the break into a data-dependent branch at the same line

@@ -13,6 +13,7 @@ line marked `# BREAK` is that compile call.
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import libcst as cst
@@ -48,6 +49,11 @@ class CompileSiteConfig(Recipe):
 
     flag: ClassVar[str]
     at_compile_site: ClassVar[bool] = True
+    imports: ClassVar[tuple[str, ...]] = ("torch",)  # what the setting's text names
+
+    def value(self) -> str:
+        """The setting's value, as code."""
+        return "True"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.edits or not self.on_site(node):
@@ -63,7 +69,7 @@ class CompileSiteConfig(Recipe):
         if wrapper is not None:
             self._join(wrapper)
         elif self._result_is_only_called(node):
-            self.record(node, self._patch(node), ("torch",))
+            self.record(node, self._patch(node), self.imports)
         else:
             self._before_statement(node)
 
@@ -80,7 +86,7 @@ class CompileSiteConfig(Recipe):
             return
         patch = cst.Decorator(self._patch_call(), leading_lines=decorators[at].leading_lines)
         moved = decorators[at].with_changes(leading_lines=())
-        self.record(decorators[at], cst.FlattenSentinel([patch, moved]), ("torch",))
+        self.record(decorators[at], cst.FlattenSentinel([patch, moved]), self.imports)
 
     def _module_compiles_itself(self, node: cst.Call) -> bool:
         """`model.compile()` / `model.compile(mode=...)` (nn.Module.compile): keywords only, and
@@ -92,7 +98,7 @@ class CompileSiteConfig(Recipe):
         return all(a.keyword is not None or a.star == "**" for a in node.args) and not imported
 
     def _patch_call(self) -> cst.BaseExpression:
-        return self.torch_expr(f"_dynamo.config.patch({self.flag}=True)")
+        return self.torch_expr(f"_dynamo.config.patch({self.flag}={self.value()})")
 
     def _patch(self, compiled: cst.Call) -> cst.Call:
         return cst.Call(self._patch_call(), [cst.Arg(compiled)])
@@ -113,12 +119,12 @@ class CompileSiteConfig(Recipe):
         args = list(patch.args)
         if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        setting = cst.Arg(cst.Name("True"), keyword=cst.Name(self.flag), equal=_EQUAL)
-        self.record(patch, patch.with_changes(args=[*args, setting]))
+        setting = cst.Arg(cst.parse_expression(self.value()), keyword=cst.Name(self.flag), equal=_EQUAL)
+        self.record(patch, patch.with_changes(args=[*args, setting]), self.imports)
 
     def _setting(self) -> cst.SimpleStatementLine:
         return cst.SimpleStatementLine(
-            [cst.Assign([cst.AssignTarget(self.torch_expr(f"_dynamo.config.{self.flag}"))], cst.Name("True"))]
+            [cst.Assign([cst.AssignTarget(self.torch_expr(f"_dynamo.config.{self.flag}"))], cst.Name(self.value()))]
         )
 
     def _before_statement(self, node: cst.CSTNode) -> None:
@@ -135,7 +141,7 @@ class CompileSiteConfig(Recipe):
         ):
             return  # already on before this compile
         first = setting.with_changes(leading_lines=statement.leading_lines)
-        self.record(statement, cst.FlattenSentinel([first, statement.with_changes(leading_lines=())]), ("torch",))
+        self.record(statement, cst.FlattenSentinel([first, statement.with_changes(leading_lines=())]), self.imports)
 
     def _result_is_only_called(self, node: cst.Call) -> bool:
         """Wrapping turns the compiled object into a plain function: fine when it is called right
@@ -151,6 +157,7 @@ class CompileSiteConfig(Recipe):
         return isinstance(target, cst.Name) and module is not None and _defines_function(module, target.value)
 
 
+CALLED_METHOD = re.compile(r"\.([A-Za-z_]\w*)\s*\(")
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
@@ -331,3 +338,95 @@ class DynamicShapeCaptureOps(CompileSiteConfig):
         "capture_dynamic_output_shape_ops", "return x[x > 0].sum()", "x = x[x > 0]", "capture_scalar_outputs"
     )
     untouched = LOOK_ALIKES
+
+
+class LoggerIgnored(CompileSiteConfig):
+    """A logger call Dynamo cannot trace, most often inside a library the model comes from
+    (`logger.warning_once(...)` in transformers), where no guard can be written: the logger method
+    goes into `torch._dynamo.config.ignore_logging_functions` (torch 2.13's name; its older
+    `ignore_logger_methods` is an alias) for the compile that traces it. `method` is the logger
+    method the break's line calls (`warning`, `warning_once`); `for_code` makes the recipe for one."""
+
+    trigger = triggers.LOGGER
+    variant = "ignore_logging_functions"
+    flag = "ignore_logging_functions"
+    method: ClassVar[str] = "warning"
+    imports = ("torch", "logging")
+    title = "ignore the logger method in the compile that traces it (`ignore_logging_functions`)"
+    description = (
+        "Wraps the `torch.compile` call with `torch._dynamo.config.patch(ignore_logging_functions="
+        "{logging.Logger.<method>})` (or, for a compiled module that is kept, adds the method to that "
+        "set before the compile), so Dynamo treats the logger call as a no-op instead of breaking the "
+        "graph. Eager runs log exactly as before; compiled runs no longer emit this record, for every "
+        "logger's `<method>` while the setting holds. Meant for logger calls inside a library, which "
+        "cannot be guarded in place."
+    )
+    examples = (
+        example(
+            """
+            import torch
+
+
+            def build(model):
+                model = torch.compile(model)  # BREAK
+                return model
+            """,
+            """
+            import torch
+            import logging
+
+
+            def build(model):
+                torch._dynamo.config.ignore_logging_functions |= {logging.Logger.warning}
+                model = torch.compile(model)  # BREAK
+                return model
+            """,
+        ),
+        example(
+            """
+            import logging
+
+            import torch
+
+
+            @torch.compile  # BREAK
+            def step(x):
+                logging.getLogger("m").warning("step")
+                return x * 2
+            """,
+            """
+            import logging
+
+            import torch
+
+
+            @torch._dynamo.config.patch(ignore_logging_functions={logging.Logger.warning})
+            @torch.compile  # BREAK
+            def step(x):
+                logging.getLogger("m").warning("step")
+                return x * 2
+            """,
+        ),
+    )
+    untouched = LOOK_ALIKES
+
+    def value(self) -> str:
+        return f"{{logging.Logger.{self.method}}}"
+
+    def _setting(self) -> cst.SimpleStatementLine:
+        target = self.torch_expr(f"_dynamo.config.{self.flag}")
+        return cst.SimpleStatementLine([cst.AugAssign(target, cst.BitOrAssign(), cst.parse_expression(self.value()))])
+
+    @classmethod
+    def for_code(cls, code: str) -> type[LoggerIgnored] | None:
+        """The recipe for the logger method `code` calls (`logger.warning_once("…")` →
+        `warning_once`); None when the line is no method call."""
+        found = _called_method(code)
+        return type(f"LoggerIgnored_{found}", (cls,), {"method": found}) if found else None
+
+
+def _called_method(code: str) -> str | None:
+    """The method the statement's first call names: `logger.warning_once("…")` → `warning_once`
+    (the first line of a call spread over several lines too)."""
+    found = CALLED_METHOD.search(code)
+    return found[1] if found else None

@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gbbot.core.config import Entrypoint
-from gbbot.core.fixes import Counts
+from gbbot.core.fixes import Counts, FixStatus
 from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, Origin, RunOutcome, Status
-from gbbot.fix.verify import Observation, judge, no_better
+from gbbot.fix import batch
+from gbbot.fix.plan import Candidate, Planned
+from gbbot.fix.recipes.logger import LoggerGuard
+from gbbot.fix.verify import Judgement, Observation, judge, no_better
 from tests.builders import graph_break
 
 CALL = Entrypoint("fwd", call="m:f")
@@ -159,3 +162,24 @@ def test_it_is_kept_when_a_later_round_would_fix_what_it_reached_or_when_anythin
     assert no_better(Counts(1, 2, 1), Counts(1, 3, 0), [reached], lambda _b: False) is None  # a frame compiles
     assert no_better(Counts(2, 3, 0), Counts(1, 2, 0), [reached], lambda _b: False) is None  # a split went away
     assert no_better(Counts(1, 1, 0), Counts(0, 1, 0), [], lambda _b: False) is None  # nothing reached: fixed
+
+
+def test_a_dropped_fix_gives_one_account_in_summary_reason_and_revealed():
+    """A patch that removed other breaks and revealed some, but left its own: the JSON's summary
+    must not read as a success beside a reason that says the break is still reported, and the
+    breaks the summary says it revealed are listed."""
+    brk = graph_break(1, file="m.py", line=3)
+    judgement = Judgement(
+        False,
+        "the break is still reported in train",
+        "removes 2 breaks; reveals 4 that an eager frame hid; graphs 5 → 4; outputs equal",
+        Counts(6, 5, 1),
+        Counts(8, 4, 0),
+        revealed=("aaaa", "bbbb"),
+    )
+    work = batch.Work(Planned(brk, ("train",), (Candidate(brk, LoggerGuard, ()),)), ("train",))
+    result = batch.advance(work, judgement, together=False)
+    assert result is not None and result.status is FixStatus.DROPPED
+    assert result.reason == "the break is still reported in train"
+    assert result.summary.startswith("not kept (the break is still reported in train); the patched run: removes 2")
+    assert result.revealed == ("aaaa", "bbbb")

@@ -1,0 +1,112 @@
+"""Breaks inside an installed library, fixed in the user's code (real torch). A stand-in library
+(tests/e2e/fix/library_project/libmodels_src, pip-installed by the test) has a model class per
+kind of break seen in real libraries: a logger call, an `.item()` whose number feeds only
+arithmetic, a `nonzero`, an `if` that only raises (that one gets a finished subclass override). The app makes each model and compiles it one
+call deeper, in a helper (`compiled(Model())`, `torch.compile` in app/build.py). `gbbot fix
+--apply` runs once: each break the installed torch can take by a setting gets that setting at the
+helper's compile, verified by re-running (break gone, outputs equal); the library is untouched.
+Beside them, an entrypoint whose result is random: its print guard cannot be judged by outputs,
+and the fix says why."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gbbot.checks.tree import CheckOptions, check
+from gbbot.core.config import load_config
+from gbbot.core.fixes import FixResult, FixStatus
+from gbbot.core.model import Report
+from gbbot.fix.pipeline import FixOptions, FixRun, fix
+from tests.conftest import git
+
+PROJECT = Path(__file__).parent / "library_project"
+LIBRARY = PROJECT / "libmodels_src"
+NAMES = ("chatty", "normalised", "sparse", "checked", "noisy")
+
+
+@dataclass
+class Session:
+    repo: Path
+    site: Path
+    run: FixRun
+    after: Report
+
+    def result(self, entrypoint: str) -> FixResult:
+        fingerprints = {b.fingerprint for e in self.run.report.entrypoints if e.name == entrypoint for b in e.breaks}
+        (found,) = [r for r in self.run.results if r.fingerprint in fingerprints]
+        return found
+
+    def breaks(self, entrypoint: str) -> int:
+        return sum(len(e.breaks) for e in self.after.entrypoints if e.name == entrypoint)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory) -> Session:
+    base = tmp_path_factory.mktemp("library-fixes")
+    repo, site = base / "repo", base / "installed" / "site-packages"
+    shutil.copytree(PROJECT / "app", repo / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+    subprocess.run([*pip, "--target", str(site), str(LIBRARY)], check=True, capture_output=True)
+    entries = [f"  - {{name: {n}, call: 'app.{n}:run', timeout: 120, env: {{PYTHONPATH: '{site}'}}}}" for n in NAMES]
+    (repo / ".gbbot.yml").write_text("\n".join(["version: 1", "mode: fast", "entrypoints:", *entries]) + "\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    config = load_config(repo / ".gbbot.yml")
+    run = fix(repo, config, FixOptions(apply=True, jobs=2))
+    after = check(repo, config, CheckOptions(jobs=2))
+    return Session(repo, site, run, after)
+
+
+@pytest.mark.parametrize(
+    ("entrypoint", "variant"),
+    [
+        ("chatty", "ignore_logging_functions"),
+        ("normalised", "capture_scalar_outputs"),
+        ("sparse", "capture_dynamic_output_shape_ops"),
+    ],
+)
+def test_a_library_break_gets_its_setting_at_the_helpers_compile_verified(session, entrypoint, variant):
+    result = session.result(entrypoint)
+    assert result.status is FixStatus.VERIFIED, result.reason
+    assert result.variant == variant
+    assert result.file == f"app/{entrypoint}.py"  # the break's line in the user's code
+    assert {h.path for h in result.hunks} == {"app/build.py"}  # the setting: at the compile
+    assert "outputs equal" in result.summary
+    assert session.breaks(entrypoint) == 0
+
+
+def test_the_settings_are_written_before_the_one_compile_and_the_library_is_untouched(session):
+    build = (session.repo / "app/build.py").read_text()
+    assert "torch._dynamo.config.ignore_logging_functions |= {logging.Logger.warning}\n" in build
+    assert "torch._dynamo.config.capture_scalar_outputs = True\n" in build
+    assert "torch._dynamo.config.capture_dynamic_output_shape_ops = True\n" in build
+    assert build.rstrip().endswith("return torch.compile(model)")
+    installed = session.site / "libmodels" / "__init__.py"
+    assert installed.read_text() == (LIBRARY / "libmodels" / "__init__.py").read_text()
+
+
+def test_a_library_branch_that_only_raises_gets_a_finished_override_used_where_the_model_is_made(session):
+    result = session.result("checked")
+    assert result.status is FixStatus.VERIFIED, result.reason
+    assert (result.recipe, result.variant) == ("tensor_branch", "override")
+    checked = (session.repo / "app/checked.py").read_text()
+    assert "class CompilableChecked(Checked):\n    def forward(self, x):\n        torch._check(" in checked
+    assert "model = compiled(CompilableChecked())" in checked
+    assert session.breaks("checked") == 0
+    installed = session.site / "libmodels" / "__init__.py"
+    assert "raise ValueError" in installed.read_text()
+
+
+def test_an_entrypoint_whose_result_differs_unpatched_is_named_not_reproducible(session):
+    result = session.result("noisy")
+    assert result.status is FixStatus.DROPPED
+    assert result.reason.startswith("noisy itself is not reproducible: a second run without any patch differs")
+    assert "the result of noisy changed" in result.reason
+    assert result.summary.startswith("not kept (noisy itself is not reproducible")
