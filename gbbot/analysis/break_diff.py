@@ -134,7 +134,8 @@ def no_baseline_reason(
     error = base.error or ""
     missing = NOT_DEFINED_RE.search(error)
     if base.status is Status.FAILED and gap is not None:
-        return f"{where}: {gap.words}" + (f" ({_short(missing.group(0))})" if missing else "")
+        said = f"entrypoint not defined there: {gap.words}" if gap.new_in_change else gap.words
+        return f"{where}: {said}" + (f" ({_short(missing.group(0))})" if missing else "")
     if base.status is Status.FAILED and (missing or base.exit_code == 127):
         detail = f" ({_short(missing.group(0))})" if missing else ""
         return f"{where}: entrypoint not defined there{detail}"

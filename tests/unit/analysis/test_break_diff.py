@@ -249,7 +249,9 @@ def test_a_base_that_lacks_a_module_says_where_it_is_and_a_module_the_change_add
     )
     assert untracked.new == ()
     added = with_change(frozenset())
-    assert added.no_baseline.startswith(NO_BASELINE + "`wrapper.py` is new in this change")
+    assert added.no_baseline.startswith(
+        NO_BASELINE + "entrypoint not defined there: `wrapper.py` is new in this change"
+    )
     assert added.new == ("a" * 16,)
     elsewhere = break_diff.diff(
         report_of(head),
