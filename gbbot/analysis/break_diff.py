@@ -402,7 +402,8 @@ def _no_baseline(
     if new_here:
         return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
     if now:
-        reason += f"; its {len(now)} graph break{'s' * (len(now) != 1)} are not compared, not counted as new"
+        counted = "its graph break is" if len(now) == 1 else f"its {len(now)} graph breaks are"
+        reason += f"; {counted} not compared, not counted as new"
     return EntrypointDiff(head.name, no_baseline=reason)
 
 
