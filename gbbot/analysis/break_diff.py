@@ -136,7 +136,8 @@ def no_baseline_reason(
     error = base.error or ""
     missing = NOT_DEFINED_RE.search(error)
     if base.status is Status.FAILED and gap is not None:
-        return f"{where}: {gap.words}" + (f" ({_short(missing.group(0))})" if missing else "")
+        said = f"entrypoint not defined there: {gap.words}" if gap.new_in_change else gap.words
+        return f"{where}: {said}" + (f" ({_short(missing.group(0))})" if missing else "")
     if base.status is Status.FAILED and (missing or base.exit_code == 127):
         detail = f" ({_short(missing.group(0))})" if missing else ""
         return f"{where}: entrypoint not defined there{detail}"
@@ -385,6 +386,10 @@ def no_gap(_error: str) -> dependence.Gap | None:
     return None
 
 
+def _not_defined(base: EntrypointReport) -> bool:
+    return base.status is Status.FAILED and bool(NOT_DEFINED_RE.search(base.error or "") or base.exit_code == 127)
+
+
 def _no_baseline(
     head: EntrypointReport, base: EntrypointReport | None, base_sha: str, now: Mapping[str, GraphBreak], gaps: Gaps
 ) -> EntrypointDiff:
@@ -393,10 +398,14 @@ def _no_baseline(
     otherwise there is nothing to compare them with, and the reason says so."""
     gap = gaps(base.error or "") if base is not None and base.status is Status.FAILED else None
     reason = no_baseline_reason(head.name, base_sha, base, gap)
-    if base is None or (gap is not None and gap.new_in_change):
+    # Without word of what the base lacked, a base that does not define the entrypoint is taken
+    # as one the change adds.
+    new_here = gap.new_in_change if gap is not None else base is None or _not_defined(base)
+    if new_here:
         return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
     if now:
-        reason += f"; its {len(now)} graph break{'s' * (len(now) != 1)} are not compared, not counted as new"
+        counted = "its graph break is" if len(now) == 1 else f"its {len(now)} graph breaks are"
+        reason += f"; {counted} not compared, not counted as new"
     return EntrypointDiff(head.name, no_baseline=reason)
 
 

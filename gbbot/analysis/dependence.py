@@ -31,9 +31,12 @@ from gbbot.analysis import classify
 from gbbot.analysis.source import SourceMap
 from gbbot.core.model import Frame, GraphBreak, Origin
 
-# Breaks about a callee rather than the line they are reported at: the callee was skipped or
-# wrapped in `torch.compiler.disable` (torch's graph-break registry, GB0007-GB0009, GB0098-GB0099).
-CALLEE_BREAKS = frozenset({"GB0007", "GB0008", "GB0009", "GB0098", "GB0099"})
+# Breaks about a callee rather than the line they are reported at: a function wrapped in
+# `torch.compiler.disable` (GB0098, GB0099 in torch's graph-break registry). Its code, decorator
+# included, is most often the repository's own, so a record that does not name it cannot be shown
+# unchanged. A skipped function (GB0007-GB0009: `warnings.warn`, `sys._getframe` inside a logging
+# package) is torch's or a library's choice: named, it is looked up all the same.
+DISABLED_CALLEE = frozenset({"GB0098", "GB0099"})
 # How those name the callee: `<function Block.forward at 0x7f…>`, or the function in backquotes.
 CALLEE_RE = re.compile(r"<function (?P<repr>[\w.<>]+) at 0x[0-9a-fA-F]+>|function `(?P<quoted>[\w.<>]+)`")
 
@@ -147,7 +150,7 @@ def _body(source: SourceMap, qualname: str) -> tuple[tuple[str, ...], ...]:
 def changed_function(qualname: str, change: Change) -> bool:
     """A function of that qualname in a touched file whose code (decorators included) is not the
     base's, or that the base does not have. One in no touched file is the base's, or a library's."""
-    for file in sorted(change.touched):
+    for file in sorted(f for f in change.touched if f.endswith(".py")):
         head = change.head(file)
         found = _body(head, qualname) if head is not None else ()
         if not found:
@@ -161,7 +164,7 @@ def changed_function(qualname: str, change: Change) -> bool:
 def _callee_unchanged(brk: GraphBreak, change: Change) -> bool | None:
     name = callee(brk)
     if name is None:
-        return None if brk.key in CALLEE_BREAKS else True
+        return None if brk.key in DISABLED_CALLEE else True
     return not changed_function(name, change)
 
 
@@ -196,8 +199,8 @@ LineMap = Callable[[str, int], "int | None"]
 
 def lines_kept(to_base: LineMap) -> CodeCheck:
     """The CodeCheck of a change known line by line: True when no line on the way to the break
-    (its stack, its repository line) was written by the change; a callee break is not shown
-    unchanged this way (the callee's lines are not on its stack): None."""
+    (its stack, its repository line) was written by the change; a disabled callee's break is not
+    shown unchanged this way (the callee's lines are not on its stack): None."""
 
     def check(brk: GraphBreak) -> bool | None:
         line = repository_line(brk)
@@ -205,7 +208,7 @@ def lines_kept(to_base: LineMap) -> CodeCheck:
             return None
         if any(to_base(f.file, f.line) is None for f in (*traced_stack(brk), line)):
             return False
-        return None if brk.key in CALLEE_BREAKS else True
+        return None if brk.key in DISABLED_CALLEE else True
 
     return check
 

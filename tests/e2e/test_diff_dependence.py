@@ -107,6 +107,24 @@ DISABLED = blocks_project.BLOCKS.replace(
 )
 
 
+# An entrypoint whose module imports a helper the user has not committed yet: the base's checkout
+# lacks it, so the base cannot run the entrypoint, and its break has nothing to compare with.
+WRAPPED = """\
+import torch
+from wrapper import wrap
+
+
+def main():
+    return torch.compile(wrap)(torch.ones(2))
+"""
+WRAPPER = """\
+def wrap(x):
+    x = x + 1
+    print("wrapped")
+    return x * 2
+"""
+
+
 @dataclass(frozen=True)
 class Diffed:
     data: dict
@@ -128,20 +146,23 @@ def diffed(tmp_path_factory) -> Diffed:
     site = tmp / "env" / "lib" / "site-packages"
     write(site, {"tinylog/__init__.py": TINYLOG})
     env = f"env: {{PYTHONPATH: '{site}'}}"
-    names = [*ADDED, "disabled"]
+    names = [*ADDED, "disabled", "wrapped"]
     entries = "".join(f"  - {{name: {n}, call: '{n}:main', {env}}}\n" for n in ADDED)
     entries += f"  - {{name: disabled, call: 'disabled_entry:main', {env}}}\n"
+    entries += "  - {name: wrapped, call: 'wrapped:main'}\n"
     repo = tmp / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     base = {f"{n}.py": generate_module(n, {}) for n in ADDED}
     base |= {"blocks.py": blocks_project.BLOCKS, "disabled_entry.py": blocks_project.ENTRY.format(module="blocks")}
+    base |= {"wrapped.py": WRAPPED}
     write(repo, {".gbbot.yml": f"version: 1\nmode: fast\nfail_on: new\nentrypoints:\n{entries}", **base})
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     git(repo, "checkout", "-q", "-b", "pr")
     write(repo, {**{f"{n}.py": generate_module(n, ADDED[n]) for n in ADDED}, "blocks.py": DISABLED})
     git(repo, "commit", "-qam", "debug output, a disabled block")
+    write(repo, {"wrapper.py": WRAPPER})  # never committed
     out, md = tmp / "report.json", tmp / "report.md"
     run = gbbot(repo, "diff", "--base", "main", "--json", str(out), "--markdown", str(md), tmp=tmp)
     assert out.exists(), run.stderr
@@ -180,3 +201,16 @@ def test_fail_on_new_fails_and_says_how_many_the_pr_adds(diffed):
     assert counts["new"] == 5 and counts["revealed"] == 0 and counts["fixed"] == 0
     assert "This PR adds **5** graph breaks" in diffed.markdown
     assert "revealed, not new" not in diffed.markdown
+
+
+def test_a_base_that_lacks_an_untracked_module_says_so_and_its_break_is_not_new(diffed):
+    entry = diffed.entry("wrapped")
+    assert entry["no_baseline"].startswith("no baseline for `wrapped` on base ")
+    assert (
+        "`wrapper.py` is only in the working tree (untracked), so the base's checkout lacks it" in entry["no_baseline"]
+    )
+    assert "No module named 'wrapper'" in entry["no_baseline"]
+    assert entry["no_baseline"].endswith("; its graph break is not compared, not counted as new")
+    (printed,) = diffed.breaks("wrapped").values()
+    assert entry["new"] == [] and printed["fingerprint"] not in diffed.data["diff"]["new"]
+    assert "only in the working tree (untracked)" in diffed.markdown

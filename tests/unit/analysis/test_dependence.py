@@ -182,9 +182,19 @@ def test_a_call_line_whose_callee_the_head_disabled_is_not_the_bases():
     assert dependence.unchanged(change({"blocks.py": edited}, {"blocks.py": DISABLED}))(skipped(DISABLE)) is True
 
 
-def test_a_callee_break_that_names_no_callee_cannot_be_shown_the_bases():
-    vague = skipped("Dynamo developers have intentionally marked that this function should not be traced.", "GB0007")
+def test_a_disabled_callee_break_that_names_no_callee_cannot_be_shown_the_bases():
+    vague = skipped("Skip inlining a function wrapped with `torch.compiler.disable`.", "GB0099")
     assert dependence.unchanged(change({"blocks.py": BLOCKS}, {"blocks.py": BLOCKS}))(vague) is None
+
+
+def test_a_builtin_a_library_calls_is_no_callee_of_the_repository():
+    # loguru's logger.debug reaches sys._getframe (GB0007): a line the base had is the base's.
+    getframe = library_break(
+        gb_id="GB0007",
+        explanation="Dynamo does not know how to trace the builtin `sys._getframe.` This function is either a Python builtin",
+    )
+    assert dependence.unchanged(change({"gen.py": HEAD}, {"gen.py": HEAD}))(getframe) is True
+    assert dependence.unchanged(change({"gen.py": HEAD}, {"gen.py": BASE}))(getframe) is False
 
 
 def test_a_patch_known_line_by_line_makes_the_breaks_on_its_lines_its_own():
