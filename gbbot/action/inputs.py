@@ -30,7 +30,11 @@ INPUTS: dict[str, tuple[str, str]] = {
     "report-path": ("gbbot-report/report.json", "where the report is written (pull_request) or read (workflow_run)"),
     "sarif-path": ("gbbot-report/gbbot.sarif", "where the SARIF file is written (empty: none)"),
     "check-name": ("gbbot", "name of the check run (the header is appended)"),
-    "artifact-name": ("gbbot-report", "name of the artifact the workflow uploads the report as (for links)"),
+    "annotate": ("changed", "changed | all: annotate what the PR changed, or every break (the old ones too)"),
+    "artifact-name": (
+        "",
+        "name of the artifact the workflow uploads the report as; the comment points at it (empty: none)",
+    ),
     "bot-login": ("", "login the token comments as (default: GET /user, else github-actions[bot])"),
     "jobs": ("1", "entrypoints run in parallel; auto: one per core the memory allows, 1 with a GPU"),
     "setup": ("true", "false: skip the config's setup: steps (the job built the entrypoints' environment already)"),
@@ -52,6 +56,7 @@ INPUTS: dict[str, tuple[str, str]] = {
 GB_FIX_STAGES = ("authorize", "fix", "push")
 FIX_PERMISSIONS = ("write", "maintain", "admin")
 FAIL_ON = ("new", "any", "none")
+ANNOTATE = ("changed", "all")
 MODES = ("fast", "faithful")
 
 
@@ -85,6 +90,7 @@ class Inputs:
     check_name: str
     artifact_name: str
     bot_login: str
+    annotate_all: bool
     jobs: int | str  # a number or `auto` (resolved with the config, in context.py)
     fix: bool
     setup: bool
@@ -122,6 +128,7 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
         check_name=get("check-name"),
         artifact_name=get("artifact-name"),
         bot_login=get("bot-login"),
+        annotate_all=_choice("annotate", get("annotate"), ANNOTATE) == "all",
         jobs=_jobs(get("jobs")),
         fix=_choice("fix", get("fix").lower(), ("true", "false")) == "true",
         setup=_choice("setup", get("setup").lower(), ("true", "false")) == "true",

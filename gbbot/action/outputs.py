@@ -53,9 +53,9 @@ def source_links(ctx: Context, head_sha: str | None) -> SourceLinks | None:
 
 
 def content(ctx: Context, report: Report, run_url: str | None, head_sha: str | None = None) -> Content:
-    artifact = md_code(ctx.inputs.artifact_name)
     where = f"[this workflow run]({run_url})" if run_url else "this workflow run"
-    pointer = f"📄 The full report is the {artifact} artifact of {where}."
+    artifact = md_code(ctx.inputs.artifact_name)  # only a workflow that uploads it names it
+    pointer = f"📄 The full report is the {artifact} artifact of {where}." if ctx.inputs.artifact_name else ""
     return Content(
         title=title_for(ctx.inputs.header),
         pointer=pointer,

@@ -25,6 +25,7 @@ def destination(ctx: Context, number: int, head_sha: str, policy: Policy, run_ur
         comment_mode=ctx.inputs.comment_mode,
         policy=policy,
         bot_login=ctx.inputs.bot_login,
+        annotate_all=ctx.inputs.annotate_all,
     )
 
 

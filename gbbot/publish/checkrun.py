@@ -16,8 +16,9 @@ from gbbot.core import counts, limits
 from gbbot.core.model import Report
 from gbbot.publish import retry
 from gbbot.publish.content import Content, Texts, fitted
-from gbbot.render.findings import FailureFinding, Finding, failure_findings, findings
-from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
+from gbbot.render.annotations import changed_findings, every_finding
+from gbbot.render.findings import FailureFinding, Finding
+from gbbot.render.recompile_findings import RecompileFinding
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,10 @@ def annotation(finding: FailureFinding | Finding | RecompileFinding) -> dict[str
     }
 
 
-def annotations(report: Report, policy: Policy) -> list[dict[str, Any]]:
-    """The breaks, then the recompilation problems, each in impact order."""
-    found = [*failure_findings(report), *findings(report, policy), *recompile_findings(report, policy)]
+def annotations(report: Report, policy: Policy, every: bool = False) -> list[dict[str, Any]]:
+    """What the PR changed (render/annotations.py's `changed_findings`), or with `every` every
+    failure, break and recompilation problem; the others are in the check run's text."""
+    found = every_finding(report, policy) if every else changed_findings(report, policy)
     return [annotation(f) for f in found if f.path is not None]
 
 
@@ -84,7 +86,8 @@ def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str
     if not more:
         return sent, content
     findings_ = f"{more} more finding{'s' * (more != 1)} {'are' if more != 1 else 'is'}"
-    note = f"_{findings_} in the report artifact (annotated here: the first {len(sent)})._"
+    where = "the report artifact" if content.pointer else "the report"  # an artifact only if one was uploaded
+    note = f"_{findings_} in {where} (annotated here: the first {len(sent)})._"
     return sent, content.noted(note)
 
 
@@ -96,10 +99,12 @@ def request(
     head_sha: str,
     external_id: str,
     details_url: str | None = None,
+    annotate_all: bool = False,
 ) -> CheckRunRequest:
-    """The conclusion is the policy's verdict."""
+    """The conclusion is the policy's verdict; the annotations are what the PR changed, or every
+    finding with `annotate_all`."""
     report = texts.report
-    notes, content = capped(annotations(report, policy), content)
+    notes, content = capped(annotations(report, policy, annotate_all), content)
     return CheckRunRequest(
         name=name,
         head_sha=head_sha,

@@ -67,8 +67,9 @@ def summary(reason: str, rest: list[Pointed], shown: int, what: str = "new graph
 
 
 def fallback(report: Report, policy: Policy, reason: str) -> Fallback:
-    """The new breaks, then the new recompilation problems, as annotations up to the runner's cap."""
-    found = annotations.new_findings(report, policy)
+    """What the PR changed (failures that began with it, new and revealed breaks, then new
+    recompilation problems), as annotations up to the runner's cap."""
+    found = annotations.changed_findings(report, policy)
     shown, rest = shown_and_rest(found)
     recompiled = any(isinstance(f, RecompileFinding) for f in found)
     what = "new graph breaks and recompilations" if recompiled else "new graph breaks"

@@ -55,7 +55,14 @@ class CheckRunSink:
     def publish(self, texts: Texts, content: Content, where: Destination) -> checkrun.CheckRunPosted:
         s = self.session
         wanted = checkrun.request(
-            texts, where.policy, content, where.check_name, where.head_sha, where.external_id, where.details_url
+            texts,
+            where.policy,
+            content,
+            where.check_name,
+            where.head_sha,
+            where.external_id,
+            where.details_url,
+            where.annotate_all,
         )
         posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
         requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"

@@ -38,6 +38,7 @@ class Destination:
     comment_mode: CommentMode
     policy: Policy  # the check run's conclusion and the annotations' levels
     bot_login: str = ""
+    annotate_all: bool = False  # annotate every finding, not only what the PR changed
 
 
 SinkResult = Posted | checkrun.CheckRunPosted | ReviewPosted | None

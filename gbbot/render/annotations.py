@@ -1,7 +1,9 @@
 """Report → GitHub workflow commands (`::warning file=…,line=…,title=…::message`). Pure.
 
 These are the annotations a job can make without any token: the fallback when the token is
-read-only (a fork's PR) and the annotations of `gbbot render --format annotations`.
+read-only (a fork's PR) and the annotations of `gbbot render --format annotations`. Like the check
+run's, they are what the PR changed (`changed_findings`): a break that predates it stays in the
+report, the check run's text and the SARIF, not on the PR's lines.
 
 Escaping follows the Actions toolkit (actions/toolkit, packages/core/src/command.ts): in the message
 `%`, `\\r`, `\\n` become `%25`, `%0D`, `%0A`, so break text can never start a command line of its
@@ -14,7 +16,7 @@ from collections.abc import Iterable
 
 from gbbot.analysis.policy import DEFAULT, Policy
 from gbbot.core.limits import ANNOTATION_MESSAGE_MAX, ANNOTATION_TITLE_MAX
-from gbbot.core.model import Report
+from gbbot.core.model import ChangeState, Report
 from gbbot.render.findings import FailureFinding, Finding, Level, State, failure_findings, findings
 from gbbot.render.recompile_findings import RecompileFinding, recompile_findings
 
@@ -42,13 +44,26 @@ def commands(found: Iterable[FailureFinding | Finding | RecompileFinding]) -> li
     return [command(f) for f in found]
 
 
-def new_findings(report: Report, policy: Policy) -> list[FailureFinding | Finding | RecompileFinding]:
-    """The new breaks, then the frames with a new recompilation problem (everything, without a
-    baseline), each in impact order."""
+Found = FailureFinding | Finding | RecompileFinding
+ON_HEAD_ONLY = (ChangeState.NEW, ChangeState.REVEALED)
+
+
+def changed_findings(report: Report, policy: Policy) -> list[Found]:
+    """What the PR changed: the failures that began with it, its new and revealed breaks, then the
+    frames with a new recompilation problem (everything, without a baseline), each in impact order."""
+    diff = report.diff
+    shared = {e.name for e in diff.entrypoints if e.still_failing} if diff else set()
+    breaks = [f for f in findings(report, policy) if diff is None or diff.state(f.brk) in ON_HEAD_ONLY]
     new = frozenset({State.NEW})
-    return [*failure_findings(report), *findings(report, policy, new), *recompile_findings(report, policy, new)]
+    failures = [f for f in failure_findings(report) if f.entrypoint not in shared]
+    return [*failures, *breaks, *recompile_findings(report, policy, new)]
+
+
+def every_finding(report: Report, policy: Policy) -> list[Found]:
+    """Every failure, break and recompilation problem, each in impact order (the `annotate: all` input)."""
+    return [*failure_findings(report), *findings(report, policy), *recompile_findings(report, policy)]
 
 
 def render(report: Report, policy: Policy = DEFAULT) -> str:
-    """Every new break and recompilation problem as a workflow command, one per line."""
-    return "".join(line + "\n" for line in commands(new_findings(report, policy)))
+    """What the PR changed (`changed_findings`) as workflow commands, one per line."""
+    return "".join(line + "\n" for line in commands(changed_findings(report, policy)))

@@ -114,12 +114,58 @@ def eager_words(brk: GraphBreak, code: Callable[[str], str] = str, text: Callabl
     return f"makes {named} run eagerly"
 
 
-def compile_error_words(error: CompileError, code: Callable[[str], str] = str, text: Callable[[str], str] = str) -> str:
+def compile_error_words(
+    error: CompileError, code: Callable[[str], str] = str, text: Callable[[str], str] = str, explained: bool = True
+) -> str:
     """The compile error that ended a run, in one line: "compile error GB4315 (USER_ERROR) at
-    entry.py:4 in project: RuntimeError when making fake tensor call. Dynamo failed to …"."""
+    entry.py:4 in project: RuntimeError when making fake tensor call. Dynamo failed to …" (without
+    torch's explanation unless `explained`)."""
     where = f"{code(f'{error.file}:{error.line}')} in {code(error.function)}"
-    what = text(f"{error.gb_type}. {error.explanation}" if error.explanation else error.gb_type)
+    explanation = error.explanation if explained else ""
+    what = text(f"{error.gb_type}. {explanation}" if explanation else error.gb_type)
     return f"compile error {code(error.gb_id or '-')} ({text(error.category.value)}) at {where}: {what}"
+
+
+# A traceback's last line, the exception: `torch._dynamo.exc.TorchRuntimeError: ...`, `KeyError`.
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Unsupported|Exit|Interrupt)\b(?::|$)")
+FRAME_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+')
+NOT_USER_CODE = re.compile(r"(?:^|/)(?:site-packages|dist-packages|torch|functorch)/|^<frozen |^<string>$")
+
+
+def user_failure(text: str) -> str | None:
+    """A failed run's output cut to what its author can act on: the frames of their code (the
+    traceback's outside torch and installed packages, then those torch records for a compile
+    error under "from user code:"), and the exception. None: no exception in it. The whole
+    output stays in the report and the log."""
+    lines = text.splitlines()
+    raised = [i for i, line in enumerate(lines) if EXCEPTION_LINE.match(line)]
+    if not raised:
+        return None
+    frames = [*_user_frames(lines[: raised[-1]]), *_from_user_code(lines)]
+    return "\n".join([*frames, lines[raised[-1]]])
+
+
+def _from_user_code(lines: list[str]) -> list[str]:
+    start = next((i for i, line in enumerate(lines) if line.strip() == "from user code:"), None)
+    if start is None:
+        return []
+    block = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        block.append(line)
+    return block
+
+
+def _user_frames(lines: list[str]) -> list[str]:
+    """`File ...` lines outside torch and installed packages, each with the code line under it."""
+    out = []
+    for i, line in enumerate(lines):
+        match = FRAME_LINE.match(line)
+        if match and not NOT_USER_CODE.search(match.group("path")):
+            code = lines[i + 1] if i + 1 < len(lines) and not FRAME_LINE.match(lines[i + 1]) else ""
+            out += [line, *([code] if code.strip() and not EXCEPTION_LINE.match(code) else [])]
+    return out
 
 
 def ranks_text(brk: GraphBreak) -> str:

@@ -10,6 +10,7 @@ everything else (fixed, hidden, persisting, ignored, the entrypoints) folded wit
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
@@ -297,7 +298,7 @@ def headline(report: Report) -> str:
         noun = "" if breaks else f" graph break{'s' * (c.revealed != 1)}"
         breaks.append(f"reveals **{c.revealed}**{noun} (not new: Dynamo now traces code that ran eagerly)")
     rc = _recompile_change(report)
-    other = " other" if c.not_clean else ""  # the line above says what failed
+    other = " other" if _started_failing(report) else ""  # the line above says what failed
     if not breaks and not rc:
         return f"This PR makes no{other} change in graph breaks or recompilations."
     if not breaks:
@@ -323,14 +324,61 @@ def context(report: Report) -> str:
         parts.append(f"base {md_code(report.diff.base_ref)} at `{report.diff.base_sha[:7]}`")
     if report.commit:
         parts.append(f"head `{report.commit[:7]}`")
-    if c.trace_problems:
-        parts.append(plural(c.trace_problems, "trace problem"))
-    return "<sub>" + " · ".join(parts) + "</sub>"
+    return "<sub>" + " · ".join(parts) + "</sub>"  # trace problems: said in words, see trace_caveats
+
+
+TRACE_PLACE = re.compile(r"^\S+:\d+: ")  # `trace.log:12: ` in front of a trace problem
+CAVEATS_SHOWN = 3
+
+
+def trace_caveats(report: Report) -> list[str]:
+    """Each kind of trace problem once, in words (where and how often aside), with the entrypoints
+    it came from: what the reader cannot take on trust. Nothing when the trace read cleanly."""
+    said: dict[str, str] = {}  # kind (digits aside) → its first words
+    names: dict[str, dict[str, None]] = {}
+    times: Counter[str] = Counter()
+    for entry in report.entrypoints:
+        for problem in entry.trace_problems:
+            words = TRACE_PLACE.sub("", problem)
+            kind = re.sub(r"\d+", "N", words)
+            said.setdefault(kind, words)
+            names.setdefault(kind, {})[entry.name] = None
+            times[kind] += 1
+    lines = [
+        f"Trace caveat in {listed(list(names[k]))}: {said[k]}" + (f" ({times[k]} times)" if times[k] > 1 else "")
+        for k in said
+    ]
+    more = len(lines) - CAVEATS_SHOWN
+    return lines[:CAVEATS_SHOWN] + ([f"…and {more} more kinds of trace problem (in the report)"] if more > 0 else [])
+
+
+def _shared_failures(report: Report) -> dict[str, EntrypointReport]:
+    """The entrypoints that fail with the same compile error as on the base: nothing about them
+    is this PR's doing."""
+    same = {e.name for e in report.diff.entrypoints if e.still_failing} if report.diff else set()
+    return {e.name: e for e in report.entrypoints if e.name in same and e.status not in counts.CLEAN}
+
+
+def _started_failing(report: Report) -> list[EntrypointReport]:
+    """What did not run cleanly, except a failure the base shares."""
+    shared = _shared_failures(report)
+    return [e for e in report.entrypoints if e.status not in counts.CLEAN and e.name not in shared]
+
+
+def shared_failure_lines(report: Report) -> list[str]:
+    """One line each, under the headline: a failure the base shares, which this PR did not bring."""
+    out = []
+    for entry in _shared_failures(report).values():
+        error = entry.compile_error
+        where = f": {md_text(error.gb_id or error.gb_type)} at {md_code(f'{error.file}:{error.line}')}" if error else ""
+        out.append(f"{md_code(entry.name)} still fails with the same compile error as the base{where}.")
+    return out
 
 
 def not_clean_line(report: Report) -> str:
-    """What did not run cleanly: its breaks are unknown, whatever the counts say."""
-    bad = [e for e in report.entrypoints if e.status not in counts.CLEAN]
+    """What did not run cleanly (and, with a base, not as it did there): its breaks are unknown,
+    whatever the counts say."""
+    bad = _started_failing(report)
     if not bad:
         return ""
     said = [
@@ -344,6 +392,14 @@ def _why(entry: EntrypointReport) -> str:
     """The compile error that ended the run, when one did: the failure itself, not a graph break."""
     error = entry.compile_error
     return f" on a {compile_error_words(error, md_code, md_text)}" if error else ""
+
+
+def failure_text(entry: EntrypointReport) -> str:
+    """A failed entrypoint's output as its fold shows it: the exception and the user's frames
+    (not Dynamo's own stack) when there is one, else the output's end as it is."""
+    if not entry.error:
+        return "no output"
+    return findings.user_failure(entry.error) or entry.error
 
 
 NOT_CLEAN_WORDS = {Status.TIMEOUT: "timed out", Status.NO_COMPILE: "compiled nothing"}
@@ -366,10 +422,10 @@ def verdict(report: Report) -> str:
 def notes(report: Report, options: Options) -> list[str]:
     d = report.diff
     if d is None:
-        return []
+        return trace_caveats(report)
     said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline)]
     kept = [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
-    return kept + [e.still_failing for e in d.entrypoints if e.still_failing]  # it changes the reading
+    return kept + trace_caveats(report)  # a failure the base shares is its own line under the headline
 
 
 def _no_baseline(report: Report) -> set[str]:
@@ -552,11 +608,13 @@ def render(report: Report, options: Options = Options()) -> str:
         headline=headline(report),
         context=context(report),
         not_clean=not_clean_line(report),
+        shared_failures=shared_failure_lines(report),
         notes=notes(report, options),
         status_icon=STATUS_ICON,
         graph_delta=graph_delta,
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
-        compile_error=lambda error: compile_error_words(error, html_text, html_text),
+        compile_error=lambda error: compile_error_words(error, html_text, html_text, explained=False),
+        failure_text=failure_text,
         entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or _no_baseline(report)),
         table_title="New graph breaks" if diff else "Graph breaks",
         shown=shown,

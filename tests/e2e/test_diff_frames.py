@@ -293,6 +293,7 @@ def test_a_compile_error_on_both_sides_is_still_failing_and_never_a_new_break(in
     assert data["counts"]["new"] == 1 and data["counts"]["distinct"] == 1
     assert counts(report.from_json(data))["new-breaks"] == "1"
     text = md.read_text()
-    assert "compile error `GB4315` (USER\\_ERROR) at `crash.py:4` in `project`" in text
-    assert "still failing (same error as the base)" in text and "fullgraph" not in text
+    assert "compile error GB4315 (USER_ERROR) at crash.py:4 in project" in text  # its fold's summary
+    assert "`crash` still fails with the same compile error as the base: GB4315 at `crash.py:4`." in text
+    assert "⚠️" not in text and "torch/_dynamo/" not in text and "fullgraph" not in text
     assert "crash: failed: compile error GB4315 (USER_ERROR) at crash.py:4 in project" in run.stdout.replace("\n", " ")

@@ -39,8 +39,16 @@ def test_publishes_the_artifact_on_the_pr_found_by_head_sha(
     workspace: Path, tmp_path: Path, standin: GitHubStandin
 ) -> None:
     write_report(workspace, sample())
+    event = workflow_run_event(HEAD_SHA)
     done = run_action(
-        workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN, header="cpu"
+        workspace,
+        tmp_path / "run",
+        standin,
+        "workflow_run",
+        event,
+        ACTIONS_TOKEN,
+        header="cpu",
+        artifact_name="gbbot-report",
     )
     assert done.code == 0, done.stderr
     (comment,) = standin.comments(PR)
@@ -49,7 +57,7 @@ def test_publishes_the_artifact_on_the_pr_found_by_head_sha(
     assert f"[this workflow run](https://github.com/octo-org/octo-repo/actions/runs/{289782451})" in comment.body
     (check,) = standin.check_runs()
     assert (check.name, check.head_sha, check.conclusion) == ("gbbot (cpu)", HEAD_SHA, "failure")
-    assert check.external_id == f"cpu:{RUN_ID}:1" and len(check.annotations) == 3
+    assert check.external_id == f"cpu:{RUN_ID}:1" and len(check.annotations) == 2  # the new ones: what the PR changed
     assert (
         done.outputs["new-breaks"] == "2"
         and done.outputs["total-breaks"] == "3"
@@ -161,7 +169,10 @@ def test_annotations_stop_at_1000_and_the_rest_are_counted(
 ) -> None:
     breaks = [graph_break(i) for i in range(1_200)]
     write_report(workspace, report_io.to_json(report(breaks, new=breaks)))
-    done = run_action(workspace, tmp_path / "run", standin, "workflow_run", workflow_run_event(HEAD_SHA), ACTIONS_TOKEN)
+    event = workflow_run_event(HEAD_SHA)
+    done = run_action(
+        workspace, tmp_path / "run", standin, "workflow_run", event, ACTIONS_TOKEN, artifact_name="gbbot-report"
+    )
     assert done.code == 0, done.stderr
     (check,) = standin.check_runs()
     assert len(check.annotations) == 1_000

@@ -14,10 +14,22 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot.core.model import BreakChange, ChangeState, Diff, EntrypointDiff, Frame, FrameRef, Status
-from gbbot.publish import comment
+from gbbot.analysis.policy import Policy
+from gbbot.core.model import (
+    BreakChange,
+    Category,
+    ChangeState,
+    CompileError,
+    Diff,
+    EntrypointDiff,
+    Frame,
+    FrameRef,
+    Status,
+)
+from gbbot.publish import checkrun, comment
 from gbbot.publish.comment import CommentMode
 from gbbot.publish.content import Content, Texts, fitted
+from gbbot.render import annotations
 from gbbot.render.markdown import SourceLinks
 from tests.builders import (
     BASE_SHA,
@@ -25,6 +37,7 @@ from tests.builders import (
     HEAD_SHA,
     INFO,
     entrypoint,
+    graph_break,
     recompile_reason,
     recompiled_frame,
     recompiled_report,
@@ -181,8 +194,70 @@ def started_failing():
     return replace(both, diff=diff)
 
 
+# torch 2.13's stderr for a shape mismatch `torch.compile` meets in the user's matmul (a compile
+# error: it fails in eager too), as a report keeps its end: cut from the front, mid-line.
+COMPILE_ERROR_TAIL = (GOLDEN.parent / "fixtures" / "compile_error.stderr.txt").read_text(encoding="utf-8")[-3000:]
+BROKEN_ERROR = CompileError(
+    gb_type="RuntimeError when making fake tensor call",
+    gb_id="GB4315",
+    category=Category.USER_ERROR,
+    file="scripts/broken.py",
+    line=4,
+    function="project",
+    code="return x @ w",
+    explanation="Dynamo failed to run FX node with fake tensors: call_function <built-in function matmul>"
+    "(*(FakeTensor(..., size=(2, 3)), FakeTensor(..., size=(4, 5))), **{}): got RuntimeError('a and b must have"
+    " same reduction dim, but got [2, 3] X [4, 5].')",
+)
+
+
+def shares_a_failure():
+    """The PR adds a break, fixes one and reveals one; `broken` fails with the same compile error
+    as on the base."""
+    train = entrypoint("train-step", [LOOP, ITEM, PRINTED], frames_skipped=1)
+    broken = entrypoint(
+        "broken", status=Status.FAILED, exit_code=1, graph_count=0, error=COMPILE_ERROR_TAIL, compile_error=BROKEN_ERROR
+    )
+    names = ("train-step",)
+    diff = Diff(
+        base_ref="main",
+        base_sha=BASE_SHA,
+        changes=(
+            BreakChange(LOOP, ChangeState.NEW, names),
+            BreakChange(COPIED, ChangeState.FIXED, names),
+            BreakChange(ITEM, ChangeState.PERSISTING, names),
+            BreakChange(PRINTED, ChangeState.REVEALED, names),
+        ),
+        entrypoints=(
+            EntrypointDiff(
+                "train-step",
+                (LOOP.fingerprint,),
+                (COPIED.fingerprint,),
+                (ITEM.fingerprint,),
+                graph_delta=0,
+                revealed=(PRINTED.fingerprint,),
+            ),
+            EntrypointDiff(
+                "broken",
+                graph_delta=0,
+                still_failing="`broken` is still failing (same error as the base): GB4315 at scripts/broken.py:4",
+            ),
+        ),
+    )
+    return report_of(train, broken, commit=HEAD_SHA, diff=diff)
+
+
+FIVE_OLD = [graph_break(n) for n in range(5)]
+
+
+def nothing_new_on_five_old_breaks():
+    return report(FIVE_OLD, new=[])
+
+
 CASES = {
     "adds_one": adds_one,
+    "shares_a_failure": shares_a_failure,
+    "nothing_new_on_five_old_breaks": nothing_new_on_five_old_breaks,
     "fixes_one": fixes_one,
     "hides_one": hides_one,
     "no_change": no_change,
@@ -283,6 +358,30 @@ def test_an_entrypoint_that_started_failing_is_said_before_anything_else() -> No
     assert comment.has_news(started_failing())
 
 
+def test_a_failure_the_base_shares_is_one_line_under_the_headline_without_dynamo_s_stack() -> None:
+    text = shown(shares_a_failure())
+    lines = text.splitlines()
+    assert lines[2].startswith("This PR adds **1** graph break, fixes **1** and reveals **1**")
+    assert lines[4] == (
+        "`broken` still fails with the same compile error as the base: GB4315 at `scripts/broken.py:4`."
+    )
+    assert "⚠️" not in text and "torch/_dynamo/" not in text and "FakeTensor" not in text.split("<details>")[0]
+    fold = text.split("<summary>broken: failed (exit 1)", 1)[1].split("</details>", 1)[0]
+    assert 'scripts/broken.py", line 4, in project' in fold and "return x @ w" in fold
+    assert fold.rstrip().endswith("torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call\n```")
+    policy = Policy.of("new")
+    assert [a["path"] for a in checkrun.annotations(shares_a_failure(), policy)] == ["pkg/model.py", "pkg/blocks.py"]
+
+
+def test_nothing_new_on_five_old_breaks_is_said_in_one_line_and_annotates_nothing() -> None:
+    made = nothing_new_on_five_old_breaks()
+    text = shown(made)
+    assert text.splitlines()[2] == "This PR makes no change in graph breaks or recompilations."
+    assert "5 graph breaks persisting" in text and "### New graph breaks" not in text
+    assert checkrun.annotations(made, Policy.of("new")) == [] and annotations.render(made, Policy.of("new")) == ""
+    assert len(checkrun.annotations(made, Policy.of("new"), every=True)) == 5  # annotate: all
+
+
 def test_the_comment_is_shorter_than_the_full_report_and_keeps_the_warning_notes() -> None:
     reused = "The base was not run again for 1 of 2 entrypoints (`forward`): they read no file this change touches."
     mismatch = "⚠️ The baseline (base.json) does not match this run: its torch is 2.12."
@@ -330,3 +429,21 @@ def test_a_verified_fix_is_what_to_do_and_its_diff_is_folded_under_the_break() -
     assert "✅ verified fix in the details — comment `/gb-fix` to push it |" in top
     details = text[text.index("<details><summary>Details: GB0059") :]
     assert "```diff\n" + patch.rstrip() + "\n```" in details[: details.index("</details>")]
+
+
+def test_a_trace_caveat_every_entrypoint_carries_is_said_once_in_words() -> None:
+    problem = "{}:{}: compilation_metrics record is damaged or truncated (checksum mismatch)"
+    entries = [
+        entrypoint(
+            name, [ITEM], trace_problems=(problem.format(f"{name}.log", 12 + i), problem.format(f"{name}.log", 40))
+        )
+        for i, name in enumerate(("a", "b", "c"))
+    ]
+    made = report_of(*entries, commit=HEAD_SHA)
+    text = shown(made)
+    caveat = (
+        "Trace caveat in a, b and c: compilation\\_metrics record is damaged or truncated (checksum mismatch) (6 times)"
+    )
+    assert text.count("Trace caveat") == 1 and caveat in text
+    assert "trace problem" not in text and ".log:" not in text
+    assert "Trace caveat" not in shown(adds_one())  # nothing at all when the trace read cleanly

@@ -53,10 +53,20 @@ def run(
     header: str = "",
     recorder: Recorder | None = None,
     fail_on: str = "new",
+    annotate_all: bool = False,
 ):
     recorder = recorder or Recorder()
     target = Destination(
-        "octo-org/octo-repo", PR, HEAD_SHA, header, "gbbot", f"{header or 'gbbot'}:1:1", None, mode, Policy.of(fail_on)
+        "octo-org/octo-repo",
+        PR,
+        HEAD_SHA,
+        header,
+        "gbbot",
+        f"{header or 'gbbot'}:1:1",
+        None,
+        mode,
+        Policy.of(fail_on),
+        annotate_all=annotate_all,
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
     content = Content(pointer=POINTER)  # as the action does: the fixes come with the report
@@ -184,7 +194,7 @@ def test_hostile_break_text_is_harmless_in_the_comment(standin: GitHubStandin) -
 
 def test_120_breaks_make_three_annotation_requests(standin: GitHubStandin) -> None:
     breaks = [graph_break(i) for i in range(120)]
-    published = run(standin, report(breaks, new=breaks[:100]))
+    published = run(standin, report(breaks, new=breaks[:100]), annotate_all=True)
     assert writes(standin, r"/check-runs") == ["POST", "PATCH", "PATCH"]
     (check,) = standin.check_runs()
     assert len(check.annotations) == 120
@@ -198,14 +208,35 @@ def test_120_breaks_make_three_annotation_requests(standin: GitHubStandin) -> No
 def test_conclusion_follows_fail_on(standin: GitHubStandin) -> None:
     breaks = [graph_break(1)]
     run(standin, report(breaks, new=breaks), fail_on="none")
-    run(standin, report(breaks, new=[]), fail_on="new")
-    run(standin, report(breaks, new=[]), fail_on="any")
+    run(standin, report(breaks, new=[]), fail_on="new", annotate_all=True)
+    run(standin, report(breaks, new=[]), fail_on="any", annotate_all=True)
     assert [c.conclusion for c in standin.check_runs()] == ["success", "success", "failure"]
     assert [a["annotation_level"] for c in standin.check_runs() for a in c.annotations] == [
         "warning",
         "notice",
         "failure",
     ]
+
+
+def test_only_what_the_pr_changed_is_annotated_unless_all_is_asked(standin: GitHubStandin) -> None:
+    """Five breaks older than the PR and one it adds: the Files tab shows the one; `annotate: all`
+    shows the six. The old ones stay in the check run's text either way."""
+    old = [graph_break(i) for i in range(5)]
+    added = graph_break(7, code='print("added")')
+    run(standin, report([*old, added], new=[added]))
+    run(standin, report([*old, added], new=[added]), annotate_all=True)
+    changed, every = standin.check_runs()
+    assert [(a["path"], a["start_line"]) for a in changed.annotations] == [(added.file, added.line)]
+    assert len(every.annotations) == 6 and "5 graph breaks persisting" in changed.output["summary"]
+
+
+def test_a_pr_with_nothing_new_on_five_old_breaks_annotates_nothing(standin: GitHubStandin) -> None:
+    old = [graph_break(i) for i in range(5)]
+    published = run(standin, report(old, new=[]))
+    (check,) = standin.check_runs()
+    assert check.annotations == [] and published.check_run.annotations == 0 and check.conclusion == "success"
+    fallen = run(standin, report(old, new=[]), token=FORK_PR_TOKEN)  # the workflow commands, read-only token
+    assert fallen.fallback is not None and fallen.fallback.commands == ()
 
 
 # --- no permission -------------------------------------------------------------------------------

@@ -29,7 +29,13 @@ def standin(github_standin: GitHubStandin) -> GitHubStandin:
 
 
 def run(
-    standin: GitHubStandin, result, *, fail_on: str = "new", recompiles: str | None = None, token: str = ACTIONS_TOKEN
+    standin: GitHubStandin,
+    result,
+    *,
+    fail_on: str = "new",
+    recompiles: str | None = None,
+    token: str = ACTIONS_TOKEN,
+    annotate_all: bool = False,
 ) -> Published:
     where = Destination(
         "octo-org/octo-repo",
@@ -41,6 +47,7 @@ def run(
         None,
         CommentMode.OFF,
         Policy.of(fail_on, recompiles),
+        annotate_all=annotate_all,
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
     policy = Retries(tries=1, sleep=lambda _s: None, clock=lambda: 0.0)
@@ -48,7 +55,7 @@ def run(
 
 
 def test_recompiled_frames_are_annotated_after_the_breaks_limit_first(standin: GitHubStandin) -> None:
-    run(standin, recompiled_report([graph_break(1)]))
+    run(standin, recompiled_report([graph_break(1)]), annotate_all=True)
     (check,) = standin.check_runs()
     shown = [(a["path"], a["start_line"], a["annotation_level"], a["title"]) for a in check.annotations]
     assert shown == [
@@ -99,7 +106,7 @@ def test_a_frame_newly_at_the_limit_fails_the_default_policy_and_a_persisting_on
     standin: GitHubStandin,
 ) -> None:
     run(standin, recompiled_report(recompiles=(AT_LIMIT,), persisting=()))
-    run(standin, recompiled_report(recompiles=(AT_LIMIT,), persisting=(AT_LIMIT,)))
+    run(standin, recompiled_report(recompiles=(AT_LIMIT,), persisting=(AT_LIMIT,)), annotate_all=True)
     first, second = standin.check_runs()
     assert (first.conclusion, first.annotations[0]["annotation_level"]) == ("failure", "failure")
     assert (second.conclusion, second.annotations[0]["annotation_level"]) == ("success", "notice")
