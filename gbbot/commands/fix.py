@@ -134,8 +134,10 @@ def _print_results(run: FixRun, quiet: bool) -> None:
     if not quiet:
         for result in run.results:
             text = present.terminal_text(result, docs.get(result.fingerprint))
-            print(width.fitted_comments(text, console.width()) + "\n")
-    say_lines(width.fitted_lines(present.summary_lines(run), console.width(sys.stderr)))
+            columns = console.terminal_columns()
+            print((width.fitted_comments(text, columns) if columns else text) + "\n")
+    lines, columns = present.summary_lines(run), console.terminal_columns(sys.stderr)
+    say_lines(width.fitted_lines(lines, columns) if columns else lines)
 
 
 def _write_outputs(run: FixRun, args: argparse.Namespace) -> None:

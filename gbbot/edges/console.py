@@ -32,9 +32,9 @@ def say_styled(message: str) -> None:
     Console(stderr=True, highlight=False).print(f"gbbot: {message}")
 
 
-def width(stream: TextIO | None = None) -> int:
-    """The columns output should fit: `COLUMNS` when set (also for piped output), else the
-    terminal's width, else LOG_COLUMNS (a pipe or a CI log)."""
+def terminal_columns(stream: TextIO | None = None) -> int | None:
+    """The columns a reader sees: `COLUMNS` when set (also for piped output), else the terminal's
+    width; None for a pipe or a file with no `COLUMNS` (a log that someone greps: lines whole)."""
     stream = sys.stdout if stream is None else stream
     given = os.environ.get("COLUMNS", "").strip()
     if given.isdigit() and int(given) > 0:
@@ -44,7 +44,12 @@ def width(stream: TextIO | None = None) -> int:
             return os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError):
         pass
-    return LOG_COLUMNS
+    return None
+
+
+def width(stream: TextIO | None = None) -> int:
+    """The columns a table should fit: `terminal_columns`, else LOG_COLUMNS (a pipe or a CI log)."""
+    return terminal_columns(stream) or LOG_COLUMNS
 
 
 def report_console() -> Console:
