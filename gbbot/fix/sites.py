@@ -221,7 +221,10 @@ def _calls(module: _Module, node: ast.AST) -> tuple[set[Id], set[str]]:
 
 
 def reaching(
-    frame: FrameRef, modules: Sequence[_Module], library_owner: str | None = None, whole_library: bool = False
+    frame: FrameRef,
+    modules: Sequence[_Module],
+    library_owner: str | None = None,
+    whole_library: Sequence[str] = (),
 ) -> Reach:
     """The functions and classes whose call runs the frame: the frame's function, what calls one of
     them, the classes whose `forward`/`__call__` does or that make an instance of one
@@ -229,8 +232,9 @@ def reaching(
     inherit a reached call. Dynamo inlines what a compiled call runs, so compiling any of them
     traces the frame. A frame inside a library is named by its class (`library_owner`, read from
     the library's source): the repository refers to it as `(None, class name)`. `whole_library`:
-    every class the repository imports from that library counts (a layer deep inside a model the
-    repository makes, which the library's own source would show; verification decides)."""
+    files of the break's stack; every class they import from that library counts (a layer deep
+    inside a model the repository makes there, which the library's own source would show;
+    verification decides)."""
     here = next((m for m in modules if m.path == frame.file), None)
     owner = owner_of(here, frame) if here is not None else None
     file: str | None = frame.file
@@ -242,8 +246,9 @@ def reaching(
     owners: set[Id] = {(file, owner)} if owner else set()
     if here is None and whole_library:
         package = frame.file.split("/")[0]
+        stack = [m for m in modules if m.path in whole_library]
         classes |= {
-            m.symbols[local] for m in modules for local, base in m.external.items() if base.split(".")[0] == package
+            m.symbols[local] for m in stack for local, base in m.external.items() if base.split(".")[0] == package
         }
     defs = [(m, node, cls, *_calls(m, node)) for m in modules for node, cls in m.functions()]
     bases = [(m, c, {m.resolve(_dotted(b)) for b in c.bases}) for m in modules for c in m.classes()]
@@ -427,10 +432,11 @@ def search(
 ) -> Search:
     """Every compile site in `texts` (the repository's Python files, by path) that compiles
     `frame`, and the unresolved ones in `stack_files` (the files of the break's stack).
-    `library_owner`: for a frame inside a library, the class whose method it is."""
+    `library_owner`: for a frame inside a library, the class whose method it is; `whole_library`:
+    also any class of that library the stack's files import (a layer the repository never names)."""
     names = module_names(texts)
     modules = [_Module(p, t, names) for p, t in ((p, _parse(text)) for p, text in texts.items()) if t is not None]
-    reach = reaching(frame, modules, library_owner, whole_library)
+    reach = reaching(frame, modules, library_owner, tuple(stack_files) if whole_library else ())
     known = frozenset((m.path, c.name) for m in modules for c in m.classes())
     passed = passed_in(modules, reach, known)
     verdicts = {m.path: sites_in(m, frame, reach, known, passed) for m in modules if COMPILE_WORD in texts[m.path]}

@@ -209,7 +209,11 @@ def test_a_layer_deep_inside_a_library_model_is_compiled_where_the_repository_co
     # names it, so only the whole library's classes can lead to the compile (verification decides)
     layer = FrameRef("libmodels/layers.py", 20, "forward")
     assert search(layer, FILES, (), library_owner="Expert").sites == ()
-    found = search(layer, FILES, (), library_owner="Expert", whole_library=True)
+    found = search(layer, FILES, ("app/run.py",), library_owner="Expert", whole_library=True)
     assert [(s.path, s.line) for s in found.sites] == [("app/build.py", 6)]
     other = FrameRef("otherlib/layers.py", 20, "forward")
-    assert search(other, FILES, (), library_owner="Expert", whole_library=True).sites == ()
+    assert search(other, FILES, ("app/run.py",), library_owner="Expert", whole_library=True).sites == ()
+    # another model's compile, made by a file that is not on the break's stack, is not the site
+    files = {**FILES, "app/build_other.py": BUILD, "app/other.py": OTHER.replace("app.build", "app.build_other")}
+    found = search(layer, files, ("app/run.py",), library_owner="Expert", whole_library=True)
+    assert [(s.path, s.line) for s in found.sites] == [("app/build.py", 6)]
