@@ -19,7 +19,7 @@ ALLOWED = (
 # What gbbot's own process keeps in its environment besides the allow-list: what it, git, the
 # GitHub client and docker read there (secret-looking names excepted). The rest is held.
 KEPT = (
-    *ALLOWED, "GBBOT_*", "XDG_CONFIG_HOME", "DOCKER_HOST", "DOCKER_CERT_PATH",
+    *ALLOWED, "GBBOT_*", "XDG_CONFIG_HOME", "DOCKER_HOST", "DOCKER_CERT_PATH", "DOCKER_CONFIG",
     # GitHub's default variables, by name: a workflow's own secret may be called GITHUB_PAT
     "GITHUB_ACTION", "GITHUB_ACTION_PATH", "GITHUB_ACTION_REPOSITORY", "GITHUB_ACTOR", "GITHUB_ACTOR_ID",
     "GITHUB_API_URL", "GITHUB_BASE_REF", "GITHUB_ENV", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH",

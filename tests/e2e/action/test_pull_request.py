@@ -27,7 +27,7 @@ entrypoints:
     call: model:step
 mode: fast
 fail_on: new
-pass_env: [ENV_SEEN]   # where the test entrypoint writes what it saw
+pass_env: [ENV_SEEN]   # asks in vain: ENV_SEEN is held, only the workflow's GBBOT_PASS_ENV widens
 """
 BASE_MODEL = """\
 import json
@@ -74,7 +74,11 @@ def run_pr(
         standin.add_pull(PR, head, head_repo_fork=fork)
         event = pull_request_event(PR, head, base, fork)
         # GITHUB_TOKEN is set too, so that "it never reached an entrypoint" is a finding, not a given
-        seen = {"ENV_SEEN": str(scratch / "env_seen.jsonl"), "GITHUB_TOKEN": "ghs_canary_never_handed_on"}
+        seen = {
+            "ENV_SEEN": str(scratch / "env_seen.jsonl"),  # where the test entrypoint writes what it saw
+            "GBBOT_PASS_ENV": "ENV_SEEN",
+            "GITHUB_TOKEN": "ghs_canary_never_handed_on",
+        }
         done = run_action(
             repo, scratch, standin, "pull_request", event, token, seen, program=program, header="cpu", jobs="2"
         )
@@ -144,7 +148,7 @@ def test_entrypoints_never_see_a_token(same_repo_run, pr_repo) -> None:
     assert len(seen) == 2  # head and base
     for names in seen:
         assert "INPUT_TOKEN" not in names and "GITHUB_TOKEN" not in names
-        assert "HOME" in names and "ENV_SEEN" in names  # allow-listed, and listed in pass_env
+        assert "HOME" in names and "ENV_SEEN" in names  # allow-listed, and widened by the workflow
         assert "GITHUB_EVENT_PATH" not in names  # everything else stays out
 
 
