@@ -412,6 +412,29 @@ def _run_base_only(p: Setup) -> Report:
         return baseline.run_base(tree, p.prefix, p.config, p.options)
 
 
+def check_and_keep(
+    root: Path, config: Config, options: CheckOptions, cache: Path | None, on_done: OnDone | None = None
+) -> Report:
+    """`gbbot check`, and with a cache directory, its report and its runs' reads kept there as the
+    base of the pull requests that will branch from this commit (a push to the base branch), so
+    that theirs runs only what they reach. Kept only for a clean tree at a commit."""
+    seen: dict[str, Reads | None] = {}
+    found = check(root, config, options, _collecting(seen, on_done or (lambda outcome: None)))
+    top = git.toplevel(root) if cache is not None else None
+    if cache is None or top is None or found.commit is None or not baseline.cacheable(found):
+        return found
+    if git.changed_paths(top):
+        return found
+    names = tuple(e.name for e in select(config, options))
+    mode = options.mode or config.mode
+    key = baseline.CacheKey.for_run(
+        baseline.Expected(found.commit, config.digest, baseline.installed_torch(), mode, names)
+    )
+    if key is not None:
+        baseline.Cache(cache).store(key, found, baseline.BaseReads.of(seen, _tops(top)))
+    return found
+
+
 def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
     """The base commit's source of a file, by its head path below the config root (read from git
     objects: the base's worktree is gone by now); None when the base has no such file."""

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from gbbot import api
+from gbbot.core.config import load_config
 from gbbot.main import main
 from tests.conftest import git
 
@@ -201,3 +203,19 @@ def test_a_cached_base_without_reads_runs_everything(project, capsys, tmp_path):
     done = project.pr(capsys, {"README.md": "# three models\n\nNow documented.\n"}, cache=older)
     assert done.taken() == {} and done.diff["baseline_source"] == "cache"
     assert "The head ran every entrypoint: the cached base kept no record of what its runs read." in done.diff["notes"]
+
+
+def test_a_check_on_the_base_branch_keeps_the_base_for_the_prs_that_follow(project, capsys, tmp_path):
+    """What the action does on a push: its check is the next pull requests' base."""
+    config = load_config(project.repo / ".gbbot.yml")
+    pushed = tmp_path / "pushed-cache"
+    found = api.check_and_keep(project.repo, config, api.CheckOptions(), pushed)
+    assert found.commit == git(project.repo, "rev-parse", "main") and len(list(pushed.rglob("*.reads.json"))) == 1
+    done = project.pr(capsys, {"README.md": "# three models\n\nDocumented after a push.\n"}, cache=pushed)
+    assert set(done.taken()) == set(NAMES) and done.diff["baseline_source"] == "cache"
+    (project.repo / "README.md").write_text("# uncommitted\n")  # a dirty tree is no commit's base
+    try:
+        api.check_and_keep(project.repo, config, api.CheckOptions(only=("attn",)), tmp_path / "dirty-cache")
+    finally:
+        git(project.repo, "checkout", "-q", "--", "README.md")
+    assert not (tmp_path / "dirty-cache").exists()
