@@ -13,8 +13,8 @@ own) whose cache is filled first by a diff on main itself (as a push keeps its r
   shared        the same on a PR that edits the shared helper (every entrypoint reads it)
 Each diff runs twice: "now", and "before", with a copy of the cache without its record of reads
 (as gbbot kept it before the head could skip: the head runs every entrypoint). Prints the median
-wall time of each, its ratio to the check, and whether each diff found what it should (no new, no
-fixed break; the check's breaks persisting).
+wall time and CPU time (gbbot and every process it started) of each, their ratios to the check,
+and whether each diff found what it should (no new, no fixed break; the check's breaks persisting).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -115,19 +116,26 @@ def branch(repo: Path, name: str, path: str, edit: str) -> None:
     git(repo, "checkout", "-q", "main")
 
 
-def gbbot(repo: Path, *args: str) -> tuple[float, dict]:
+def cpu() -> float:
+    """CPU seconds of the finished children (gbbot, its warm server, the runs it forked): on a
+    shared machine, where wall time follows the other jobs' load, this follows the work done."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def gbbot(repo: Path, *args: str) -> tuple[tuple[float, float], dict]:
     out = repo.parent / "out.json"
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), cpu()
     cmd = [sys.executable, "-m", "gbbot", *args, "--root", str(repo), "--json", str(out), "--fail-on", "none", "-q"]
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `python` is this one
     proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env={**os.environ, "PATH": path})
-    took = time.perf_counter() - started
+    took = (time.perf_counter() - started, cpu() - cpu_before)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return took, json.loads(out.read_text())
 
 
-def diff_on(repo: Path, pr: str, cache: Path) -> tuple[float, dict]:
+def diff_on(repo: Path, pr: str, cache: Path) -> tuple[tuple[float, float], dict]:
     git(repo, "checkout", "-q", pr)
     try:
         return gbbot(repo, "diff", "--base", "main", "--cache", str(cache))
@@ -166,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(cache, before)
         for kept in before.rglob("*.reads.json"):
             kept.unlink()
-        times: dict[str, list[float]] = {}
+        times: dict[str, list[tuple[float, float]]] = {}
         said: dict[str, str] = {}
         for _ in range(args.repeat):  # alternating, so that a busy moment does not favour one way
             took, checked = gbbot(repo, "check")
@@ -178,12 +186,13 @@ def main(argv: list[str] | None = None) -> int:
                     times.setdefault(f"{label}, {way}", []).append(took)
                     taken = sum(1 for e in found["entrypoints"] if e.get("from_base"))
                     said[f"{label}, {way}"] = f"{sound(found, breaks)}; {taken} of {len(names)} from the base"
-    check = statistics.median(times["check"])
+    check_wall, check_cpu = (statistics.median(t[i] for t in times["check"]) for i in (0, 1))
     print(f"{len(names)} entrypoints, one module each and a shared helper; median of {args.repeat}")
-    print(f"{'':28} {'wall s':>8} {'x check':>8}")
+    print(f"{'':28} {'wall s':>8} {'x check':>8} {'cpu s':>8} {'x check':>8}")
     for label, runs in times.items():
-        took = statistics.median(runs)
-        print(f"{label:28} {took:8.1f} {took / check:8.2f}  {said.get(label, '')}")
+        wall, used = (statistics.median(t[i] for t in runs) for i in (0, 1))
+        ratios = f"{wall:8.1f} {wall / check_wall:8.2f} {used:8.1f} {used / check_cpu:8.2f}"
+        print(f"{label:28} {ratios}  {said.get(label, '')}")
     return 0
 
 
