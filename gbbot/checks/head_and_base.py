@@ -265,7 +265,7 @@ def execute(to_do: plan.Plan, r: _Run) -> Sides:
 
 def _same_commit(to_do: plan.Plan, r: _Run) -> Sides:
     """The head is the merge-base: its run is the base's too (and, kept, the next PR's base)."""
-    p, seen = r.setup, {}
+    p, seen = r.setup, dict[str, Reads | None]()
     head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(to_do.head))))
     base_reads = baseline.BaseReads.of(seen, tops(p))
     return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),), base_reads=base_reads)
