@@ -24,7 +24,7 @@ from gbbot.analysis.policy import Policy, Verdict
 from gbbot.checks import interpreter as _interpreter
 from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
-from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, no_progress, run_diff
+from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, check_and_keep, no_progress, run_diff
 from gbbot.checks.tree import CheckOptions, Shard, check, from_logs, select
 from gbbot.core import jobs as _jobs
 from gbbot.core.config import Config
@@ -54,6 +54,7 @@ __all__ = [
     "Verdict",
     "audit_record",
     "check",
+    "check_and_keep",
     "diff",
     "dumps_report",
     "explain",

@@ -58,7 +58,10 @@ def check(ctx: Context) -> Report:
     ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
     prepare(ctx)
     config, options = ctx.settings.config, check_options(ctx)
-    found = api.check(ctx.root, config, options, progress_printer(len(api.select(config, options))))
+    # kept in the cache as the base of the pull requests that branch from here (a push)
+    found = api.check_and_keep(
+        ctx.root, config, options, ctx.inputs.cache_dir, progress_printer(len(api.select(config, options)))
+    )
     return _shown(ctx, config, found)
 
 

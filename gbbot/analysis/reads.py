@@ -29,6 +29,9 @@ from pathlib import PurePosixPath
 from gbbot.core.model import Reads
 
 EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+# A record kept beyond its run (the cache) names paths below the repository's top level as if the
+# top level were `/`: `/pkg/m.py`. Read with these tops, `relative` gives `pkg/m.py` back.
+ROOTED = ("",)
 NOT_RECORDED = "what it read was not recorded (it did not run in the warm server)"
 DISTRIBUTIONS = (".dist-info", ".egg-info")  # what a reader of installed packages' metadata looks for
 
@@ -89,6 +92,29 @@ def relative(path: str, tops: Sequence[str]) -> str | None:
         if path.startswith(top.rstrip("/") + "/"):
             return path[len(top.rstrip("/")) + 1 :]
     return None
+
+
+def rooted(found: Reads, tops: Sequence[str]) -> Reads:
+    """The record as it can outlive its checkout: only what lies below one of `tops` (the
+    checkout's top level), each path as if the top level were `/` (see ROOTED). What lies outside
+    (the interpreter, site-packages) is the same on both sides of a diff, so nothing is lost."""
+
+    def below(paths: Iterable[str]) -> frozenset[str]:
+        return frozenset("/" + rel for path in paths if (rel := relative(path, tops)) is not None)
+
+    searched: dict[str, set[str]] = {}
+    for path, names in found.searched.items():
+        if (rel := relative(path, tops)) is not None:
+            searched.setdefault("/" + rel, set()).update(names)
+    return Reads(
+        below(found.files),
+        below(found.directories),
+        spawned=found.spawned,
+        absent=below(found.absent),
+        overflow=found.overflow,
+        searched={d: frozenset(n) for d, n in searched.items()},
+        metadata=below(found.metadata),
+    )
 
 
 def source_of(path: str) -> str:

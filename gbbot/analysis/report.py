@@ -45,7 +45,7 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests", "statement", "base_from_head", "qualname"})
+OMITTED_WHEN_EMPTY = frozenset({"tests", "statement", "base_from_head", "qualname", "from_base"})
 ERROR_TAIL_CHARS = 4000
 
 
@@ -313,6 +313,7 @@ def _entrypoint(data: dict) -> EntrypointReport:
         runs=_runs(data.get("runs")),
         frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
         compile_error=_compile_error(data["compile_error"]) if data.get("compile_error") else None,
+        from_base=data.get("from_base"),
     )
 
 

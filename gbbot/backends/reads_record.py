@@ -16,7 +16,11 @@ BOUNDS = untrusted_json.Bounds(depth=3, values=2 * MAX_PATHS + 16, number_chars=
 def parse(text: str) -> Reads:
     """A child's record (JSON written by a process that ran PR code): bounded and checked field by
     field; `untrusted_json.Refused` when it is not what a child writes."""
-    data = untrusted_json.loads(text, BOUNDS)
+    return from_data(untrusted_json.loads(text, BOUNDS))
+
+
+def from_data(data: object) -> Reads:
+    """One record, already parsed within bounds, checked field by field."""
     if not isinstance(data, dict):
         raise untrusted_json.Refused("not an object")
     spawned, overflow = data.get("spawned"), data.get("overflow")
@@ -31,7 +35,21 @@ def parse(text: str) -> Reads:
         overflow=overflow,
         searched=_searched(data.get("searched")),
         metadata=_paths(data, "metadata"),
+        absent=_paths(data, "absent") if "absent" in data else frozenset(),
     )
+
+
+def to_data(found: Reads) -> dict:
+    """A record as `from_data` reads it back (sorted, so that the same record is the same text)."""
+    return {
+        "files": sorted(found.files),
+        "directories": sorted(found.directories),
+        "absent": sorted(found.absent),
+        "metadata": sorted(found.metadata),
+        "searched": {d: sorted(n) for d, n in sorted(found.searched.items())},
+        "spawned": found.spawned,
+        "overflow": found.overflow,
+    }
 
 
 def _searched(found: object) -> dict[str, frozenset[str]]:

@@ -5,8 +5,10 @@ A baseline made under other conditions (another commit, torch version, mode or c
 used silently: `mismatches` names every difference, and the caller refuses it or labels it.
 
 Cache layout: `DIR/<base sha>/<mode>-<key>.json`, one file per (base commit, config digest, torch
-version, mode, entrypoint selection). A stale entry is simply never looked up, so a CI cache
-(`actions/cache`) can restore the whole directory by a prefix key and gbbot picks what fits.
+version, mode, entrypoint selection), and beside it `<mode>-<key>.reads.json` when the base's runs
+recorded what they read (the warm server): what lets the head skip what a change cannot reach.
+A stale entry is simply never looked up, so a CI cache (`actions/cache`) can restore the whole
+directory by a prefix key and gbbot picks what fits.
 """
 
 from __future__ import annotations
@@ -14,20 +16,25 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import platform
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from gbbot.analysis import report
+from gbbot.analysis import reads, report
+from gbbot.backends import reads_record
 from gbbot.checks.tree import CheckOptions, check, select, skipped
+from gbbot.core import untrusted_json
 from gbbot.core.config import Config
 from gbbot.core.errors import ReportError
-from gbbot.core.model import Mode, Report, RunOutcome, Status
+from gbbot.core.model import Mode, Reads, Report, RunOutcome, Status
 from gbbot.edges import git
 
 KEEP_BASES = 20  # base commits kept in a cache directory, most recently used first
+MAX_READS_ENTRYPOINTS = 500  # entrypoints whose reads a kept base holds; past it none are kept
+MAX_READS_BYTES = 64 << 20
 
 
 def installed_torch() -> str | None:
@@ -101,6 +108,42 @@ def cacheable(base: Report) -> bool:
     return not any(e.status in (Status.TIMEOUT, Status.CRASHED) for e in base.entrypoints)
 
 
+@dataclass(frozen=True)
+class BaseReads:
+    """What each base entrypoint read, kept beside its report: paths below the repository's top
+    level (see reads.rooted), and the Python the runs used (another Python reads other files)."""
+
+    python: str
+    entrypoints: Mapping[str, Reads]  # an entrypoint missing here recorded nothing
+
+    @classmethod
+    def of(cls, seen: Mapping[str, Reads | None], tops: Sequence[str]) -> BaseReads | None:
+        """From the records of a run in the checkout at `tops`; None when nothing was recorded."""
+        kept = {name: reads.rooted(found, tops) for name, found in seen.items() if found is not None}
+        return cls(python_version(), kept) if kept else None
+
+    def dumps(self) -> str:
+        found = {name: reads_record.to_data(r) for name, r in sorted(self.entrypoints.items())}
+        return json.dumps({"python": self.python, "entrypoints": found}, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def parse(cls, text: str) -> BaseReads:
+        """Bounded, checked field by field, like a child's own record (`untrusted_json.Refused`)."""
+        values = MAX_READS_ENTRYPOINTS * reads_record.BOUNDS.values
+        data = untrusted_json.loads(text, untrusted_json.Bounds(depth=5, values=values, number_chars=8))
+        if not isinstance(data, dict) or not isinstance(data.get("python"), str) or len(data["python"]) > 40:
+            raise untrusted_json.Refused("not a kept record of reads")
+        found = data.get("entrypoints")
+        if not isinstance(found, dict) or len(found) > MAX_READS_ENTRYPOINTS:
+            raise untrusted_json.Refused(f"`entrypoints` is not an object of at most {MAX_READS_ENTRYPOINTS}")
+        return cls(data["python"], {str(name): reads_record.from_data(r) for name, r in found.items()})
+
+
+def python_version() -> str:
+    """The Python gbbot runs under: the entrypoints' too (`python` is the one on its PATH)."""
+    return platform.python_version()
+
+
 # --- the cache directory -----------------------------------------------------------------------
 
 
@@ -149,9 +192,24 @@ class Cache:
         path.parent.touch()  # most recently used, for prune
         return cached
 
-    def store(self, key: CacheKey, base: Report) -> Path:
+    def load_reads(self, key: CacheKey) -> BaseReads | None:
+        """What the cached base's runs read, or None when none was kept (or it cannot be read)."""
+        path = reads_path(key.path(self.directory))
+        try:
+            if path.stat().st_size > MAX_READS_BYTES:
+                return None
+            return BaseReads.parse(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, untrusted_json.Refused):
+            return None
+
+    def store(self, key: CacheKey, base: Report, base_reads: BaseReads | None = None) -> Path:
         path = key.path(self.directory)
         report.write(base, path)
+        kept = reads_path(path)
+        if base_reads is not None:
+            kept.write_text(base_reads.dumps(), encoding="utf-8")
+        else:
+            kept.unlink(missing_ok=True)  # an older record does not describe this report
         path.parent.touch()  # most recently used, for prune
         self.prune()
         return path
@@ -162,6 +220,10 @@ class Cache:
         bases = sorted((p for p in self.directory.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
         for stale in bases[:-keep] if len(bases) > keep else ():
             shutil.rmtree(stale, ignore_errors=True)
+
+
+def reads_path(report_path: Path) -> Path:
+    return report_path.with_name(report_path.stem + ".reads.json")
 
 
 # --- running the merge-base --------------------------------------------------------------------

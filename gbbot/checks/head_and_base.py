@@ -140,10 +140,11 @@ def split_jobs(jobs: int) -> tuple[int, int]:
     return max(1, (jobs + 1) // 2), max(1, jobs // 2)
 
 
-def run_both(p: Setup, on_done: OnDone) -> tuple[Report, Report]:
+def run_both(p: Setup, on_done: OnDone) -> tuple[Report, Report, baseline.BaseReads | None]:
     """Head and base at the same time, --jobs shared between them. The worktree is opened here, in
     the calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
-    on_base = _labelled(on_done, p.base_sha)
+    seen: dict[str, Reads | None] = {}
+    on_base = _collecting(seen, _labelled(on_done, p.base_sha))
     with git.worktree(p.top, p.base_sha) as tree:
         head_jobs, base_jobs = split_jobs(p.options.jobs)
         pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gbbot-side")
@@ -151,9 +152,19 @@ def run_both(p: Setup, on_done: OnDone) -> tuple[Report, Report]:
             base_options = replace(p.options, jobs=base_jobs)
             base_future = pool.submit(baseline.run_base, tree, p.prefix, p.config, base_options, on_base)
             head = check(p.root, p.config, replace(p.options, jobs=head_jobs), on_done)
-            return head, base_future.result()
+            return head, base_future.result(), baseline.BaseReads.of(seen, _tops(tree))
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _collecting(seen: dict[str, Reads | None], on_done: OnDone) -> OnDone:
+    """`on_done`, keeping each run's record of its reads under the entrypoint's name."""
+
+    def collect(outcome: RunOutcome) -> None:
+        seen[outcome.name] = outcome.reads
+        on_done(outcome)
+
+    return collect
 
 
 def _labelled(on_done: OnDone, sha: str) -> OnDone:
@@ -167,6 +178,7 @@ class Sides:
     source: str  # run | cache | file | record
     notes: tuple[str, ...] = ()
     from_head: tuple[str, ...] = ()  # entrypoints whose base result is the head's (not run on the base)
+    base_reads: baseline.BaseReads | None = None  # what the base's runs read, when the base ran
 
 
 @dataclass(frozen=True)
@@ -189,15 +201,26 @@ def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
     same = head_sha == p.base_sha and not changed
     expected = p.expected(baseline.installed_torch())
     caching = r.options.cache is not None and baseline.CacheKey.for_run(expected) is not None
+    known = None if same else known_baseline(r, expected)
     return plan.Facts(
         entrypoints=tuple(e.name for e in select(p.config, p.options)),
         same_commit=same,
-        known=None if same else known_baseline(r, expected),
+        known=known,
         records_reads=records_reads(p),
         jobs=p.options.jobs,
         caching=caching,
         allow_mismatch=r.options.allow_mismatch,
+        change=the_change(p, changed) if known is not None and known.reads is not None else None,
     )
+
+
+def the_change(p: Setup, changed: Sequence[str]) -> plan.Change:
+    """How the working tree differs from the base commit, for what the head may skip."""
+    paths = working_changes(p)
+    inside = f"{p.prefix}/" if p.prefix else ""
+    below_root = [path.removeprefix(inside) for path in sorted(paths.touched) if path.startswith(inside)]
+    installs = setup_steps.requirement_changes(below_root, p.config.setup)
+    return plan.Change(paths, bool(changed), installs, baseline.python_version())
 
 
 def known_baseline(r: _Run, expected: baseline.Expected) -> plan.Known | None:
@@ -220,7 +243,7 @@ def known_baseline(r: _Run, expected: baseline.Expected) -> plan.Known | None:
     cached = cache.load(key, expected)
     if cached is not None:
         r.log(f"baseline for {p.base_sha[:7]} from the cache ({key.path(cache.directory)})")
-        return plan.Known(cached, plan.KnownFrom.CACHE, "cache")
+        return plan.Known(cached, plan.KnownFrom.CACHE, "cache", reads=cache.load_reads(key))
     return None
 
 
@@ -243,39 +266,48 @@ def nothing_to_compare_note(p: Setup) -> str:
 def execute(to_do: plan.Plan, r: _Run) -> Sides:
     """Run what the plan says, and nothing it does not."""
     if to_do.same_commit:
-        p = r.setup
-        head = check(p.root, p.config, p.options, r.progress(len(to_do.head)))  # the base is this same run
-        return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),))
-    if to_do.known is not None:
+        sides = _same_commit(to_do, r)
+    elif to_do.known is not None:
         return _with_known(to_do, to_do.known, r)
-    if to_do.base is plan.BaseRun.AFTER_HEAD:
-        head, base, notes, from_head = head_then_base(r)
+    elif to_do.base is plan.BaseRun.AFTER_HEAD:
+        sides = head_then_base(r)
     else:
-        (head, base), notes, from_head = run_both(r.setup, r.progress(2 * len(to_do.head))), (), ()
+        head, base, base_reads = run_both(r.setup, r.progress(2 * len(to_do.head)))
+        sides = Sides(head, base, "run", base_reads=base_reads)
     # A base made partly of the head's results is no report of the base: it would outlive this
     # PR under the base's SHA, and the head's code wrote the record that let the base be skipped.
-    if to_do.keep and baseline.cacheable(base) and not from_head:
-        _store(r, base)
-    return Sides(head, base, "run", notes, from_head)
+    if to_do.keep and baseline.cacheable(sides.base) and not sides.from_head:
+        _store(r, sides.base, sides.base_reads)
+    return sides
 
 
-def _store(r: _Run, base: Report) -> None:
+def _same_commit(to_do: plan.Plan, r: _Run) -> Sides:
+    """The head is the merge-base: its run is the base's too (and, kept, the next PR's base)."""
+    p, seen = r.setup, dict[str, Reads | None]()
+    head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(to_do.head))))
+    base_reads = baseline.BaseReads.of(seen, tops(p))
+    return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),), base_reads=base_reads)
+
+
+def _store(r: _Run, base: Report, base_reads: baseline.BaseReads | None) -> None:
     key = baseline.CacheKey.for_run(r.setup.expected(baseline.installed_torch()))
     if key is not None and r.options.cache is not None:
-        baseline.Cache(r.options.cache).store(key, base)
+        baseline.Cache(r.options.cache).store(key, base, base_reads)
 
 
 def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
     """Only the head runs; then what only its run can tell (the torch its entrypoints really
     imported) is checked against the baseline, and the plan says what a misfit leads to."""
     p, recorded = r.setup, r.options.recorded
-    head = check(p.root, p.config, p.options, r.progress(len(to_do.head)))
+    head = _head(to_do, known, r)
     if known.origin is plan.KnownFrom.RECORD and recorded is not None:
         late, base = recorded.settled(known.report, head)
     else:
         late, base = baseline.torch_mismatch(known.report, head.torch_version), known.report
     if late is None:
-        return Sides(head, base, known.source, known.notes)
+        return Sides(head, base, known.source, (*known.notes, *_head_notes(to_do)))
+    if to_do.from_base:  # what was taken from an unfit base is no result of the head
+        head = check(p.root, p.config, p.options, r.progress(len(to_do.from_base) + len(to_do.head)))
     if to_do.unfit is plan.Unfit.RUN:
         what = recorded.what if recorded is not None and known.origin is plan.KnownFrom.RECORD else "cached baseline"
         r.log(f"the {what} does not fit ({late}): running the base")
@@ -286,26 +318,67 @@ def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
     return Sides(head, base, known.source, tuple(dict.fromkeys(labels)))  # the file check may have said it
 
 
-def head_then_base(r: _Run) -> tuple[Report, Report, tuple[str, ...], tuple[str, ...]]:
+def _head(to_do: plan.Plan, known: plan.Known, r: _Run) -> Report:
+    """The head's report: its runs of what the change reaches, the base's results for the rest."""
+    p = r.setup
+    if not to_do.from_base:
+        return check(p.root, p.config, p.options, r.progress(len(to_do.head)))
+    for name, reason in to_do.head_runs.items():
+        r.log(f"the head runs `{name}`: {reason}")
+    only = replace(p.options, only=to_do.head, shard=None)  # already this shard's
+    ran = check(p.root, p.config, only, r.progress(len(to_do.head))) if to_do.head else None
+    found = {e.name: e for e in ran.entrypoints} if ran else {}
+    for e in known.report.entrypoints:
+        if e.name in to_do.from_base:
+            found[e.name] = replace(e, from_base=to_do.from_base[e.name])
+    entries = [found[e.name] for e in select(p.config, p.options) if e.name in found]
+    version = (ran.torch_version if ran else None) or known.report.torch_version
+    shard = str(p.options.shard) if p.options.shard else None
+    return report.new_report(
+        entries, p.options.mode or p.config.mode, version, git.head_sha(p.root), p.config.digest, shard
+    )
+
+
+def _head_notes(to_do: plan.Plan) -> tuple[str, ...]:
+    """What the head took from a known base, and why the rest ran."""
+    ran = list(to_do.head_runs.items())
+    if not to_do.from_base:
+        reasons = {reason for _, reason in ran}
+        if len(reasons) == 1:
+            return (f"The head ran every entrypoint: {reasons.pop()}.",) if ran else ()
+        return ("The head ran every entrypoint: " + _why_each(ran) + ".",)
+    total = len(to_do.from_base) + len(to_do.head)
+    said = f"{len(to_do.from_base)} of {plural(total, 'entrypoint')} not reached by this change: results from the base"
+    said += f" ({_listed(list(to_do.from_base))})"
+    return (f"{said}; {_why_each(ran)}." if ran else f"{said}.",)
+
+
+def _why_each(ran: Sequence[tuple[str, str]]) -> str:
+    shown = "; ".join(f"`{name[:MAX_PATH_CHARS]}` ran: {reason}" for name, reason in ran[:MAX_LISTED_PATHS])
+    return shown + ("; …" if len(ran) > MAX_LISTED_PATHS else "")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def head_then_base(r: _Run) -> Sides:
     """The head, then the base for only the entrypoints whose runs read something the change
     touches (gbbot/analysis/reads.py); the others' base results are the head's."""
     p = r.setup
     seen: dict[str, Reads | None] = {}
-    on_head = r.progress(len(select(p.config, p.options)))
-
-    def collect(outcome: RunOutcome) -> None:
-        seen[outcome.name] = outcome.reads
-        on_head(outcome)
-
-    head = check(p.root, p.config, p.options, collect)
+    head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(select(p.config, p.options)))))
     changes = working_changes(p) if plan.recorded_any(head, seen) else None  # else spare the git calls
     why = plan.base_reruns(head, seen, changes, tops(p))
     same = [e.name for e in head.entrypoints if e.name not in why]
     if same:  # the skipping is at work: say why each of the others runs on the base
         for name, reason in why.items():
             r.log(f"the base runs `{name}` again: {reason}")
-    ran = _run_base_for(p, list(why), r.progress(len(why))) if why else None
-    return head, _base_report(p, head, ran, why), _reuse_notes(same, len(head.entrypoints)), tuple(same)
+    base_seen: dict[str, Reads | None] = {}
+    ran, tree_tops = _run_base_for(p, list(why), r.progress(len(why)), base_seen) if why else (None, ())
+    base = _base_report(p, head, ran, why)
+    base_reads = baseline.BaseReads.of(base_seen, tree_tops) if not same else None
+    return Sides(head, base, "run", _reuse_notes(same, len(head.entrypoints)), tuple(same), base_reads)
 
 
 def working_changes(p: Setup) -> reads.Changes:
@@ -316,13 +389,22 @@ def working_changes(p: Setup) -> reads.Changes:
 
 def tops(p: Setup) -> tuple[str, ...]:
     """The repository's top level as given and as resolved: a record may name either."""
-    return tuple(dict.fromkeys((str(p.top), str(p.top.resolve()))))
+    return _tops(p.top)
 
 
-def _run_base_for(p: Setup, names: Sequence[str], on_done: OnDone) -> Report:
+def _tops(top: Path) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((str(top), str(top.resolve()))))
+
+
+def _run_base_for(
+    p: Setup, names: Sequence[str], on_done: OnDone, seen: dict[str, Reads | None]
+) -> tuple[Report, tuple[str, ...]]:
+    """The base's report for `names` (each run's reads kept in `seen`), and where its checkout was
+    (what those reads lie below)."""
     only = replace(p.options, only=tuple(names), shard=None)  # already this shard's
     with git.worktree(p.top, p.base_sha) as tree:
-        return baseline.run_base(tree, p.prefix, p.config, only, _labelled(on_done, p.base_sha))
+        found = baseline.run_base(tree, p.prefix, p.config, only, _collecting(seen, _labelled(on_done, p.base_sha)))
+        return found, _tops(tree)
 
 
 def _base_report(p: Setup, head: Report, ran: Report | None, why: Mapping[str, str]) -> Report:
@@ -346,6 +428,29 @@ def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
 def _run_base_only(p: Setup) -> Report:
     with git.worktree(p.top, p.base_sha) as tree:
         return baseline.run_base(tree, p.prefix, p.config, p.options)
+
+
+def check_and_keep(
+    root: Path, config: Config, options: CheckOptions, cache: Path | None, on_done: OnDone | None = None
+) -> Report:
+    """`gbbot check`, and with a cache directory, its report and its runs' reads kept there as the
+    base of the pull requests that will branch from this commit (a push to the base branch), so
+    that theirs runs only what they reach. Kept only for a clean tree at a commit."""
+    seen: dict[str, Reads | None] = {}
+    found = check(root, config, options, _collecting(seen, on_done or (lambda outcome: None)))
+    top = git.toplevel(root) if cache is not None else None
+    if cache is None or top is None or found.commit is None or not baseline.cacheable(found):
+        return found
+    if git.changed_paths(top):
+        return found
+    names = tuple(e.name for e in select(config, options))
+    mode = options.mode or config.mode
+    key = baseline.CacheKey.for_run(
+        baseline.Expected(found.commit, config.digest, baseline.installed_torch(), mode, names)
+    )
+    if key is not None:
+        baseline.Cache(cache).store(key, found, baseline.BaseReads.of(seen, _tops(top)))
+    return found
 
 
 def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:

@@ -6,16 +6,24 @@ baseline file, the audit's record, the cache and the runner's settings), the pla
 value, and head_and_base.py executes it. What only a run can tell is a rule of the plan, applied
 by the pure functions below it: which base entrypoints a head-first run leaves to the head
 (`base_reruns`), and what a known base that the head's run shows unfit leads to (`Unfit`).
+
+A known base that kept what each of its runs read lets the head skip too (`head_skips`): an
+entrypoint none of whose reads the change touches would do on the head what it did on the base,
+so its result is the base's, exactly as the base side takes the head's. Never when what is
+outside the record changed: the Python, what is installed (a requirement or `setup:` file),
+uncommitted edits; nor for a run that ended badly, started another program or overflowed its
+record. (The config, torch and mode are part of what makes a known base fit at all.)
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gbbot.analysis import reads
-from gbbot.core.model import Reads, Report, Status
+from gbbot.checks.baseline import BaseReads
+from gbbot.core.model import EntrypointReport, Reads, Report, Status
 
 
 class KnownFrom(enum.Enum):
@@ -34,6 +42,17 @@ class Known:
     origin: KnownFrom
     source: str  # the diff's baseline_source: "file", "cache", or the recorded base's name
     notes: tuple[str, ...] = ()  # labels a mismatched --baseline carries
+    reads: BaseReads | None = None  # what its runs read, when that was kept
+
+
+@dataclass(frozen=True)
+class Change:
+    """How the head differs from the base, for deciding what the head need not run."""
+
+    paths: reads.Changes  # the working tree against the base commit, by path
+    dirty: bool  # uncommitted edits
+    installs: tuple[str, ...]  # changed paths that say what is installed (requirement, `setup:` files)
+    python: str  # the Python the head runs under
 
 
 @dataclass(frozen=True)
@@ -47,6 +66,7 @@ class Facts:
     jobs: int
     caching: bool  # a cache directory was given and torch's version is known: a base run is kept
     allow_mismatch: bool
+    change: Change | None = None  # gathered when a known base kept its reads
 
 
 class BaseRun(enum.Enum):
@@ -75,6 +95,8 @@ class Plan:
     unfit: Unfit = Unfit.RUN
     keep: bool = False  # keep the base's report in the cache once it has run whole
     same_commit: bool = False  # the head's run is the base's
+    from_base: Mapping[str, str] = field(default_factory=dict)  # not run on the head → why its result is the base's
+    head_runs: Mapping[str, str] = field(default_factory=dict)  # run on the head though the base is known → why
 
 
 def decide(facts: Facts) -> Plan:
@@ -82,10 +104,13 @@ def decide(facts: Facts) -> Plan:
     names = facts.entrypoints
     if facts.same_commit:
         why = "the merge-base is HEAD, unchanged: the head's run is the base's"
-        return Plan("run", why, names, BaseRun.NONE, same_commit=True)
+        return Plan("run", why, names, BaseRun.NONE, keep=facts.caching, same_commit=True)
     known = facts.known
     if known is not None:
-        return Plan(known.source, _known_why(known), names, BaseRun.NONE, known, _unfit(known, facts))
+        from_base, runs = head_skips(known, facts)
+        head = tuple(n for n in names if n not in from_base)
+        return Plan(known.source, _known_why(known), head, BaseRun.NONE, known, _unfit(known, facts),
+                    from_base=from_base, head_runs=runs)  # fmt: skip
     if facts.records_reads or facts.jobs < 2:
         why = "no report of the merge-base is known: it runs after the head, where the change reaches"
         if not facts.records_reads:
@@ -107,6 +132,65 @@ def _unfit(known: Known, facts: Facts) -> Unfit:
     if known.origin is not KnownFrom.FILE:
         return Unfit.RUN
     return Unfit.LABEL if facts.allow_mismatch else Unfit.REFUSE
+
+
+# --- what a known base spares the head ---------------------------------------------------------
+
+TAKEN = "it read nothing this change touches"
+
+
+def head_skips(known: Known, facts: Facts) -> tuple[dict[str, str], dict[str, str]]:
+    """(entrypoint → why the head takes the base's result, entrypoint → why the head runs it)."""
+    names = facts.entrypoints
+    everything = _why_head_runs_all(known, facts)
+    if everything:
+        return {}, {name: everything for name in names}
+    assert known.reads is not None and facts.change is not None  # said by _why_head_runs_all
+    base = {e.name: e for e in known.report.entrypoints}
+    taken: dict[str, str] = {}
+    runs: dict[str, str] = {}
+    for name in names:
+        why = _why_head_runs(base.get(name), known.reads.entrypoints.get(name), facts.change.paths)
+        if why:
+            runs[name] = why
+        else:
+            taken[name] = TAKEN
+    return taken, runs
+
+
+def _why_head_runs_all(known: Known, facts: Facts) -> str | None:
+    change = facts.change
+    if not facts.records_reads:
+        return "runs here record no reads (fresh processes or a container), so nothing is taken from the base"
+    if known.reads is None:
+        return f"the {_known_name(known)} kept no record of what its runs read"
+    if known.notes:
+        return "the baseline does not match this run"
+    if change is None:
+        return "how the tree differs from the base is not known"
+    if change.dirty:
+        return "the tree has uncommitted changes"
+    if change.installs:
+        return f"the change touches `{change.installs[0]}`, which says what is installed"
+    if change.python != known.reads.python:
+        return f"the base ran under Python {known.reads.python}, the head runs Python {change.python}"
+    return None
+
+
+def _known_name(known: Known) -> str:
+    return {KnownFrom.FILE: "baseline file", KnownFrom.RECORD: "recorded base", KnownFrom.CACHE: "cached base"}[
+        known.origin
+    ]
+
+
+def _why_head_runs(entry: EntrypointReport | None, found: Reads | None, change: reads.Changes) -> str | None:
+    if entry is None:
+        return "the base has no result for it"
+    if entry.status not in REPEATABLE:
+        return f"it ended {entry.status.value} on the base"
+    if found is None:
+        return "what it read on the base was not recorded"
+    return reads.why_rerun(found, change, reads.ROOTED)
 
 
 # --- what a head-first run leaves to the head ----------------------------------------------------

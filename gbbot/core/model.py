@@ -440,6 +440,9 @@ class EntrypointReport:
     frames: tuple[CompiledFrame, ...] = ()  # trace order; () in a report made before frames were read
     runs: EntrypointRuns | None = None  # None: not counted (faithful mode, an older report)
     compile_error: CompileError | None = None  # the compile error that ended the run, if one did
+    # Not run on a diff's head: this is the base's result, and why (its reads show the change cannot
+    # reach it).
+    from_base: str | None = None
 
 
 @dataclass(frozen=True)

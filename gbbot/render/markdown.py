@@ -322,6 +322,11 @@ def context(report: Report) -> str:
     parts.append(f"mode {md_code(report.mode.value if report.mode else 'unknown')}")
     if report.diff is not None:
         parts.append(f"base {md_code(report.diff.base_ref)} at `{report.diff.base_sha[:7]}`")
+        taken = sum(1 for e in report.entrypoints if e.from_base)
+        if taken:
+            parts.append(
+                f"{taken} of {plural(c.entrypoints, 'entrypoint')} not reached by this change: results from the base"
+            )
     if report.commit:
         parts.append(f"head `{report.commit[:7]}`")
     return "<sub>" + " · ".join(parts) + "</sub>"  # trace problems: said in words, see trace_caveats

@@ -221,6 +221,8 @@ def _shown(report: Report, columns: int) -> list:
             parts.append(Text(f"{e.name}: {e.status.value}\n{e.error[-1500:]}", style="red"))
         for problem in e.trace_problems[:10]:
             parts.append(Text(f"{e.name}: trace: {problem}", style="yellow"))
+        if e.from_base:
+            parts.append(Text(f"{e.name}: not run, the base's result: {e.from_base}", style="dim"))
     c = counts.counts(report)
     if report.diff is not None:
         d = report.diff

@@ -10,6 +10,7 @@ import pytest
 from gbbot.analysis import reads
 from gbbot.analysis.report import new_report
 from gbbot.checks import plan
+from gbbot.checks.baseline import BaseReads
 from gbbot.core.model import EntrypointReport, Mode, Reads, Report, Status
 
 NAMES = ("train", "serve", "export")
@@ -37,10 +38,10 @@ def known(origin: plan.KnownFrom, source: str | None = None) -> plan.Known:
     return plan.Known(BASE, origin, source or origin.value)
 
 
-def test_the_head_being_the_merge_base_runs_the_head_once_and_looks_for_nothing_else():
+def test_the_head_being_the_merge_base_runs_the_head_once_and_keeps_it_as_the_next_prs_base():
     decided = plan.decide(replace(FACTS, same_commit=True, known=known(plan.KnownFrom.CACHE), caching=True))
     assert decided.same_commit and decided.base is plan.BaseRun.NONE
-    assert decided.head == NAMES and decided.source == "run" and decided.known is None and not decided.keep
+    assert decided.head == NAMES and decided.source == "run" and decided.known is None and decided.keep
 
 
 @pytest.mark.parametrize(
@@ -105,3 +106,95 @@ def test_without_any_record_every_base_runs_and_no_change_is_asked_for():
     seen = {"train": None, "serve": Reads(frozenset({at("serve.py")}), frozenset())}  # a failure's reads do not count
     assert not plan.recorded_any(head, seen)
     assert plan.base_reruns(head, seen, None, (TOP,)) == {"serve": "it ended failed", "train": reads.NOT_RECORDED}
+
+
+# --- what a known base spares the head ---------------------------------------------------------
+
+
+def rooted(*files: str, **kwargs) -> Reads:
+    return Reads(frozenset(f"/{f}" for f in files), frozenset(), **kwargs)
+
+
+# train and serve read their own module and the shared helper; export reads only its own
+KEPT = BaseReads("3.11.9", {
+    "train": rooted("train.py", "models/shared.py"),
+    "serve": rooted("serve.py", "models/shared.py"),
+    "export": rooted("export.py"),
+})  # fmt: skip
+FILES = ["train.py", "serve.py", "export.py", "models/shared.py", "README.md", "requirements.txt"]
+
+
+def change(*name_status: tuple[str, str], dirty: bool = False, python: str = "3.11.9") -> plan.Change:
+    installs = tuple(p for _, p in name_status if p == "requirements.txt")
+    return plan.Change(reads.Changes.of(FILES, name_status, []), dirty, installs, python)
+
+
+def with_cache(found: plan.Change, kept: BaseReads | None = KEPT, base: Report = BASE, **facts) -> plan.Plan:
+    return plan.decide(replace(FACTS, known=plan.Known(base, plan.KnownFrom.CACHE, "cache", reads=kept),
+                               change=found, **facts))  # fmt: skip
+
+
+def test_a_docs_only_change_takes_every_result_from_the_base():
+    decided = with_cache(change(("M", "README.md")))
+    assert decided.head == () and set(decided.from_base) == set(NAMES) and decided.head_runs == {}
+    assert decided.from_base["export"] == plan.TAKEN and decided.source == "cache"
+
+
+def test_a_change_to_one_models_module_runs_that_one_only():
+    decided = with_cache(change(("M", "export.py")))
+    assert decided.head == ("export",) and set(decided.from_base) == {"train", "serve"}
+    assert decided.head_runs == {"export": "it read `export.py`, which the change touches"}
+
+
+def test_a_change_to_the_shared_helper_runs_everything_that_read_it():
+    decided = with_cache(change(("M", "models/shared.py")))
+    assert decided.head == ("train", "serve") and set(decided.from_base) == {"export"}
+
+
+def test_a_file_the_pr_deletes_runs_what_read_it():
+    decided = with_cache(change(("D", "serve.py")))
+    assert decided.head == ("serve",) and "serve.py" in decided.head_runs["serve"]
+
+
+@pytest.mark.parametrize(
+    ("found", "facts", "reason"),
+    [
+        (change(("M", "README.md"), dirty=True), {}, "the tree has uncommitted changes"),
+        (change(("M", "requirements.txt")), {}, "the change touches `requirements.txt`, which says what is installed"),
+        (
+            change(("M", "README.md"), python="3.12.1"),
+            {},
+            "the base ran under Python 3.11.9, the head runs Python 3.12.1",
+        ),
+        (change(("M", "README.md")), {"records_reads": False}, "runs here record no reads"),
+    ],
+)
+def test_what_lies_outside_the_record_runs_everything_and_says_why(found, facts, reason):
+    decided = with_cache(found, **facts)
+    assert decided.head == NAMES and decided.from_base == {}
+    assert set(decided.head_runs) == set(NAMES) and all(r.startswith(reason) for r in decided.head_runs.values())
+
+
+def test_a_base_without_reads_runs_everything():
+    decided = with_cache(change(("M", "README.md")), kept=None)
+    assert (
+        decided.head == NAMES and decided.head_runs["train"] == "the cached base kept no record of what its runs read"
+    )
+
+
+def test_a_mismatched_baseline_file_spares_nothing():
+    found = plan.Known(BASE, plan.KnownFrom.FILE, "file", ("⚠️ The baseline does not match",), reads=KEPT)
+    decided = plan.decide(replace(FACTS, known=found, change=change(("M", "README.md")), allow_mismatch=True))
+    assert decided.head == NAMES and decided.head_runs["serve"] == "the baseline does not match this run"
+
+
+def test_an_entrypoint_that_ended_badly_on_the_base_or_left_no_record_runs():
+    base = report(("train", Status.TIMEOUT), ("serve", Status.OK), ("export", Status.OK))
+    kept = BaseReads("3.11.9", {"train": KEPT.entrypoints["train"], "export": rooted("export.py", spawned="os.system")})
+    decided = with_cache(change(("M", "README.md")), kept=kept, base=base)
+    assert decided.head == NAMES
+    assert decided.head_runs == {
+        "train": "it ended timeout on the base",
+        "serve": "what it read on the base was not recorded",
+        "export": "it started another program (os.system), whose reads are not recorded",
+    }
