@@ -1,0 +1,118 @@
+# ruff: noqa: E501 - the model configs read best one per line
+"""A project of ten tiny Hugging Face models (random weights from small configs, CPU, nothing
+downloaded), each made in its own module and compiled by a helper one call deeper, as a user
+would: the breaks inside transformers that `gbbot fix` is measured on (issue #41's table).
+
+    python tools/library_breaks_trial.py OUT_DIR [name,name,...]
+    cd OUT_DIR && gbbot fix --json fix.json
+
+On transformers 5.24 and torch 2.13 (CPU), longformer, bigbird, led, switch, vits and reformer
+have breaks; bart, mixtral, funnel and qwen2moe compile in one graph.
+"""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+repo = Path(sys.argv[1])
+repo.mkdir(parents=True)
+(repo / "hf").mkdir()
+(repo / "hf/__init__.py").write_text("")
+BUILD = textwrap.dedent('''\
+    import torch
+
+
+    def compiled(model):
+        """Every model is compiled here."""
+        model.eval()
+        return torch.compile(model)
+    ''')
+T = "torch.randint(0, 100, (1, 16))"
+MODELS = {
+    "longformer": (
+        "LongformerConfig",
+        "LongformerModel",
+        "vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, attention_window=8, max_position_embeddings=64",
+        T,
+    ),
+    "bart": (
+        "BartConfig",
+        "BartModel",
+        "vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64",
+        T,
+    ),
+    "bigbird": (
+        "BigBirdConfig",
+        "BigBirdModel",
+        "vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, attention_type='block_sparse', block_size=4, num_random_blocks=2, max_position_embeddings=128",
+        T,
+    ),
+    "led": (
+        "LEDConfig",
+        "LEDModel",
+        "vocab_size=100, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, attention_window=8, max_encoder_position_embeddings=64, max_decoder_position_embeddings=64",
+        T,
+    ),
+    "mixtral": (
+        "MixtralConfig",
+        "MixtralModel",
+        "vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, num_local_experts=4, num_experts_per_tok=2",
+        T,
+    ),
+    "funnel": (
+        "FunnelConfig",
+        "FunnelModel",
+        "vocab_size=100, d_model=32, n_head=2, d_head=16, d_inner=64, block_sizes=[1, 1]",
+        T,
+    ),
+    "switch": (
+        "SwitchTransformersConfig",
+        "SwitchTransformersEncoderModel",
+        "vocab_size=100, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_decoder_layers=1, num_heads=2, num_experts=4, num_sparse_encoder_layers=1",
+        T,
+    ),
+    "qwen2moe": (
+        "Qwen2MoeConfig",
+        "Qwen2MoeModel",
+        "vocab_size=100, hidden_size=32, intermediate_size=64, moe_intermediate_size=32, shared_expert_intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, num_experts=4, num_experts_per_tok=2",
+        T,
+    ),
+    "vits": (
+        "VitsConfig",
+        "VitsModel",
+        "vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, ffn_dim=64, flow_size=32, spectrogram_bins=33, upsample_initial_channel=32, upsample_rates=[4, 4], upsample_kernel_sizes=[8, 8], resblock_kernel_sizes=[3], resblock_dilation_sizes=[[1, 3]], duration_predictor_filter_channels=32, prior_encoder_num_flows=2, prior_encoder_num_wavenet_layers=2, posterior_encoder_num_wavenet_layers=2, duration_predictor_num_flows=2",
+        "torch.randint(0, 40, (1, 16))",
+    ),
+    "reformer": (
+        "ReformerConfig",
+        "ReformerModel",
+        "vocab_size=100, hidden_size=32, num_attention_heads=2, attention_head_size=16, feed_forward_size=64, axial_pos_shape=[4, 4], axial_pos_embds_dim=[16, 16], attn_layers=['local', 'lsh'], num_buckets=2, local_attn_chunk_length=4, lsh_attn_chunk_length=4, max_position_embeddings=16, is_decoder=False",
+        T,
+    ),
+}
+for name, (config, model, args, inputs) in MODELS.items():
+    (repo / f"hf/build_{name}.py").write_text(BUILD)
+    (repo / f"hf/{name}.py").write_text(
+        textwrap.dedent(f"""\
+        import torch
+        from transformers import {config}, {model}
+
+        from hf.build_{name} import compiled
+
+
+        def run():
+            torch.manual_seed(0)
+            model = compiled({model}({config}({args})))
+            with torch.no_grad():
+                out = model({inputs})
+            return out[0]
+        """)
+    )
+names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(MODELS)
+entries = "".join(f"  - {{name: {n}, call: 'hf.{n}:run', timeout: 600}}\n" for n in names)
+(repo / ".gbbot.yml").write_text(f"version: 1\nmode: fast\nentrypoints:\n{entries}")
+g = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
+subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
+subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+subprocess.run([*g, "commit", "-qm", "hf"], cwd=repo, check=True)
