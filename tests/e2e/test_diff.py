@@ -141,6 +141,12 @@ HEAD_COMMITTED = {
 }
 
 
+
+def cached_report_path(pr) -> Path:
+    """The one cached base report (its runs' reads are kept beside it as `*.reads.json`)."""
+    (path,) = (p for p in pr.cache.rglob("*.json") if not p.name.endswith(".reads.json"))
+    return path
+
 def make_pr_repo(repo: Path) -> None:
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -257,7 +263,7 @@ def test_entrypoints_without_a_baseline_say_why(pr):
 def test_a_removed_entrypoint_plays_no_part(pr):
     assert {e.name for e in pr.report.entrypoints} == {"fwd", "flaky", "added"}
     assert {e.name for e in pr.report.diff.entrypoints} == {"fwd", "flaky", "added"}
-    cached = json.loads(next(pr.cache.rglob("*.json")).read_text())
+    cached = json.loads(cached_report_path(pr).read_text())
     assert "old" not in {e["name"] for e in cached["entrypoints"]}  # the base ran the head's config
 
 
@@ -307,7 +313,7 @@ def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr):
 
 
 def cached_baseline(pr: Scenario, tmp_path: Path, **changes) -> Path:
-    data = json.loads(next(pr.cache.rglob("*.json")).read_text())
+    data = json.loads(cached_report_path(pr).read_text())
     data.update(changes)
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(data))
@@ -360,7 +366,7 @@ def test_a_mismatched_baseline_can_be_used_with_a_label(pr, tmp_path):
 
 
 def base_report(pr: Scenario) -> Report:
-    return report.load(next(pr.cache.rglob("*.json")))
+    return report.load(cached_report_path(pr))
 
 
 def test_ignore_rules_apply_to_both_sides(pr):
