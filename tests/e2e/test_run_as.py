@@ -1,0 +1,182 @@
+"""The repository's code runs as another user (`GBBOT_RUN_AS`), as gbbot's image runs it: gbbot as
+root, the setup steps and entrypoints as an unprivileged user. One `gbbot check --setup` run, as a
+process, whose setup step attacks gbbot's installation and Python's, whose second step
+`pip install`s a wheel the repository vendors, and whose entrypoint probes gbbot's process.
+
+These tests need root (to create the user with `useradd` and for gbbot to drop to it); elsewhere
+they are skipped, saying so. CI runs them as root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import gbbot
+from tests.cli_helpers import write
+from tests.conftest import git
+from tests.local_package import tinydep_wheel
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("useradd") is None,
+    reason="needs root and useradd: gbbot drops to another user only as root",
+)
+
+USER = "gbbot-test-runner"
+STDLIB_TARGET = Path(json.__file__)  # a standard-library module gbbot imports
+GBBOT_TARGET = Path(gbbot.__file__)  # gbbot's own package, imported by every later gbbot
+CONFIG = """\
+version: 1
+setup:
+  - python attack.py
+  - pip install --no-index vendor/tinydep-1.0-py3-none-any.whl
+entrypoints:
+  - name: probe
+    run: python probe.py
+fail_on: none
+"""
+# A comment for the standard library (it is this machine's, shared); code for gbbot's package,
+# which would write a marker file from inside every later gbbot process.
+ATTACK = """\
+import sys
+targets = {
+    {stdlib!r}: "\\n# appended by a setup step\\n",
+    {package!r}: "\\nopen({marker!r}, 'w').write('ran inside gbbot')\\n",
+}
+for path, payload in targets.items():
+    try:
+        with open(path, "a") as f:
+            f.write(payload)
+        print("WROTE", path)
+    except OSError as exc:
+        print("DENIED", path, type(exc).__name__)
+"""
+PROBE = """\
+import json, os, signal
+import tinydep
+import torch
+
+torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))  # its trace: a directory it may write
+
+def parent(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+pid = os.getpid()
+while pid > 1:  # up to the gbbot process (`python -m gbbot`), through any shell
+    pid = parent(pid)
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        if b"-m\\0gbbot" in f.read():
+            break
+found = {"uid": os.getuid(), "gbbot": pid, "tinydep": tinydep.__file__, "home_owner": os.stat(os.environ["HOME"]).st_uid}
+try:
+    os.kill(pid, signal.SIGSTOP)
+    os.kill(pid, signal.SIGCONT)
+    found["signal"] = "sent"
+except PermissionError:
+    found["signal"] = "denied"
+try:
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        found["environ"] = f.read().decode(errors="replace")
+except PermissionError:
+    found["environ"] = "denied"
+print("PROBE", json.dumps(found))
+"""
+
+
+def ensure_user() -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER], check=True)
+        return pwd.getpwnam(USER)
+
+
+@pytest.fixture(scope="module")
+def run():
+    """One `gbbot check --setup` as root with GBBOT_RUN_AS, in a repository the user can read (a
+    pytest tmp_path is root's alone); both attacked files are put back whatever happened."""
+    user = ensure_user()
+    reach = [sys.executable, "-c", "import torch"]
+    if subprocess.run(reach, user=user.pw_uid, group=user.pw_gid, extra_groups=[], capture_output=True).returncode:
+        pytest.skip(f"{USER} cannot run this Python with torch (installed under a directory only root reaches)")
+    saved = {path: path.read_bytes() for path in (STDLIB_TARGET, GBBOT_TARGET)}
+    top = Path(tempfile.mkdtemp(prefix="gbbot-run-as-test-"))
+    try:
+        top.chmod(0o755)
+        repo, marker = top / "repo", top / "marker"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        attack = ATTACK.replace("{stdlib!r}", repr(str(STDLIB_TARGET))).replace("{package!r}", repr(str(GBBOT_TARGET)))
+        write(
+            repo,
+            {".gbbot.yml": CONFIG, "attack.py": attack.replace("{marker!r}", repr(str(marker))), "probe.py": PROBE},
+        )
+        tinydep_wheel(repo / "vendor")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "a repository whose setup attacks gbbot")
+        report = top / "report.json"
+        env = {**os.environ, "GBBOT_RUN_AS": USER}
+        done = subprocess.run(
+            [sys.executable, "-m", "gbbot", "check", "--setup", "--no-warm", "--json", str(report), "--keep-traces", str(top / "work")],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        after = {path: path.read_bytes() for path in saved}
+        # a later gbbot process: would the appended code run in it?
+        later = subprocess.run([sys.executable, "-m", "gbbot", "--version"], capture_output=True, text=True, timeout=60)
+        yield {
+            "done": done,
+            "report": report,
+            "after": after,
+            "saved": saved,
+            "marker": marker,
+            "later": later,
+            "user": user,
+        }
+    finally:
+        for path, data in saved.items():
+            if path.read_bytes() != data:
+                path.write_bytes(data)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def probe(run) -> dict:
+    data = json.loads(run["report"].read_text())
+    (entry,) = data["entrypoints"]
+    assert entry["status"] == "ok", entry
+    stdout = (run["report"].parent / "work" / "probe" / "stdout.txt").read_text()
+    line = next(x for x in stdout.splitlines() if x.startswith("PROBE "))
+    return json.loads(line.removeprefix("PROBE "))
+
+
+def test_a_setup_step_cannot_append_to_python_or_gbbot(run):
+    """Attack 2: a setup step appends to a standard-library module and to gbbot's package."""
+    done = run["done"]
+    assert done.returncode == 0, done.stderr
+    assert f"DENIED {STDLIB_TARGET} PermissionError" in done.stderr
+    assert f"DENIED {GBBOT_TARGET} PermissionError" in done.stderr
+    assert run["after"] == run["saved"]  # neither file changed
+    assert run["later"].returncode == 0 and not run["marker"].exists()  # nothing ran in a later gbbot
+
+
+def test_an_entrypoint_cannot_signal_gbbot_or_read_its_proc(run):
+    found = probe(run)
+    assert found["uid"] == run["user"].pw_uid
+    assert found["signal"] == "denied"
+    assert found["environ"] == "denied"
+
+
+def test_a_setup_step_installs_for_the_entrypoints(run):
+    """`pip install` in a setup step goes into the user's own venv, which the entrypoints use."""
+    found = probe(run)
+    assert "Successfully installed tinydep-1.0" in run["done"].stderr
+    assert "/venv/lib/" in found["tinydep"] and found["tinydep"].endswith("tinydep/__init__.py")
+    assert found["home_owner"] == run["user"].pw_uid  # a HOME it may write
