@@ -41,6 +41,8 @@ setup:
 entrypoints:
   - name: probe
     run: python probe.py
+  - name: probe-warm
+    call: probe:main
 fail_on: none
 """
 # A comment for the standard library (it is this machine's, shared); code for gbbot's package,
@@ -64,31 +66,38 @@ import json, os, signal
 import tinydep
 import torch
 
-torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))  # its trace: a directory it may write
 
 def parent(pid):
     with open(f"/proc/{pid}/stat") as f:
         return int(f.read().rsplit(")", 1)[1].split()[1])
 
-pid = os.getpid()
-while pid > 1:  # up to the gbbot process (`python -m gbbot`), through any shell
-    pid = parent(pid)
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        if b"-m\\0gbbot" in f.read():
-            break
-found = {"uid": os.getuid(), "gbbot": pid, "tinydep": tinydep.__file__, "home_owner": os.stat(os.environ["HOME"]).st_uid}
-try:
-    os.kill(pid, signal.SIGSTOP)
-    os.kill(pid, signal.SIGCONT)
-    found["signal"] = "sent"
-except PermissionError:
-    found["signal"] = "denied"
-try:
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        found["environ"] = f.read().decode(errors="replace")
-except PermissionError:
-    found["environ"] = "denied"
-print("PROBE", json.dumps(found))
+
+def main():
+    torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))  # its trace: a directory it may write
+    pid = os.getpid()
+    while pid > 1:  # up to the gbbot process (`python -m gbbot`), through a shell or the warm server
+        pid = parent(pid)
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"-m\\0gbbot" in f.read():
+                break
+    found = {"uid": os.getuid(), "gbbot": pid, "tinydep": tinydep.__file__}
+    found["home_owner"] = os.stat(os.environ["HOME"]).st_uid
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        os.kill(pid, signal.SIGCONT)
+        found["signal"] = "sent"
+    except PermissionError:
+        found["signal"] = "denied"
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            found["environ"] = f.read().decode(errors="replace")
+    except PermissionError:
+        found["environ"] = "denied"
+    print("PROBE", json.dumps(found), flush=True)
+
+
+if __name__ == "__main__":
+    main()
 """
 
 
@@ -126,7 +135,7 @@ def run():
         report = top / "report.json"
         env = {**os.environ, "GBBOT_RUN_AS": USER}
         done = subprocess.run(
-            [sys.executable, "-m", "gbbot", "check", "--setup", "--no-warm", "--json", str(report), "--keep-traces", str(top / "work")],
+            [sys.executable, "-m", "gbbot", "check", "--setup", "--json", str(report), "--keep-traces", str(top / "work")],
             cwd=repo, env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         after = {path: path.read_bytes() for path in saved}
@@ -148,13 +157,18 @@ def run():
         shutil.rmtree(top, ignore_errors=True)
 
 
-def probe(run) -> dict:
+def probes(run) -> dict[str, dict]:
+    """What each entrypoint found: `probe` a fresh process (through `sh -c`), `probe-warm` a child
+    of the warm server."""
     data = json.loads(run["report"].read_text())
-    (entry,) = data["entrypoints"]
-    assert entry["status"] == "ok", entry
-    stdout = (run["report"].parent / "work" / "probe" / "stdout.txt").read_text()
-    line = next(x for x in stdout.splitlines() if x.startswith("PROBE "))
-    return json.loads(line.removeprefix("PROBE "))
+    found = {}
+    for entry in data["entrypoints"]:
+        assert entry["status"] == "ok", entry
+        stdout = (run["report"].parent / "work" / entry["name"] / "stdout.txt").read_text()
+        line = next(x for x in stdout.splitlines() if x.startswith("PROBE "))
+        found[entry["name"]] = json.loads(line.removeprefix("PROBE "))
+    assert set(found) == {"probe", "probe-warm"}
+    return found
 
 
 def test_a_setup_step_cannot_append_to_python_or_gbbot(run):
@@ -168,15 +182,15 @@ def test_a_setup_step_cannot_append_to_python_or_gbbot(run):
 
 
 def test_an_entrypoint_cannot_signal_gbbot_or_read_its_proc(run):
-    found = probe(run)
-    assert found["uid"] == run["user"].pw_uid
-    assert found["signal"] == "denied"
-    assert found["environ"] == "denied"
+    for found in probes(run).values():
+        assert found["uid"] == run["user"].pw_uid
+        assert found["signal"] == "denied"
+        assert found["environ"] == "denied"
 
 
 def test_a_setup_step_installs_for_the_entrypoints(run):
     """`pip install` in a setup step goes into the user's own venv, which the entrypoints use."""
-    found = probe(run)
     assert "Successfully installed tinydep-1.0" in run["done"].stderr
-    assert "/venv/lib/" in found["tinydep"] and found["tinydep"].endswith("tinydep/__init__.py")
-    assert found["home_owner"] == run["user"].pw_uid  # a HOME it may write
+    for found in probes(run).values():
+        assert "/venv/lib/" in found["tinydep"] and found["tinydep"].endswith("tinydep/__init__.py")
+        assert found["home_owner"] == run["user"].pw_uid  # a HOME it may write
