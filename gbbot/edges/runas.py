@@ -132,14 +132,19 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
 
 def grant(path: Path) -> None:
     """Let the run-as user write `path` (a run's work directory) and reach it: `path` becomes
-    theirs, and gbbot's temporary directories above it become traversable (not listable)."""
+    theirs and, when it lies in the temporary directory, gbbot's directories between the two
+    become traversable (not listable). Elsewhere (`--keep-traces DIR`) DIR's parents are left
+    as they are: the user must be able to reach it."""
     runner = current()
     if runner is None:
         return
     os.chown(path, runner.uid, runner.gid)
     top = Path(tempfile.gettempdir()).resolve()
-    for parent in Path(path).resolve().parents:
-        if parent == top or parent == Path("/"):
+    parents = Path(path).resolve().parents
+    if top not in parents:
+        return
+    for parent in parents:
+        if parent == top:
             break
         mode = parent.stat().st_mode
         if not mode & stat.S_IXOTH:
