@@ -13,6 +13,7 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -114,9 +115,11 @@ def run():
     """One `gbbot check --setup` as root with GBBOT_RUN_AS, in a repository the user can read (a
     pytest tmp_path is root's alone); both attacked files are put back whatever happened."""
     user = ensure_user()
+    opened = reachable(Path(os.path.realpath(sys.executable)), Path(sys.prefix))
     reach = [sys.executable, "-c", "import torch"]
     if subprocess.run(reach, user=user.pw_uid, group=user.pw_gid, extra_groups=[], capture_output=True).returncode:
-        pytest.skip(f"{USER} cannot run this Python with torch (installed under a directory only root reaches)")
+        close(opened)
+        pytest.skip(f"{USER} cannot run this Python with torch")
     saved = {path: path.read_bytes() for path in (STDLIB_TARGET, GBBOT_TARGET)}
     top = Path(tempfile.mkdtemp(prefix="gbbot-run-as-test-"))
     try:
@@ -155,6 +158,26 @@ def run():
             if path.read_bytes() != data:
                 path.write_bytes(data)
         shutil.rmtree(top, ignore_errors=True)
+        close(opened)
+
+
+def reachable(*paths: Path) -> dict[Path, int]:
+    """The image's Python is under /usr/local, which everyone reaches; a machine's may be under
+    root's home (pyenv): its directories are made traversable (not listable) while the tests run.
+    Returns what was changed, with the modes to put back."""
+    changed: dict[Path, int] = {}
+    for path in paths:
+        for parent in path.parents:
+            mode = parent.stat().st_mode
+            if not mode & stat.S_IXOTH and parent not in changed:
+                changed[parent] = stat.S_IMODE(mode)
+                parent.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+    return changed
+
+
+def close(changed: dict[Path, int]) -> None:
+    for path, mode in changed.items():
+        path.chmod(mode)
 
 
 def probes(run) -> dict[str, dict]:
