@@ -56,5 +56,11 @@ RUN set -eu; \
     pip install /src; \
     gbbot --version
 
+# The user the repository's code runs as (setup steps, entrypoints, the warm server; see
+# docs/security.md): gbbot stays root, its installation and Python's stay root's and read-only to
+# that user. The entrypoint picks the workspace's owner instead when that is not root (GitHub's
+# hosted runners: uid 1001), so entrypoints can write the workspace; GBBOT_RUN_AS=root opts out.
+RUN useradd --system --no-create-home --shell /usr/sbin/nologin gbbot-runner
+
 COPY entrypoint /entrypoint
 ENTRYPOINT ["/entrypoint"]

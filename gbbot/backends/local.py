@@ -17,7 +17,7 @@ from gbbot.backends.contract import (
 )
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import RunOutcome, Status
-from gbbot.edges import process, vault
+from gbbot.edges import process, runas, vault
 
 
 def _reap_orphans(request: RunRequest) -> None:
@@ -35,6 +35,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
     """Run one entrypoint as a subprocess in its own process group."""
     shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
     request.work_dir.mkdir(parents=True, exist_ok=True)
+    runas.grant(request.work_dir)  # the entrypoint writes its trace there
     out_path, err_path = request.work_dir / "stdout.txt", request.work_dir / "stderr.txt"
     cmd = command(request)
     base = vault.environ() if base_env is None else base_env
@@ -43,7 +44,9 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
         try:
             with SPAWNING:
                 orphans.become_subreaper()
-                running = process.start(cmd, cwd=request.root, env=environment(request, base), stdout=out, stderr=err)
+                running = process.start(
+                    cmd, cwd=request.root, env=environment(request, base), stdout=out, stderr=err, untrusted=True
+                )
                 LIVE.add(running)
         except OSError as exc:
             return RunOutcome(request.entrypoint.name, Status.CRASHED, None, 0.0, reason=f"could not start: {exc}")

@@ -43,7 +43,7 @@ from gbbot.backends.contract import (
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
-from gbbot.edges import installed, machine, process, vault
+from gbbot.edges import installed, machine, process, runas, vault
 from gbbot.edges.console import say
 from gbbot.edges.process import KILL_GRACE_S
 
@@ -189,6 +189,7 @@ class Server:
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
                 session=False,  # its own group: Ctrl-C reaches gbbot, which stops the runs; not the server
+                untrusted=True,  # its children run the repository's code
             )
         except OSError as exc:
             return f"could not start: {exc}"
@@ -480,6 +481,8 @@ def start_child(
     it leaves what it imported for the server to learn from."""
     shutil.rmtree(request.trace_dir, ignore_errors=True)  # a reused --keep-traces dir
     request.work_dir.mkdir(parents=True, exist_ok=True)
+    runas.grant(request.work_dir)  # the child, forked as the run-as user, writes its trace there
+    env = runas.child_environment(env)
     for record in (READS_FILE, IMPORTED_FILE):  # an earlier run's record is not this one's
         (request.work_dir / record).unlink(missing_ok=True)
     with SPAWNING:

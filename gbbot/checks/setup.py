@@ -138,7 +138,9 @@ def _stream(running: process.Running, forwarding: _Forwarding) -> None:
 def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout: float) -> StepEnd:
     """One step, in its own process group, its output streamed to `log`."""
     tail: deque[str] = deque(maxlen=TAIL_LINES)
-    running = process.start(command, cwd=root, env=env, stdout=process.PIPE, stderr=process.STDOUT, text=True)
+    running = process.start(
+        command, cwd=root, env=env, stdout=process.PIPE, stderr=process.STDOUT, text=True, untrusted=True
+    )
     LIVE.add(running)
     forwarding = _Forwarding(log, tail)
     reader = threading.Thread(target=_stream, args=(running, forwarding), daemon=True)

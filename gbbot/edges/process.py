@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from gbbot.core.errors import CalledProcessError
+from gbbot.edges import runas
 
 KILL_GRACE_S = 3.0  # after SIGTERM, how long a process group's leader gets before SIGKILL
 DEVNULL = subprocess.DEVNULL
@@ -101,16 +102,28 @@ def start(
     text: bool = False,
     pass_fds: Sequence[int] = (),
     session: bool = True,
+    untrusted: bool = False,
 ) -> Running:
     """Start `cmd` (a string runs through `sh -c`) beside gbbot, stdin from /dev/null, leading a
     process group of its own: a new session too unless `session` is False (then it stays in
     gbbot's session, but a Ctrl-C at the terminal still reaches only gbbot, which stops it).
+    `untrusted` (the repository's code: a setup step, an entrypoint, the warm server): where
+    edges/runas names a user, the child drops to it before exec (setgroups([]), setgid, setuid),
+    with that user's HOME, TMPDIR and venv, whose `python` replaces gbbot's interpreter.
     OSError when it cannot start."""
+    runner = runas.current() if untrusted else None
+    if runner is not None:
+        env = runas.environment(runner, env)
+        if not isinstance(cmd, str) and cmd and cmd[0] == sys.executable:
+            cmd = [runner.python, *cmd[1:]]
     return subprocess.Popen(
         cmd,
         shell=isinstance(cmd, str),
         cwd=cwd,
         env=dict(env),
+        user=None if runner is None else runner.uid,
+        group=None if runner is None else runner.gid,
+        extra_groups=None if runner is None else [],
         stdin=DEVNULL,
         stdout=stdout,
         stderr=stderr,

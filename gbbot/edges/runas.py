@@ -1,0 +1,151 @@
+"""Who the repository's code runs as: when gbbot runs as root and `GBBOT_RUN_AS` names a user
+(a name or a uid; gbbot's image sets `gbbot-runner`), every `setup:` step, entrypoint and the warm
+server is started as that user (the process wrapper drops to it in the child, before exec:
+setgroups([]), setgid, setuid). That user cannot write gbbot's installation, Python's or gbbot's
+own temporary files (all root's), cannot signal or trace gbbot, and cannot read its `/proc`.
+
+What it may write: the work directory of each run (`grant`), and a directory of its own made once
+per gbbot process (root-owned, so its entries cannot be swapped): `home/` (HOME), `tmp/` (TMPDIR)
+and `venv/`, a virtualenv over gbbot's Python whose site-packages comes first and which sees
+gbbot's packages after it (torch, pip, setuptools). Its `bin/` leads PATH, so a step's
+`pip install` installs there and the entrypoints, which run with that venv's `python`, import it.
+
+Unset, empty, `root` or `0`, or gbbot not root: everything runs as gbbot's user, as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pwd
+import shutil
+import site
+import stat
+import sysconfig
+import tempfile
+import venv as venv_module
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gbbot.core.errors import GbbotError
+
+VARIABLE = "GBBOT_RUN_AS"
+PIP_SCRIPT = "#!{python}\nimport sys\nfrom pip._internal.cli.main import main\nsys.exit(main())\n"
+
+
+@dataclass(frozen=True)
+class Runner:
+    """The unprivileged user, and the directory gbbot made for it."""
+
+    uid: int
+    gid: int
+    name: str
+    home: Path
+    tmp: Path
+    venv: Path
+
+    @property
+    def python(self) -> str:
+        return str(self.venv / "bin" / "python")
+
+
+_STATE: dict[str, Runner | None] = {}
+
+
+def wanted(value: str | None) -> tuple[int, int, str] | None:
+    """(uid, gid, name) of the user `value` names, None for "run as gbbot"; GbbotError when
+    it names no user."""
+    value = (value or "").strip()
+    if value in ("", "root", "0"):
+        return None
+    try:
+        entry = pwd.getpwuid(int(value)) if value.isdigit() else pwd.getpwnam(value)
+    except (KeyError, ValueError):
+        if value.isdigit():  # a uid without a passwd entry (a runner's workspace owner): its own group
+            return int(value), int(value), value
+        raise GbbotError(f"{VARIABLE}={value!r} names no user on this machine") from None
+    if entry.pw_uid == 0:
+        return None
+    return entry.pw_uid, entry.pw_gid, entry.pw_name
+
+
+def current() -> Runner | None:
+    """The run-as user for this gbbot process, made ready on first use; None where PR code runs
+    as gbbot's own user (gbbot not root, or no user named)."""
+    if "runner" not in _STATE:
+        who = wanted(os.environ.get(VARIABLE)) if os.geteuid() == 0 else None
+        _STATE["runner"] = None if who is None else _prepare(*who)
+    return _STATE["runner"]
+
+
+def _chown_tree(path: Path, uid: int, gid: int) -> None:
+    os.chown(path, uid, gid, follow_symlinks=False)
+    for parent, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(parent, name), uid, gid, follow_symlinks=False)
+
+
+def _prepare(uid: int, gid: int, name: str) -> Runner:
+    top = Path(tempfile.mkdtemp(prefix="gbbot-run-as-"))
+    top.chmod(0o755)  # root's: the user can use its entries, never replace them
+    atexit.register(shutil.rmtree, top, True)
+    home, tmp, venv = top / "home", top / "tmp", top / "venv"
+    home.mkdir()
+    tmp.mkdir()
+    venv_module.EnvBuilder(symlinks=True, with_pip=False).create(venv)  # no process: nothing of the user's runs
+    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    ours = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    # after the venv's own site-packages, gbbot's (with their .pth files: editable installs)
+    (purelib / "gbbot-site.pth").write_text("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in ours) + "\n")
+    for script in ("pip", "pip3"):
+        path = venv / "bin" / script
+        path.write_text(PIP_SCRIPT.format(python=venv / "bin" / "python"))
+        path.chmod(0o755)
+    for path in (home, tmp, venv):
+        _chown_tree(path, uid, gid)
+    return Runner(uid, gid, name, home, tmp, venv)
+
+
+def environment(runner: Runner, env: Mapping[str, str]) -> dict[str, str]:
+    """`env` for a process started as `runner`: its HOME, TMPDIR and venv."""
+    path = env.get("PATH", os.defpath)
+    return {
+        **env,
+        "HOME": str(runner.home),
+        "USER": runner.name,
+        "LOGNAME": runner.name,
+        "TMPDIR": str(runner.tmp),
+        "TMP": str(runner.tmp),
+        "TEMP": str(runner.tmp),
+        "VIRTUAL_ENV": str(runner.venv),
+        "PATH": f"{runner.venv / 'bin'}{os.pathsep}{path}",
+    }
+
+
+def child_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` as `environment` makes it for the current run-as user, unchanged where there is none
+    (the warm server's children, which it forks as that user)."""
+    runner = current()
+    return dict(env) if runner is None else environment(runner, env)
+
+
+def grant(path: Path) -> None:
+    """Let the run-as user write `path` (a run's work directory) and reach it: `path` becomes
+    theirs and, when it lies in the temporary directory, gbbot's directories between the two
+    become traversable (not listable). Elsewhere (`--keep-traces DIR`) DIR's parents are left
+    as they are: the user must be able to reach it."""
+    runner = current()
+    if runner is None:
+        return
+    os.chown(path, runner.uid, runner.gid)
+    top = Path(tempfile.gettempdir()).resolve()
+    parents = Path(path).resolve().parents
+    if top not in parents:
+        return
+    for parent in parents:
+        if parent == top:
+            break
+        mode = parent.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            parent.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
