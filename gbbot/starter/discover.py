@@ -66,6 +66,7 @@ class ClassFacts:
     line: int
     bases: tuple[str, ...]  # as written, dotted
     compiles: bool  # a compile site in its body
+    fields: tuple[tuple[str, Any], ...] = ()  # `name: int = 512` in its body: a config's settings, literal ones
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ class _Collector(ast.NodeVisitor):
         self.configurator = False
         self._depth = 0  # function/class nesting
         self._class: tuple[str, int, tuple[str, ...], list[int]] | None = None  # the module-level class visited
+        self._fields: list[tuple[str, Any]] = []  # its body's literal settings
         self._unit: _Unit | None = None
         self._returns = 0  # return statements being visited
 
@@ -291,7 +293,18 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
         self._returns -= 1
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if self._depth == 1 and self._class is not None and self._unit is None and isinstance(node.target, ast.Name):
+            value = _literal(node.value)
+            if value is not OTHER and value is not None:
+                self._fields.append((node.target.id, value))
+        self.generic_visit(node)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self._depth == 1 and self._class is not None and self._unit is None:
+            value = _literal(node.value)
+            if value is not OTHER and value is not None:
+                self._fields += [(t.id, value) for t in node.targets if isinstance(t, ast.Name)]
         if self._depth == 0:
             targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
             if isinstance(node.value, ast.Call) and self._is_torch_compile(node.value.func):
@@ -361,12 +374,13 @@ class _Collector(ast.NodeVisitor):
         if top:
             bases = tuple(filter(None, (_dotted(b) for b in node.bases)))
             self._class = (node.name, node.lineno, bases, [])
+            self._fields = []
         self._depth += 1
         self.generic_visit(node)
         self._depth -= 1
         if top and self._class is not None:
             name, line, bases, sites = self._class
-            self.classes.append(ClassFacts(name, line, bases, bool(sites)))
+            self.classes.append(ClassFacts(name, line, bases, bool(sites), tuple(self._fields)))
             self._class = None
 
 
@@ -423,10 +437,11 @@ def worth_parsing(path: str, head: bytes, models: bool = False) -> bool:
     """Pure: whether a file can hold a candidate or lead to one, from its name and bytes alone.
     Parsing is what costs: a file that never says `compile` is no site, and is read only when it
     is a test (tests reach compiled code through imports), a conftest (fixtures) or a package's
-    __init__ (re-exports). `models`: nn.Module classes are wanted too (nothing compiles)."""
+    __init__ (re-exports). `models`: nn.Module classes are wanted too, and the `*Config` classes
+    whose settings size them."""
     name = path.rsplit("/", 1)[-1]
     special = name.startswith("test_") or name.endswith("_test.py") or name in ("conftest.py", "__init__.py")
-    return special or b"compile" in head or (models and b"Module" in head)
+    return special or b"compile" in head or (models and (b"Module" in head or b"Config" in head))
 
 
 # --- the tree: I/O --------------------------------------------------------------------------------

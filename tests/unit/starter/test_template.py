@@ -335,3 +335,56 @@ def test_the_starter_links_gbbot_docs_not_a_path_in_the_users_repository():
     assert chosen
     assert "# Every key: https://github.com/gbbot/gbbot/blob/main/docs/configuration.md" in text
     assert " docs/configuration.md" not in text
+
+
+SPEECH = """\
+    import torch
+    from torch import nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self, n_mels, n_ctx, dim=24, depth=12):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+"""
+
+SPEECH_CONFIG = """\
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class EncoderConfig:
+        n_mels: int = 80
+        n_ctx: int = 1500
+        depth: int = 6
+        name = "tiny"
+
+        def scaled(self, factor: int = 2):
+            local: int = 7
+            return local
+"""
+
+
+def test_sizes_come_from_the_repositorys_config_class_and_the_inputs_from_the_constructors_defaults():
+    files = {"speech/__init__.py": "", "speech/model.py": SPEECH, "speech/config.py": SPEECH_CONFIG}
+    _, chosen, config = proposed(files)
+    assert chosen == [("model", "speech.model:Encoder")]
+    encoder = config.entrypoints[0]
+    # n_mels and n_ctx as the config sets them; depth's default 12 made small; dim's 24 kept
+    assert dict(encoder.kwargs) == {"n_mels": 80, "n_ctx": 1500, "depth": 2}
+    assert encoder.inputs == ({"tensor": [2, 8, 24]},)
+
+
+def test_proposals_that_failed_when_built_are_written_commented_with_their_error():
+    files = {"vit/__init__.py": "", "vit/vit.py": VIT, "diffusion/unet.py": UNET}
+    scan = scan_of(files)
+    text, chosen = template.starter(scan, failed={"ViT": "RuntimeError: shape '[2, 4]' is invalid"})
+    assert [c.target for c in chosen] == ["diffusion.unet:Unet"]
+    assert "  # Built and called once, it failed: RuntimeError: shape '[2, 4]' is invalid\n" in text
+    assert "  # - name: ViT\n  #   model: vit.vit:ViT\n" in text
+    assert "its model: entries were built and called once" in text
+    assert [e.name for e in parse_config(text).entrypoints] == ["Unet"]
+    with pytest.raises(GbbotError, match="Built and called once, it failed: KeyError"):
+        template.starter(scan, failed={"ViT": "KeyError: 'x'", "Unet": "KeyError: 'x'"})
