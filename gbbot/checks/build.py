@@ -10,7 +10,6 @@ This runs the repository's code: `gbbot init --no-build` skips it.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,7 +44,7 @@ def try_model(root: Path, entrypoint: Entrypoint, timeout: float = BUILD_TIMEOUT
     command += [call_args.encode_model(entrypoint), str(entrypoint.model)]
     try:
         finished = process.run(command, cwd=root, env=environment(os.environ), timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except process.TimeoutExpired:
         return f"building and calling it took longer than {timeout:.0f}s"
     if finished.code == 0:
         return None

@@ -103,6 +103,8 @@ class FileFacts:
     knobs: tuple[Knob, ...] = ()
     reads: tuple[Read, ...] = ()
     configurator: bool = False  # `exec(open("configurator.py").read())`: --key=value flags (nanoGPT)
+    # `Net(dim=64, depth=2)` anywhere in it (a test, an example): a class called with literal keywords
+    constructions: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
     @property
     def is_test(self) -> bool:
@@ -202,6 +204,7 @@ class _Collector(ast.NodeVisitor):
         self.knobs: list[Knob] = []
         self.reads: list[Read] = []
         self.configurator = False
+        self.constructions: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
         self._depth = 0  # function/class nesting
         self._class: tuple[str, int, tuple[str, ...], list[int]] | None = None  # the module-level class visited
         self._fields: list[tuple[str, Any]] = []  # its body's literal settings
@@ -264,6 +267,10 @@ class _Collector(ast.NodeVisitor):
         ):
             how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords if k.arg in ("action", "type")}
             self.knobs.append(Knob(first.value, node.lineno, how.get("action") or how.get("type")))
+        called = dotted.rsplit(".", 1)[-1]
+        if called[:1].isupper() and node.keywords and all(k.arg for k in node.keywords):
+            literal = tuple((k.arg, _literal(k.value)) for k in node.keywords)
+            self.constructions.append((called, tuple((k, v) for k, v in literal if v is not OTHER)))
         if any(dotted == loader or dotted.endswith("." + loader) for loader in LOADERS):
             self.reads.append(Read(dotted, node.lineno, True))
         self.generic_visit(node)
@@ -430,6 +437,7 @@ def facts_of(path: str, source: str) -> FileFacts | None:
         tuple(collector.knobs),
         tuple(collector.reads),
         collector.configurator,
+        tuple(collector.constructions),
     )
 
 

@@ -3,8 +3,10 @@ constructor arguments and inputs guessed from the parameters' names. Pure, over 
 
 A class is proposed when every required parameter of its constructor and of its forward has a
 name this module knows how to fill (`dim`, `depth`, `heads`, `image_size`, `vocab_size`, `img`,
-`tokens`, `x` …), or that a `*Config` class of the repository sets (`n_mels: int = 80`); known
-sizes are small, for a CPU run. Settings with defaults are kept, except known
+`tokens`, `x` …), or that a `*Config` class of the repository sets (`n_mels: int = 80`), or that
+the repository itself passes as literals where it builds the class (a test's `Perceiver(
+num_freq_bands=3, max_freq=5.0)`: then those keywords as written); known sizes are small, for a
+CPU run. Settings with defaults are kept, except known
 sizes larger than these, which are made small too, together (heads must divide dim); the inputs'
 shapes follow the sizes the model is built with, its defaults included. Any other class is a commented
 template with the parameters left to fill in. Models no other class uses (the whole networks) come
@@ -98,6 +100,17 @@ def settings(files: tuple[FileFacts, ...], modules: set[str]) -> dict[str, objec
             if cls.name.endswith(CONFIG_SUFFIXES) and cls.name not in modules:
                 for name, value in cls.fields:
                     found.setdefault(name, value)
+    return found
+
+
+def examples(files: tuple[FileFacts, ...], classes: set[str]) -> dict[str, dict]:
+    """How the repository itself builds each class, where it does with literal keywords (a test's
+    `Perceiver(num_freq_bands=3, max_freq=5.0, depth=2)`): the call naming the most of them."""
+    found: dict[str, dict] = {}
+    for facts in files:
+        for name, keywords in facts.constructions:
+            if name in classes and len(keywords) > len(found.get(name, {})):
+                found[name] = dict(keywords)
     return found
 
 
@@ -204,11 +217,17 @@ def plans(files: tuple[FileFacts, ...]) -> list[ModelPlan]:
     by_class = {c.name: (f, c) for f, c in classes}
     found = _builders(files, set(by_class))
     configured = settings(files, set(by_class))
+    built_as = examples(files, set(by_class))
     for facts, cls in classes:
         init = _method(facts, cls, "__init__", by_class)
         kwargs, missing = _sized(init.params if init else (), configured)
-        if init is not None and init.open_params:
+        example = built_as.get(cls.name, {})
+        if missing and set(missing) <= set(example):  # the sizes the repository builds it with
+            kwargs, missing = dict(example), []
+        elif init is not None and init.open_params and not example:
             missing.append("what its *args/**kwargs need")
+        elif init is not None and init.open_params:
+            kwargs = {**example, **kwargs}
         sizes = _sizes(init.params if init else (), kwargs)
         inputs, missing_inputs = _inputs(_method(facts, cls, "forward", by_class), sizes)
         why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module"

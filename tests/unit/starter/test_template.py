@@ -388,3 +388,36 @@ def test_proposals_that_failed_when_built_are_written_commented_with_their_error
     assert [e.name for e in parse_config(text).entrypoints] == ["Unet"]
     with pytest.raises(GbbotError, match="Built and called once, it failed: KeyError"):
         template.starter(scan, failed={"ViT": "KeyError: 'x'", "Unet": "KeyError: 'x'"})
+
+
+PERCEIVER = """\
+    import torch
+    from torch import nn
+
+
+    class Perceiver(nn.Module):
+        def __init__(self, *, num_freq_bands, max_freq, depth, dim=512):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+"""
+
+PERCEIVER_TEST = """\
+    import torch
+    from perceiver.model import Perceiver
+
+
+    def test_perceiver():
+        small = Perceiver(num_freq_bands=3, max_freq=5.0, depth=2, dim=16)
+        other = Perceiver(num_freq_bands=3, max_freq=size)
+        assert small(torch.randn(1, 16)).shape == (1, 16)
+"""
+
+
+def test_sizes_nothing_names_come_from_where_the_repository_builds_the_model_with_literals():
+    files = {"perceiver/__init__.py": "", "perceiver/model.py": PERCEIVER, "tests/test_model.py": PERCEIVER_TEST}
+    _, chosen, config = proposed(files)
+    assert chosen == [("model", "perceiver.model:Perceiver")]
+    assert dict(config.entrypoints[0].kwargs) == {"num_freq_bands": 3, "max_freq": 5.0, "depth": 2, "dim": 16}
+    assert config.entrypoints[0].inputs == ({"tensor": [2, 8, 16]},)
