@@ -170,10 +170,11 @@ def _inputs(forward: Function | None, kwargs: dict) -> tuple[list, list[str]]:
     return inputs, missing
 
 
-def _used_names(files: tuple[FileFacts, ...], cls: ClassFacts) -> bool:
-    """Whether another class's methods name `cls`: then it is a part, not a whole model."""
+def _used_names(files: tuple[FileFacts, ...], name: str) -> bool:
+    """Whether another class's methods name the class or builder `name`: then it is a part (a
+    Unet's `Upsample(dim)` block), not a whole model."""
     return any(
-        cls.name in {u.split(".")[-1] for u in fn.uses} and not fn.name.startswith(f"{cls.name}.")
+        name in {u.split(".")[-1] for u in fn.uses} and not fn.name.startswith(f"{name}.")
         for f in files
         if not f.is_test
         for fn in f.functions
@@ -204,9 +205,9 @@ def _builders(files: tuple[FileFacts, ...], classes: set[str]) -> list[ModelPlan
             if not fn.returns & SEQUENTIAL:
                 inputs, missing_inputs = [], ["forward's inputs"]
             why = f"{facts.path}:{fn.line}: {fn.name}() returns an nn.Module"
-            found.append(
-                ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, (*missing, *missing_inputs))
-            )
+            missing = (*missing, *missing_inputs)
+            root = not _used_names(files, fn.name)
+            found.append(ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, missing, root))
     return found
 
 
@@ -232,7 +233,7 @@ def plans(files: tuple[FileFacts, ...]) -> list[ModelPlan]:
         inputs, missing_inputs = _inputs(_method(facts, cls, "forward", by_class), sizes)
         why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module"
         target = f"{facts.module}:{cls.name}"
-        root = not _used_names(files, cls)
+        root = not _used_names(files, cls.name)
         found.append(ModelPlan(cls.name, target, kwargs, inputs, why, (*missing, *missing_inputs), root))
     return sorted(found, key=lambda p: (bool(p.missing), not p.root))
 

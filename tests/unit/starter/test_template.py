@@ -421,3 +421,31 @@ def test_sizes_nothing_names_come_from_where_the_repository_builds_the_model_wit
     assert chosen == [("model", "perceiver.model:Perceiver")]
     assert dict(config.entrypoints[0].kwargs) == {"num_freq_bands": 3, "max_freq": 5.0, "depth": 2, "dim": 16}
     assert config.entrypoints[0].inputs == ({"tensor": [2, 8, 16]},)
+
+
+UNET_BUILDERS = """\
+    from torch import nn
+
+
+    def Upsample(dim):
+        return nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(dim, dim, 3, padding=1))
+
+
+    def Downsample(dim):
+        return nn.Sequential(nn.Conv2d(dim, dim, 4, 2, 1))
+
+
+    class Unet(nn.Module):
+        def __init__(self, dim, channels=3):
+            super().__init__()
+            self.ups = nn.ModuleList([Upsample(dim), Downsample(dim)])
+
+        def forward(self, x):
+            return x
+"""
+
+
+def test_block_builders_a_model_uses_are_parts_not_proposals():
+    # denoising-diffusion-pytorch's shape: Upsample()/Downsample() functions return nn.Sequential
+    _, chosen, _ = proposed({"diffusion/__init__.py": "", "diffusion/unet.py": UNET_BUILDERS})
+    assert chosen == [("model", "diffusion.unet:Unet")]
