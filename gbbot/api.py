@@ -21,6 +21,7 @@ from gbbot.analysis import report as _report
 from gbbot.analysis import shards as _shards
 from gbbot.analysis import triggers
 from gbbot.analysis.policy import Policy, Verdict
+from gbbot.checks import build as _build
 from gbbot.checks import interpreter as _interpreter
 from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
@@ -71,6 +72,7 @@ __all__ = [
     "select",
     "setup",
     "setup_not_run",
+    "try_models",
     "write_report",
 ]
 
@@ -96,6 +98,12 @@ def interpreter_note(config: Config, report: Report) -> _interpreter.Note | None
     """When a `run: python …` entrypoint started another Python than gbbot's (a virtual environment
     that was not activated): which one it was, with a hint when it has no torch."""
     return _interpreter.note(config, report, os.environ)
+
+
+def try_models(root: Path, config: Config) -> dict[str, str]:
+    """`gbbot init`'s check: each `model:` entrypoint built and called once, uncompiled, in a child
+    (it runs the repository's code); those that failed, by name, with their error's last line."""
+    return _build.try_models(root, config.entrypoints)
 
 
 def setup_not_run(root: Path, config: Config, report: Report, command: str = "check") -> str | None:

@@ -1,6 +1,8 @@
 """Child-process entry for `call:` and `model:` entrypoints:
 `python -m gbbot.child.launch [--arguments JSON] module:function [RESULT]`, and
-`python -m gbbot.child.launch --model RECIPE module:Class [RESULT]`.
+`python -m gbbot.child.launch --model RECIPE module:Class [RESULT]`, and
+`python -m gbbot.child.launch --try-model RECIPE module:Class` (`gbbot init`'s check of a proposal:
+built and called once, uncompiled).
 
 Imports the function with the repository root on sys.path, calls it with the entrypoint's
 arguments (gbbot/core/call_args.py builds them here, tensors included; none without --arguments) and,
@@ -88,8 +90,9 @@ class NotAModel(Exception):
     """The `model:` target built something without the method to compile."""
 
 
-def build_model(target, recipe: dict):
-    """The compiled callable for a `model:` recipe, and its inputs: (callable, args, kwargs)."""
+def build_model(target, recipe: dict, compile: bool = True):
+    """The compiled callable for a `model:` recipe, and its inputs: (callable, args, kwargs);
+    without `compile`, the method itself (`gbbot init` tries a proposal before writing it)."""
     import torch
 
     from gbbot.core import call_args
@@ -101,6 +104,8 @@ def build_model(target, recipe: dict):
         raise NotAModel(f"{type(built).__name__} has no method {method!r} to compile")
     if isinstance(built, torch.nn.Module) and not recipe["train"]:
         built.eval()
+    if not compile:
+        return getattr(built, method), call_args.build(recipe["inputs"]), call_args.build(recipe["input_kwargs"])
     options = recipe["compile"]
     whole = method == "forward" and isinstance(built, torch.nn.Module)
     compiled = torch.compile(built, **options) if whole else torch.compile(getattr(built, method), **options)
@@ -115,7 +120,7 @@ def _detached(value):
     return _pytree.tree_map(lambda v: v.detach() if isinstance(v, torch.Tensor) else v, value)
 
 
-def _run_model(target: str, recipe: dict, result_path: str | None) -> int:
+def _run_model(target: str, recipe: dict, result_path: str | None, compile: bool = True) -> int:
     try:
         cls = load(target)
     except MissingTarget as exc:
@@ -125,7 +130,7 @@ def _run_model(target: str, recipe: dict, result_path: str | None) -> int:
         _print_user_traceback(exc)
         return 1
     try:
-        compiled, args, kwargs = build_model(cls, recipe)
+        compiled, args, kwargs = build_model(cls, recipe, compile)
         value = _detached(compiled(*args, **kwargs))
     except NotAModel as exc:
         print(f"gbbot: model target {target!r}: {exc}", file=sys.stderr)
@@ -143,11 +148,12 @@ def _run_model(target: str, recipe: dict, result_path: str | None) -> int:
 def main(argv: list[str]) -> int:
     args: list = []
     kwargs: dict = {}
-    if argv[:1] == ["--model"]:
+    if argv[:1] in (["--model"], ["--try-model"]):
         from gbbot.core import call_args
 
         sys.path.insert(0, os.getcwd())
-        return _run_model(argv[2], call_args.decode_model(argv[1]), argv[3] if len(argv) > 3 else None)
+        result_path = argv[3] if len(argv) > 3 else None
+        return _run_model(argv[2], call_args.decode_model(argv[1]), result_path, argv[0] == "--model")
     if argv[:1] == ["--arguments"]:
         from gbbot.core import call_args
 

@@ -1,4 +1,5 @@
-"""`gbbot init`: write a starter .gbbot.yml from the repository's torch.compile call sites."""
+"""`gbbot init`: write a starter .gbbot.yml from the repository's torch.compile call sites, its
+proposed `model:` entrypoints built once first (`--no-build`: nothing is run)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from gbbot.core.config import CONFIG_NAME
+from gbbot import api
+from gbbot.core.config import CONFIG_NAME, parse_config
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.edges.console import say
 from gbbot.starter import discover, environment, template
@@ -18,6 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", metavar="DIR", type=Path, help="the repository to look at (default: here)")
     parser.add_argument(
         "--print", dest="to_stdout", action="store_true", help=f"print the config instead of writing {CONFIG_NAME}"
+    )
+    parser.add_argument(
+        "--no-build",
+        dest="build",
+        action="store_false",
+        help="do not build the proposed model: entrypoints (by default each is built and called once, "
+        "uncompiled, in a child process: this runs your code; a failing one is written commented out)",
     )
 
 
@@ -53,7 +62,15 @@ def run(args: argparse.Namespace) -> int:
     # compiled helper that never compiles it
     scan = discover.add_models(root, scan, _progress())
     say(f"read {scan.read} Python files, parsed {scan.parsed}, in {time.monotonic() - started:.1f}s")
-    text, chosen = template.starter(scan, environment.found(root))
+    found = environment.found(root)
+    text, chosen = template.starter(scan, found)
+    if args.build and any(c.kind == "model" for c in chosen):
+        models = [c.name for c in chosen if c.kind == "model"]
+        say(f"building {len(models)} proposed model{'s' * (len(models) != 1)} to check them (--no-build skips it)")
+        failed = api.try_models(root, parse_config(text, CONFIG_NAME))
+        for name, error in failed.items():
+            say(f"{name}: failed when built, written commented out: {error}")
+        text, chosen = template.starter(scan, found, failed)
     if args.to_stdout:
         sys.stdout.write(text)
         return ExitCode.OK

@@ -30,6 +30,7 @@ KILL_GRACE_S = 3.0  # after SIGTERM, how long a process group's leader gets befo
 DEVNULL = subprocess.DEVNULL
 PIPE = subprocess.PIPE
 STDOUT = subprocess.STDOUT
+TimeoutExpired = subprocess.TimeoutExpired  # what `run` raises past its timeout
 Running = subprocess.Popen  # a started process, as `start` returns it
 Output = int | IO | None  # where a started process's stdout or stderr goes
 
@@ -63,7 +64,7 @@ def run(
 ) -> Finished:
     """Run `cmd` to its end in gbbot's own process group (Ctrl-C reaches it too). FileNotFoundError
     when the program is not there; with `check`, CalledProcessError on a non-zero exit; past
-    `timeout`, the process is killed and subprocess.TimeoutExpired raised."""
+    `timeout`, the process is killed and TimeoutExpired raised."""
     proc = subprocess.run(
         list(cmd),
         cwd=cwd,

@@ -66,6 +66,7 @@ class ClassFacts:
     line: int
     bases: tuple[str, ...]  # as written, dotted
     compiles: bool  # a compile site in its body
+    fields: tuple[tuple[str, Any], ...] = ()  # `name: int = 512` in its body: a config's settings, literal ones
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,8 @@ class FileFacts:
     knobs: tuple[Knob, ...] = ()
     reads: tuple[Read, ...] = ()
     configurator: bool = False  # `exec(open("configurator.py").read())`: --key=value flags (nanoGPT)
+    # `Net(dim=64, depth=2)` anywhere in it (a test, an example): a class called with literal keywords
+    constructions: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
     @property
     def is_test(self) -> bool:
@@ -201,8 +204,10 @@ class _Collector(ast.NodeVisitor):
         self.knobs: list[Knob] = []
         self.reads: list[Read] = []
         self.configurator = False
+        self.constructions: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
         self._depth = 0  # function/class nesting
         self._class: tuple[str, int, tuple[str, ...], list[int]] | None = None  # the module-level class visited
+        self._fields: list[tuple[str, Any]] = []  # its body's literal settings
         self._unit: _Unit | None = None
         self._returns = 0  # return statements being visited
 
@@ -262,6 +267,10 @@ class _Collector(ast.NodeVisitor):
         ):
             how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords if k.arg in ("action", "type")}
             self.knobs.append(Knob(first.value, node.lineno, how.get("action") or how.get("type")))
+        called = dotted.rsplit(".", 1)[-1]
+        if called[:1].isupper() and node.keywords and all(k.arg for k in node.keywords):
+            literal = tuple((k.arg, _literal(k.value)) for k in node.keywords)
+            self.constructions.append((called, tuple((k, v) for k, v in literal if v is not OTHER)))
         if any(dotted == loader or dotted.endswith("." + loader) for loader in LOADERS):
             self.reads.append(Read(dotted, node.lineno, True))
         self.generic_visit(node)
@@ -291,7 +300,18 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
         self._returns -= 1
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if self._depth == 1 and self._class is not None and self._unit is None and isinstance(node.target, ast.Name):
+            value = _literal(node.value)
+            if value is not OTHER and value is not None:
+                self._fields.append((node.target.id, value))
+        self.generic_visit(node)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self._depth == 1 and self._class is not None and self._unit is None:
+            value = _literal(node.value)
+            if value is not OTHER and value is not None:
+                self._fields += [(t.id, value) for t in node.targets if isinstance(t, ast.Name)]
         if self._depth == 0:
             targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
             if isinstance(node.value, ast.Call) and self._is_torch_compile(node.value.func):
@@ -361,12 +381,13 @@ class _Collector(ast.NodeVisitor):
         if top:
             bases = tuple(filter(None, (_dotted(b) for b in node.bases)))
             self._class = (node.name, node.lineno, bases, [])
+            self._fields = []
         self._depth += 1
         self.generic_visit(node)
         self._depth -= 1
         if top and self._class is not None:
             name, line, bases, sites = self._class
-            self.classes.append(ClassFacts(name, line, bases, bool(sites)))
+            self.classes.append(ClassFacts(name, line, bases, bool(sites), tuple(self._fields)))
             self._class = None
 
 
@@ -416,6 +437,7 @@ def facts_of(path: str, source: str) -> FileFacts | None:
         tuple(collector.knobs),
         tuple(collector.reads),
         collector.configurator,
+        tuple(collector.constructions),
     )
 
 
@@ -423,10 +445,11 @@ def worth_parsing(path: str, head: bytes, models: bool = False) -> bool:
     """Pure: whether a file can hold a candidate or lead to one, from its name and bytes alone.
     Parsing is what costs: a file that never says `compile` is no site, and is read only when it
     is a test (tests reach compiled code through imports), a conftest (fixtures) or a package's
-    __init__ (re-exports). `models`: nn.Module classes are wanted too (nothing compiles)."""
+    __init__ (re-exports). `models`: nn.Module classes are wanted too, and the `*Config` classes
+    whose settings size them."""
     name = path.rsplit("/", 1)[-1]
     special = name.startswith("test_") or name.endswith("_test.py") or name in ("conftest.py", "__init__.py")
-    return special or b"compile" in head or (models and b"Module" in head)
+    return special or b"compile" in head or (models and (b"Module" in head or b"Config" in head))
 
 
 # --- the tree: I/O --------------------------------------------------------------------------------

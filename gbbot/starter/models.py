@@ -3,8 +3,12 @@ constructor arguments and inputs guessed from the parameters' names. Pure, over 
 
 A class is proposed when every required parameter of its constructor and of its forward has a
 name this module knows how to fill (`dim`, `depth`, `heads`, `image_size`, `vocab_size`, `img`,
-`tokens`, `x` …); sizes are small, for a CPU run. Settings with defaults are kept, except known
-sizes larger than these, which are made small too, together (heads must divide dim). Any other class is a commented
+`tokens`, `x` …), or that a `*Config` class of the repository sets (`n_mels: int = 80`), or that
+the repository itself passes as literals where it builds the class (a test's `Perceiver(
+num_freq_bands=3, max_freq=5.0)`: then those keywords as written); known sizes are small, for a
+CPU run. Settings with defaults are kept, except known
+sizes larger than these, which are made small too, together (heads must divide dim); the inputs'
+shapes follow the sizes the model is built with, its defaults included. Any other class is a commented
 template with the parameters left to fill in. Models no other class uses (the whole networks) come
 first.
 """
@@ -80,16 +84,55 @@ def _method(facts: FileFacts, cls: ClassFacts, name: str, by_class: dict[str, tu
     return None
 
 
-def _sized(params: tuple[Param, ...]) -> tuple[dict, list[str]]:
-    """Constructor keyword arguments, and the required parameters left unfilled."""
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+CONFIG_SUFFIXES = ("Config", "Cfg", "Args", "Arguments", "Dims", "Dimensions", "Params", "Hparams", "Settings")
+
+
+def settings(files: tuple[FileFacts, ...], modules: set[str]) -> dict[str, object]:
+    """The repository's configured sizes: the literal settings of its `*Config` classes (a
+    dataclass `GPTConfig` with `n_layer: int = 12`), the first class naming one winning."""
+    found: dict[str, object] = {}
+    for facts in files:
+        for cls in facts.classes:
+            if cls.name.endswith(CONFIG_SUFFIXES) and cls.name not in modules:
+                for name, value in cls.fields:
+                    found.setdefault(name, value)
+    return found
+
+
+def examples(files: tuple[FileFacts, ...], classes: set[str]) -> dict[str, dict]:
+    """How the repository itself builds each class, where it does with literal keywords (a test's
+    `Perceiver(num_freq_bands=3, max_freq=5.0, depth=2)`): the call naming the most of them."""
+    found: dict[str, dict] = {}
+    for facts in files:
+        for name, keywords in facts.constructions:
+            if name in classes and len(keywords) > len(found.get(name, {})):
+                found[name] = dict(keywords)
+    return found
+
+
+def _sized(params: tuple[Param, ...], configured: dict | None = None) -> tuple[dict, list[str]]:
+    """Constructor keyword arguments, and the required parameters left unfilled: a known size by
+    name (small), else the repository's configured value, else missing."""
     kwargs, missing = {}, []
     for p in params:
-        larger = isinstance(p.default, int) and not isinstance(p.default, bool) and p.default > SIZES.get(p.name, 0)
+        larger = _is_int(p.default) and p.default > SIZES.get(p.name, 0)
         if p.name in SIZES and (p.required or larger):
             kwargs[p.name] = SIZES[p.name]
+        elif p.required and configured and p.name in configured:
+            kwargs[p.name] = configured[p.name]
         elif p.required:
             missing.append(p.name)
     return kwargs, missing
+
+
+def _sizes(params: tuple[Param, ...], kwargs: dict) -> dict:
+    """The sizes the model is built with: the constructor's integer defaults, then what is passed
+    (the inputs' shapes follow them: `dim=24` makes a [2, 8, 24] input)."""
+    return {**{p.name: p.default for p in params if not p.required and _is_int(p.default)}, **kwargs}
 
 
 def _size(kwargs: dict, names: tuple[str, ...], default: int) -> int:
@@ -127,10 +170,11 @@ def _inputs(forward: Function | None, kwargs: dict) -> tuple[list, list[str]]:
     return inputs, missing
 
 
-def _used_names(files: tuple[FileFacts, ...], cls: ClassFacts) -> bool:
-    """Whether another class's methods name `cls`: then it is a part, not a whole model."""
+def _used_names(files: tuple[FileFacts, ...], name: str) -> bool:
+    """Whether another class's methods name the class or builder `name`: then it is a part (a
+    Unet's `Upsample(dim)` block), not a whole model."""
     return any(
-        cls.name in {u.split(".")[-1] for u in fn.uses} and not fn.name.startswith(f"{cls.name}.")
+        name in {u.split(".")[-1] for u in fn.uses} and not fn.name.startswith(f"{name}.")
         for f in files
         if not f.is_test
         for fn in f.functions
@@ -156,13 +200,14 @@ def _builders(files: tuple[FileFacts, ...], classes: set[str]) -> list[ModelPlan
             kwargs, missing = _sized(fn.params)
             if fn.open_params:
                 missing.append("what its *args/**kwargs need")
-            inputs, missing_inputs = _inputs(Function("forward", 0, False, False, False, params=(ONE_INPUT,)), kwargs)
+            forward = Function("forward", 0, False, False, False, params=(ONE_INPUT,))
+            inputs, missing_inputs = _inputs(forward, _sizes(fn.params, kwargs))
             if not fn.returns & SEQUENTIAL:
                 inputs, missing_inputs = [], ["forward's inputs"]
             why = f"{facts.path}:{fn.line}: {fn.name}() returns an nn.Module"
-            found.append(
-                ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, (*missing, *missing_inputs))
-            )
+            missing = (*missing, *missing_inputs)
+            root = not _used_names(files, fn.name)
+            found.append(ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, missing, root))
     return found
 
 
@@ -172,15 +217,23 @@ def plans(files: tuple[FileFacts, ...]) -> list[ModelPlan]:
     classes = module_classes(files)
     by_class = {c.name: (f, c) for f, c in classes}
     found = _builders(files, set(by_class))
+    configured = settings(files, set(by_class))
+    built_as = examples(files, set(by_class))
     for facts, cls in classes:
         init = _method(facts, cls, "__init__", by_class)
-        kwargs, missing = _sized(init.params if init else ())
-        if init is not None and init.open_params:
+        kwargs, missing = _sized(init.params if init else (), configured)
+        example = built_as.get(cls.name, {})
+        if missing and set(missing) <= set(example):  # the sizes the repository builds it with
+            kwargs, missing = dict(example), []
+        elif init is not None and init.open_params and not example:
             missing.append("what its *args/**kwargs need")
-        inputs, missing_inputs = _inputs(_method(facts, cls, "forward", by_class), kwargs)
+        elif init is not None and init.open_params:
+            kwargs = {**example, **kwargs}
+        sizes = _sizes(init.params if init else (), kwargs)
+        inputs, missing_inputs = _inputs(_method(facts, cls, "forward", by_class), sizes)
         why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module"
         target = f"{facts.module}:{cls.name}"
-        root = not _used_names(files, cls)
+        root = not _used_names(files, cls.name)
         found.append(ModelPlan(cls.name, target, kwargs, inputs, why, (*missing, *missing_inputs), root))
     return sorted(found, key=lambda p: (bool(p.missing), not p.root))
 

@@ -11,6 +11,9 @@ One entrypoint per likely candidate:
 - when none of those exist: the repository's nn.Module classes as `model:` entrypoints, small
   sizes guessed from parameter names, and commented templates for those it cannot fill
   (gbbot/starter/models.py).
+`gbbot init` builds and calls each proposed `model:` entrypoint once before writing it
+(gbbot/checks/build.py); the ones that failed are passed back here and written commented out, with
+their error.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,11 +173,13 @@ def render(
     scan: Scan,
     environment: EnvironmentFiles,
     templates: Sequence[str] = (),
+    built: bool = False,
 ) -> str:
     """Pure: the starter config's text."""
+    how = "parsed; its model: entries were built and called once" if built else "parsed, nothing was run"
     lines = [
         "# gbbot's starter config, written by `gbbot init` from the torch.compile call sites it found",
-        f"# in {scan.read} Python files (parsed, nothing was run). Review it, then run:",
+        f"# in {scan.read} Python files ({how}). Review it, then run:",
         f"#   {NEXT_COMMAND}",
         f"# Every key: {CONFIGURATION_DOC}",
         "# call: and model: entrypoints take args/kwargs, e.g.",
@@ -201,14 +206,31 @@ def render(
 NOTHING_TO_INSTALL = EnvironmentFiles()
 
 
-def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> tuple[str, list[Candidate]]:
-    """The config text and its entrypoints; GbbotError when there is nothing to run."""
+def _failed_lines(candidate: Candidate, error: str) -> list[str]:
+    """A proposal that failed when built: commented out, with why, for the user to finish."""
+    lines = [f"  # {why}" for why in candidate.why]
+    lines.append(f"  # Built and called once, it failed: {error}")
+    lines += [f"  # - name: {candidate.name}", f"  #   {candidate.kind}: {_scalar(candidate.target)}"]
+    return lines + [f"  #   {line}" for line in candidate.extra]
+
+
+def starter(
+    scan: Scan,
+    environment: EnvironmentFiles = NOTHING_TO_INSTALL,
+    failed: Mapping[str, str] | None = None,
+) -> tuple[str, list[Candidate]]:
+    """The config text and its entrypoints; GbbotError when there is nothing to run. `failed`:
+    the model: proposals that were built (None: none was) and failed, by name, with their error."""
     found, templates = candidates(scan), []
     if not found:
         proposed, templates = _models(scan)
         found = _unique_names(proposed)
     else:
         found = _unique_names([*found, *_uncompiled_models(scan)])
+    if failed:
+        dropped = [c for c in found if c.kind == "model" and c.name in failed]
+        found = [c for c in found if c not in dropped]
+        templates = [line for c in dropped for line in _failed_lines(c, failed[c.name])] + list(templates)
     if not found:
         more = f" (stopped after {scan.read} files: pass --root for a smaller tree)" if scan.truncated else ""
         shown = "\n".join(templates) + "\n" if templates else ""
@@ -219,7 +241,7 @@ def starter(scan: Scan, environment: EnvironmentFiles = NOTHING_TO_INSTALL) -> t
             f"({CONFIGURATION_DOC}):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
-    text = render(chosen, more, scan, environment, templates)
+    text = render(chosen, more, scan, environment, templates, failed is not None)
     parse_config(text, CONFIG_NAME)  # what init writes, check reads: a ConfigError here is a bug
     return text, chosen
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from gbbot.core.config import parse_config
 from tests.cli_helpers import gbbot, write
 from tests.conftest import EXAMPLES
@@ -242,3 +244,124 @@ def test_a_repository_that_never_compiles_gets_a_model_entry_check_runs_without_
     assert tiny.inputs == ({"tensor": [2, 8], "dtype": "long", "high": 100},)
     found = {(b["file"], b["function"]) for b in entries["TinyNet"]["breaks"]}
     assert found == {("tinynet/model.py", "_scaled")}
+
+
+# A repository that never compiles: a whole model whose constructor's defaults are its sizes, a
+# block it is made of, a model that needs a setting nothing says (a template to finish) and one
+# whose constructor raises. init builds each proposal before writing it.
+BUILT_REPO = {
+    "zoo/__init__.py": "",
+    "zoo/nets.py": """\
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.lin = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                print("block")  # the planted break
+                return torch.relu(self.lin(x))
+
+
+        class Tower(nn.Module):
+            def __init__(self, dim=24, depth=2):
+                super().__init__()
+                self.blocks = nn.Sequential(*(Block(dim) for _ in range(depth)))
+
+            def forward(self, x):
+                return self.blocks(x)
+
+
+        class Scaler(nn.Module):
+            def __init__(self, dim=16):
+                super().__init__()
+                self.lin = nn.Linear(dim, dim)
+                self.scale = nn.Parameter(torch.ones(dim * 2))
+
+            def forward(self, x):
+                return self.lin(x) * self.scale  # 16 against 32: fails when called
+
+
+        class Mixer(nn.Module):
+            def __init__(self, dim=16, mixing="hard"):
+                super().__init__()
+                if mixing not in ("soft", "sum"):
+                    raise ValueError(f"unknown mixing {mixing!r}")
+                self.lin = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.lin(x)
+
+
+        class Speech(nn.Module):
+            def __init__(self, n_mels, dim=16):
+                super().__init__()
+                self.proj = nn.Linear(dim, n_mels)
+
+            def forward(self, x):
+                return self.proj(x)
+
+
+        class Tagger(nn.Module):
+            def __init__(self, n_tags):
+                super().__init__()
+                self.lin = nn.Linear(8, n_tags)
+
+            def forward(self, x):
+                return self.lin(x)
+    """,
+    "zoo/config.py": """        from dataclasses import dataclass
+
+
+        @dataclass
+        class SpeechConfig:
+            n_mels: int = 12
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """init on BUILT_REPO, then check on what it wrote: one run each, shared by the tests below."""
+    tmp = tmp_path_factory.mktemp("built")
+    repo = tmp / "repo"
+    write(repo, BUILT_REPO)
+    made = gbbot(repo, "init")
+    assert made.returncode == 0, made.stderr
+    text = (repo / ".gbbot.yml").read_text()
+    return made, text, check_all_ok(repo, tmp)
+
+
+def test_init_builds_its_model_proposals_and_writes_the_failing_ones_commented_with_their_error(built):
+    made, text, _ = built
+    config = parse_config(text)
+    # Block is a part of Tower, not proposed; Tagger's n_tags nothing says: a template
+    assert [(e.name, e.model, dict(e.kwargs), e.inputs) for e in config.entrypoints] == [
+        ("Tower", "zoo.nets:Tower", {}, ({"tensor": [2, 8, 24]},)),  # its own sizes: dim=24
+        ("Speech", "zoo.nets:Speech", {"n_mels": 12}, ({"tensor": [2, 8, 16]},)),  # n_mels: the config's
+    ]
+    assert "# Built and called once, it failed: ValueError: unknown mixing 'hard'" in text
+    assert "#   model: zoo.nets:Mixer" in text
+    assert "# Built and called once, it failed: RuntimeError: The size of tensor a (16) must match" in text
+    assert "#   model: zoo.nets:Scaler" in text
+    assert "# fill in: n_tags" in text and "#   model: zoo.nets:Tagger" in text
+    assert "Mixer: failed when built, written commented out: ValueError: unknown mixing 'hard'" in made.stderr
+    assert "its model: entries were built and called once" in text
+
+
+def test_the_active_entries_init_built_pass_check(built):
+    _, _, entries = built
+    assert list(entries) == ["Tower", "Speech"]
+    assert {(b["file"], b["function"]) for b in entries["Tower"]["breaks"]} == {("zoo/nets.py", "Block.forward")}
+
+
+def test_init_no_build_runs_nothing_and_keeps_every_proposal(tmp_path):
+    write(tmp_path, BUILT_REPO)
+    made = gbbot(tmp_path, "init", "--no-build", "--print")
+    assert made.returncode == 0, made.stderr
+    names = [e.name for e in parse_config(made.stdout).entrypoints]
+    assert sorted(names) == ["Mixer", "Scaler", "Speech", "Tower"]
+    assert "(parsed, nothing was run)" in made.stdout and "building" not in made.stderr

@@ -335,3 +335,117 @@ def test_the_starter_links_gbbot_docs_not_a_path_in_the_users_repository():
     assert chosen
     assert "# Every key: https://github.com/gbbot/gbbot/blob/main/docs/configuration.md" in text
     assert " docs/configuration.md" not in text
+
+
+SPEECH = """\
+    import torch
+    from torch import nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self, n_mels, n_ctx, dim=24, depth=12):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+"""
+
+SPEECH_CONFIG = """\
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class EncoderConfig:
+        n_mels: int = 80
+        n_ctx: int = 1500
+        depth: int = 6
+        name = "tiny"
+
+        def scaled(self, factor: int = 2):
+            local: int = 7
+            return local
+"""
+
+
+def test_sizes_come_from_the_repositorys_config_class_and_the_inputs_from_the_constructors_defaults():
+    files = {"speech/__init__.py": "", "speech/model.py": SPEECH, "speech/config.py": SPEECH_CONFIG}
+    _, chosen, config = proposed(files)
+    assert chosen == [("model", "speech.model:Encoder")]
+    encoder = config.entrypoints[0]
+    # n_mels and n_ctx as the config sets them; depth's default 12 made small; dim's 24 kept
+    assert dict(encoder.kwargs) == {"n_mels": 80, "n_ctx": 1500, "depth": 2}
+    assert encoder.inputs == ({"tensor": [2, 8, 24]},)
+
+
+def test_proposals_that_failed_when_built_are_written_commented_with_their_error():
+    files = {"vit/__init__.py": "", "vit/vit.py": VIT, "diffusion/unet.py": UNET}
+    scan = scan_of(files)
+    text, chosen = template.starter(scan, failed={"ViT": "RuntimeError: shape '[2, 4]' is invalid"})
+    assert [c.target for c in chosen] == ["diffusion.unet:Unet"]
+    assert "  # Built and called once, it failed: RuntimeError: shape '[2, 4]' is invalid\n" in text
+    assert "  # - name: ViT\n  #   model: vit.vit:ViT\n" in text
+    assert "its model: entries were built and called once" in text
+    assert [e.name for e in parse_config(text).entrypoints] == ["Unet"]
+    with pytest.raises(GbbotError, match="Built and called once, it failed: KeyError"):
+        template.starter(scan, failed={"ViT": "KeyError: 'x'", "Unet": "KeyError: 'x'"})
+
+
+PERCEIVER = """\
+    import torch
+    from torch import nn
+
+
+    class Perceiver(nn.Module):
+        def __init__(self, *, num_freq_bands, max_freq, depth, dim=512):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+"""
+
+PERCEIVER_TEST = """\
+    import torch
+    from perceiver.model import Perceiver
+
+
+    def test_perceiver():
+        small = Perceiver(num_freq_bands=3, max_freq=5.0, depth=2, dim=16)
+        other = Perceiver(num_freq_bands=3, max_freq=size)
+        assert small(torch.randn(1, 16)).shape == (1, 16)
+"""
+
+
+def test_sizes_nothing_names_come_from_where_the_repository_builds_the_model_with_literals():
+    files = {"perceiver/__init__.py": "", "perceiver/model.py": PERCEIVER, "tests/test_model.py": PERCEIVER_TEST}
+    _, chosen, config = proposed(files)
+    assert chosen == [("model", "perceiver.model:Perceiver")]
+    assert dict(config.entrypoints[0].kwargs) == {"num_freq_bands": 3, "max_freq": 5.0, "depth": 2, "dim": 16}
+    assert config.entrypoints[0].inputs == ({"tensor": [2, 8, 16]},)
+
+
+UNET_BUILDERS = """\
+    from torch import nn
+
+
+    def Upsample(dim):
+        return nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(dim, dim, 3, padding=1))
+
+
+    def Downsample(dim):
+        return nn.Sequential(nn.Conv2d(dim, dim, 4, 2, 1))
+
+
+    class Unet(nn.Module):
+        def __init__(self, dim, channels=3):
+            super().__init__()
+            self.ups = nn.ModuleList([Upsample(dim), Downsample(dim)])
+
+        def forward(self, x):
+            return x
+"""
+
+
+def test_block_builders_a_model_uses_are_parts_not_proposals():
+    # denoising-diffusion-pytorch's shape: Upsample()/Downsample() functions return nn.Sequential
+    _, chosen, _ = proposed({"diffusion/__init__.py": "", "diffusion/unet.py": UNET_BUILDERS})
+    assert chosen == [("model", "diffusion.unet:Unet")]
