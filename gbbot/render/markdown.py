@@ -573,18 +573,22 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
 class RecompileLine:
     rc: Recompilation
     new: bool
+    by_break: GraphBreak | None = None  # the new break whose resume function recompiles
 
 
 def recompile_lines(report: Report) -> tuple[list[RecompileLine], list[RecompileLine]]:
-    """(shown, folded): with a base, frames with a new problem are shown and the rest folded."""
+    """(shown, folded): with a base, frames with a new problem are shown and the rest folded; a
+    resume function a new break made is shown as that break's."""
     compared = report.diff.recompiles if report.diff else None
     new = set(compared.new) if compared else set()
+    breaks = {b.fingerprint: b for b in report.breaks}
     shown, rest = [], []
     for rc in recompile.ordered(report):
         problems = {recompile.limit_fingerprint(rc)} if rc.limit_hit else set()
         problems |= {r.fingerprint for r in rc.reasons if not r.dynamic}
-        is_new = bool(problems & new)
-        (shown if compared is None or is_new else rest).append(RecompileLine(rc, is_new))
+        by_break = breaks.get(rc.new_break) if rc.new_break and compared is not None else None
+        is_new = bool(problems & new) and by_break is None
+        (shown if compared is None or is_new or by_break else rest).append(RecompileLine(rc, is_new, by_break))
     return shown, rest
 
 
@@ -639,6 +643,11 @@ def render(report: Report, options: Options = Options()) -> str:
         recompiles_shown=recompiles_shown,
         recompiles_folded=recompiles_folded,
         recompile_advice=recompile_advice,
+        recompiled_after=lambda brk: [
+            line.rc
+            for line in recompiles_shown
+            if line.by_break is not None and line.by_break.fingerprint == brk.fingerprint
+        ],
         recompile_doc=recompile.load_rules().doc_url,
         verdict=verdict(report),
         footer=options.footer,
@@ -649,7 +658,7 @@ def render(report: Report, options: Options = Options()) -> str:
 
 def recompile_advice(rc: Recompilation, reason: object) -> str:
     """A guard kind's cause and advice; none where the frame is automatic dynamic at work."""
-    if rc.info_only or getattr(reason, "dynamic", False):
+    if rc.info_only or rc.new_break or getattr(reason, "dynamic", False):
         return ""
     return f" — {md_text(reason.cause)} {md_text(reason.advice)}".rstrip()  # type: ignore[attr-defined]
 
