@@ -403,10 +403,11 @@ def _no_baseline(
     new_here = gap.new_in_change if gap is not None else base is None or _not_defined(base)
     if new_here:
         return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
+    why = reason.split(": ", 1)[-1]
     if now:
         counted = "its graph break is" if len(now) == 1 else f"its {len(now)} graph breaks are"
         reason += f"; {counted} not compared, not counted as new"
-    return EntrypointDiff(head.name, no_baseline=reason)
+    return EntrypointDiff(head.name, no_baseline=reason, lost_baseline=why)
 
 
 def _compare(

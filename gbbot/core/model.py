@@ -484,6 +484,9 @@ class EntrypointDiff:
     revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
     # Set when head and base failed with the same compile error: compared, not "no baseline".
     still_failing: str | None = None
+    # An entrypoint the change did not add whose base gave nothing to compare with: why, in words
+    # ("it timed out there"). Its breaks were neither compared nor counted as new.
+    lost_baseline: str | None = None
 
 
 class ChangeState(str, enum.Enum):

@@ -26,6 +26,7 @@ from gbbot.core.model import (
     BreakChange,
     BreakMessage,
     ChangeState,
+    EntrypointDiff,
     EntrypointReport,
     Frame,
     FrameRef,
@@ -393,6 +394,21 @@ def not_clean_line(report: Report) -> str:
     return f"⚠️ {listed(said)}: {their} unknown."
 
 
+def lost_baseline_lines(report: Report) -> list[str]:
+    """One ⚠️ line each, above the headline: an entrypoint the change did not add whose base gave
+    nothing to compare with, so the headline's counts leave its breaks out. One that did not run
+    cleanly on the head either is said once, by the line about its failure."""
+    return [
+        f"⚠️ {md_code(e.name)} lost its baseline: {md_text(e.lost_baseline or '')}; its graph breaks were not compared."
+        for e in _lost(report)
+    ]
+
+
+def _lost(report: Report) -> list[EntrypointDiff]:
+    failing = {e.name for e in _started_failing(report)}
+    return [e for e in report.diff.entrypoints if e.lost_baseline and e.name not in failing] if report.diff else []
+
+
 def _why(entry: EntrypointReport) -> str:
     """The compile error that ended the run, when one did: the failure itself, not a graph break."""
     error = entry.compile_error
@@ -428,7 +444,8 @@ def notes(report: Report, options: Options) -> list[str]:
     d = report.diff
     if d is None:
         return trace_caveats(report)
-    said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline)]
+    warned = {e.name for e in _lost(report)}
+    said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline and e.name not in warned)]
     kept = [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
     return kept + trace_caveats(report)  # a failure the base shares is its own line under the headline
 
@@ -617,6 +634,7 @@ def render(report: Report, options: Options = Options()) -> str:
         headline=headline(report),
         context=context(report),
         not_clean=not_clean_line(report),
+        lost_baseline=lost_baseline_lines(report),
         shared_failures=shared_failure_lines(report),
         notes=notes(report, options),
         status_icon=STATUS_ICON,
