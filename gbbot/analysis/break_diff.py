@@ -403,10 +403,11 @@ def _no_baseline(
     new_here = gap.new_in_change if gap is not None else base is None or _not_defined(base)
     if new_here:
         return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
+    why = reason.split(": ", 1)[-1]
     if now:
         counted = "its graph break is" if len(now) == 1 else f"its {len(now)} graph breaks are"
         reason += f"; {counted} not compared, not counted as new"
-    return EntrypointDiff(head.name, no_baseline=reason)
+    return EntrypointDiff(head.name, no_baseline=reason, lost_baseline=why)
 
 
 def _compare(
@@ -515,8 +516,14 @@ def diff(head: Report, base: Report, how: Comparison) -> Diff:
         entrypoints=tuple(results),
         baseline_source=how.source,
         notes=tuple(how.notes),
-        recompiles=recompile_diff(head, base),
+        recompiles=recompile_diff(head, base, _new_breaks(head, changes)),
     )
+
+
+def _new_breaks(head: Report, changes: Sequence[BreakChange]) -> tuple[GraphBreak, ...]:
+    """Every head record of a break the change adds (one per stack it was met on)."""
+    new = {c.brk.fingerprint for c in changes if c.state is ChangeState.NEW}
+    return tuple(b for b in head.breaks if b.fingerprint in new)
 
 
 def in_state(entrypoints: Sequence[EntrypointDiff], fingerprint: str, state: ChangeState) -> tuple[str, ...]:
@@ -524,12 +531,14 @@ def in_state(entrypoints: Sequence[EntrypointDiff], fingerprint: str, state: Cha
     return tuple(e.name for e in entrypoints if fingerprint in getattr(e, state.value))
 
 
-def recompile_diff(head: Report, base: Report) -> RecompileDiff:
+def recompile_diff(head: Report, base: Report, new_breaks: Sequence[GraphBreak] = ()) -> RecompileDiff:
     """Recompilations new, fixed or persisting between the entrypoints both reports share that the
-    base ran cleanly; the base's others give nothing to compare with, so all there is new."""
+    base ran cleanly; the base's others give nothing to compare with, so all there is new, but
+    for the recompilations of resume functions that `new_breaks` made (theirs)."""
     usable = {e.name for e in base.entrypoints if e.status is Status.OK}
     shared = {e.name for e in head.entrypoints} & usable
-    return recompile.compare(head, replace(base, entrypoints=tuple(e for e in base.entrypoints if e.name in shared)))
+    only_shared = replace(base, entrypoints=tuple(e for e in base.entrypoints if e.name in shared))
+    return recompile.compare(head, only_shared, new_breaks)
 
 
 def joined(a: ChangeState, b: ChangeState) -> ChangeState:
@@ -600,14 +609,19 @@ def _recompile_union(diffs: Sequence[RecompileDiff]) -> RecompileDiff | None:
         return None
     state = folded([(f, s) for d in diffs for s in RECOMPILE_STATES for f in getattr(d, s.value)])
     persisting = tuple(f for f, s in state.items() if s is ChangeState.PERSISTING)
+    by_break = tuple({f: None for d in diffs for f in d.by_new_break if f not in persisting})
     return RecompileDiff(
-        new=tuple(f for f, s in state.items() if s is ChangeState.NEW),
+        new=tuple(f for f, s in state.items() if s is ChangeState.NEW and f not in by_break),
         fixed=tuple(f for f, s in state.items() if s is ChangeState.FIXED),
         persisting=persisting,
         new_limit=tuple(f for d in diffs for f in d.new_limit if f not in persisting),
         hidden=tuple(f for f, s in state.items() if s is ChangeState.HIDDEN),
+        by_new_break=by_break,
     )
 
 
 def with_diff(head: Report, result: Diff) -> Report:
-    return replace(head, diff=result)
+    """The head with its diff, each recompilation of a resume function a new break made marked
+    with that break."""
+    new = _new_breaks(head, result.changes)
+    return replace(recompile.attributed(head, recompile.by_new_breaks(head, new)), diff=result)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -23,6 +23,7 @@ from gbbot.core.model import (
     FrameMetrics,
     FrameRef,
     FrameStart,
+    GraphBreak,
     LibrarySite,
     Recompilation,
     RecompileDiff,
@@ -30,7 +31,7 @@ from gbbot.core.model import (
     Report,
     TraceLog,
 )
-from gbbot.trace.tracelog import original_function
+from gbbot.trace.tracelog import original_function, resumed_at
 
 RULES_PATH = Path(__file__).parent.parent / "data" / "recompile_rules.yaml"
 # "recompile limit" in torch 2.13, "cache_size_limit" / "cache size limit" in older releases.
@@ -317,6 +318,7 @@ def analyse_frame(
         doc_url=rules.doc_url,
         frame=frame_ref(frames, root, lookup),
         library_site=_library_site(frames, root, where),
+        resumes_at=resumed_at(_compiled_frame(frames).function),
     )
 
 
@@ -374,13 +376,44 @@ def _eager(report: Report) -> set[tuple]:
     return {f.frame.across for e in report.entrypoints for f in e.frames if f.eager}
 
 
-def compare(head: Report, base: Report) -> RecompileDiff:
+def made_by(rc: Recompilation, breaks: Iterable[GraphBreak]) -> GraphBreak | None:
+    """The break whose resume function `rc` is: one at the line the resume function resumes
+    after, in the compiled frame's file (the break's own line, or a call on its stack there)."""
+    if rc.resumes_at is None or rc.frame is None:
+        return None
+    at = (rc.frame.file, rc.resumes_at)
+    return next((b for b in breaks if at in {(b.file, b.line), *((f.file, f.line) for f in b.user_stack)}), None)
+
+
+def by_new_breaks(head: Report, new_breaks: Iterable[GraphBreak]) -> dict[str, str]:
+    """Recompilation fingerprint → the new break that made its resume function."""
+    new_breaks = tuple(new_breaks)
+    found = {rc.fingerprint: made_by(rc, new_breaks) for rc in all_recompiles(head)}
+    return {f: brk.fingerprint for f, brk in found.items() if brk is not None}
+
+
+def attributed(head: Report, made: dict[str, str]) -> Report:
+    """The head with each recompilation a new break's resume function made marked with it."""
+    if not made:
+        return head
+    entrypoints = tuple(
+        replace(e, recompiles=tuple(replace(rc, new_break=made.get(rc.fingerprint)) for rc in e.recompiles))
+        for e in head.entrypoints
+    )
+    return replace(head, entrypoints=entrypoints)
+
+
+def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -> RecompileDiff:
     """Problem fingerprints of the head vs the base, over whole reports (as breaks are overall).
     A base problem gone from the head because its frame now runs eagerly (and did not on the
-    base) is hidden, not fixed: a frame that is not compiled cannot recompile."""
+    base) is hidden, not fixed: a frame that is not compiled cannot recompile. A head problem of
+    a resume function a new break made is that break's (`by_new_break`), not new: the break is
+    what the reader is asked to look at, and `mark_dynamic` would not be the remedy."""
+    made = by_new_breaks(head, new_breaks)
     now, before = problems(all_recompiles(head)), problems(all_recompiles(base))
     limits = {limit_fingerprint(rc) for rc in all_recompiles(head) if rc.limit_hit}
-    new = tuple(f for f in now if f not in before)
+    by_break = tuple(f for f, rc in now.items() if f not in before and rc.fingerprint in made)
+    new = tuple(f for f in now if f not in before and f not in by_break)
     newly = _eager(head) - _eager(base)
     gone = {f: rc for f, rc in before.items() if f not in now}
     hidden = {f for f, rc in gone.items() if rc.frame is not None and rc.frame.across in newly}
@@ -390,6 +423,7 @@ def compare(head: Report, base: Report) -> RecompileDiff:
         persisting=tuple(f for f in now if f in before),
         new_limit=tuple(f for f in new if f in limits),
         hidden=tuple(f for f in gone if f in hidden),
+        by_new_break=by_break,
     )
 
 

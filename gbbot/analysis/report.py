@@ -45,7 +45,10 @@ from gbbot.core.model import (
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
-OMITTED_WHEN_EMPTY = frozenset({"tests", "statement", "base_from_head", "qualname", "from_base"})
+OMITTED_WHEN_EMPTY = frozenset(
+    {"tests", "statement", "base_from_head", "qualname", "from_base", "resumes_at", "new_break", "by_new_break"}
+    | {"lost_baseline"}
+)
 ERROR_TAIL_CHARS = 4000
 
 

@@ -380,6 +380,12 @@ class Recompilation:
     # The compiled frame is an installed package's function (einops' `rearrange` hitting the limit):
     # where, while `file`/`line` stay the repository line that called into it.
     library_site: LibrarySite | None = None
+    # The compiled frame is a resume function Dynamo made after a break at this line of `file`
+    # (`torch_dynamo_resume_in_forward_at_12`): it exists because of that break.
+    resumes_at: int | None = None
+    # Set by a diff: the fingerprint of the new break this resume function was made after. Its
+    # recompilations are that break's doing, not a recompilation problem of their own.
+    new_break: str | None = None
 
     @property
     def info_only(self) -> bool:
@@ -457,6 +463,8 @@ class RecompileDiff:
     # Base problems gone only because their frame now runs eagerly (never compiled, so never
     # recompiled): not fixed.
     hidden: tuple[str, ...] = ()
+    # Head problems of resume functions a new break made: that break's, not counted as new.
+    by_new_break: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -476,6 +484,9 @@ class EntrypointDiff:
     revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
     # Set when head and base failed with the same compile error: compared, not "no baseline".
     still_failing: str | None = None
+    # An entrypoint the change did not add whose base gave nothing to compare with: why, in words
+    # ("it timed out there"). Its breaks were neither compared nor counted as new.
+    lost_baseline: str | None = None
 
 
 class ChangeState(str, enum.Enum):

@@ -68,13 +68,14 @@ def content_hash(texts: Texts, content: Content) -> str:
 
 def has_news(report: Report) -> bool:
     """Something a PR author should hear about: new, fixed or hidden breaks, new or fixed
-    recompilation problems, or an entrypoint that failed."""
+    recompilation problems, an entrypoint that failed or lost its baseline."""
     diff = report.diff
     failed = any(e.status not in counts.CLEAN for e in report.entrypoints)
     recompiles = diff.recompiles if diff else None
     recompiled = bool(recompiles and (recompiles.new or recompiles.fixed))
     gone = bool(diff and any(c.state in (ChangeState.FIXED, ChangeState.HIDDEN) for c in diff.changes))
-    return bool(report_.new_breaks(report)) or gone or recompiled or failed
+    lost = bool(diff and any(e.lost_baseline for e in diff.entrypoints))
+    return bool(report_.new_breaks(report)) or gone or recompiled or failed or lost
 
 
 def body(texts: Texts, content: Content, header: str, previous: Marker | None) -> tuple[str, Marker]:

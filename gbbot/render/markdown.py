@@ -26,6 +26,7 @@ from gbbot.core.model import (
     BreakChange,
     BreakMessage,
     ChangeState,
+    EntrypointDiff,
     EntrypointReport,
     Frame,
     FrameRef,
@@ -393,6 +394,21 @@ def not_clean_line(report: Report) -> str:
     return f"⚠️ {listed(said)}: {their} unknown."
 
 
+def lost_baseline_lines(report: Report) -> list[str]:
+    """One ⚠️ line each, above the headline: an entrypoint the change did not add whose base gave
+    nothing to compare with, so the headline's counts leave its breaks out. One that did not run
+    cleanly on the head either is said once, by the line about its failure."""
+    return [
+        f"⚠️ {md_code(e.name)} lost its baseline: {md_text(e.lost_baseline or '')}; its graph breaks were not compared."
+        for e in _lost(report)
+    ]
+
+
+def _lost(report: Report) -> list[EntrypointDiff]:
+    failing = {e.name for e in _started_failing(report)}
+    return [e for e in report.diff.entrypoints if e.lost_baseline and e.name not in failing] if report.diff else []
+
+
 def _why(entry: EntrypointReport) -> str:
     """The compile error that ended the run, when one did: the failure itself, not a graph break."""
     error = entry.compile_error
@@ -428,7 +444,8 @@ def notes(report: Report, options: Options) -> list[str]:
     d = report.diff
     if d is None:
         return trace_caveats(report)
-    said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline)]
+    warned = {e.name for e in _lost(report)}
+    said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline and e.name not in warned)]
     kept = [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
     return kept + trace_caveats(report)  # a failure the base shares is its own line under the headline
 
@@ -573,18 +590,22 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
 class RecompileLine:
     rc: Recompilation
     new: bool
+    by_break: GraphBreak | None = None  # the new break whose resume function recompiles
 
 
 def recompile_lines(report: Report) -> tuple[list[RecompileLine], list[RecompileLine]]:
-    """(shown, folded): with a base, frames with a new problem are shown and the rest folded."""
+    """(shown, folded): with a base, frames with a new problem are shown and the rest folded; a
+    resume function a new break made is shown as that break's."""
     compared = report.diff.recompiles if report.diff else None
     new = set(compared.new) if compared else set()
+    breaks = {b.fingerprint: b for b in report.breaks}
     shown, rest = [], []
     for rc in recompile.ordered(report):
         problems = {recompile.limit_fingerprint(rc)} if rc.limit_hit else set()
         problems |= {r.fingerprint for r in rc.reasons if not r.dynamic}
-        is_new = bool(problems & new)
-        (shown if compared is None or is_new else rest).append(RecompileLine(rc, is_new))
+        by_break = breaks.get(rc.new_break) if rc.new_break and compared is not None else None
+        is_new = bool(problems & new) and by_break is None
+        (shown if compared is None or is_new or by_break else rest).append(RecompileLine(rc, is_new, by_break))
     return shown, rest
 
 
@@ -613,6 +634,7 @@ def render(report: Report, options: Options = Options()) -> str:
         headline=headline(report),
         context=context(report),
         not_clean=not_clean_line(report),
+        lost_baseline=lost_baseline_lines(report),
         shared_failures=shared_failure_lines(report),
         notes=notes(report, options),
         status_icon=STATUS_ICON,
@@ -639,6 +661,11 @@ def render(report: Report, options: Options = Options()) -> str:
         recompiles_shown=recompiles_shown,
         recompiles_folded=recompiles_folded,
         recompile_advice=recompile_advice,
+        recompiled_after=lambda brk: [
+            line.rc
+            for line in recompiles_shown
+            if line.by_break is not None and line.by_break.fingerprint == brk.fingerprint
+        ],
         recompile_doc=recompile.load_rules().doc_url,
         verdict=verdict(report),
         footer=options.footer,
@@ -649,7 +676,7 @@ def render(report: Report, options: Options = Options()) -> str:
 
 def recompile_advice(rc: Recompilation, reason: object) -> str:
     """A guard kind's cause and advice; none where the frame is automatic dynamic at work."""
-    if rc.info_only or getattr(reason, "dynamic", False):
+    if rc.info_only or rc.new_break or getattr(reason, "dynamic", False):
         return ""
     return f" — {md_text(reason.cause)} {md_text(reason.advice)}".rstrip()  # type: ignore[attr-defined]
 

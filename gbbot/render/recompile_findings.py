@@ -107,12 +107,16 @@ def message(finding: RecompileFinding, problems: tuple[Problem, ...]) -> str:
                 " ,", ","
             )
         )
+    if rc.new_break:
+        lines.append(
+            "A resume function Dynamo made after a break this change adds: it recompiles because of that break."
+        )
     if any(p.reason is None for p in problems):
         rules = recompile.load_rules()
         lines += [rules.limit_cause, f"Hint: {rules.limit_advice}"]
     for problem in problems:
         if problem.reason is not None:
-            lines += reason_lines(problem.reason)
+            lines += reason_lines(problem.reason)[: 1 if rc.new_break else None]  # the break is the remedy
     lines.append(f"Entrypoints: {', '.join(finding.entrypoints)}")
     lines.append(recompile.load_rules().doc_url)  # gbbot's own page, not the report's URL
     return "\n".join(line for line in lines if line)

@@ -29,7 +29,7 @@ TestAt = Callable[[int], str | None]  # a trace file's line number → the test 
 URL_RE = re.compile(r"https?://\S+")
 LOCATION_RE = re.compile(r"^Graph break.* at (?P<file>.+):(?P<line>\d+)\s*$")
 FRAME_RE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
-RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_\d+$")
+RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 # One trace per rank under torchrun: dedicated_log_torch_trace_rank_1_abc.log
 RANK_FILE_RE = re.compile(r"_rank_(?P<rank>\d+)_")
 FIELD_RE = re.compile(r"^\s*(Explanation|Hint|Developer debug context):\s?(?P<text>.*)$")
@@ -39,6 +39,12 @@ def original_function(name: str) -> str:
     """`torch_dynamo_resume_in_forward_at_12` is Dynamo's resume function for `forward`."""
     match = RESUME_RE.match(name)
     return match["fn"] if match else name
+
+
+def resumed_at(name: str) -> int | None:
+    """The line of the break a resume function resumes after: 12 for `…_forward_at_12`."""
+    match = RESUME_RE.match(name)
+    return int(match["line"]) if match else None
 
 
 def _link(section: list[str], fmt: MessageFormat) -> BreakMessage | None:

@@ -257,6 +257,62 @@ def test_diff_marks_the_heads_recompile_new_and_the_shifted_one_persisting(in_gi
     assert "Recompilations" in done.stdout
 
 
+# A model called with batches of changing sizes that loops once per row. On the base the frame
+# recompiles per size; the head adds a debug print in the middle of forward, so Dynamo compiles
+# the rest of it as a resume function that gets `steps` as an int and compiles again per value.
+STEPS_BASE = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        steps = x.shape[0]
+        y = self.lin(x)
+        for _ in range(steps):
+            y = y + 1
+        return y
+
+
+def main():
+    model = torch.compile(Net())
+    for size in (2, 3, 5, 7):
+        model(torch.ones(size, 4))
+"""
+STEPS_HEAD = STEPS_BASE.replace("        y = self.lin(x)\n", '        y = self.lin(x)\n        print("steps", steps)\n')
+
+
+def test_a_resume_function_that_a_new_break_made_recompiles_because_of_that_break(in_git_dir, tmp_path):
+    config = "version: 1\nentrypoints: [{name: main, call: 'app:main'}]\nfail_on: {breaks: none, recompiles: new}\n"
+    write(in_git_dir, {"app.py": STEPS_BASE, ".gbbot.yml": config})
+    git(in_git_dir, "add", "-A")
+    git(in_git_dir, "commit", "-q", "-m", "base")
+    git(in_git_dir, "checkout", "-q", "-b", "feature")
+    write(in_git_dir, {"app.py": STEPS_HEAD})
+    git(in_git_dir, "commit", "-qam", "head: print the steps")
+
+    md = tmp_path / "d.md"
+    done = gbbot(
+        in_git_dir, "diff", "--base", "main", "--json", str(tmp_path / "d.json"), "--markdown", str(md), tmp=tmp_path
+    )
+    result = report.load(tmp_path / "d.json")
+    (added,) = [c.brk for c in result.diff.changes if c.state.value == "new"]
+    assert (added.file, added.line, added.code) == ("app.py", 12, 'print("steps", steps)')
+    (rc,) = result.entrypoints[0].recompiles
+    assert (rc.resumes_at, rc.new_break) == (12, added.fingerprint)
+    assert any(r.kind == "int_argument" and not r.dynamic for r in rc.reasons)
+    # Not a recompilation problem of its own: the policy on recompilations passes.
+    assert result.diff.recompiles.new == () and result.diff.recompiles.by_new_break
+    assert done.returncode == 0, done.stderr
+    text = md.read_text()
+    assert "recompiles because of the new break at `app.py:12`" in text
+    assert "The resume function Dynamo made after it recompiles: `Net.forward` compiled 4×" in text
+    assert "mark_dynamic" not in text
+
+
 # --- config ------------------------------------------------------------------------------------
 
 HEADER = "version: 1\nentrypoints: [{name: a, run: x}]\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from gbbot.analysis import recompile
-from gbbot.core.model import CompiledFrame, FrameRef
+from gbbot.core.model import CompiledFrame, Frame, FrameRef
 from gbbot.trace import tracelog
-from tests.builders import DTYPE, entrypoint, report_of
+from tests.builders import DTYPE, INFO, entrypoint, recompile_reason, recompiled_frame, report_of, traced_break
 from tests.conftest import FIXTURES
 
 RECORDED = FIXTURES / "recompile.trace.log"  # frames 0 (`loop`) and 1 (`apply`)
@@ -146,3 +146,28 @@ def test_a_recompiled_frame_is_named_by_its_code_object():
     log = tracelog.read_path(FIXTURES / "recompile.trace.log")
     (first, *_) = recompile.analyse(log, "/tmp/rc")
     assert first.frame is not None and first.frame.file.endswith(".py") and first.frame.line > 0
+
+
+def test_a_resume_function_is_the_new_break_s_whose_stack_passes_its_line() -> None:
+    """The break is inside a helper the frame inlined: the resume function resumes after the call
+    line in the frame's file, which is on the break's stack, not its own line."""
+    brk = traced_break(
+        1,
+        file="model/helpers.py",
+        line=3,
+        user_stack=(Frame("model/loops.py", 12, "forward", "log(x)"), Frame("model/helpers.py", 3, "log", "print(x)")),
+    )
+    frame = FrameRef("model/loops.py", 12, "forward")
+    resumed = recompiled_frame("Net.forward", 12, 4, (recompile_reason("int_argument"),), frame=frame, resumes_at=12)
+    elsewhere = replace(resumed, fingerprint="0" * 16, resumes_at=30)
+    assert recompile.made_by(resumed, [brk]) == brk
+    assert recompile.made_by(elsewhere, [brk]) is None
+    assert recompile.made_by(replace(resumed, resumes_at=None), [brk]) is None
+
+    head = report_of(entrypoint("train", [brk], recompiles=(resumed, INFO)))
+    compared = recompile.compare(head, report_of(entrypoint("train")), [brk])
+    assert compared.new == () and compared.by_new_break == (resumed.reasons[0].fingerprint,)
+    # Without the break being new (it was on the base), the same recompilation is new.
+    assert recompile.compare(head, report_of(entrypoint("train"))).new == (resumed.reasons[0].fingerprint,)
+    marked = recompile.attributed(head, recompile.by_new_breaks(head, [brk]))
+    assert [rc.new_break for rc in marked.entrypoints[0].recompiles] == [brk.fingerprint, None]

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from gbbot.analysis import break_diff
 from gbbot.analysis.policy import Policy
 from gbbot.core.model import (
     BreakChange,
@@ -247,6 +248,15 @@ def shares_a_failure():
     return report_of(train, broken, commit=HEAD_SHA, diff=diff)
 
 
+def loses_a_baseline():
+    """`bench` ran on the base before and runs on the head with a break of its own, but the base
+    timed out on it: nothing of it could be compared, which the headline's counts leave out."""
+    head = report_of(entrypoint("train-step", [ITEM]), entrypoint("bench", [PRINTED]), commit=HEAD_SHA)
+    timed_out = entrypoint("bench", status=Status.TIMEOUT, exit_code=None, graph_count=0, error="timed out after 600s")
+    base = report_of(entrypoint("train-step", [ITEM]), timed_out, commit=BASE_SHA)
+    return break_diff.with_diff(head, break_diff.diff(head, base, break_diff.Comparison("main", BASE_SHA)))
+
+
 FIVE_OLD = [graph_break(n) for n in range(5)]
 
 
@@ -263,6 +273,7 @@ CASES = {
     "no_change": no_change,
     "only_recompiles": only_recompiles,
     "started_failing": started_failing,
+    "loses_a_baseline": loses_a_baseline,
 }
 
 
@@ -356,6 +367,33 @@ def test_an_entrypoint_that_started_failing_is_said_before_anything_else() -> No
     assert lines[2] == "⚠️ `bench` failed (exit 1): its breaks are unknown."
     assert lines[4] == "This PR makes no other change in graph breaks or recompilations."
     assert comment.has_news(started_failing())
+
+
+def test_an_entrypoint_that_lost_its_baseline_is_said_above_the_headline() -> None:
+    made = loses_a_baseline()
+    lines = shown(made).splitlines()
+    assert lines[2] == ("⚠️ `bench` lost its baseline: it timed out there; its graph breaks were not compared.")
+    assert lines[4] == "This PR makes no change in graph breaks or recompilations."
+    assert comment.has_news(made)
+    assert "no baseline for" not in shown(made)  # said once, above the headline
+
+
+def test_an_entrypoint_that_fails_on_both_sides_is_warned_about_once() -> None:
+    made = loses_a_baseline()
+    failed = entrypoint("bench", status=Status.TIMEOUT, exit_code=None, graph_count=0, error="timed out after 600s")
+    made = replace(made, entrypoints=(made.entrypoints[0], failed))
+    text = shown(made)
+    assert text.count("⚠️") == 1 and "lost its baseline" not in text
+    assert text.splitlines()[2].startswith("⚠️ `bench` timed out")
+    assert "it timed out there" in text  # why there is no baseline stays said, as a note
+
+
+def test_an_entrypoint_new_in_the_pr_has_no_warning_its_breaks_are_new() -> None:
+    head = report_of(entrypoint("bench", [PRINTED]), commit=HEAD_SHA)
+    made = break_diff.with_diff(head, break_diff.diff(head, report_of(), break_diff.Comparison("main", BASE_SHA)))
+    text = shown(made)
+    assert "⚠️" not in text and "lost its baseline" not in text
+    assert text.splitlines()[2].startswith("This PR adds **1** graph break")
 
 
 def test_a_failure_the_base_shares_is_one_line_under_the_headline_without_dynamo_s_stack() -> None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gbbot.analysis import recompile
 from gbbot.analysis.policy import Policy
-from gbbot.render import sarif
+from gbbot.render import recompile_findings, sarif
 from tests.builders import AT_LIMIT, DTYPE, INFO, RECOMPILE_DOC, graph_break, recompiled_report
 from tests.unit.render.test_sarif import assert_valid
 
@@ -89,3 +89,13 @@ def test_a_frame_without_a_safe_path_is_counted_not_uploaded() -> None:
     assert_valid(log)
     assert log["runs"][0]["results"] == []
     assert log["runs"][0]["properties"]["unlocatedRecompiles"] == 1
+
+
+def test_a_resume_function_a_new_break_made_points_at_the_break_not_at_a_hint() -> None:
+    made = recompiled_report(recompiles=(replace(DTYPE, new_break="f" * 16),), persisting=())
+    (finding,) = recompile_findings.recompile_findings(made, Policy.of())
+    text = recompile_findings.message(finding, finding.problems)
+    assert "it recompiles because of that break" in text
+    assert "Hint:" not in text and DTYPE.reasons[0].advice not in text
+    (plain,) = recompile_findings.recompile_findings(recompiled_report(recompiles=(DTYPE,)), Policy.of())
+    assert "Hint:" in recompile_findings.message(plain, plain.problems)
