@@ -141,11 +141,11 @@ HEAD_COMMITTED = {
 }
 
 
-
 def cached_report_path(pr) -> Path:
     """The one cached base report (its runs' reads are kept beside it as `*.reads.json`)."""
     (path,) = (p for p in pr.cache.rglob("*.json") if not p.name.endswith(".reads.json"))
     return path
+
 
 def make_pr_repo(repo: Path) -> None:
     repo.mkdir()
