@@ -254,8 +254,16 @@ def _at_compile_site(
     )
     return None, (
         f"no `torch.compile` in the repository's files compiles {described}, the frame Dynamo traced; "
-        f"wrap the compile that does in `{setting}(...)`"
+        f"wrap the compile that does in `{setting}(...)`, or, where gbbot compiles it (a `model:` "
+        f"entrypoint), add `{_entry_setting(recipe)}` to the entry's `compile:` options"
     )
+
+
+def _entry_setting(recipe: type[Recipe]) -> str:
+    """The `compile:` option of a `model:` entrypoint that turns the recipe's setting on."""
+    flag = getattr(recipe, "flag", recipe.variant)
+    method = getattr(recipe, "method", None) if flag == "ignore_logging_functions" else None
+    return f"dynamo: {{{flag}: [{method}]}}" if method else f"dynamo: {{{flag}: true}}"
 
 
 def _with_setting(
