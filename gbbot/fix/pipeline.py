@@ -164,7 +164,8 @@ def _left_out(result: FixResult, dropped: dict[str, str]) -> FixResult:
     why = dropped.get(result.fingerprint)
     if why is None or result.status is not FixStatus.VERIFIED:
         return result
-    return replace(result, status=FixStatus.DROPPED, reason=why, diff=None, hunks=())
+    summary = f"not kept ({why}); alone: {result.summary}"  # one account: the verdict first
+    return replace(result, status=FixStatus.DROPPED, reason=why, summary=summary, diff=None, hunks=())
 
 
 def _in_original(originals: dict[str, str], current: dict[str, str], path: str, line: int) -> int | None:

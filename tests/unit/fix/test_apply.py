@@ -4,14 +4,16 @@ say which patched texts fail together (test_fix_e2e.py runs torch)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gbbot.core.config import parse_config
-from gbbot.core.fixes import Counts
+from gbbot.core.fixes import Counts, FixResult, FixStatus
 from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, Origin, Report, Status, Tool
 from gbbot.fix import plan
 from gbbot.fix.apply import put_in_place
 from gbbot.fix.batch import Scope, Trial
+from gbbot.fix.pipeline import _left_out
 from gbbot.fix.verify import Judgement
 from gbbot.fix.workspace import repo_reader
 
@@ -126,3 +128,18 @@ def test_a_failing_pair_keeps_the_first_without_another_probe(tmp_path):
     assert runs.probed == []  # the pair itself just failed; the first was verified alone
     (patch,) = in_place.patches
     assert 'print("loss"' in patch.after and 'compiling():\n        print("norm"' not in patch.after
+
+
+def test_a_fix_left_out_of_its_group_reads_dropped_with_one_account(tmp_path):
+    runs = Runs()
+    pair = BREAKS[:2]
+    in_place = put_in_place(scope(pair), chosen(tmp_path, pair), runs.keep, lambda _m: None, runs.probe)
+    alone = FixResult(
+        pair[1].fingerprint, FixStatus.VERIFIED, "steps.py", 6, "print", summary="removes 1 break", diff="x"
+    )
+    result = _left_out(alone, in_place.dropped)
+    assert (result.status, result.diff) == (FixStatus.DROPPED, None)
+    assert result.summary.startswith("not kept (verified alone, but not together with GB0059 at steps.py:5, ")
+    assert result.summary.endswith("; alone: removes 1 break") and "the result of train changed" in result.reason
+    first = replace(alone, fingerprint=pair[0].fingerprint)
+    assert _left_out(first, in_place.dropped) is first
