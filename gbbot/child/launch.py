@@ -106,10 +106,30 @@ def build_model(target, recipe: dict, compile: bool = True):
         built.eval()
     if not compile:
         return getattr(built, method), call_args.build(recipe["inputs"]), call_args.build(recipe["input_kwargs"])
-    options = recipe["compile"]
+    options = dict(recipe["compile"])
+    _turn_on(options.pop("dynamo", {}))
     whole = method == "forward" and isinstance(built, torch.nn.Module)
     compiled = torch.compile(built, **options) if whole else torch.compile(getattr(built, method), **options)
     return compiled, call_args.build(recipe["inputs"]), call_args.build(recipe["input_kwargs"])
+
+
+def _turn_on(settings: dict) -> None:
+    """The entry's `compile: {dynamo: …}` settings, for this process (it runs this one model):
+    `capture_scalar_outputs`, `capture_dynamic_output_shape_ops`, and logger methods added to
+    `ignore_logging_functions` (`[warning_once]` → `logging.Logger.warning_once`, a method a
+    library may have added to Logger when it was imported)."""
+    import logging
+
+    import torch._dynamo
+
+    for name, value in settings.items():
+        if name != "ignore_logging_functions":
+            setattr(torch._dynamo.config, name, value)
+            continue
+        missing = [m for m in value if not callable(getattr(logging.Logger, m, None))]
+        if missing:
+            raise NotAModel(f"compile.dynamo.ignore_logging_functions: logging.Logger has no method {missing[0]!r}")
+        torch._dynamo.config.ignore_logging_functions |= {getattr(logging.Logger, m) for m in value}
 
 
 def _detached(value):

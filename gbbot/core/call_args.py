@@ -136,6 +136,11 @@ def encode(args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
     return json.dumps({"args": list(args), "kwargs": dict(kwargs)}, sort_keys=True, allow_nan=False)
 
 
+def _settings(pairs: Any) -> dict[str, Any]:
+    """`compile: {dynamo: …}`'s checked pairs as JSON: lists for the tuples."""
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in pairs}
+
+
 def encode_model(entrypoint: Any) -> str:
     """A `model:` entrypoint's build-compile-call recipe as one JSON text for the child's argv:
     the constructor's arguments, the method, torch.compile's options, the inputs, train or eval."""
@@ -143,7 +148,7 @@ def encode_model(entrypoint: Any) -> str:
         "args": list(entrypoint.args),
         "kwargs": dict(entrypoint.kwargs),
         "method": entrypoint.method,
-        "compile": dict(entrypoint.compile),
+        "compile": {k: _settings(v) if k == "dynamo" else v for k, v in entrypoint.compile},
         "inputs": list(entrypoint.inputs),
         "input_kwargs": dict(entrypoint.input_kwargs),
         "train": entrypoint.train,

@@ -307,7 +307,28 @@ COMPILE_OPTIONS = {
     "dynamic": "true, false or null",
     "mode": "a string",
     "backend": "a string",
+    "dynamo": "a mapping of Dynamo settings, e.g. {capture_scalar_outputs: true}",
 }
+# the Dynamo settings a model: entrypoint's compile may turn on (gbbot's own compile-site fixes)
+DYNAMO_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "ignore_logging_functions")
+LISTS = ("ignore_logging_functions",)
+
+
+def _dynamo_settings(path: str, key: str, value: Any) -> tuple[tuple[str, Any], ...]:
+    """`dynamo: {capture_scalar_outputs: true, ignore_logging_functions: [warning_once]}`."""
+    if not isinstance(value, Mapping):
+        raise _fail(path, key, COMPILE_OPTIONS["dynamo"], value)
+    checked: list[tuple[str, Any]] = []
+    for name, item in value.items():
+        if name not in DYNAMO_SETTINGS:
+            raise ConfigError(path, f"{key}.{name}", f"unknown Dynamo setting; known: {', '.join(DYNAMO_SETTINGS)}")
+        methods = isinstance(item, list) and all(isinstance(m, str) and m.isidentifier() for m in item)
+        valid = methods if name in LISTS else isinstance(item, bool)
+        if not valid:
+            want = "a list of logging.Logger method names, e.g. [warning_once]" if name in LISTS else "true or false"
+            raise _fail(path, f"{key}.{name}", want, item)
+        checked.append((name, tuple(item) if isinstance(item, list) else item))
+    return tuple(checked)
 
 
 def _compile_options(path: str, key: str, value: Any) -> tuple[tuple[str, Any], ...]:
@@ -319,6 +340,9 @@ def _compile_options(path: str, key: str, value: Any) -> tuple[tuple[str, Any], 
             raise ConfigError(
                 path, f"{key}.{name}", f"unknown torch.compile option; known: {', '.join(COMPILE_OPTIONS)}"
             )
+        if name == "dynamo":
+            checked.append((name, _dynamo_settings(path, f"{key}.{name}", item)))
+            continue
         valid = {
             "fullgraph": isinstance(item, bool),
             "dynamic": item is None or isinstance(item, bool),

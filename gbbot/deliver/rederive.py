@@ -15,7 +15,7 @@ from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.model import GraphBreak, Report
 from gbbot.deliver.patchcheck import Dropped
 from gbbot.deliver.sources import SourceReader, Unreadable
-from gbbot.fix import engine, plan
+from gbbot.fix import engine, plan, scaffold
 from gbbot.fix.recipes import choices
 
 
@@ -39,13 +39,36 @@ def planning_reader(read: SourceReader) -> plan.FileReader:
     return read_for_plan
 
 
-def derive(result: FixResult, brk: GraphBreak, read: SourceReader, paths: Sequence[str] = ()) -> plan.Candidate | str:
+def _no_library(_path: str) -> str | None:
+    return None
+
+
+def _library_setting(result: FixResult, brk: GraphBreak) -> bool:
+    """Is `result` the Dynamo setting a break inside a library gets at the user's compile?"""
+    return any((r.id, r.variant) == (result.recipe, result.variant) for r in plan.library_setting_recipes(brk))
+
+
+def derive(
+    result: FixResult,
+    brk: GraphBreak,
+    read: SourceReader,
+    paths: Sequence[str] = (),
+    lookup: scaffold.SourceLookup = _no_library,
+) -> plan.Candidate | str:
     """The candidate the named recipe variant makes of the PR's code for `brk` — at the break's
-    line, or at the compile sites found in `paths` and the files the fix claims — or why none."""
+    line, or at the compile sites found in `paths` and the files the fix claims (for a break inside
+    a library, its setting there; `lookup`: the library's source, where it can be read) — or why
+    none."""
     reader = planning_reader(read)
     try:
         text = reader(brk.file)
-        found, _ = plan.candidates(brk, text, reader, (*paths, *result.paths))
+        if _library_setting(result, brk):
+            setting = plan.library_setting(brk, result.variant, reader, (*paths, *result.paths), lookup)
+            if isinstance(setting, str):
+                return setting
+            found: tuple[plan.Candidate, ...] = (setting,)
+        else:
+            found, _ = plan.candidates(brk, text, reader, (*paths, *result.paths))
     except plan.Unpatchable as exc:
         return str(exc)
     except engine.SourceError as exc:
@@ -68,7 +91,8 @@ def check(
         return Dropped(result.fingerprint, why)
     if brk is None:
         return Dropped(result.fingerprint, "no break in the report has its fingerprint")
-    if result.recipe not in {r.id for r in choices(brk.fix)} or (result.file, result.line) != (brk.file, brk.line):
+    known = {r.id for r in choices(brk.fix)} | {r.id for r in plan.library_setting_recipes(brk)}
+    if result.recipe not in known or (result.file, result.line) != (brk.file, brk.line):
         return Dropped(result.fingerprint, "its recipe or place is not the break's")
     derived = derive(result, brk, read, paths)
     if isinstance(derived, str):

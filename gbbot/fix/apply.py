@@ -6,12 +6,12 @@ the repository."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gbbot.core.model import Report
 from gbbot.fix import plan as planning
-from gbbot.fix.batch import Scope, Trial, run_set
+from gbbot.fix.batch import Attempt, Scope, Trial, run_set
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, FileReader, Planned
 from gbbot.fix.verify import Judgement, Observation
@@ -28,6 +28,8 @@ class InPlace:
     standing: dict[str, Observation]  # each entrypoint's latest run
     report: Report  # the runs after the patches were put in place
     notes: tuple[str, ...] = ()
+    # fingerprint → why: verified alone, left out of a group whose patches fail together
+    dropped: dict[str, str] = field(default_factory=dict)
 
 
 Chosen = tuple[Planned, Candidate]
@@ -55,18 +57,6 @@ def _joint_trial(scope: Scope, group: Sequence[Chosen], patches: Sequence[FilePa
     return Trial(mine, goals, names)
 
 
-def _refused(trials: Sequence[Trial], joint: Sequence[Judgement]) -> tuple[set[str], list[str]]:
-    """The files of every group that failed together, and a note for each such group."""
-    refused: set[str] = set()
-    notes: list[str] = []
-    for trial, judgement in zip(trials, joint, strict=True):
-        if not judgement.ok:
-            files = ", ".join(p.path for p in trial.patches)
-            refused.update(p.path for p in trial.patches)
-            notes.append(f"not written: {files}: together the patches fail ({judgement.reason})")
-    return refused, notes
-
-
 def write_all(root: Path, patches: Sequence[FilePatch]) -> tuple[list[str], list[str]]:
     """Write each final patch into the repository: the files written, and a note for each one left
     alone (changed since the first round read it, or not writable)."""
@@ -86,9 +76,45 @@ def _verified_text(chosen: Sequence[Chosen]) -> FileReader:
     return lambda path: texts[path]
 
 
-def put_in_place(scope: Scope, chosen: Sequence[Chosen], keep: Keep, progress: Callable[[str], None]) -> InPlace:
+def _trial_of(scope: Scope, members: Sequence[Chosen]) -> Trial | None:
+    """The members' patches combined per file, as one trial (None: they do not all combine)."""
+    patches, missed = planning.combine([c for _, c in members], _verified_text(members))
+    return None if missed or not patches else _joint_trial(scope, members, patches, set())
+
+
+def _salvaged(scope: Scope, group: Sequence[Chosen], probe: Attempt | None) -> list[Chosen]:
+    """The members of a group that failed together which do hold together: the first (verified
+    alone), then each next one kept when a run of it with those kept so far passes. The whole
+    group is never probed again (it just failed)."""
+    kept = [group[0]]
+    for member in group[1:]:
+        trying = [*kept, member]
+        if len(trying) == len(group) or probe is None:
+            continue
+        trial = _trial_of(scope, trying)
+        if trial is None:
+            continue
+        (judgement,), _ = probe([trial])
+        if judgement.ok:
+            kept = trying
+    return kept
+
+
+def _named(group: Sequence[Chosen]) -> str:
+    return ", ".join(f"{p.brk.gb_id or p.brk.gb_type} at {p.brk.file}:{p.brk.line}" for p, _ in group)
+
+
+def put_in_place(
+    scope: Scope,
+    chosen: Sequence[Chosen],
+    keep: Keep,
+    progress: Callable[[str], None],
+    probe: Attempt | None = None,
+) -> InPlace:
     """Combine the round's verified patches per file and put them in place; groups that share a
-    file or an entrypoint are verified together, and a group that fails together is taken out."""
+    file or an entrypoint are verified together. From a group that fails together, the members
+    that hold together are kept (each verified alone, then added one at a time, each addition
+    re-run with `probe`; the rest dropped, named) and verified together once more."""
     patches, missed = planning.combine([c for _, c in chosen], _verified_text(chosen))
     left_out = {fingerprint for fingerprint, _ in missed}
     groups = joint_groups(scope, chosen)
@@ -98,13 +124,62 @@ def put_in_place(scope: Scope, chosen: Sequence[Chosen], keep: Keep, progress: C
         count = sum(len(t.goals) for t, j in zip(trials, judged, strict=True) if j)
         progress(f"verifying the {count} patches that share files or entrypoints together…")
     verdicts, standing, report = keep(trials, judged)
-    pairs = [(t, v) for t, v in zip(trials, verdicts, strict=True) if v is not None]
-    refused, refusals = _refused([t for t, _ in pairs], [v for _, v in pairs])
-    kept = frozenset(
+    placed = {p.path: p for p in patches}
+    notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed]
+    joint: list[Judgement] = []
+    failed: list[tuple[list[Chosen], Judgement, list[Chosen]]] = []  # (members, verdict, to keep)
+    for group, trial, verdict in zip(groups, trials, verdicts, strict=True):
+        if verdict is None:
+            continue
+        joint.append(verdict)
+        if verdict.ok:
+            continue
+        for patch in trial.patches:
+            placed.pop(patch.path, None)
+        members = [m for m in group if m[0].brk.fingerprint not in left_out]
+        if not members:
+            continue
+        progress(f"the patches of {_named(members)} fail together; keeping those that hold together…")
+        failed.append((members, verdict, _salvaged(scope, members, probe)))
+    held = _keep_salvaged(scope, [k for _, _, k in failed], keep, placed, standing, joint)
+    dropped: dict[str, str] = {}
+    for members, verdict, _ in failed:
+        out = [m for m in members if m[0].brk.fingerprint not in held]
+        kept = [m for m in members if m[0].brk.fingerprint in held]
+        why = f"verified alone, but not together with {_named(members)} ({verdict.reason})"
+        dropped.update((m[0].brk.fingerprint, why) for m in out)
+        files = ", ".join(dict.fromkeys(path for m in out for path in m[1].paths))
+        also = f"; kept {_named(kept)}, which hold together" if kept else ""
+        notes.append(f"not written: {_named(out)} ({files}): together the patches fail ({verdict.reason}){also}")
+    kept_fingerprints = frozenset(
         planned.brk.fingerprint
-        for planned, candidate in chosen
-        if not refused & set(candidate.paths) and planned.brk.fingerprint not in left_out
+        for planned, _ in chosen
+        if planned.brk.fingerprint not in left_out and planned.brk.fingerprint not in dropped
     )
-    notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed] + refusals
-    in_place = tuple(p for p in patches if p.path not in refused)
-    return InPlace(in_place, kept, tuple(v for _, v in pairs), standing, report, tuple(notes))
+    return InPlace(tuple(placed.values()), kept_fingerprints, tuple(joint), standing, report, tuple(notes), dropped)
+
+
+def _keep_salvaged(
+    scope: Scope,
+    salvaged: Sequence[Sequence[Chosen]],
+    keep: Keep,
+    placed: dict[str, FilePatch],
+    standing: dict[str, Observation],
+    joint: list[Judgement],
+) -> set[str]:
+    """Put the members salvaged from failed groups in place, verified together once more (against
+    the unpatched runs, as every group): the fingerprints kept. `placed`, `standing` and `joint`
+    get what stands after it."""
+    ready = [(members, trial) for members in salvaged if members for trial in [_trial_of(scope, members)] if trial]
+    if not ready:
+        return set()
+    verdicts, runs, _ = keep([t for _, t in ready], [True] * len(ready))
+    held: set[str] = set()
+    for (members, trial), verdict in zip(ready, verdicts, strict=True):
+        if verdict is None or not verdict.ok:
+            continue
+        joint.append(verdict)
+        placed.update((p.path, p) for p in trial.patches)
+        standing.update((n, runs[n]) for n in trial.names if n in runs)
+        held.update(m[0].brk.fingerprint for m in members)
+    return held

@@ -153,7 +153,19 @@ def _round(
     results = rounding.numbered(_in_report_order(found, [*others, *fixes]), number)
     if not chosen:
         return results, None
-    return results, put_in_place(scope, chosen, functools.partial(keep, rerun, baseline), ctx.options.progress)
+    probe = functools.partial(attempt, rerun, baseline)
+    in_place = put_in_place(scope, chosen, functools.partial(keep, rerun, baseline), ctx.options.progress, probe)
+    return [_left_out(r, in_place.dropped) for r in results], in_place
+
+
+def _left_out(result: FixResult, dropped: dict[str, str]) -> FixResult:
+    """A fix verified alone whose patch was left out of its group (the others hold together without
+    it): dropped, saying why, with no diff to apply."""
+    why = dropped.get(result.fingerprint)
+    if why is None or result.status is not FixStatus.VERIFIED:
+        return result
+    summary = f"not kept ({why}); alone: {result.summary}"  # one account: the verdict first
+    return replace(result, status=FixStatus.DROPPED, reason=why, summary=summary, diff=None, hunks=())
 
 
 def _in_original(originals: dict[str, str], current: dict[str, str], path: str, line: int) -> int | None:

@@ -254,8 +254,16 @@ def _at_compile_site(
     )
     return None, (
         f"no `torch.compile` in the repository's files compiles {described}, the frame Dynamo traced; "
-        f"wrap the compile that does in `{setting}(...)`"
+        f"wrap the compile that does in `{setting}(...)`, or, where gbbot compiles it (a `model:` "
+        f"entrypoint), add `{_entry_setting(recipe)}` to the entry's `compile:` options"
     )
+
+
+def _entry_setting(recipe: type[Recipe]) -> str:
+    """The `compile:` option of a `model:` entrypoint that turns the recipe's setting on."""
+    flag = getattr(recipe, "flag", recipe.variant)
+    method = getattr(recipe, "method", None) if flag == "ignore_logging_functions" else None
+    return f"dynamo: {{{flag}: [{method}]}}" if method else f"dynamo: {{{flag}: true}}"
 
 
 def _with_setting(
@@ -388,6 +396,32 @@ def library_settings(
         found += [candidate] if candidate else []
         why_not += [why] if why else []
     return tuple(found), tuple(why_not)
+
+
+def library_setting_recipes(brk: GraphBreak) -> tuple[type[Recipe], ...]:
+    """The compile-site settings a break inside a library may get: its GB id's recipe's."""
+    if brk.origin is not Origin.THIRD_PARTY or brk.library_site is None:
+        return ()
+    own = triggers.by_id(brk.gb_id)
+    return tuple(v for v in variants(own.recipe if own else None) if getattr(v, "at_compile_site", False))
+
+
+def library_setting(
+    brk: GraphBreak, variant: str | None, read: FileReader, paths: Sequence[str], lookup: scaffold.SourceLookup
+) -> Candidate | str:
+    """The setting `variant` of a library break's kind at the compiles in the user's code that
+    trace its frame, made as planning makes it, or why none is: what the job that may push
+    re-derives. Whether the setting was worth trying (an `.item()` whose number decides no branch
+    in the library) was the verification's to say; with the library's source unreadable here
+    (`lookup` gives None), the frames' classes are not known and the search takes the library's
+    classes the stack's files import."""
+    found = [r for r in library_setting_recipes(brk) if r.variant == variant]
+    recipe = _for_break(found[0], brk) if found else None
+    if recipe is None:
+        return f"no {variant} setting for a {brk.gb_id} break inside a library"
+    owners = {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None}
+    candidate, why = _at_compile_site(brk, recipe, read, paths, owners)
+    return candidate or why or f"no compile site for {variant}"
 
 
 def _finished_override(

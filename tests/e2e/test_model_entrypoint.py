@@ -134,3 +134,59 @@ def test_gbbot_fix_verifies_a_model_fix_by_comparing_the_model_outputs(tmp_path)
     assert result.returncode == 0, result.stderr
     verdict = next(line for line in result.stdout.splitlines() if line.startswith("# tiny/net.py:6 print"))
     assert "verified" in verdict and verdict.endswith("outputs equal"), verdict
+
+
+NOISY = """\
+    import logging
+
+    import torch
+    from torch import nn
+
+    logger = logging.getLogger(__name__)
+
+
+    class Noisy(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.lin = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            logger.warning("forward")
+            scale = x.abs().sum().item()
+            kept = (x > 0).nonzero()
+            return self.lin(x) * scale, kept
+"""
+
+
+def test_the_dynamo_settings_of_a_model_entry_hold_at_gbbots_own_compile(tmp_path):
+    # gbbot compiles a model: entry itself, so a compile-site setting goes into its compile: options
+    write(tmp_path, {"tiny/noisy.py": NOISY})
+    entry = """\
+        - name: noisy
+          model: tiny.noisy:Noisy
+          args: [4]
+          inputs: [{tensor: [3, 4]}]
+        """
+    plain = run(tmp_path, entry)["noisy"]
+    assert plain.status is Status.OK, plain.error
+    assert {b.gb_id for b in plain.breaks} == {"GB0291", "GB0124", "GB0036"}
+    dynamo = (
+        "{capture_scalar_outputs: true, capture_dynamic_output_shape_ops: true, ignore_logging_functions: [warning]}"
+    )
+    settled = run(tmp_path, entry + f"  compile: {{dynamo: {dynamo}}}\n")["noisy"]
+    assert settled.status is Status.OK, settled.error
+    assert (settled.breaks, settled.graph_count) == ((), 1)
+
+
+def test_a_logger_method_the_model_entry_names_must_exist(tmp_path):
+    write(tmp_path, {"tiny/noisy.py": NOISY})
+    entry = """\
+        - name: noisy
+          model: tiny.noisy:Noisy
+          args: [4]
+          inputs: [{tensor: [3, 4]}]
+          compile: {dynamo: {ignore_logging_functions: [warn_twice]}}
+        """
+    result = run(tmp_path, entry)["noisy"]
+    assert result.status is not Status.OK
+    assert "logging.Logger has no method 'warn_twice'" in result.error

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Frame, FrameRef, LibrarySite, Origin
+from gbbot.deliver import rederive
 from gbbot.fix import engine, plan
 from gbbot.fix.recipes.base import BreakSite
 from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored
@@ -217,3 +219,46 @@ def test_a_layer_deep_inside_a_library_model_is_compiled_where_the_repository_co
     files = {**FILES, "app/build_other.py": BUILD, "app/other.py": OTHER.replace("app.build", "app.build_other")}
     found = search(layer, files, ("app/run.py",), library_owner="Expert", whole_library=True)
     assert [(s.path, s.line) for s in found.sites] == [("app/build.py", 6)]
+
+
+def _claim(candidate: plan.Candidate) -> FixResult:
+    brk = candidate.brk
+    recipe = candidate.recipe
+    return FixResult(
+        brk.fingerprint, FixStatus.VERIFIED, brk.file, brk.line, recipe.id, recipe.variant, hunks=candidate.hunks
+    )
+
+
+def _read_pinned(path: str) -> str:
+    return _read(path)  # the pinned commit's files; the library's source is not there
+
+
+def test_the_job_that_pushes_rederives_a_library_setting_without_the_librarys_source():
+    # autofix and /gb-fix push only what gbbot's recipes make of the pinned source: a library
+    # break has no label (no recipe at its line), its fix is the setting at the user's compile
+    for gb_id, line, variant in (("GB0291", 10, "ignore_logging_functions"), ("GB0124", 11, "capture_scalar_outputs")):
+        brk = _library_break(gb_id, line)
+        assert brk.fix is None
+        (candidate,), _ = plan.library_settings(brk, _read, _lookup, tuple(FILES))
+        claim = _claim(candidate)
+        kept = rederive.check(claim, {brk.fingerprint: brk}, _read_pinned, tuple(FILES))
+        assert isinstance(kept, FixResult), kept
+        assert kept.variant == variant and kept.hunks == candidate.hunks and kept.diff == candidate.diff
+
+
+def test_a_forged_library_setting_is_not_rederived():
+    brk = _library_break("GB0291", 10)
+    (candidate,), _ = plan.library_settings(brk, _read, _lookup, tuple(FILES))
+    claim = _claim(candidate)
+    # the method another logger call would name: every compiled run's `logger.debug` silenced
+    hunks = tuple(
+        replace(h, replacement=tuple(t.replace("warning_once", "debug") for t in h.replacement))
+        for h in candidate.hunks
+    )
+    assert hunks != candidate.hunks
+    forged = replace(claim, hunks=hunks)
+    dropped = rederive.check(forged, {brk.fingerprint: brk}, _read_pinned, tuple(FILES))
+    assert isinstance(dropped, rederive.Dropped) and "hunks are not what the recipe makes" in dropped.reason
+    # a setting the break's kind does not have (capture_scalar_outputs for a logger call)
+    wrong = replace(claim, recipe="item", variant="capture_scalar_outputs")
+    assert isinstance(rederive.check(wrong, {brk.fingerprint: brk}, _read_pinned, tuple(FILES)), rederive.Dropped)

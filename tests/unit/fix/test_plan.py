@@ -166,6 +166,8 @@ def test_without_the_repository_listing_the_stack_alone_is_searched(tmp_path):
     assert advice.status is FixStatus.ADVICE
     assert "no `torch.compile` in the repository's files compiles `Net.forward` (model.py:12)" in advice.reason
     assert "torch._dynamo.config.patch(capture_scalar_outputs=True)" in advice.reason
+    # a model: entrypoint is compiled by gbbot: the setting goes into its compile: options
+    assert "add `dynamo: {capture_scalar_outputs: true}` to the entry's `compile:` options" in advice.reason
 
 
 def test_a_compiled_module_that_is_kept_gets_the_setting_on_the_statement_before(tmp_path):
