@@ -205,14 +205,18 @@ def test_a_patch_that_changes_the_result_is_dropped_with_its_reason(session):
     assert (session.repo / "fixdemo/weights64.py").read_text() == (PROJECT / "fixdemo/weights64.py").read_text()
 
 
-def test_a_break_inside_an_installed_package_gets_a_scaffold_and_the_package_is_untouched(session):
+def test_a_print_inside_an_installed_package_gets_a_finished_override_and_the_package_is_untouched(session):
+    """The library's `Scaler.forward` prints: the fix is a subclass in the user's file with that line
+    guarded by the print recipe, used where the user's code makes a `Scaler`, verified by re-running."""
     result = session.result("uses_lib")
-    assert result.status is FixStatus.SCAFFOLD and result.file == "fixdemo/uses_lib.py"
-    assert "at thirdlib/__init__.py:11 in Scaler.forward" in result.scaffold
-    assert "class CompilableScaler(Scaler):" in result.scaffold
+    assert result.status is FixStatus.VERIFIED and result.file == "fixdemo/uses_lib.py"
+    assert (result.before.breaks, result.after.breaks) == (1, 0) and result.summary.endswith("outputs equal")
+    text = (session.repo / "fixdemo/uses_lib.py").read_text()
+    assert "class CompilableScaler(Scaler):" in text and "torch.compile(CompilableScaler())" in text
+    assert "if not torch.compiler.is_compiling():" in text
     installed = session.site / "thirdlib" / "__init__.py"
     assert installed.read_text() == (PROJECT / "thirdlib_src/thirdlib/__init__.py").read_text()
-    assert "fixdemo/uses_lib.py" not in session.run.written
+    assert "fixdemo/uses_lib.py" in session.run.written
 
 
 def test_patches_sharing_a_file_are_verified_together_before_writing(session):
@@ -224,7 +228,8 @@ def test_patches_sharing_a_file_are_verified_together_before_writing(session):
 
 
 def test_the_verified_patches_are_written_and_check_agrees(session):
-    written = {path for name, (path, _) in CALLS.items() if name != "weights64"} | {"show.py", "fixdemo/steps.py"}
+    written = {path for name, (path, _) in CALLS.items() if name != "weights64"}
+    written |= {"show.py", "fixdemo/steps.py", "fixdemo/uses_lib.py"}
     assert set(session.run.written) == written
     assert session.breaks(session.after, "snapshot") == ()
 
@@ -237,7 +242,7 @@ def test_the_report_carries_the_results_and_renders_them(session, tmp_path):
     text = markdown.render(loaded)
     assert "✅ **Verified fix** (`deepcopy` recipe): removes 1 break" in text
     assert "❌ **Candidate fix dropped** (`tolist` recipe)" in text
-    assert "🧩 **Scaffold, not a verified fix**" in text
+    assert "✅ **Verified fix** (`print` recipe): removes 1 break; graphs 2 → 1" in text  # the library's print
 
 
 def _report_file(session: Session, tmp_path: Path) -> Path:
