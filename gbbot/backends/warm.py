@@ -277,6 +277,12 @@ class Server:
             return request.id, reply.pid, replies
         return reply.reason if isinstance(reply, protocol.Refused | Lost) else f"the server said {reply}"
 
+    @property
+    def lost(self) -> str | None:
+        """Why the server is gone or off (None: it serves)."""
+        with self._lock:
+            return self._reason
+
     def go(self, request_id: int) -> None:
         """A standby child's turn has come."""
         with self._lock:
@@ -581,6 +587,10 @@ class WarmBackend:
             if isinstance(child, str):  # the server refused to fork: it will not again
                 self.server.give_up(child)
                 return self.fallback(request)
+        elif self.server.lost:  # gone before this child's turn: its program never started, so it runs fresh
+            child.kill_group()
+            RUNNING.discard(child.pid)
+            return self.fallback(request)
         else:
             self.server.go(child.id)
         self._ready_next(base)

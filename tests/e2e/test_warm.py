@@ -493,4 +493,5 @@ def test_an_entrypoint_that_stops_the_warm_server_fails_alone_and_gbbot_still_re
     assert time.monotonic() - started < 120
     assert found["stop"].status.value == "crashed"
     assert "the warm server was lost: it did not" in (found["stop"].error or "")  # answer, or report an exit
+    assert found["after"].status.value == "no_compile", found["after"].error
     assert (tmp_path / "after").read_text() == "False"  # a fresh process: the server is gone
