@@ -1,15 +1,20 @@
 """Before a release is published: the tag, gbbot's version, the image action.yml names and the
 `uses: gbbot/gbbot@…` the README, docs and example workflows tell users to copy all agree.
 
-    python3 tools/release_check.py --tag v0.1.0 --owner gbbot   # exit 1, saying what differs
-    python3 tools/release_check.py --image --owner gbbot        # print the image to build and push
+    python3 tools/release_check.py --owner gbbot                  # exit 1, saying what differs
+    python3 tools/release_check.py --owner gbbot --image          # print the image to build and push
+    python3 tools/release_check.py --owner gbbot --pin IMAGE@sha256:…   # action.yml runs that digest
+    python3 tools/release_check.py --owner gbbot --tag v0.1.0     # the tagged commit may be released
 
-action.yml runs `docker://ghcr.io/<owner>/gbbot:<version>`, the image the release workflow
-(.github/workflows/release.yml) builds from the Dockerfile and pushes when the tag `v<version>` is
-pushed. A tag whose action.yml names another version would make every user of that tag run an old
-image, or one that does not exist; a README naming another tag than the release's (`@v1` while
-the release is v0.1.0) sends users to a tag that was never pushed. Standard library only: it runs
-before anything is installed.
+On the default branch action.yml names `docker://ghcr.io/<owner>/gbbot:<version>`, the image the
+release workflow (.github/workflows/release.yml) builds from the Dockerfile and pushes. A tag is
+mutable, so the release then pins what it pushed: `--pin` rewrites action.yml's image to the pushed
+digest (`ghcr.io/<owner>/gbbot@sha256:…`), the release commits that on top of the checked commit and
+tags it `v<version>`; `--tag` refuses a tagged commit whose action.yml is not pinned by digest, so
+pinning the action by commit (or by tag) pins the code that runs. A tag whose action.yml names
+another version would make every user of that tag run an old image, or one that does not exist; a
+README naming another tag than the release's (`@v1` while the release is v0.1.0) sends users to a
+tag that was never pushed. Standard library only: it runs before anything is installed.
 """
 
 from __future__ import annotations
@@ -63,6 +68,28 @@ def expected_image(owner: str, version: str) -> str:
     return f"docker://ghcr.io/{owner.lower()}/gbbot:{version}"
 
 
+def pinned_image(owner: str, named: str) -> bool:
+    """Whether `named` is this owner's image pinned by a sha256 digest."""
+    return re.fullmatch(rf"docker://ghcr\.io/{re.escape(owner.lower())}/gbbot@sha256:[0-9a-f]{{64}}", named) is not None
+
+
+def pin(root: Path, owner: str, image: str) -> str:
+    """Rewrite action.yml's image to `image` (`ghcr.io/OWNER/gbbot@sha256:…`, as `docker push`
+    reports it); the text written. ValueError for anything else: a release never pins a name it did
+    not push."""
+    named = "docker://" + image.removeprefix("docker://")
+    if not pinned_image(owner, named):
+        raise ValueError(f"{image!r} is not ghcr.io/{owner.lower()}/gbbot@sha256:<64 hex digits>")
+    path = root / "action.yml"
+    text = path.read_text(encoding="utf-8")
+    found = IMAGE.search(text)
+    if found is None:
+        raise ValueError("action.yml names no image")
+    text = text[: found.start("image")] + named + text[found.end("image") :]
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
 def problems(root: Path, owner: str, tag: str | None) -> list[str]:
     """What disagrees; empty when the release may go out."""
     stated = versions(root)
@@ -71,7 +98,9 @@ def problems(root: Path, owner: str, tag: str | None) -> list[str]:
     if tag is not None and tag != f"v{version}":
         found.append(f"the tag is {tag}, the version v{version}")
     wanted, named = expected_image(owner, version), action_image(root)
-    if named != wanted:
+    if tag is not None and not pinned_image(owner, named):
+        found.append(f"action.yml runs {named}: a release tag pins ghcr.io/{owner.lower()}/gbbot by digest (--pin)")
+    elif tag is None and named != wanted and not pinned_image(owner, named):
         found.append(f"action.yml runs {named}, the release pushes {wanted}")
     found += [
         f"{name} uses gbbot@{ref}, the release is v{version}"
@@ -86,8 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--owner", required=True, help="the repository's owner (the registry namespace)")
     parser.add_argument("--tag", help="the release tag, e.g. v0.1.0")
     parser.add_argument("--image", action="store_true", help="print the image to build (ghcr.io/OWNER/gbbot:VERSION)")
+    parser.add_argument("--pin", metavar="IMAGE", help="rewrite action.yml's image to IMAGE (ghcr.io/OWNER/gbbot@sha256:…)")
     parser.add_argument("--root", type=Path, default=ROOT)
     options = parser.parse_args(argv)
+    if options.pin:
+        try:
+            pin(options.root, options.owner, options.pin)
+        except ValueError as exc:
+            print(f"release_check: {exc}", file=sys.stderr)
+            return 1
     found = problems(options.root, options.owner, options.tag)
     for problem in found:
         print(f"release_check: {problem}", file=sys.stderr)

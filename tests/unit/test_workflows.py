@@ -205,52 +205,96 @@ def release_check(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(RELEASE_CHECK), *args], capture_output=True, text=True, timeout=60)
 
 
-def test_action_yml_names_the_image_of_this_version_and_the_release_tag_agrees():
-    assert release_check("--owner", "gbbot", "--tag", f"v{gbbot.__version__}").returncode == 0
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+def release_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "repo"
+    (copy / "gbbot").mkdir(parents=True)
+    for name in ("pyproject.toml", "action.yml", "README.md", "gbbot/__init__.py"):
+        shutil.copy(ROOT / name, copy / name)
+    return copy
+
+
+def test_action_yml_names_the_image_of_this_version_and_a_tag_needs_it_pinned_by_digest(tmp_path):
+    assert release_check("--owner", "gbbot").returncode == 0
     done = release_check("--owner", "gbbot", "--image")
     assert done.stdout.strip() == f"ghcr.io/gbbot/gbbot:{gbbot.__version__}"
+    unpinned = release_check("--owner", "gbbot", "--tag", f"v{gbbot.__version__}")
+    assert unpinned.returncode == 1
+    assert "a release tag pins ghcr.io/gbbot/gbbot by digest" in unpinned.stderr
+    copy = release_copy(tmp_path)
+    pinned = release_check(
+        "--owner", "gbbot", "--root", str(copy), "--pin", f"ghcr.io/gbbot/gbbot@{DIGEST}", "--tag", f"v{gbbot.__version__}"
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    action = yaml.safe_load((copy / "action.yml").read_text())
+    assert action["runs"]["image"] == f"docker://ghcr.io/gbbot/gbbot@{DIGEST}"
+    assert action["inputs"] == yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]  # only the image changed
+
+
+def test_a_release_pins_only_a_digest_of_its_own_image(tmp_path):
+    copy = release_copy(tmp_path)
+    before = (copy / "action.yml").read_text()
+    for wrong in (f"ghcr.io/gbbot/gbbot:{gbbot.__version__}", f"ghcr.io/evil/gbbot@{DIGEST}", "ghcr.io/gbbot/gbbot@sha256:abc"):
+        done = release_check("--owner", "gbbot", "--root", str(copy), "--pin", wrong)
+        assert done.returncode == 1
+        assert f"{wrong!r} is not ghcr.io/gbbot/gbbot@sha256:<64 hex digits>" in done.stderr
+    assert (copy / "action.yml").read_text() == before
 
 
 def test_a_tag_another_version_or_a_stale_action_yml_stops_the_release(tmp_path):
     wrong_tag = release_check("--owner", "gbbot", "--tag", "v9.9.9")
     assert wrong_tag.returncode == 1
     assert f"the tag is v9.9.9, the version v{gbbot.__version__}" in wrong_tag.stderr
-    copy = tmp_path / "repo"
-    (copy / "gbbot").mkdir(parents=True)
-    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    shutil.copy(ROOT / "gbbot" / "__init__.py", copy / "gbbot" / "__init__.py")
+    copy = release_copy(tmp_path)
     stale = (ROOT / "action.yml").read_text().replace(f"gbbot:{gbbot.__version__}", "gbbot:0.0.9")
     (copy / "action.yml").write_text(stale)
-    done = release_check("--owner", "gbbot", "--tag", f"v{gbbot.__version__}", "--root", str(copy))
+    done = release_check("--owner", "gbbot", "--root", str(copy))
     assert done.returncode == 1
     assert "action.yml runs docker://ghcr.io/gbbot/gbbot:0.0.9, the release pushes" in done.stderr
     assert release_check("--owner", "gbbot", "--image", "--root", str(copy)).stdout == ""  # nothing to push
 
 
-def test_the_release_workflow_checks_builds_runs_and_pushes_on_a_version_tag_only():
+def steps_of(job: dict) -> list[str]:
+    return [s.get("run", "") for s in job["steps"]]
+
+
+def test_the_release_pushes_the_image_then_tags_a_commit_that_pins_its_digest():
     document = workflow("release.yml")
-    assert triggers(document) == {"push": {"tags": ["v*"]}}
+    assert set(triggers(document)) == {"workflow_dispatch"}  # started by hand, never by a push
     jobs = document["jobs"]
-    assert set(jobs) == {"package", "image", "pypi"}
+    assert set(jobs) == {"image", "tag", "package", "pypi"}
     image = jobs["image"]
     assert granted(image["permissions"]) == {"contents": "read", "packages": "write"}
-    shell = [s.get("run", "") for s in image["steps"]]
-    check = next(i for i, run in enumerate(shell) if "release_check.py" in run and "--tag" in run)
+    shell = steps_of(image)
+    check = next(i for i, run in enumerate(shell) if "release_check.py" in run)
     build = next(i for i, run in enumerate(shell) if "docker build" in run)
     push = next(i for i, run in enumerate(shell) if "docker push" in run)
-    assert check < build < push  # nothing is built or pushed for a tag that disagrees
+    assert check < build < push  # nothing is built or pushed for a version that disagrees
     assert "--version" in shell[build]
     assert "--password-stdin" in shell[push]  # the token never on a command line
+    assert "RepoDigests" in shell[push] and "pinned=" in shell[push]
+    tag = jobs["tag"]
+    assert tag["needs"] == ["image"]
+    assert granted(tag["permissions"]) == {"contents": "write"}
+    [pin] = [run for run in steps_of(tag) if run]
+    assert pin.index("--pin") < pin.index("commit") < pin.index("git tag") < pin.index("git push")
+    assert '--pin "$PINNED" --tag' in pin  # the tagged commit passes the tag's check before it is pushed
+    assert "refs/tags/" in pin.split("git push")[1]  # the tag only: the default branch is not pushed
 
 
-def test_the_release_publishes_the_same_versions_wheel_by_trusted_publishing_after_the_image():
+def test_the_release_publishes_the_same_versions_wheel_by_trusted_publishing_after_the_tag():
     jobs = workflow("release.yml")["jobs"]
     package = [s["run"] for s in jobs["package"]["steps"] if "run" in s]
+    checkout = jobs["package"]["steps"][0]
+    assert checkout["with"]["ref"] == "v${{ inputs.version }}"  # built from the tag
     assert "release_check.py" in package[0] and "--tag" in package[0]  # first: a wrong tag builds nothing
-    assert "-m build" in package[1] and 'gbbot ${TAG#v}"' in package[1]  # the wheel says the tag's version
+    assert "-m build" in package[1] and 'gbbot $VERSION"' in package[1]  # the wheel says the tag's version
     assert granted(jobs["package"]["permissions"]) == {"contents": "read"}
+    assert jobs["package"]["needs"] == ["tag"]
     pypi = jobs["pypi"]
-    assert set(pypi["needs"]) == {"package", "image"}  # never a PyPI version without its image
+    assert set(pypi["needs"]) == {"package", "tag"}  # never a PyPI version without its image and tag
     assert granted(pypi["permissions"]) == {"id-token": "write"}  # no stored token: trusted publishing
     assert pypi["environment"]["name"] == "pypi"
     assert [s["uses"].split("@")[0] for s in pypi["steps"]] == [
