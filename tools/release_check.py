@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--owner", required=True, help="the repository's owner (the registry namespace)")
     parser.add_argument("--tag", help="the release tag, e.g. v0.1.0")
     parser.add_argument("--image", action="store_true", help="print the image to build (ghcr.io/OWNER/gbbot:VERSION)")
-    parser.add_argument("--pin", metavar="IMAGE", help="rewrite action.yml's image to IMAGE (ghcr.io/OWNER/gbbot@sha256:…)")
+    parser.add_argument("--pin", metavar="IMAGE", help="pin action.yml to IMAGE (ghcr.io/OWNER/gbbot@sha256:…)")
     parser.add_argument("--root", type=Path, default=ROOT)
     options = parser.parse_args(argv)
     if options.pin:

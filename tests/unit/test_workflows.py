@@ -225,7 +225,14 @@ def test_action_yml_names_the_image_of_this_version_and_a_tag_needs_it_pinned_by
     assert "a release tag pins ghcr.io/gbbot/gbbot by digest" in unpinned.stderr
     copy = release_copy(tmp_path)
     pinned = release_check(
-        "--owner", "gbbot", "--root", str(copy), "--pin", f"ghcr.io/gbbot/gbbot@{DIGEST}", "--tag", f"v{gbbot.__version__}"
+        "--owner",
+        "gbbot",
+        "--root",
+        str(copy),
+        "--pin",
+        f"ghcr.io/gbbot/gbbot@{DIGEST}",
+        "--tag",
+        f"v{gbbot.__version__}",
     )
     assert pinned.returncode == 0, pinned.stderr
     action = yaml.safe_load((copy / "action.yml").read_text())
@@ -236,7 +243,11 @@ def test_action_yml_names_the_image_of_this_version_and_a_tag_needs_it_pinned_by
 def test_a_release_pins_only_a_digest_of_its_own_image(tmp_path):
     copy = release_copy(tmp_path)
     before = (copy / "action.yml").read_text()
-    for wrong in (f"ghcr.io/gbbot/gbbot:{gbbot.__version__}", f"ghcr.io/evil/gbbot@{DIGEST}", "ghcr.io/gbbot/gbbot@sha256:abc"):
+    for wrong in (
+        f"ghcr.io/gbbot/gbbot:{gbbot.__version__}",
+        f"ghcr.io/evil/gbbot@{DIGEST}",
+        "ghcr.io/gbbot/gbbot@sha256:abc",
+    ):
         done = release_check("--owner", "gbbot", "--root", str(copy), "--pin", wrong)
         assert done.returncode == 1
         assert f"{wrong!r} is not ghcr.io/gbbot/gbbot@sha256:<64 hex digits>" in done.stderr
