@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -376,6 +377,7 @@ SETUP_CONFIG = """\
 version: 1
 setup:
   - pip install -r requirements.txt
+  - python probe.py setup
 entrypoints:
   - name: forward
     call: model:forward
@@ -385,13 +387,47 @@ SETUP_MODEL = """\
 import torch
 import tinydep
 
+import probe
+
 
 def f(x):
     return tinydep.scale(x * 2) + 1
 
 
 def forward():
+    probe.probe("entrypoint")
     return torch.compile(f)(torch.ones(3))
+"""
+# What the repository's code tries in the image, from a setup step and from an entrypoint: who it
+# runs as, and whether it can change gbbot's installation or Python's standard library (both
+# imported by gbbot later, while it holds the token), read gbbot's environment, or signal it (gbbot
+# is PID 1: the entrypoint script execs it), or reach a Docker socket mounted into the container
+# (root's, mode 660, as the runner's). Written where the test mounted a directory for it.
+PROBE_SCRIPT = """\
+import importlib.util, json, os, socket, sys
+
+
+def attempt(action):
+    try:
+        action()
+    except OSError as exc:
+        return type(exc).__name__
+    return "done"
+
+
+def probe(where):
+    found = {"uid": os.getuid(), "gid": os.getgid()}
+    for name in ("gbbot", "encodings.unicode_escape"):
+        found[name] = attempt(lambda: open(importlib.util.find_spec(name).origin, "a").close())
+    found["read gbbot's environ"] = attempt(lambda: open("/proc/1/environ", "rb").read())
+    found["signal gbbot"] = attempt(lambda: os.kill(1, 0))
+    found["docker socket"] = attempt(lambda: socket.socket(socket.AF_UNIX).connect("/var/run/docker.sock"))
+    with open(f"/probe/{where}.json", "w") as out:
+        json.dump(found, out)
+
+
+if __name__ == "__main__":
+    probe(sys.argv[1])
 """
 
 
@@ -401,6 +437,7 @@ def _setup_repo(root: Path, requirement: str) -> Path:
     (root / ".gbbot.yml").write_text(SETUP_CONFIG)
     (root / "requirements.txt").write_text(f"--no-index\n--find-links vendor\n{requirement}\n")
     (root / "model.py").write_text(SETUP_MODEL)
+    (root / "probe.py").write_text(PROBE_SCRIPT)
     tinydep_wheel(root / "vendor")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "a model that needs tinydep")
@@ -408,9 +445,17 @@ def _setup_repo(root: Path, requirement: str) -> Path:
 
 
 def _action_on(engine, image: str, repo: Path, tmp_path: Path) -> tuple[int, str]:
-    """The action on a push, as the runner starts it, on `repo` (network none: the wheel is local)."""
-    commands = tmp_path / "file_commands"
+    """The action on a push, as the runner starts it, on `repo` (network none: the wheel is local);
+    /probe is a directory anyone may write, for PROBE_SCRIPT, and /var/run/docker.sock a socket as
+    the runner's is (root's, mode 660; nothing listens: root would be refused the connection, anyone
+    else the permission)."""
+    commands, probes, sock = tmp_path / "file_commands", tmp_path / "probe", tmp_path / "docker.sock"
     commands.mkdir()
+    probes.mkdir()
+    probes.chmod(0o1777)
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind(str(sock))
+    sock.chmod(0o660)
     github = {
         "GITHUB_ACTIONS": "true",
         "GITHUB_EVENT_NAME": "push",
@@ -428,15 +473,31 @@ def _action_on(engine, image: str, repo: Path, tmp_path: Path) -> tuple[int, str
         mounts=[
             docker.types.Mount("/github/workspace", str(repo), type="bind"),
             docker.types.Mount("/github/file_commands", str(commands), type="bind"),
+            docker.types.Mount("/probe", str(probes), type="bind"),
+            docker.types.Mount("/var/run/docker.sock", str(sock), type="bind"),
         ],
     )
 
 
 def test_the_image_runs_setup_so_an_entrypoint_imports_what_only_requirements_txt_names(engine, action_image, tmp_path):
+    """And the image's layout holds: on a root-owned workspace the repository's code (a setup step,
+    an entrypoint) runs as the image's unprivileged gbbot-runner, which can write neither gbbot's
+    installation nor Python's, read gbbot's environment, signal it, nor reach the Docker socket."""
     repo = _setup_repo(tmp_path / "repo", "tinydep==1.0")
     code, out = _action_on(engine, action_image, repo, tmp_path)
     assert code == 0, out
-    assert "::group::gbbot setup 1/1: pip install -r requirements.txt" in out
+    assert "::group::gbbot setup 1/2: pip install -r requirements.txt" in out
+    seen = {where: json.loads((tmp_path / "probe" / f"{where}.json").read_text()) for where in ("setup", "entrypoint")}
+    assert seen["setup"] == seen["entrypoint"]
+    assert seen["setup"]["uid"] not in (0, os.getuid()) and seen["setup"]["gid"] != 0
+    denied = {k: v for k, v in seen["setup"].items() if k not in ("uid", "gid")}
+    assert denied == {
+        "gbbot": "PermissionError",
+        "encodings.unicode_escape": "PermissionError",
+        "read gbbot's environ": "PermissionError",
+        "signal gbbot": "PermissionError",
+        "docker socket": "PermissionError",
+    }
     report = json.loads((repo / "gbbot-report" / "report.json").read_text())
     [entry] = report["entrypoints"]
     assert entry["status"] == "ok", entry["error"]
@@ -450,7 +511,7 @@ def test_the_image_stops_at_a_requirement_it_cannot_install(engine, action_image
     repo = _setup_repo(tmp_path / "repo", "tinydep==9.9")
     code, out = _action_on(engine, action_image, repo, tmp_path)
     assert code == 1, out
-    assert "gbbot: error: setup failed: step 1 of 1, `pip install -r requirements.txt`, exited 1" in out
+    assert "gbbot: error: setup failed: step 1 of 2, `pip install -r requirements.txt`, exited 1" in out
     assert "No matching distribution found for tinydep==9.9" in out
     assert not (repo / "gbbot-report" / "report.json").exists()
 
