@@ -2,7 +2,7 @@
 check beside diffs for a docs-only PR, a PR reaching one entrypoint, and a PR reaching the shared
 helper every entrypoint uses, each now and as before the head skipped anything.
 
-    python bench/bench_incremental.py [--repeat N] [--models N]
+    python bench/bench_incremental.py [--repeat N] [--models N] [--depth N]
 
 On a fresh project (N models, 6 by default: one module each, all using one shared helper module,
 one `run_<model>.py` entrypoint each; three models have an old graph break, the GRU's Dynamo's
@@ -71,13 +71,24 @@ MODEL = textwrap.dedent("""\
     from models.shared import act, norm
 
 
-    class Model(torch.nn.Module):
+    class Block(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.layers = torch.nn.ModuleList([{layers}])
 
         def forward(self, x):
             {body}
+            return x
+
+
+    class Model(torch.nn.Module):
+        def __init__(self, depth={depth}):
+            super().__init__()
+            self.blocks = torch.nn.ModuleList([Block() for _ in range(depth)])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
             {old}
             return norm(x)
 """)
@@ -88,7 +99,7 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
 
 
-def make_project(repo: Path, count: int) -> list[str]:
+def make_project(repo: Path, count: int, depth: int = 1) -> list[str]:
     names = [name for name, _ in zip(LAYERS, range(count), strict=False)]
     (repo / "models").mkdir(parents=True)
     (repo / "README.md").write_text("# models\n")
@@ -96,7 +107,7 @@ def make_project(repo: Path, count: int) -> list[str]:
     (repo / "models" / "shared.py").write_text(SHARED)
     for name in names:
         layers, body = LAYERS[name]
-        text = MODEL.format(layers=layers, body=body, old=OLD_BREAK.get(name, "pass"))
+        text = MODEL.format(layers=layers, body=body, old=OLD_BREAK.get(name, "pass"), depth=depth)
         (repo / "models" / f"{name}.py").write_text(text)
         (repo / f"run_{name}.py").write_text(RUN.format(name=name))
     entrypoints = "".join(f"  - {{name: {n}, run: python run_{n}.py}}\n" for n in names)
@@ -157,10 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--models", type=int, default=6, choices=range(3, len(LAYERS) + 1))
+    parser.add_argument("--depth", type=int, default=1, help="blocks per model (Dynamo traces each: the cost per model)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="gbbot-bench-incremental-") as scratch:
         repo = Path(scratch) / "repo"
-        names = make_project(repo, args.models)
+        names = make_project(repo, args.models, args.depth)
         one = names[len(names) // 2]
         prs = {
             "docs only": ("pr-docs", "README.md", "\nNow documented.\n"),
@@ -187,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                     taken = sum(1 for e in found["entrypoints"] if e.get("from_base"))
                     said[f"{label}, {way}"] = f"{sound(found, breaks)}; {taken} of {len(names)} from the base"
     check_wall, check_cpu = (statistics.median(t[i] for t in times["check"]) for i in (0, 1))
-    print(f"{len(names)} entrypoints, one module each and a shared helper; median of {args.repeat}")
+    blocks = f"{args.depth} blocks" if args.depth > 1 else "1 block"
+    print(f"{len(names)} entrypoints of {blocks}, one module each and a shared helper; median of {args.repeat}")
     print(f"{'':28} {'wall s':>8} {'x check':>8} {'cpu s':>8} {'x check':>8}")
     for label, runs in times.items():
         wall, used = (statistics.median(t[i] for t in runs) for i in (0, 1))

@@ -14,11 +14,15 @@ their constructor's and forward's parameters, and, for scripts, their knobs and 
 from __future__ import annotations
 
 import ast
+import contextlib
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from gbbot.core import source_limits
 
@@ -124,6 +128,9 @@ class Scan:
     parsed: int = 0  # of them, parsed (the others cannot hold a candidate)
     names: frozenset[str] = field(default_factory=frozenset)  # every file name in the tree, for data reads
     deferred: tuple[str, ...] = ()  # files that may define an nn.Module, not parsed yet (add_models)
+    # (key, value) of the repository's YAML and JSON files (`configs/base.yaml`'s `n_mels: 80`), in
+    # path order, files with "config" in their path first: sizes for constructors (add_models)
+    settings: tuple[tuple[str, object], ...] = ()
 
 
 # --- one file: pure -------------------------------------------------------------------------------
@@ -479,6 +486,54 @@ def walk(root: Path, names: set[str] | None = None) -> Iterator[Path]:
                 yield path
 
 
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_CONFIG_FILES = 200
+MAX_CONFIG_BYTES = 64_000  # a model's settings, not a dataset's index or a vocabulary
+MAX_CONFIG_DEPTH = 4
+
+
+def config_files(root: Path) -> list[Path]:
+    """The repository's YAML and JSON files under MAX_CONFIG_BYTES, those with "config" in their
+    path first, at most MAX_CONFIG_FILES."""
+    found = []
+    for current, dirs, files in os.walk(root):
+        here = Path(current)
+        dirs[:] = sorted(d for d in dirs if not _skipped(here / d))
+        for name in sorted(files):
+            path = here / name
+            if name.endswith(CONFIG_SUFFIXES) and path.is_file() and not path.is_symlink():
+                with contextlib.suppress(OSError):
+                    if path.stat().st_size <= MAX_CONFIG_BYTES:
+                        found.append(path.relative_to(root).as_posix())
+    found.sort(key=lambda relative: ("config" not in relative.lower(), relative))
+    return [root / relative for relative in found[:MAX_CONFIG_FILES]]
+
+
+def settings_of(relative: str, text: str) -> list[tuple[str, object]]:
+    """Pure: the scalar settings of one YAML or JSON file, nested mappings flattened by key
+    (`model: {encoder: {n_mels: 80}}` gives `n_mels`); none for a file that does not parse.
+    Only numbers, booleans and short strings: what a constructor's size or switch takes."""
+    try:
+        data = json.loads(text) if relative.endswith(".json") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError, RecursionError):
+        return []
+    found: list[tuple[str, object]] = []
+
+    def visit(node: object, depth: int) -> None:
+        if not isinstance(node, dict) or depth > MAX_CONFIG_DEPTH:
+            return
+        for key, value in node.items():
+            if not isinstance(key, str) or not key.isidentifier():
+                continue
+            if isinstance(value, dict):
+                visit(value, depth + 1)
+            elif isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 40):
+                found.append((key, value))
+
+    visit(data, 0)
+    return found
+
+
 def python_files(root: Path) -> Iterator[Path]:
     return walk(root)
 
@@ -540,4 +595,8 @@ def add_models(root: Path, scan: Scan, progress: Progress | None = None) -> Scan
         found += [facts] if facts is not None else []
         if progress is not None:
             progress(scan.read, parsed)
-    return replace(scan, files=tuple(found), parsed=parsed, deferred=())
+    settings: list[tuple[str, object]] = []
+    for path in config_files(root):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            settings += settings_of(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8"))
+    return replace(scan, files=tuple(found), parsed=parsed, deferred=(), settings=tuple(settings))

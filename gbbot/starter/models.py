@@ -3,7 +3,8 @@ constructor arguments and inputs guessed from the parameters' names. Pure, over 
 
 A class is proposed when every required parameter of its constructor and of its forward has a
 name this module knows how to fill (`dim`, `depth`, `heads`, `image_size`, `vocab_size`, `img`,
-`tokens`, `x` …), or that a `*Config` class of the repository sets (`n_mels: int = 80`), or that
+`tokens`, `x` …), or that a `*Config` class of the repository sets (`n_mels: int = 80`) or one
+of its YAML or JSON files (`configs/model.yaml`'s `n_mels: 80`), or that
 the repository itself passes as literals where it builds the class (a test's `Perceiver(
 num_freq_bands=3, max_freq=5.0)`: then those keywords as written); known sizes are small, for a
 CPU run. Settings with defaults are kept, except known
@@ -211,13 +212,14 @@ def _builders(files: tuple[FileFacts, ...], classes: set[str]) -> list[ModelPlan
     return found
 
 
-def plans(files: tuple[FileFacts, ...]) -> list[ModelPlan]:
+def plans(files: tuple[FileFacts, ...], file_settings: tuple[tuple[str, object], ...] = ()) -> list[ModelPlan]:
     """Every module class and model-building function: proposals (nothing missing) and
-    templates, whole models first."""
+    templates, whole models first. Sizes nothing names come from the repository's `*Config`
+    classes, then from `file_settings` (its YAML and JSON files, the first file naming one winning)."""
     classes = module_classes(files)
     by_class = {c.name: (f, c) for f, c in classes}
     found = _builders(files, set(by_class))
-    configured = settings(files, set(by_class))
+    configured = {**dict(reversed(file_settings)), **settings(files, set(by_class))}
     built_as = examples(files, set(by_class))
     for facts, cls in classes:
         init = _method(facts, cls, "__init__", by_class)

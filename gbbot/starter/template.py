@@ -107,7 +107,7 @@ def _models(scan: Scan) -> tuple[list[Candidate], list[str]]:
     """model: entrypoints for the classes with everything filled, and commented templates. The
     top-level models (no other class of the repository contains them) are proposed, when there
     are any; their parts (an `Upsample` block) would break or mislead as entrypoints of their own."""
-    every = models.plans(scan.files)
+    every = models.plans(scan.files, scan.settings)
     found = [p for p in every if p.root] or every
     ready = [p for p in found if not p.missing]
     proposed = [_model_candidate(p) for p in ready[: models.MAX_PROPOSED]]
@@ -130,7 +130,7 @@ def _uncompiled_models(scan: Scan) -> list[Candidate]:
     }
     compiled |= {c.name for f in scan.files for c in f.classes if c.compiles}
     compiled |= {fn.name.split(".")[0] for f in scan.files for fn in f.functions if fn.decorated and "." in fn.name}
-    plans = [p for p in models.plans(scan.files) if p.root and not p.missing]
+    plans = [p for p in models.plans(scan.files, scan.settings) if p.root and not p.missing]
     return [_model_candidate(p) for p in plans if p.target.rsplit(":", 1)[-1] not in compiled][:MAX_UNCOMPILED]
 
 

@@ -377,6 +377,36 @@ def test_sizes_come_from_the_repositorys_config_class_and_the_inputs_from_the_co
     assert encoder.inputs == ({"tensor": [2, 8, 24]},)
 
 
+def test_sizes_nothing_names_come_from_the_repositorys_yaml_or_json_config(tmp_path):
+    """The speech model without a config class: its sizes in configs/ (nested, beside keys of
+    other things), found by `add_models` as `gbbot init` calls it; a code config class wins."""
+    (tmp_path / "speech").mkdir()
+    (tmp_path / "speech" / "__init__.py").write_text("")
+    (tmp_path / "speech" / "model.py").write_text(textwrap.dedent(SPEECH))
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "tiny.yaml").write_text(
+        "data: {root: /data, workers: 4}\nmodel:\n  n_mels: 16\n  n_ctx: 32\n"
+    )
+    (tmp_path / "package.json").write_text('{"n_mels": 999, "name": "site"}')  # later: not "config"
+    (tmp_path / "configs" / "broken.yaml").write_text("model: [unclosed\n")
+    scan = discover.add_models(tmp_path, discover.scan(tmp_path))
+    text, chosen = template.starter(scan)
+    assert [(c.kind, c.target) for c in chosen] == [("model", "speech.model:Encoder")]
+    assert dict(parse_config(text).entrypoints[0].kwargs) == {"n_mels": 16, "n_ctx": 32, "depth": 2}
+    (tmp_path / "speech" / "config.py").write_text(textwrap.dedent(SPEECH_CONFIG))
+    scan = discover.add_models(tmp_path, discover.scan(tmp_path))
+    text, _ = template.starter(scan)
+    assert dict(parse_config(text).entrypoints[0].kwargs) == {"n_mels": 80, "n_ctx": 1500, "depth": 2}
+
+
+def test_a_config_file_gives_only_scalar_settings_and_a_broken_one_none():
+    text = "model:\n  dim: 8\n  name: tiny\n  layers: [1, 2]\n  deep: {a: {b: {c: {d: {e: 1}}}}}\n"
+    assert discover.settings_of("c.yaml", text) == [("dim", 8), ("name", "tiny")]
+    assert discover.settings_of("c.json", '{"dim": 8, "3d": 1, "on": true}') == [("dim", 8), ("on", True)]
+    assert discover.settings_of("c.yaml", "a: [") == []
+    assert discover.settings_of("c.yaml", "- just\n- a list\n") == []
+
+
 def test_proposals_that_failed_when_built_are_written_commented_with_their_error():
     files = {"vit/__init__.py": "", "vit/vit.py": VIT, "diffusion/unet.py": UNET}
     scan = scan_of(files)
