@@ -1,9 +1,9 @@
 # gbbot's image: the GitHub Docker action (action.yml) and `docker run` on a CI machine.
 #
-# Default: Python 3.11 with CPU torch==2.13.0, so `gbbot check` runs a repository's entrypoints in
-# this container. gbbot reads torch 2.14 and 2.15 too (--build-arg TORCH_SPEC=torch==2.14.1); the
-# default stays the release the image's own tests install offline and the warm server's start-up
-# work is checked against. Build arguments:
+# Default: Python 3.11 with CPU torch==2.14.1, so `gbbot check` runs a repository's entrypoints in
+# this container: the newest release gbbot's CI runs its real-torch tests and the warm server's
+# start-up work under. gbbot reads torch 2.6 to 2.15 (--build-arg TORCH_SPEC=torch==2.13.0 for
+# another). Build arguments:
 #   BASE_IMAGE       the image to build on: any Debian or Ubuntu image (Python 3.10+, venv and
 #                    git are installed with apt when missing), e.g. a CUDA image, with the torch
 #                    build for its CUDA version:
@@ -24,7 +24,7 @@
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 
-ARG TORCH_SPEC=torch==2.13.0
+ARG TORCH_SPEC=torch==2.14.1
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 ARG SYSTEM_PACKAGES=0
 ARG PIP_NO_INDEX
