@@ -75,8 +75,9 @@ def rate_limit_wait(exc: GithubException, retries: Retries) -> float | None:
 def wait_before_retry(exc: Exception, attempt: int, retries: Retries) -> float | None:
     """How long to wait before the next try, or None when this failure is not worth retrying."""
     if isinstance(exc, GithubException):
-        if exc.status in RETRIED_STATUSES:
-            return retries.backoff(attempt)
+        if exc.status in RETRIED_STATUSES:  # a 503 may say when to come back (Retry-After), as a limit does
+            asked = _headers(exc).get("retry-after", "")
+            return max(float(asked), 0.0) if asked.replace(".", "", 1).isdigit() else retries.backoff(attempt)
         if exc.status in (403, 429):
             return rate_limit_wait(exc, retries)
         return None

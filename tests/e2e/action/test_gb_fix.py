@@ -106,7 +106,8 @@ def test_a_readers_command_is_refused_and_nothing_runs(world: World) -> None:
 
 @pytest.mark.parametrize("status", [500, 404])
 def test_a_permission_api_failure_means_no(world: World, status: int) -> None:
-    world.gh.fail_next("GET", r"/collaborators/.*/permission$", status, times=10)
+    # GitHub's 503s may carry Retry-After: here 0, so gbbot's 5 tries take no back-off time
+    world.gh.fail_next("GET", r"/collaborators/.*/permission$", status, headers={"Retry-After": "0"}, times=10)
     payload = world.comment("/gb-fix")
     assert world.authorize(payload).outputs == {"allowed": "false"}
     assert world.reactions(payload) == ["confused"] and world.branch_tip() == world.head

@@ -296,6 +296,17 @@ def test_5xx_after_the_check_run_was_created_does_not_create_another(standin: Gi
     assert len(check.annotations) == 60  # the batch that went through was not sent again
 
 
+def test_a_5xx_that_says_when_to_come_back_is_retried_then_and_one_that_does_not_backs_off(
+    standin: GitHubStandin,
+) -> None:
+    standin.fail_next("POST", COMMENTS, 503, headers={"Retry-After": "5"})
+    standin.fail_next("GET", COMMENTS, 502, headers={"Retry-After": "soon"})
+    recorder = Recorder()
+    run(standin, report([graph_break(1)]), recorder=recorder)
+    assert recorder.sleeps == [2.0, 5.0]  # the GET's nonsense header is the usual back-off
+    assert len(bot_comments(standin)) == 1
+
+
 def test_rate_limits_are_waited_out_as_github_says(standin: GitHubStandin) -> None:
     recorder = Recorder()
     standin.fail_rate_limited("GET", COMMENTS, reset=int(recorder.now) + 30)
