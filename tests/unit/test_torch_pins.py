@@ -1,5 +1,6 @@
-"""Every place this project installs torch for its tests, demo or image pins torch==2.13.0: an
-open range (or a bare `torch`) lets pip fetch a CUDA build of several GB. The others name no torch."""
+"""Every place this project installs torch for its tests or demo pins torch==2.13.0, the image
+the newer release CI also tests: an open range (or a bare `torch`) lets pip fetch a CUDA build of
+several GB. The others name no torch."""
 
 from __future__ import annotations
 
@@ -27,9 +28,13 @@ def test_gbbot_itself_depends_on_no_torch():
     assert torch_specs(requirements) == []
 
 
-def test_the_image_and_the_docker_tests_install_the_pinned_torch():
+def test_the_image_pins_the_torch_of_cis_second_tier_and_the_docker_tests_the_pinned_one():
+    """The image's default is exact, and is the release whose real-torch and warm-up tests CI runs
+    in its second environment; the Docker tests' user image installs the tests' pin offline."""
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    assert re.findall(r"^ARG TORCH_SPEC=(.*)$", dockerfile, re.MULTILINE) == ["torch==2.13.0"]
+    tested = torch_specs((ROOT / ".ci/torch-next-constraint.txt").read_text(encoding="utf-8").splitlines())
+    assert re.findall(r"^ARG TORCH_SPEC=(.*)$", dockerfile, re.MULTILINE) == [f"torch{spec}" for spec in tested]
+    assert tested[0].startswith("==")
     docker_tests = (ROOT / "tests/e2e/test_docker.py").read_text(encoding="utf-8")
     assert re.findall(r'^TORCH = "(.*)"$', docker_tests, re.MULTILINE) == ["torch==2.13.0"]
 

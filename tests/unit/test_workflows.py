@@ -171,7 +171,7 @@ def test_action_is_a_docker_action_without_shell_arguments():
     assert "args" not in runs and "entrypoint" not in runs, "inputs reach gbbot as INPUT_* only"
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["/entrypoint"]' in dockerfile
-    assert "ARG TORCH_SPEC=torch==2.13.0" in dockerfile
+    assert "ARG TORCH_SPEC=torch==" in dockerfile  # which release: tests/unit/test_torch_pins.py
     assert os.stat(ROOT / "entrypoint").st_mode & stat.S_IXUSR
 
 
