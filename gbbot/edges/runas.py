@@ -19,19 +19,16 @@ import atexit
 import os
 import pwd
 import shutil
-import site
 import stat
-import sysconfig
 import tempfile
-import venv as venv_module
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core.errors import GbbotError
+from gbbot.edges import overlay
 
 VARIABLE = "GBBOT_RUN_AS"
-PIP_SCRIPT = "#!{python}\nimport sys\nfrom pip._internal.cli.main import main\nsys.exit(main())\n"
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,7 @@ def current() -> Runner | None:
     return _STATE["runner"]
 
 
-def _chown_tree(path: Path, uid: int, gid: int) -> None:
+def chown_tree(path: Path, uid: int, gid: int) -> None:
     os.chown(path, uid, gid, follow_symlinks=False)
     for parent, dirs, files in os.walk(path):
         for name in dirs + files:
@@ -93,24 +90,16 @@ def _prepare(uid: int, gid: int, name: str) -> Runner:
     home, tmp, venv = top / "home", top / "tmp", top / "venv"
     home.mkdir()
     tmp.mkdir()
-    venv_module.EnvBuilder(symlinks=True, with_pip=False).create(venv)  # no process: nothing of the user's runs
-    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
-    ours = [p for p in site.getsitepackages() if os.path.isdir(p)]
-    # after the venv's own site-packages, gbbot's (with their .pth files: editable installs)
-    (purelib / "gbbot-site.pth").write_text("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in ours) + "\n")
-    for script in ("pip", "pip3"):
-        path = venv / "bin" / script
-        path.write_text(PIP_SCRIPT.format(python=venv / "bin" / "python"))
-        path.chmod(0o755)
+    overlay.create(venv)  # no process: nothing of the user's runs
     for path in (home, tmp, venv):
-        _chown_tree(path, uid, gid)
+        chown_tree(path, uid, gid)
     return Runner(uid, gid, name, home, tmp, venv)
 
 
-def environment(runner: Runner, env: Mapping[str, str]) -> dict[str, str]:
-    """`env` for a process started as `runner`: its HOME, TMPDIR and venv."""
-    path = env.get("PATH", os.defpath)
-    return {
+def environment(runner: Runner, env: Mapping[str, str], venv: Path | None = None) -> dict[str, str]:
+    """`env` for a process started as `runner`: its HOME, TMPDIR and venv (`venv`, when given,
+    in place of the runner's own: one side's environment of a dependency-bump diff)."""
+    mine = {
         **env,
         "HOME": str(runner.home),
         "USER": runner.name,
@@ -118,9 +107,8 @@ def environment(runner: Runner, env: Mapping[str, str]) -> dict[str, str]:
         "TMPDIR": str(runner.tmp),
         "TMP": str(runner.tmp),
         "TEMP": str(runner.tmp),
-        "VIRTUAL_ENV": str(runner.venv),
-        "PATH": f"{runner.venv / 'bin'}{os.pathsep}{path}",
     }
+    return overlay.environment(mine, venv or runner.venv)
 
 
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
