@@ -177,10 +177,7 @@ def ready(root: Path, config: Config, cache: Path | None, log: setup_steps.Log |
 def _build(root: Path, config: Config, venv: Path, log: setup_steps.Log | None) -> Environment:
     started = time.monotonic()
     overlay.create(venv)
-    runner = runas.current()
-    if runner is not None:  # the steps run as that user: the venv is theirs to install into
-        runas.grant(venv.parent)
-        runas.chown_tree(venv, runner.uid, runner.gid)
+    runas.hand_over(venv)  # where the steps run as another user, theirs to install into
     setup_steps.run(root, config, log=log, venv=venv)
     return Environment(venv, True, round(time.monotonic() - started, 1), packages(venv))
 

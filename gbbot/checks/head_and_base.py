@@ -32,7 +32,7 @@ from gbbot.checks.tree import CheckOptions, check, select
 from gbbot.core.config import CONFIG_NAME, Config, parse_config
 from gbbot.core.errors import GbbotError, GitError, ReportError
 from gbbot.core.model import DependencyChange, Diff, PackageChange, Reads, Report, RunOutcome
-from gbbot.edges import git
+from gbbot.edges import git, runas
 from gbbot.edges.console import say
 
 MAX_LISTED_PATHS = 5
@@ -353,6 +353,7 @@ def each_in_its_own(r: _Run) -> Sides:
     p, cache = r.setup, r.options.cache
     total = len(select(p.config, p.options))
     with git.worktree(p.top, p.base_sha) as tree, contextlib.ExitStack() as stack:
+        runas.reach(tree)  # the base's setup steps read its files as the run-as user
         base_root = tree / p.prefix
         r.log(f"the change touches what setup: installs: the base {p.base_sha[:7]} gets an environment of its own")
         base_config = replace(p.config, setup=base_steps(p))

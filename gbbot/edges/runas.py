@@ -21,7 +21,7 @@ import pwd
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,8 +127,34 @@ def grant(path: Path) -> None:
     if runner is None:
         return
     os.chown(path, runner.uid, runner.gid)
+    _traversable(Path(path).resolve().parents)
+
+
+def reach(path: Path) -> None:
+    """Let the run-as user reach `path` (a base worktree, whose steps and entrypoints read it):
+    gbbot's directories between the temporary directory and it become traversable (not listable)."""
+    if current() is not None:
+        _traversable(Path(path).resolve().parents)
+
+
+def hand_over(tree: Path) -> None:
+    """Give the run-as user a directory tree of gbbot's making (one side's overlay venv of a
+    dependency-bump diff, which its setup steps install into): the tree becomes theirs, the
+    directory holding it stays gbbot's but traversable, and so do gbbot's directories between the
+    temporary directory and it."""
+    runner = current()
+    if runner is None:
+        return
+    chown_tree(tree, runner.uid, runner.gid)
+    holder = tree.resolve().parent
+    holder.chmod(stat.S_IMODE(holder.stat().st_mode) | stat.S_IXOTH)
+    _traversable(holder.parents)
+
+
+def _traversable(parents: Sequence[Path]) -> None:
+    """`parents` (a path's, nearest first) up to the temporary directory, made traversable; none
+    when the path is not inside it."""
     top = Path(tempfile.gettempdir()).resolve()
-    parents = Path(path).resolve().parents
     if top not in parents:
         return
     for parent in parents:

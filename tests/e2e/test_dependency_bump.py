@@ -11,14 +11,19 @@ from it (same requirement files, same key).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gbbot.main import main
 from tests.conftest import git
+from tests.e2e.test_run_as import close, ensure_user, reachable
 from tests.local_package import tinydep_wheel
 
 CONFIG = """\
@@ -54,9 +59,12 @@ CODE_CHANGE = MODEL.replace("    return x + 1\n", "    torch._dynamo.graph_break
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """main: tinydep 1.0; branch bump: 2.0; branch bump-and-code: 2.0 and a new break in block()."""
-    repo = tmp_path_factory.mktemp("bump") / "repo"
+def project() -> Iterator[Path]:
+    """main: tinydep 1.0; branch bump: 2.0; branch bump-and-code: 2.0 and a new break in block().
+    In a directory every user may read (a pytest tmp_path is root's alone): the run-as user's too."""
+    top = Path(tempfile.mkdtemp(prefix="gbbot-bump-test-"))
+    top.chmod(0o755)
+    repo = top / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     tinydep_wheel(repo / "vendor", "1.0")
@@ -72,15 +80,20 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(repo, "checkout", "-qb", "bump-and-code")
     (repo / "model.py").write_text(CODE_CHANGE)
     git(repo, "commit", "-qam", "and a break of our own")
-    return repo
+    yield repo
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def arguments(repo: Path, branch: str, cache: str = "cache") -> tuple[list[str], Path, Path]:
+    git(repo, "checkout", "-q", branch)
+    out, md = repo.parent / f"{branch}.json", repo.parent / f"{branch}.md"
+    args = ["diff", "--base", "main", "--root", str(repo), "--setup", "--cache", str(repo.parent / cache)]
+    return [*args, "--jobs", "1", "--json", str(out), "--markdown", str(md), "--fail-on", "none"], out, md
 
 
 def diff(repo: Path, branch: str, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str, str]:
-    git(repo, "checkout", "-q", branch)
-    out, md = repo.parent / f"{branch}.json", repo.parent / f"{branch}.md"
-    cache = repo.parent / "cache"
-    args = ["diff", "--base", "main", "--root", str(repo), "--setup", "--cache", str(cache), "--jobs", "1"]
-    assert main([*args, "--json", str(out), "--markdown", str(md), "--fail-on", "none"]) == 0
+    args, out, md = arguments(repo, branch)
+    assert main(args) == 0
     return json.loads(out.read_text()), md.read_text(), capsys.readouterr().err
 
 
@@ -126,3 +139,28 @@ def test_a_code_change_beside_the_bump_is_kept_apart(project, capsys):
     assert "The code change: adds **1** graph break." in md
     # both environments came from the cache the first diff filled
     assert "pip install" not in err
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("useradd") is None,
+    reason="needs root and useradd: gbbot drops to another user only as root",
+)
+def test_as_the_run_as_user_the_sides_environments_are_theirs_and_the_bump_reads_the_same(project):
+    """gbbot as root with GBBOT_RUN_AS, as its image runs: each side's setup installs, as that
+    user, into an environment handed to them, and the diff is the one above."""
+    user = ensure_user()
+    opened = reachable(Path(os.path.realpath(sys.executable)), Path(sys.prefix))
+    try:
+        args, out, _ = arguments(project, "bump", cache="cache-run-as")
+        env = {**os.environ, "GBBOT_RUN_AS": user.pw_name}
+        done = subprocess.run([sys.executable, "-m", "gbbot", *args], env=env, capture_output=True, text=True,
+                              timeout=600)  # fmt: skip
+    finally:
+        close(opened)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text())["diff"]
+    assert len(found["new"]) == 1 and len(found["fixed"]) == 1
+    assert found["dependencies"]["packages"] == [{"name": "tinydep", "base": "1.0", "head": "2.0"}]
+    built = [p for p in (project.parent / "cache-run-as" / "environments").iterdir() if p.is_dir()]
+    assert len(built) == 2 and {p.stat().st_uid for p in built} == {user.pw_uid}
+    assert (project.parent / "cache-run-as" / "environments").stat().st_uid == 0  # the directory stays gbbot's
