@@ -23,6 +23,7 @@ import platform
 import re
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -106,9 +107,11 @@ def key(root: Path, steps: Sequence[str]) -> str:
 
 def packages(venv: Path) -> dict[str, tuple[str, str]]:
     """The distributions the venv's code imports, read from their metadata files (no process: the
-    files are what the pull request's steps wrote): its own site-packages first, then gbbot's."""
+    files are what the pull request's steps wrote): its own site-packages first, then what gbbot's
+    sys.path holds (its site directories and those their .pth files add, which the venv's .pth
+    file adds after its own)."""
     found: dict[str, tuple[str, str]] = {}
-    for directory in (overlay.purelib(venv), *overlay.gbbot_site_dirs()):
+    for directory in (overlay.purelib(venv), *(p for p in sys.path if p and os.path.isdir(p))):
         for name, version in _distributions(Path(directory)):
             found.setdefault(normal(name), (name, version))
     return found
@@ -206,8 +209,8 @@ def _prune(shared: Path, keep: Path) -> None:
 
 def differences(base: Environment, head: Environment) -> tuple[tuple[str, str | None, str | None], ...]:
     """(name, base version, head version) of each distribution whose version differs between the
-    two (None: not installed on that side), by name."""
-    names = sorted(set(base.packages) | set(head.packages))
+    two (None: not installed on that side): torch first, the others by name."""
+    names = sorted(set(base.packages) | set(head.packages), key=lambda name: (name != "torch", name))
     out = []
     for name in names:
         b, h = base.packages.get(name), head.packages.get(name)
