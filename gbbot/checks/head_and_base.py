@@ -169,11 +169,12 @@ def base_steps(p: Setup) -> tuple[str, ...]:
 
 def per_side(p: Setup, options: DiffOptions) -> tuple[str, ...]:
     """The changed paths that give each side an environment of its own: when the diff runs the
-    setup (or adds to the caller's), the entrypoints run locally, and the change touches what
-    `setup:` installs; () otherwise (one environment, as without a change of requirements)."""
+    setup (or adds to the caller's), the entrypoints run locally, no --baseline file stands for
+    the base, and the change touches what `setup:` installs; () otherwise (one environment, as
+    without a change of requirements)."""
     local = p.options.backend is None and p.config.runner.backend == "local"
-    if options.setup is SetupRun.NONE or not p.config.setup or not local:
-        return ()
+    if options.setup is SetupRun.NONE or not p.config.setup or not local or options.baseline:
+        return ()  # a --baseline file is the base as given
     return install_changes(p)
 
 
