@@ -325,7 +325,7 @@ def execute(to_do: plan.Plan, r: _Run) -> Sides:
     elif to_do.known is not None:
         return _with_known(to_do, to_do.known, r)
     elif to_do.base is plan.BaseRun.OWN_ENVIRONMENT:
-        return each_in_its_own(r)  # not kept: a cached base is taken as made with the head's packages
+        return each_in_its_own(r)  # not kept: a cached base is read as one that ran with the head's packages
     elif to_do.base is plan.BaseRun.AFTER_HEAD:
         sides = head_then_base(r)
     else:
