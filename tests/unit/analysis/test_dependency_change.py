@@ -8,7 +8,7 @@ from dataclasses import replace
 from gbbot.analysis import dependency_change as dependency
 from gbbot.analysis import report as report_json
 from gbbot.core.model import Cause, ChangeState, Frame, LibrarySite, PackageChange, Report
-from gbbot.render import markdown
+from gbbot.render import markdown, terminal
 from tests.builders import report, traced_break
 
 # A PR that bumps tinydep, adds a line to block(), replaces one in train.py, adds a module, and
@@ -101,6 +101,8 @@ def test_the_comment_leads_with_the_bump_and_lists_its_breaks_apart_from_the_cod
     assert "**tinydep 1.0 → 2.0**: fixes **1** graph break, adds **1**." in lead
     assert lead.count("- new: ") == 1 and lead.count("- fixed: ") == 1 and "`pkg/model.py:6`" in lead
     assert "The code change: adds **1** graph break." in lead
+    said = terminal.render(replace(found, diff=replace(found.diff, dependencies=dependencies)))
+    assert "tinydep 1.0 → 2.0: 1 fixed, 1 new; the code change: 1 new" in said
 
 
 def test_without_a_version_change_the_headline_is_the_prs_own():
