@@ -7,10 +7,11 @@ head both run as written, and nothing is installed into gbbot's environment or t
 The steps run as they do for one environment (checks/setup): the allow-listed environment (no
 token), as the run-as user where there is one (the venv is made theirs to write). An environment is
 kept in the cache directory (`--cache`, the action's `cache-dir`) under a key of what built it: the
-steps, the contents of the requirement files they name, the Python and gbbot's torch; the
-`KEEP` most recently used stay. Steps that install the repository itself (`pip install -e .`) make
-an environment that points into its checkout: that one is built for this run only, like every
-environment when there is no cache directory.
+steps, the contents of the requirement files they name, the Python and gbbot's torch; the `KEEP`
+most recently used stay, and any a run is using (it holds the environment's lock file shared). Steps
+that install the repository itself (`pip install -e .`) make an environment that points into its
+checkout: that one is built for this run only, like every environment when there is no cache
+directory.
 """
 
 from __future__ import annotations
@@ -165,16 +166,22 @@ def ready(root: Path, config: Config, cache: Path | None, log: setup_steps.Log |
         return
     shared.mkdir(parents=True, exist_ok=True)
     venv = shared / key(root, config.setup)
-    with _locked(venv.with_suffix(".lock")):
+    with venv.with_suffix(".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)  # held while this run uses it: not pruned meanwhile
         if (venv / COMPLETE).exists():
             (venv / COMPLETE).touch()  # used now: the last to go
             found = Environment(venv, False, 0.0, packages(venv))
         else:
-            shutil.rmtree(venv, ignore_errors=True)  # a build that was cut short
-            found = _build(root, config, venv, log)
-            (venv / COMPLETE).touch()
-    _prune(shared, keep=venv)
-    yield found
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder (two jobs may share a cache directory)
+            if (venv / COMPLETE).exists():
+                found = Environment(venv, False, 0.0, packages(venv))
+            else:
+                shutil.rmtree(venv, ignore_errors=True)  # a build that was cut short
+                found = _build(root, config, venv, log)
+                (venv / COMPLETE).touch()
+            fcntl.flock(lock, fcntl.LOCK_SH)
+        _prune(shared, keep=venv)
+        yield found
 
 
 def _build(root: Path, config: Config, venv: Path, log: setup_steps.Log | None) -> Environment:
@@ -185,26 +192,18 @@ def _build(root: Path, config: Config, venv: Path, log: setup_steps.Log | None) 
     return Environment(venv, True, round(time.monotonic() - started, 1), packages(venv))
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One gbbot at a time builds or takes an environment (two jobs may share a cache directory)."""
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _prune(shared: Path, keep: Path) -> None:
-    """Leave the `KEEP` most recently used environments (and the one in use)."""
-    done = [p for p in shared.iterdir() if (p / COMPLETE).exists() and p != keep]
+    """Leave the `KEEP` most recently used environments (and the one in use here); one another
+    run is using (its lock held) stays too."""
+    done = [p for p in shared.iterdir() if p.is_dir() and (p / COMPLETE).exists() and p != keep]
     done.sort(key=lambda p: (p / COMPLETE).stat().st_mtime, reverse=True)
     for old in done[KEEP - 1 :]:
-        with _locked(old.with_suffix(".lock")):
+        with old.with_suffix(".lock").open("a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
             shutil.rmtree(old, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            os.unlink(old.with_suffix(".lock"))
 
 
 def differences(base: Environment, head: Environment) -> tuple[tuple[str, str | None, str | None], ...]:

@@ -4,8 +4,10 @@ the versions its code would import read from what was installed."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +70,23 @@ def test_setup_installs_into_each_sides_environment_which_the_cache_keeps(tmp_pa
     with environments.ready(base_tree, config, cache, log) as again:
         assert not again.built and again.venv == base.venv and again.version("tinydep") == "1.0"
     assert len(list((cache / environments.DIRECTORY).glob("*/" + environments.COMPLETE))) == 2
+
+
+def test_the_cache_keeps_the_most_recently_used_and_any_another_run_is_using(tmp_path):
+    """Six environments kept before, from oldest to newest, the oldest in use by another run: taking
+    one more (already built) leaves the three newest, the one in use, and the one taken."""
+    cache, config = tmp_path / "cache", config_with(*STEPS)
+    tree = checkout(tmp_path / "tree", "1.0")
+    shared = cache / environments.DIRECTORY
+    taken = shared / environments.key(tree, config.setup)
+    old = [shared / f"old{n}" for n in range(6)]
+    for n, path in enumerate([*old, taken]):
+        path.mkdir(parents=True)
+        (path / environments.COMPLETE).touch()
+        os.utime(path / environments.COMPLETE, (1000 + n, 1000 + n))
+    with old[0].with_suffix(".lock").open("a") as other:
+        fcntl.flock(other, fcntl.LOCK_SH)
+        with environments.ready(tree, config, cache) as found:
+            assert not found.built and found.venv == taken
+        kept = {p.name for p in shared.iterdir() if p.is_dir()}
+    assert kept == {"old0", "old3", "old4", "old5", taken.name}
