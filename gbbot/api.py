@@ -25,7 +25,16 @@ from gbbot.checks import build as _build
 from gbbot.checks import interpreter as _interpreter
 from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
-from gbbot.checks.head_and_base import DiffOptions, DiffRun, Log, Progress, check_and_keep, no_progress, run_diff
+from gbbot.checks.head_and_base import (
+    DiffOptions,
+    DiffRun,
+    Log,
+    Progress,
+    SetupRun,
+    check_and_keep,
+    no_progress,
+    run_diff,
+)
 from gbbot.checks.tree import CheckOptions, Shard, check, from_logs, select
 from gbbot.core import jobs as _jobs
 from gbbot.core.config import Config
@@ -50,6 +59,7 @@ __all__ = [
     "Progress",
     "RecordedBase",
     "SetupFailed",
+    "SetupRun",
     "Shard",
     "ShardReport",
     "Verdict",

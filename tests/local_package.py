@@ -1,8 +1,10 @@
 """A small pure-Python package that only a test repository's requirements name, as a wheel written
 by hand (PEP 427), so installing it needs no build backend, no index and no network.
 
-`tinydep.scale(x)` calls `describe(x)`, which prints: a graph break inside a third-party package,
-one call below the function the repository compiles.
+`tinydep.scale(x)` calls `describe(x)`. In 1.0 `describe` prints: a graph break inside a
+third-party package, one call below the function the repository compiles. 2.0 (the release a
+dependency-bump pull request moves to) no longer prints, and reads a tensor as a Python number
+in `scale` instead: one break fixed, another one new, without a line of the repository changing.
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ def describe(x):
 def scale(x):
     return describe(x) * 3
 """
+TINYDEP_2 = """\
+def describe(x):
+    return x
+
+
+def scale(x):
+    peak = x.abs().max().item()
+    return describe(x) * 3 / max(peak, 1.0)
+"""
+CONTENTS = {"1.0": TINYDEP, "2.0": TINYDEP_2}
 
 
 def record_line(path: str, data: bytes) -> str:
@@ -29,9 +41,10 @@ def record_line(path: str, data: bytes) -> str:
 
 
 def tinydep_wheel(directory: Path, version: str = "1.0") -> Path:
-    """A pure-Python wheel, written as the format says (PEP 427): no build backend, no index."""
+    """A pure-Python wheel, written as the format says (PEP 427): no build backend, no index. 2.0
+    has its own contents; any other version is 1.0's."""
     files = {
-        "tinydep/__init__.py": TINYDEP.encode(),
+        "tinydep/__init__.py": CONTENTS.get(version, TINYDEP).encode(),
         f"tinydep-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: tinydep\nVersion: {version}\n".encode(),
         f"tinydep-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }

@@ -67,12 +67,14 @@ def check(ctx: Context) -> Report:
 
 def diff(ctx: Context, base: str) -> Report:
     ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
-    prepare(ctx)
+    prepare(ctx)  # the one environment, which the fix step's runs use too
     options = api.DiffOptions(
         base=base,
         check=check_options(ctx),
         cache=ctx.inputs.cache_dir,
         recorded=api.audit_record(ctx.inputs.baseline_from_branch, ctx.inputs.cache_dir),
+        # a change of what setup: installs: each side also gets an environment built from its files
+        setup=api.SetupRun.SIDES if ctx.inputs.setup else api.SetupRun.NONE,
     )
     config = ctx.settings.config
     done = api.diff(ctx.root, config, options, progress_printer, say)

@@ -20,9 +20,11 @@ from gbbot.core.model import (
     BreakChange,
     BreakCost,
     Category,
+    Cause,
     ChangeState,
     CompiledFrame,
     CompileError,
+    DependencyChange,
     Diff,
     EntrypointDiff,
     EntrypointReport,
@@ -33,6 +35,7 @@ from gbbot.core.model import (
     LibrarySite,
     Mode,
     Origin,
+    PackageChange,
     Recompilation,
     RecompileDiff,
     RecompileReason,
@@ -195,7 +198,24 @@ def _diff_json(diff: Diff) -> dict:
         "hidden_breaks": [_plain(c.brk) for c in diff.changed(ChangeState.HIDDEN)],
         "hidden_by": dict(diff.hidden_by),
         "revealed": list(diff.revealed),
+        **({"dependencies": _dependencies_json(diff.dependencies)} if diff.dependencies is not None else {}),
     }
+
+
+def _dependencies_json(found: DependencyChange) -> dict:
+    return {
+        "packages": [{"name": p.name, "base": p.base, "head": p.head} for p in found.packages],
+        "causes": {fingerprint: cause.value for fingerprint, cause in found.causes},
+        "code_changed": found.code_changed,
+    }
+
+
+def _dependencies(data: dict) -> DependencyChange:
+    return DependencyChange(
+        packages=tuple(PackageChange(p["name"], p.get("base"), p.get("head")) for p in data["packages"]),
+        causes=tuple((f, Cause(c)) for f, c in data.get("causes", {}).items()),
+        code_changed=bool(data.get("code_changed", False)),
+    )
 
 
 def to_json(report: Report) -> dict:
@@ -209,6 +229,8 @@ def to_json(report: Report) -> dict:
         "shard": report.shard,
         "entrypoints": [_plain(e) for e in report.entrypoints],
     }
+    if report.packages:
+        data["packages"] = dict(report.packages)
     if report.diff is not None:
         data["diff"] = _diff_json(report.diff)
     data["counts"] = counts.as_json(counts.counts(report))
@@ -366,6 +388,7 @@ def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
         baseline_source=data.get("baseline_source", "run"),
         notes=tuple(data.get("notes", ())),
         recompiles=_recompile_diff(data["recompiles"]) if "recompiles" in data else None,
+        dependencies=_dependencies(data["dependencies"]) if "dependencies" in data else None,
     )
 
 
@@ -389,6 +412,7 @@ def from_json(data: Any) -> Report:
         shard=data.get("shard"),
         fixes=tuple(fixes.from_json(f) for f in extra["fixes"]) if "fixes" in extra else None,
         merged_shards=tuple(extra.get("merged_shards", ())),
+        packages=tuple(data.get("packages", {}).items()),
     )
 
 

@@ -67,6 +67,9 @@ class RunRequest:
     save_result: bool = False
     pass_env: tuple[str, ...] = ()
     time_calls: bool = False  # faithful mode: the shim times each compiled call (gbbot fix --measure)
+    # The environment it runs in: an overlay venv built for one side of a dependency-bump diff
+    # (checks/environments); None: gbbot's, or the run-as user's venv.
+    venv: Path | None = None
 
     @property
     def trace_dir(self) -> Path:

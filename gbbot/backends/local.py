@@ -45,7 +45,13 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
             with SPAWNING:
                 orphans.become_subreaper()
                 running = process.start(
-                    cmd, cwd=request.root, env=environment(request, base), stdout=out, stderr=err, untrusted=True
+                    cmd,
+                    cwd=request.root,
+                    env=environment(request, base),
+                    stdout=out,
+                    stderr=err,
+                    untrusted=True,
+                    venv=request.venv,
                 )
                 LIVE.add(running)
         except OSError as exc:

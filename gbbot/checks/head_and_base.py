@@ -15,6 +15,8 @@ says which.
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,14 +24,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gbbot.analysis import break_diff, dependence, reads, report
+from gbbot.analysis import dependency_change as dependency
 from gbbot.analysis.source import SourceMap, SourceTree, source_map
-from gbbot.checks import baseline, plan
+from gbbot.checks import baseline, environments, plan
 from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select
-from gbbot.core.config import Config
-from gbbot.core.errors import GitError, ReportError
-from gbbot.core.model import Diff, Reads, Report, RunOutcome
-from gbbot.edges import git
+from gbbot.core.config import CONFIG_NAME, Config, parse_config
+from gbbot.core.errors import GbbotError, GitError, ReportError
+from gbbot.core.model import DependencyChange, Diff, PackageChange, Reads, Report, RunOutcome
+from gbbot.edges import git, runas
 from gbbot.edges.console import say
 
 MAX_LISTED_PATHS = 5
@@ -45,6 +48,16 @@ def no_progress(total: int) -> OnDone:
     return lambda outcome: None
 
 
+class SetupRun(enum.Enum):
+    """Who runs the config's `setup:` steps for a diff."""
+
+    NONE = "none"  # nobody: the entrypoints run in the environment gbbot was started in
+    HERE = "here"  # the diff: once, or once per side when the change touches what they install
+    # the caller, once, before the diff (later steps run there too); a change that touches what
+    # they install gets one environment per side on top
+    SIDES = "sides"
+
+
 @dataclass(frozen=True)
 class DiffOptions:
     base: str  # compare with the merge-base of this ref and HEAD, e.g. origin/main
@@ -56,6 +69,7 @@ class DiffOptions:
     # what gbbot itself writes into the tree (--json, --markdown, --cache, --keep-traces): an earlier
     # run's files there are not the user's uncommitted changes
     writes: tuple[Path, ...] = ()
+    setup: SetupRun = SetupRun.NONE
 
 
 @dataclass(frozen=True)
@@ -123,10 +137,45 @@ def packages_note(p: Setup) -> str | None:
     a file a step names)."""
     if not p.config.setup:
         return None
+    return setup_steps.both_sides_note(install_changes(p))
+
+
+def install_changes(p: Setup) -> tuple[str, ...]:
+    """The changed paths below the config root that say what is installed."""
     changed = [path for _, path in git.name_status(p.top, p.base_sha)] + list(git.untracked(p.top))
     inside = f"{p.prefix}/" if p.prefix else ""
-    relative = [path.removeprefix(inside) if inside else path for path in changed]
-    return setup_steps.both_sides_note(setup_steps.requirement_changes(relative, p.config.setup))
+    relative = [path.removeprefix(inside) for path in changed if path.startswith(inside)]
+    found = setup_steps.requirement_changes(relative, p.config.setup)
+    if CONFIG_NAME in relative and base_steps(p) != p.config.setup:
+        found = (*found, CONFIG_NAME)
+    return found
+
+
+def base_steps(p: Setup) -> tuple[str, ...]:
+    """The base's own `setup:` steps, from its .gbbot.yml beside the head's (the head's when the
+    base has none there, or one that does not parse)."""
+    where = "/".join(part for part in (p.prefix, CONFIG_NAME) if part)
+    if Path(p.config.path).resolve() != (p.root / CONFIG_NAME).resolve():
+        return p.config.setup  # --config elsewhere: both sides are set up by it
+    entry = git.tree_entries(p.top, p.base_sha, [where]).get(where)
+    if entry is None or not entry[0].startswith("100"):
+        return p.config.setup
+    (blob,) = git.read_blobs(p.top, [entry[1]])
+    try:
+        return parse_config(blob.decode("utf-8", "replace"), f"{where} at {p.base_sha[:7]}").setup
+    except GbbotError:
+        return p.config.setup
+
+
+def per_side(p: Setup, options: DiffOptions) -> tuple[str, ...]:
+    """The changed paths that give each side an environment of its own: when the diff runs the
+    setup (or adds to the caller's), the entrypoints run locally, no --baseline file stands for
+    the base, and the change touches what `setup:` installs; () otherwise (one environment, as
+    without a change of requirements)."""
+    local = p.options.backend is None and p.config.runner.backend == "local"
+    if options.setup is SetupRun.NONE or not p.config.setup or not local or options.baseline:
+        return ()  # a --baseline file is the base as given
+    return install_changes(p)
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -179,6 +228,9 @@ class Sides:
     notes: tuple[str, ...] = ()
     from_head: tuple[str, ...] = ()  # entrypoints whose base result is the head's (not run on the base)
     base_reads: baseline.BaseReads | None = None  # what the base's runs read, when the base ran
+    # each side ran in its own environment: the versions that differ between them (None: one
+    # environment for both)
+    packages: tuple[PackageChange, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -196,12 +248,14 @@ class _Run:
 
 def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
     """What git, the baseline file, the recorded base and the cache say, before anything runs. A
-    known base is looked for only when the head is not the merge-base itself."""
+    known base is looked for only when the head is not the merge-base itself, and its packages
+    are the head's."""
     p = r.setup
     same = head_sha == p.base_sha and not changed
+    own = () if same else per_side(p, r.options)
     expected = p.expected(baseline.installed_torch())
     caching = r.options.cache is not None and baseline.CacheKey.for_run(expected) is not None
-    known = None if same else known_baseline(r, expected)
+    known = None if same or own else known_baseline(r, expected)
     return plan.Facts(
         entrypoints=tuple(e.name for e in select(p.config, p.options)),
         same_commit=same,
@@ -211,6 +265,7 @@ def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
         caching=caching,
         allow_mismatch=r.options.allow_mismatch,
         change=the_change(p, changed) if known is not None and known.reads is not None else None,
+        own_environments=own,
     )
 
 
@@ -269,6 +324,8 @@ def execute(to_do: plan.Plan, r: _Run) -> Sides:
         sides = _same_commit(to_do, r)
     elif to_do.known is not None:
         return _with_known(to_do, to_do.known, r)
+    elif to_do.base is plan.BaseRun.OWN_ENVIRONMENT:
+        return each_in_its_own(r)  # not kept: a cached base is read as one that ran with the head's packages
     elif to_do.base is plan.BaseRun.AFTER_HEAD:
         sides = head_then_base(r)
     else:
@@ -287,6 +344,55 @@ def _same_commit(to_do: plan.Plan, r: _Run) -> Sides:
     head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(to_do.head))))
     base_reads = baseline.BaseReads.of(seen, tops(p))
     return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),), base_reads=base_reads)
+
+
+def each_in_its_own(r: _Run) -> Sides:
+    """The change touches what `setup:` installs: the base's steps build its environment in its
+    checkout, the head's in the working tree (checks/environments), and each side runs every
+    entrypoint there (fresh processes with that environment's Python: the warm server's children
+    are forks of gbbot's)."""
+    p, cache = r.setup, r.options.cache
+    total = len(select(p.config, p.options))
+    with git.worktree(p.top, p.base_sha) as tree, contextlib.ExitStack() as stack:
+        runas.reach(tree)  # the base's setup steps read its files as the run-as user
+        base_root = tree / p.prefix
+        r.log(f"the change touches what setup: installs: the base {p.base_sha[:7]} gets an environment of its own")
+        base_config = replace(p.config, setup=base_steps(p))
+        base_env = None
+        if base_root.is_dir():  # else its entrypoints are skipped: the config root is not there
+            base_env = stack.enter_context(environments.ready(base_root, base_config, cache))
+        r.log("and so does the head")
+        head_env = stack.enter_context(environments.ready(p.root, p.config, cache))
+        on_done = r.progress(2 * total)
+        head = check(p.root, p.config, replace(p.options, venv=head_env.venv), on_done)
+        base_options = replace(p.options, venv=base_env.venv if base_env else None)
+        base = baseline.run_base(tree, p.prefix, p.config, base_options, _labelled(on_done, p.base_sha))
+    if base_env is None:
+        return Sides(head, base, "run")
+    changes = tuple(PackageChange(*d) for d in environments.differences(base_env, head_env))
+    head = replace(head, packages=ran_with(head_env, changes, "head"))
+    base = replace(base, packages=ran_with(base_env, changes, "base"))
+    return Sides(head, base, "run", (own_environments_note(changes, r.setup),), packages=changes)
+
+
+def ran_with(env: environments.Environment, changes: Sequence[PackageChange], side: str) -> tuple[tuple[str, str], ...]:
+    """The versions one side ran with that a reader of the diff needs: torch's, and each that
+    differs from the other side's."""
+    found = {"torch": env.version("torch")} if env.version("torch") else {}
+    for change in changes:
+        version = change.base if side == "base" else change.head
+        if version:
+            found[change.name] = version
+    return tuple(found.items())
+
+
+def own_environments_note(changes: Sequence[PackageChange], p: Setup) -> str:
+    where = f"Each side ran in an environment built from its own files ({_listed(install_changes(p))} changed)"
+    if not changes:
+        return f"{where}; their packages are the same."
+    shown = ", ".join(f"{c.name} {c.base or '(none)'} → {c.head or '(none)'}" for c in changes[:MAX_LISTED_PATHS])
+    more = ", …" if len(changes) > MAX_LISTED_PATHS else ""
+    return f"{where}: {shown}{more}."
 
 
 def _store(r: _Run, base: Report, base_reads: baseline.BaseReads | None) -> None:
@@ -511,8 +617,23 @@ def run_diff(
     if note:
         log(note.replace("`", ""))
     r = _Run(p, options, progress, log)
-    s = execute(plan.decide(gather(r, head_sha, changed)), r)
-    packages = packages_note(p)
+    to_do = plan.decide(gather(r, head_sha, changed))
+    if options.setup is SetupRun.HERE and config.setup and to_do.base is not plan.BaseRun.OWN_ENVIRONMENT:
+        setup_steps.run(p.root, config)  # the one environment both sides run in
+    s = execute(to_do, r)
+    packages = packages_note(p) if s.packages is None else None
     if packages:
         s = replace(s, notes=(*s.notes, packages))
-    return DiffRun(break_diff.with_diff(s.head, compare(p, s, note)), s.notes)
+    found = compare(p, s, note)
+    if s.packages is not None:
+        found = replace(found, dependencies=attributed(p, found, s.packages))
+    return DiffRun(break_diff.with_diff(s.head, found), s.notes)
+
+
+def attributed(p: Setup, found: Diff, packages: tuple[PackageChange, ...]) -> DependencyChange:
+    """Which breaks that came or went the dependencies brought, which the code change did."""
+    head, base = dependency.changed_lines(git.unified_diff(p.top, p.base_sha), p.prefix)
+    for path in dependence.touched_paths(git.untracked(p.top), p.prefix):
+        head[path] = None
+    code = any(path.endswith(".py") for path in (*head, *base))
+    return dependency.attribute(found, packages, head, base, code)

@@ -67,6 +67,8 @@ class Facts:
     caching: bool  # a cache directory was given and torch's version is known: a base run is kept
     allow_mismatch: bool
     change: Change | None = None  # gathered when a known base kept its reads
+    # the change touches what `setup:` installs and the diff sets each side up: the changed paths
+    own_environments: tuple[str, ...] = ()
 
 
 class BaseRun(enum.Enum):
@@ -75,6 +77,8 @@ class BaseRun(enum.Enum):
     NONE = "none"  # not at all: the head's run is the base's, or its report is known
     TOGETHER = "together"  # every entrypoint, at the same time as the head, --jobs shared
     AFTER_HEAD = "after the head"  # then only those whose reads the change touches (`base_reruns`)
+    # every entrypoint, after the head, each side in an environment built from its own files
+    OWN_ENVIRONMENT = "in its own environment"
 
 
 class Unfit(enum.Enum):
@@ -105,6 +109,9 @@ def decide(facts: Facts) -> Plan:
     if facts.same_commit:
         why = "the merge-base is HEAD, unchanged: the head's run is the base's"
         return Plan("run", why, names, BaseRun.NONE, keep=facts.caching, same_commit=True)
+    if facts.own_environments:  # a known base ran with other packages than this base names
+        why = f"the change touches `{facts.own_environments[0]}`: each side runs in an environment of its own files"
+        return Plan("run", why, names, BaseRun.OWN_ENVIRONMENT)
     known = facts.known
     if known is not None:
         from_base, runs = head_skips(known, facts)

@@ -135,11 +135,20 @@ def _stream(running: process.Running, forwarding: _Forwarding) -> None:
         forwarding.line(text)
 
 
-def run_step(command: str, root: Path, env: Mapping[str, str], log: Log, timeout: float) -> StepEnd:
-    """One step, in its own process group, its output streamed to `log`."""
+def run_step(
+    command: str, root: Path, env: Mapping[str, str], log: Log, timeout: float, venv: Path | None = None
+) -> StepEnd:
+    """One step, in its own process group, its output streamed to `log`; in `venv` when given."""
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     running = process.start(
-        command, cwd=root, env=env, stdout=process.PIPE, stderr=process.STDOUT, text=True, untrusted=True
+        command,
+        cwd=root,
+        env=env,
+        stdout=process.PIPE,
+        stderr=process.STDOUT,
+        text=True,
+        untrusted=True,
+        venv=venv,
     )
     LIVE.add(running)
     forwarding = _Forwarding(log, tail)
@@ -172,8 +181,11 @@ def run(
     base_env: Mapping[str, str] | None = None,
     log: Log | None = None,
     timeout: float = STEP_TIMEOUT_S,
+    venv: Path | None = None,
 ) -> tuple[StepResult, ...]:
-    """Run the config's setup steps in `root`, in order; SetupFailed at the first that fails."""
+    """Run the config's setup steps in `root`, in order; SetupFailed at the first that fails. With
+    `venv` (an overlay venv: one side's environment of a dependency-bump diff) they run with it
+    activated, so what they install lands there."""
     installed.remember()  # before the first step: what the steps install is not learned warm
     base = vault.environ() if base_env is None else base_env
     log = log or Log(base)
@@ -182,7 +194,7 @@ def run(
     for number, command in enumerate(config.setup, 1):
         log.begin(number, len(config.setup), command)
         started = time.monotonic()
-        end = run_step(command, root, env, log, timeout)
+        end = run_step(command, root, env, log, timeout, venv)
         seconds = round(time.monotonic() - started, 1)
         if not end.ok:
             log.end(f"setup step {number} failed after {seconds:g} s")

@@ -65,6 +65,9 @@ class CheckOptions:
     save_results: bool = False
     backend: Backend | None = None  # None: the one the config's `runner:` names
     time_calls: bool = False  # the shim times compiled calls (faithful mode; gbbot fix --measure)
+    # An overlay venv the entrypoints run in (one side of a dependency-bump diff): fresh processes
+    # started with its interpreter, since the warm server forks every child from gbbot's.
+    venv: Path | None = None
 
 
 def select(config: Config, options: CheckOptions) -> tuple[Entrypoint, ...]:
@@ -163,10 +166,12 @@ def check(
                 options.save_results,
                 config.pass_env,
                 options.time_calls,
+                options.venv,
             )
             for e in entrypoints
         ]
-        backend = options.backend or backend_for(config.runner)
+        runner = replace(config.runner, warm=False) if options.venv else config.runner
+        backend = options.backend or backend_for(runner)
         outcomes = run_all(requests, backend, options.jobs, on_done)
         tree = SourceTree(root.resolve())
         analysed = [analyse(o, root, config, tree) for o in outcomes]

@@ -50,13 +50,14 @@ def options(args: argparse.Namespace, config: Config) -> api.DiffOptions:
         allow_mismatch=args.allow_mismatch,
         recorded=api.audit_record(args.baseline_from_branch, args.cache),
         writes=tuple(p for p in (args.json, args.markdown, args.cache, args.keep_traces) if p is not None),
+        # --setup: the diff runs it, once per side when the change touches what it installs
+        setup=api.SetupRun.HERE if getattr(args, "setup", False) else api.SetupRun.NONE,
     )
 
 
 def run(args: argparse.Namespace) -> int:
     root = common.repo_root(args)
     config = common.config_for(args, root)
-    common.setup_if_asked(args, root, config)
     done = api.diff(root, config, options(args, config), common.progress(args), common.messages(args))
     common.write_outputs(done.report, args)
     common.after_run_hints(args, root, config, done.report)

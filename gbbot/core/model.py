@@ -520,6 +520,43 @@ class BreakChange:
 
 
 @dataclass(frozen=True)
+class PackageChange:
+    """A distribution whose version differs between the base's environment and the head's."""
+
+    name: str
+    base: str | None  # None: not installed in the base's environment
+    head: str | None  # None: not installed in the head's
+
+
+class Cause(str, enum.Enum):
+    """What brought a break that came or went, on a pull request that changes its dependencies."""
+
+    DEPENDENCIES = "dependencies"  # none of its frames crosses a line the pull request changed
+    CODE = "code"  # a frame of it crosses a line the pull request changed
+    BOTH = "both"  # code and dependencies changed, and it has no repository frame to tell by
+
+
+@dataclass(frozen=True)
+class DependencyChange:
+    """A diff whose sides each ran in an environment built from their own requirements: which
+    versions differ, and what each break that came or went is put down to (by fingerprint)."""
+
+    packages: tuple[PackageChange, ...]
+    causes: tuple[tuple[str, Cause], ...] = ()
+    code_changed: bool = False  # the pull request changes Python code too
+
+    def cause(self, fingerprint: str) -> Cause | None:
+        return dict(self.causes).get(fingerprint)
+
+    @property
+    def summary(self) -> str:
+        """`tinydep 1.0 → 2.0`, `torch 2.13.0 → 2.14.1, numpy 1.26.4 → 2.0.0`, the first three."""
+        shown = [f"{p.name} {p.base or '(none)'} → {p.head or '(none)'}" for p in self.packages[:3]]
+        more = len(self.packages) - 3
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass(frozen=True)
 class Diff:
     base_ref: str
     base_sha: str
@@ -528,6 +565,8 @@ class Diff:
     baseline_source: str = "run"  # run | cache | file | record (an audit record)
     notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
     recompiles: RecompileDiff | None = None
+    # Each side ran in its own environment (the change touches what `setup:` installs).
+    dependencies: DependencyChange | None = None
 
     def changed(self, state: ChangeState) -> tuple[BreakChange, ...]:
         return tuple(c for c in self.changes if c.state is state)
@@ -587,6 +626,9 @@ class Report:
     # A baseline rebuilt from an audit record: the breaks the record saw in some runs only, to
     # settle against the head. Never in the JSON.
     flaky: tuple[str, ...] = ()
+    # The versions that ran, where the sides of a diff ran in environments of their own: torch,
+    # and each distribution whose version differs between them (name, version).
+    packages: tuple[tuple[str, str], ...] = ()
 
     @property
     def breaks(self) -> tuple[GraphBreak, ...]:

@@ -381,6 +381,12 @@ def name_status(root: Path, commit: str, head: str | None = None) -> tuple[tuple
     return tuple(zip(fields[0::2], fields[1::2], strict=False))  # a torn last pair is dropped
 
 
+def unified_diff(root: Path, base: str) -> str:
+    """`git diff -M -U0 BASE`: the working tree's changed lines against `base`, without context."""
+    _, out, _ = run(root, "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base)
+    return out.decode("utf-8", "replace")
+
+
 def untracked(root: Path) -> tuple[str, ...]:
     """Files git would track but does not yet (not ignored), relative to the top level."""
     _, out, _ = cmd_output("git", "ls-files", "-z", "--others", "--exclude-standard", "--full-name", ":/", cwd=root)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from gbbot.core.errors import CalledProcessError
-from gbbot.edges import runas
+from gbbot.edges import overlay, runas
 
 KILL_GRACE_S = 3.0  # after SIGTERM, how long a process group's leader gets before SIGKILL
 DEVNULL = subprocess.DEVNULL
@@ -104,6 +104,7 @@ def start(
     pass_fds: Sequence[int] = (),
     session: bool = True,
     untrusted: bool = False,
+    venv: Path | None = None,
 ) -> Running:
     """Start `cmd` (a string runs through `sh -c`) beside gbbot, stdin from /dev/null, leading a
     process group of its own: a new session too unless `session` is False (then it stays in
@@ -111,12 +112,17 @@ def start(
     `untrusted` (the repository's code: a setup step, an entrypoint, the warm server): where
     edges/runas names a user, the child drops to it before exec (setgroups([]), setgid, setuid),
     with that user's HOME, TMPDIR and venv, whose `python` replaces gbbot's interpreter.
+    `venv` (an overlay venv, edges/overlay: one side's environment of a dependency-bump diff) is
+    activated in place of that: its `python` replaces gbbot's, its bin/ leads PATH.
     OSError when it cannot start."""
     runner = runas.current() if untrusted else None
     if runner is not None:
-        env = runas.environment(runner, env)
-        if not isinstance(cmd, str) and cmd and cmd[0] == sys.executable:
-            cmd = [runner.python, *cmd[1:]]
+        env = runas.environment(runner, env, venv)
+    elif venv is not None:
+        env = overlay.environment(dict(env), venv)
+    active = venv or (runner.venv if runner is not None else None)
+    if active is not None and not isinstance(cmd, str) and cmd and cmd[0] == sys.executable:
+        cmd = [str(active / "bin" / "python"), *cmd[1:]]
     return subprocess.Popen(
         cmd,
         shell=isinstance(cmd, str),

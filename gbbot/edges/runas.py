@@ -19,19 +19,16 @@ import atexit
 import os
 import pwd
 import shutil
-import site
 import stat
-import sysconfig
 import tempfile
-import venv as venv_module
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core.errors import GbbotError
+from gbbot.edges import overlay
 
 VARIABLE = "GBBOT_RUN_AS"
-PIP_SCRIPT = "#!{python}\nimport sys\nfrom pip._internal.cli.main import main\nsys.exit(main())\n"
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,7 @@ def current() -> Runner | None:
     return _STATE["runner"]
 
 
-def _chown_tree(path: Path, uid: int, gid: int) -> None:
+def chown_tree(path: Path, uid: int, gid: int) -> None:
     os.chown(path, uid, gid, follow_symlinks=False)
     for parent, dirs, files in os.walk(path):
         for name in dirs + files:
@@ -93,24 +90,16 @@ def _prepare(uid: int, gid: int, name: str) -> Runner:
     home, tmp, venv = top / "home", top / "tmp", top / "venv"
     home.mkdir()
     tmp.mkdir()
-    venv_module.EnvBuilder(symlinks=True, with_pip=False).create(venv)  # no process: nothing of the user's runs
-    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
-    ours = [p for p in site.getsitepackages() if os.path.isdir(p)]
-    # after the venv's own site-packages, gbbot's (with their .pth files: editable installs)
-    (purelib / "gbbot-site.pth").write_text("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in ours) + "\n")
-    for script in ("pip", "pip3"):
-        path = venv / "bin" / script
-        path.write_text(PIP_SCRIPT.format(python=venv / "bin" / "python"))
-        path.chmod(0o755)
+    overlay.create(venv)  # no process: nothing of the user's runs
     for path in (home, tmp, venv):
-        _chown_tree(path, uid, gid)
+        chown_tree(path, uid, gid)
     return Runner(uid, gid, name, home, tmp, venv)
 
 
-def environment(runner: Runner, env: Mapping[str, str]) -> dict[str, str]:
-    """`env` for a process started as `runner`: its HOME, TMPDIR and venv."""
-    path = env.get("PATH", os.defpath)
-    return {
+def environment(runner: Runner, env: Mapping[str, str], venv: Path | None = None) -> dict[str, str]:
+    """`env` for a process started as `runner`: its HOME, TMPDIR and venv (`venv`, when given,
+    in place of the runner's own: one side's environment of a dependency-bump diff)."""
+    mine = {
         **env,
         "HOME": str(runner.home),
         "USER": runner.name,
@@ -118,9 +107,8 @@ def environment(runner: Runner, env: Mapping[str, str]) -> dict[str, str]:
         "TMPDIR": str(runner.tmp),
         "TMP": str(runner.tmp),
         "TEMP": str(runner.tmp),
-        "VIRTUAL_ENV": str(runner.venv),
-        "PATH": f"{runner.venv / 'bin'}{os.pathsep}{path}",
     }
+    return overlay.environment(mine, venv or runner.venv)
 
 
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
@@ -139,8 +127,34 @@ def grant(path: Path) -> None:
     if runner is None:
         return
     os.chown(path, runner.uid, runner.gid)
+    _traversable(Path(path).resolve().parents)
+
+
+def reach(path: Path) -> None:
+    """Let the run-as user reach `path` (a base worktree, whose steps and entrypoints read it):
+    gbbot's directories between the temporary directory and it become traversable (not listable)."""
+    if current() is not None:
+        _traversable(Path(path).resolve().parents)
+
+
+def hand_over(tree: Path) -> None:
+    """Give the run-as user a directory tree of gbbot's making (one side's overlay venv of a
+    dependency-bump diff, which its setup steps install into): the tree becomes theirs, the
+    directory holding it stays gbbot's but traversable, and so do gbbot's directories between the
+    temporary directory and it."""
+    runner = current()
+    if runner is None:
+        return
+    chown_tree(tree, runner.uid, runner.gid)
+    holder = tree.resolve().parent
+    holder.chmod(stat.S_IMODE(holder.stat().st_mode) | stat.S_IXOTH)
+    _traversable(holder.parents)
+
+
+def _traversable(parents: Sequence[Path]) -> None:
+    """`parents` (a path's, nearest first) up to the temporary directory, made traversable; none
+    when the path is not inside it."""
     top = Path(tempfile.gettempdir()).resolve()
-    parents = Path(path).resolve().parents
     if top not in parents:
         return
     for parent in parents:

@@ -25,7 +25,9 @@ from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import (
     BreakChange,
     BreakMessage,
+    Cause,
     ChangeState,
+    Diff,
     EntrypointDiff,
     EntrypointReport,
     Frame,
@@ -279,9 +281,63 @@ def _recompile_change(report: Report) -> str:
     )
 
 
+# What a change did to a break, as the headline of a dependency change says it, in that order.
+STATE_VERBS = ((ChangeState.FIXED, "fixes"), (ChangeState.NEW, "adds"), (ChangeState.HIDDEN, "hides"),
+               (ChangeState.REVEALED, "reveals"))  # fmt: skip
+
+
+def _by_cause(diff: Diff, cause: Cause) -> list[BreakChange]:
+    found = diff.dependencies
+    return [c for c in diff.changes if found is not None and found.cause(c.fingerprint) is cause]
+
+
+def _state_counts(changes: list[BreakChange]) -> str:
+    """`fixes **1** graph break, adds **1**`."""
+    counted = [(sum(1 for c in changes if c.state is state), verb) for state, verb in STATE_VERBS]
+    return ", ".join(_changes(counted, "graph break"))
+
+
+def dependency_headline(report: Report) -> str | None:
+    """On a pull request that changes package versions: what the new versions did, first."""
+    diff = report.diff
+    found = diff.dependencies if diff else None
+    if diff is None or found is None or not found.packages:
+        return None
+    theirs = _state_counts(_by_cause(diff, Cause.DEPENDENCIES))
+    return f"**{md_text(found.summary)}**: {theirs or 'no change in graph breaks'}."
+
+
+def dependency_blocks(report: Report, links: SourceLinks | None) -> list[str]:
+    """Under a dependency change's headline, paragraph by paragraph: its breaks, one line each;
+    then what the code change did, and what both did where the frames cannot tell them apart."""
+    diff = report.diff
+    if dependency_headline(report) is None or diff is None:
+        return []
+    theirs = [_change_line(c, links) for c in _by_cause(diff, Cause.DEPENDENCIES)]
+    blocks = ["\n".join(theirs)] if theirs else []
+    code, both = _by_cause(diff, Cause.CODE), _by_cause(diff, Cause.BOTH)
+    if diff.dependencies is not None and diff.dependencies.code_changed:
+        said = _state_counts(code)
+        blocks.append(f"The code change: {said}." if said else "The code change: no change in graph breaks.")
+    if both:
+        blocks.append(
+            f"Both changed under {plural(len(both), 'break')}: a changed line calls into a library whose "
+            f"version changed, so the frames cannot tell which brought {'it' if len(both) == 1 else 'them'} "
+            f"({_state_counts(both)}).\n" + "\n".join(_change_line(c, links) for c in both)
+        )
+    return blocks
+
+
+def _change_line(change: BreakChange, links: SourceLinks | None) -> str:
+    return f"- {change.state.value}: {md_text(what(change.brk))} at {where(change.brk, links)}"
+
+
 def headline(report: Report) -> str:
     """One sentence that leads with what the PR did (or, without a base, what there is)."""
     c = counts.counts(report)
+    led = dependency_headline(report)
+    if led is not None:
+        return led
     if report.diff is None:
         if not c.distinct:
             return (
@@ -632,6 +688,7 @@ def render(report: Report, options: Options = Options()) -> str:
         diff=diff,
         options=options,
         headline=headline(report),
+        dependency_blocks=dependency_blocks(report, options.links),
         context=context(report),
         not_clean=not_clean_line(report),
         lost_baseline=lost_baseline_lines(report),

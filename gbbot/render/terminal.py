@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -13,7 +14,7 @@ from rich.text import Text
 
 from gbbot.analysis import recompile
 from gbbot.core import counts
-from gbbot.core.model import ChangeState, GraphBreak, Recompilation, RecompileReason, Report, Status
+from gbbot.core.model import Cause, ChangeState, Diff, GraphBreak, Recompilation, RecompileReason, Report, Status
 from gbbot.render import width
 from gbbot.render.findings import compile_error_words
 
@@ -231,8 +232,26 @@ def _shown(report: Report, columns: int) -> list:
         parts.append(
             Text(f"{c.new} new, {c.fixed} fixed{hidden}, {c.persisting} persisting vs {d.base_ref} ({d.base_sha[:7]})")
         )
+        if d.dependencies is not None and d.dependencies.packages:
+            parts.append(Text(dependency_line(d)))
     parts.append(Text(summary(c)))
     return parts
+
+
+def dependency_line(d: Diff) -> str:
+    """`tinydep 1.0 → 2.0: 1 fixed, 1 new; the code change: 1 new`: what each change brought."""
+    found = d.dependencies
+    assert found is not None
+
+    def said(cause: Cause) -> str:
+        n = Counter(c.state.value for c in d.changes if found.cause(c.fingerprint) is cause)
+        return ", ".join(f"{n[state]} {state}" for state in ("fixed", "new", "hidden", "revealed") if n[state])
+
+    line = f"{found.summary}: {said(Cause.DEPENDENCIES) or 'no change in graph breaks'}"
+    if found.code_changed:
+        line += f"; the code change: {said(Cause.CODE) or 'no change'}"
+    both = said(Cause.BOTH)
+    return line + (f"; both changed under a changed line that calls a library: {both}" if both else "")
 
 
 def inside(rc: Recompilation) -> str:

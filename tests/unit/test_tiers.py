@@ -127,3 +127,24 @@ def test_a_module_that_imports_torch_cannot_be_collected_outside_e2e(tmp_path):
     assert done.returncode != 0
     assert "collecting the tests started torch: this process imported torch" in done.stderr
     assert HINT in done.stdout + done.stderr
+
+
+NEXT = """\
+import pytest
+
+pytestmark = pytest.mark.torch_next
+
+
+def test_needs_the_next_torch():
+    pass
+"""
+
+
+def test_a_next_torch_test_is_deselected_not_skipped_unless_m_names_it(tmp_path):
+    root = suite(tmp_path, {"tests/e2e/test_slow.py": SLOW, "tests/e2e/test_next.py": NEXT})
+    (root / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: end to end\n    torch_next: the next torch\n")
+    done, outcomes = pytest_in(root)  # the main run: the test is not reported at all
+    assert done.returncode == 0 and "1 deselected" in done.stdout, done.stdout + done.stderr
+    assert outcomes == {"test_is_slow_and_may_start_torch": "passed"}
+    done, outcomes = pytest_in(root, "-m", "slow or torch_next")  # .ci/run's second environment
+    assert outcomes == {"test_is_slow_and_may_start_torch": "passed", "test_needs_the_next_torch": "passed"}

@@ -1,7 +1,8 @@
 """A repository whose entrypoint imports a package only its requirements.txt names, through the
 action: the config's `setup:` installs it (here from a wheel in the repository, so nothing is
 downloaded), both sides of the diff import it and their breaks are found; a requirement that
-cannot be installed stops the step with "setup failed" and pip's own error.
+cannot be installed stops the step with "setup failed" and pip's own error. The PR touches
+requirements.txt, so each side of the diff also runs in an environment of its own files.
 
 The job's Python is a virtual environment of its own that sees this test run's packages (gbbot,
 torch) through a .pth file, so what setup installs lands there and nowhere else. The own-job route
@@ -147,11 +148,21 @@ def test_the_setup_log_is_folded_and_the_token_stays_out(docker_route):
     assert "ghs_canary_never_handed_on" not in done.stdout + done.stderr
 
 
-def test_the_comment_says_both_sides_ran_with_the_heads_packages(docker_route):
-    _, comments, _ = docker_route
+def test_a_pr_that_touches_requirements_txt_runs_each_side_in_its_own_environment(docker_route, repo):
+    """The PR edits requirements.txt: the base's environment is built from the base's copy, the
+    head's from the head's; the versions are the same, so the comment has no package line and no
+    warning, and the report says how the sides ran."""
+    done, comments, _ = docker_route
+    repo_path, _, _ = repo
     (comment,) = comments
-    assert "Both sides ran with the head's packages" in comment.body
-    assert "`requirements.txt`" in comment.body
+    assert "Both sides ran with the head's packages" not in comment.body
+    assert " → " not in comment.body.split("<sub>")[0]  # no package moved: the headline is the PR's
+    notes = json.loads((repo_path / "gbbot-report" / "report.json").read_text())["diff"]["notes"]
+    assert (
+        "Each side ran in an environment built from its own files (`requirements.txt` changed); their "
+        "packages are the same." in notes
+    )
+    assert "gets an environment of its own" in done.stderr + done.stdout
 
 
 def test_a_requirement_that_cannot_be_installed_is_setup_failed_with_pips_error(tmp_path):

@@ -198,3 +198,12 @@ def test_an_entrypoint_that_ended_badly_on_the_base_or_left_no_record_runs():
         "serve": "what it read on the base was not recorded",
         "export": "it started another program (os.system), whose reads are not recorded",
     }
+
+
+def test_a_change_of_what_setup_installs_runs_each_side_in_its_own_environment_and_takes_no_known_base():
+    """A cached base ran with the base's packages as they were set up for that run; the bump's own
+    base side is built from its files, so a known base is not taken, and the run is not kept."""
+    own = replace(FACTS, known=known(plan.KnownFrom.CACHE), caching=True, own_environments=("requirements.txt",))
+    decided = plan.decide(own)
+    assert decided.base is plan.BaseRun.OWN_ENVIRONMENT and decided.known is None and not decided.keep
+    assert decided.head == NAMES and decided.source == "run" and "`requirements.txt`" in decided.why

@@ -1,0 +1,90 @@
+"""A pull request that changes its dependencies: which of the breaks that came or went the new
+versions brought, and which the code change did.
+
+Pure. A break that came (new, revealed) is the code's when one of its repository frames (its site
+or a line of its user stack) is a line the head added or changed; one that went (fixed, hidden)
+when one of the base's frames is a line the change removed or replaced; the dependencies' when
+the pull request changes no code, or none of its frames is a changed line. A break raised inside a
+library under a changed line of the repository is both's: the call and the library both changed,
+and the frames cannot tell which brought it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Set
+
+from gbbot.core.model import BreakChange, Cause, ChangeState, DependencyChange, Diff, GraphBreak, PackageChange
+
+# path (below the config root) → the lines changed there; None: the whole file (added or removed)
+Lines = Mapping[str, Set[int] | None]
+HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+CAME = (ChangeState.NEW, ChangeState.REVEALED)
+WENT = (ChangeState.FIXED, ChangeState.HIDDEN)
+
+
+def changed_lines(unified: str, prefix: str = "") -> tuple[dict[str, set[int] | None], dict[str, set[int] | None]]:
+    """(head's changed lines, base's changed lines) by path below `prefix`, from `git diff -U0`
+    output (a file only one side has is whole on that side)."""
+    head: dict[str, set[int] | None] = {}
+    base: dict[str, set[int] | None] = {}
+    old = new = None
+    inside = f"{prefix}/" if prefix else ""
+    for line in unified.splitlines():
+        if line.startswith("--- "):
+            old = _path(line[4:], "a/", inside)
+        elif line.startswith("+++ "):
+            new = _path(line[4:], "b/", inside)
+            if old is None and new is not None:
+                head[new] = None
+            if new is None and old is not None:
+                base[old] = None
+        elif (found := HUNK_RE.match(line)) and old is not None and new is not None:
+            _add(base, old, int(found.group(1)), int(found.group(2) or 1))
+            _add(head, new, int(found.group(3)), int(found.group(4) or 1))
+    return head, base
+
+
+def _path(text: str, side: str, inside: str) -> str | None:
+    if not text.startswith(side):
+        return None  # /dev/null
+    path = text[len(side) :]
+    return path.removeprefix(inside) if path.startswith(inside) else None
+
+
+def _add(lines: dict[str, set[int] | None], path: str, start: int, count: int) -> None:
+    if path in lines and lines[path] is None:
+        return
+    lines.setdefault(path, set()).update(range(start, start + count))  # type: ignore[union-attr]
+
+
+def crosses(brk: GraphBreak, lines: Lines) -> bool:
+    """Whether a repository frame of `brk` (its site, its user stack) lies on a changed line."""
+    frames = [(brk.file, brk.line), *((f.file, f.line) for f in brk.user_stack)]
+    for path, line in frames:
+        if path in lines:
+            changed = lines[path]
+            if changed is None or line in changed:
+                return True
+    return False
+
+
+def cause(change: BreakChange, head: Lines, base: Lines, code_changed: bool) -> Cause:
+    if not code_changed or not crosses(change.brk, head if change.state in CAME else base):
+        return Cause.DEPENDENCIES
+    # a changed line of the repository calls into a library: the call and the library both changed
+    return Cause.BOTH if change.brk.library_site is not None else Cause.CODE
+
+
+def attribute(
+    diff: Diff,
+    packages: tuple[PackageChange, ...],
+    head: Lines,
+    base: Lines,
+    code_changed: bool,
+) -> DependencyChange:
+    """What each break that came or went is put down to, with the versions that differ."""
+    causes = tuple(
+        (c.fingerprint, cause(c, head, base, code_changed)) for c in diff.changes if c.state in (*CAME, *WENT)
+    )
+    return DependencyChange(packages, causes, code_changed)
