@@ -6,7 +6,9 @@ or a line of its user stack) is a line the head added or changed; one that went 
 when one of the base's frames is a line the change removed or replaced; the dependencies' when
 the pull request changes no code, or none of its frames is a changed line. A break raised inside a
 library under a changed line of the repository is both's: the call and the library both changed,
-and the frames cannot tell which brought it.
+and the frames cannot tell which brought it. Recompilation problems the same, by the frame that
+recompiled (its repository line, and the lines its guards point at): a new one by the head's
+lines, a fixed one by the base's.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Set
 
-from gbbot.core.model import BreakChange, Cause, ChangeState, DependencyChange, Diff, GraphBreak, PackageChange
+from gbbot.core.model import (
+    BreakChange,
+    Cause,
+    ChangeState,
+    DependencyChange,
+    Diff,
+    GraphBreak,
+    PackageChange,
+    Recompilation,
+)
 
 # path (below the config root) → the lines changed there; None: the whole file (added or removed)
 Lines = Mapping[str, Set[int] | None]
@@ -69,6 +80,23 @@ def crosses(brk: GraphBreak, lines: Lines) -> bool:
     return False
 
 
+def _on_changed_line(frames: list[tuple[str, int | None]], lines: Lines) -> bool:
+    for path, line in frames:
+        if path in lines:
+            changed = lines[path]
+            if changed is None or line in changed:
+                return True
+    return False
+
+
+def recompile_cause(rc: Recompilation, lines: Lines, code_changed: bool) -> Cause:
+    """A recompilation problem that came (by the head's lines) or went (by the base's)."""
+    frames = [(rc.file, rc.line), *((rc.file, r.line) for r in rc.reasons if r.line is not None)]
+    if not code_changed or not _on_changed_line(frames, lines):
+        return Cause.DEPENDENCIES
+    return Cause.BOTH if rc.library_site is not None else Cause.CODE
+
+
 def cause(change: BreakChange, head: Lines, base: Lines, code_changed: bool) -> Cause:
     if not code_changed or not crosses(change.brk, head if change.state in CAME else base):
         return Cause.DEPENDENCIES
@@ -82,9 +110,18 @@ def attribute(
     head: Lines,
     base: Lines,
     code_changed: bool,
+    head_problems: Mapping[str, Recompilation] | None = None,
+    base_problems: Mapping[str, Recompilation] | None = None,
 ) -> DependencyChange:
-    """What each break that came or went is put down to, with the versions that differ."""
-    causes = tuple(
-        (c.fingerprint, cause(c, head, base, code_changed)) for c in diff.changes if c.state in (*CAME, *WENT)
-    )
-    return DependencyChange(packages, causes, code_changed)
+    """What each break and each recompilation problem that came or went is put down to, with the
+    versions that differ. `head_problems`/`base_problems`: each side's problem fingerprint → the
+    frame that recompiled."""
+    causes = [(c.fingerprint, cause(c, head, base, code_changed)) for c in diff.changes if c.state in (*CAME, *WENT)]
+    compared = diff.recompiles
+    if compared is not None:
+        for fingerprints, lines, problems in (
+            ((*compared.new, *compared.new_limit), head, head_problems or {}),
+            (compared.fixed, base, base_problems or {}),
+        ):
+            causes += [(f, recompile_cause(problems[f], lines, code_changed)) for f in fingerprints if f in problems]
+    return DependencyChange(packages, tuple(causes), code_changed)

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gbbot.analysis import break_diff, dependence, reads, report
+from gbbot.analysis import break_diff, dependence, reads, recompile, report
 from gbbot.analysis import dependency_change as dependency
 from gbbot.analysis.source import SourceMap, SourceTree, source_map
 from gbbot.checks import baseline, environments, plan
@@ -626,14 +626,16 @@ def run_diff(
         s = replace(s, notes=(*s.notes, packages))
     found = compare(p, s, note)
     if s.packages is not None:
-        found = replace(found, dependencies=attributed(p, found, s.packages))
+        found = replace(found, dependencies=attributed(p, found, s))
     return DiffRun(break_diff.with_diff(s.head, found), s.notes)
 
 
-def attributed(p: Setup, found: Diff, packages: tuple[PackageChange, ...]) -> DependencyChange:
-    """Which breaks that came or went the dependencies brought, which the code change did."""
+def attributed(p: Setup, found: Diff, s: Sides) -> DependencyChange:
+    """Which breaks and recompilation problems that came or went the dependencies brought, which
+    the code change did."""
     head, base = dependency.changed_lines(git.unified_diff(p.top, p.base_sha), p.prefix)
     for path in dependence.touched_paths(git.untracked(p.top), p.prefix):
         head[path] = None
     code = any(path.endswith(".py") for path in (*head, *base))
-    return dependency.attribute(found, packages, head, base, code)
+    problems = [recompile.problems(recompile.all_recompiles(side)) for side in (s.head, s.base)]
+    return dependency.attribute(found, s.packages or (), head, base, code, *problems)

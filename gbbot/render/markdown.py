@@ -297,13 +297,30 @@ def _state_counts(changes: list[BreakChange]) -> str:
     return ", ".join(_changes(counted, "graph break"))
 
 
+def _recompiles_by_cause(diff: Diff, cause: Cause) -> tuple[int, int]:
+    """(new, fixed) recompilation problems put down to `cause`."""
+    found, compared = diff.dependencies, diff.recompiles
+    if found is None or compared is None:
+        return 0, 0
+    came = sum(1 for f in (*compared.new, *compared.new_limit) if found.cause(f) is cause)
+    return came, sum(1 for f in compared.fixed if found.cause(f) is cause)
+
+
+def _counts_with_recompiles(diff: Diff, cause: Cause) -> str:
+    """`fixes **1** graph break, adds **1**; adds **1** recompilation problem`."""
+    came, went = _recompiles_by_cause(diff, cause)
+    recompiles = _changes([(came, "adds"), (went, "fixes")], "recompilation problem")
+    said = [_state_counts(_by_cause(diff, cause)), listed(recompiles) if recompiles else ""]
+    return "; ".join(part for part in said if part)
+
+
 def dependency_headline(report: Report) -> str | None:
     """On a pull request that changes package versions: what the new versions did, first."""
     diff = report.diff
     found = diff.dependencies if diff else None
     if diff is None or found is None or not found.packages:
         return None
-    theirs = _state_counts(_by_cause(diff, Cause.DEPENDENCIES))
+    theirs = _counts_with_recompiles(diff, Cause.DEPENDENCIES)
     return f"**{md_text(found.summary)}**: {theirs or 'no change in graph breaks'}."
 
 
@@ -315,9 +332,9 @@ def dependency_blocks(report: Report, links: SourceLinks | None) -> list[str]:
         return []
     theirs = [_change_line(c, links) for c in _by_cause(diff, Cause.DEPENDENCIES)]
     blocks = ["\n".join(theirs)] if theirs else []
-    code, both = _by_cause(diff, Cause.CODE), _by_cause(diff, Cause.BOTH)
+    both = _by_cause(diff, Cause.BOTH)
     if diff.dependencies is not None and diff.dependencies.code_changed:
-        said = _state_counts(code)
+        said = _counts_with_recompiles(diff, Cause.CODE)
         blocks.append(f"The code change: {said}." if said else "The code change: no change in graph breaks.")
     if both:
         blocks.append(

@@ -245,7 +245,14 @@ def dependency_line(d: Diff) -> str:
 
     def said(cause: Cause) -> str:
         n = Counter(c.state.value for c in d.changes if found.cause(c.fingerprint) is cause)
-        return ", ".join(f"{n[state]} {state}" for state in ("fixed", "new", "hidden", "revealed") if n[state])
+        breaks = [f"{n[state]} {state}" for state in ("fixed", "new", "hidden", "revealed") if n[state]]
+        compared = d.recompiles
+        if compared is not None:
+            came = sum(1 for f in (*compared.new, *compared.new_limit) if found.cause(f) is cause)
+            went = sum(1 for f in compared.fixed if found.cause(f) is cause)
+            for count, word in ((went, "fixed"), (came, "new")):
+                breaks += [f"{count} {word} recompilation problem{'s' * (count != 1)}"] if count else []
+        return ", ".join(breaks)
 
     line = f"{found.summary}: {said(Cause.DEPENDENCIES) or 'no change in graph breaks'}"
     if found.code_changed:

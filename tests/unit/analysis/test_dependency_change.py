@@ -7,7 +7,17 @@ from dataclasses import replace
 
 from gbbot.analysis import dependency_change as dependency
 from gbbot.analysis import report as report_json
-from gbbot.core.model import Cause, ChangeState, Frame, LibrarySite, PackageChange, Report
+from gbbot.core.model import (
+    Cause,
+    ChangeState,
+    Frame,
+    LibrarySite,
+    PackageChange,
+    Recompilation,
+    RecompileDiff,
+    RecompileReason,
+    Report,
+)
 from gbbot.render import markdown, terminal
 from tests.builders import report, traced_break
 
@@ -103,6 +113,33 @@ def test_the_comment_leads_with_the_bump_and_lists_its_breaks_apart_from_the_cod
     assert "The code change: adds **1** graph break." in lead
     said = terminal.render(replace(found, diff=replace(found.diff, dependencies=dependencies)))
     assert "tinydep 1.0 → 2.0: 1 fixed, 1 new; the code change: 1 new" in said
+
+
+def recompiling(n: int, line: int, fingerprint: str) -> Recompilation:
+    """A frame of pkg/model.py that recompiled on a dtype guard pointing at `line`."""
+    reason = RecompileReason(fingerprint, "dtype", "x.dtype == torch.float32", 1, False, "", "", line, "")
+    return Recompilation(f"rc{n}", "pkg/model.py", 5, "block", 2, False, (reason,), "")
+
+
+def test_recompilation_problems_are_put_down_to_the_bump_or_the_code_like_breaks():
+    """One that came where a guard points at the line the PR added is the code's; one that came
+    elsewhere, and one that went, the bump's; said in the comment and the terminal."""
+    found = report([], new=[], fixed=[])
+    compared = RecompileDiff(new=("mine", "theirs"), fixed=("gone",))
+    found = replace(found, diff=replace(found.diff, recompiles=compared))
+    head, base = dependency.changed_lines(UNIFIED, "src")
+    problems_head = {"mine": recompiling(1, 8, "mine"), "theirs": recompiling(2, 20, "theirs")}
+    dependencies = dependency.attribute(
+        found.diff, BUMP, head, base, True, problems_head, {"gone": recompiling(3, 8, "gone")}
+    )
+    assert dict(dependencies.causes) == {"mine": Cause.CODE, "theirs": Cause.DEPENDENCIES, "gone": Cause.DEPENDENCIES}
+    shown = replace(found, diff=replace(found.diff, dependencies=dependencies))
+    lead = markdown.render(shown).split("<sub>")[0]
+    assert "**tinydep 1.0 → 2.0**: adds **1** recompilation problem and fixes **1**." in lead
+    assert "The code change: adds **1** recompilation problem." in lead
+    said = terminal.render(shown)
+    assert ("tinydep 1.0 → 2.0: 1 fixed recompilation problem, 1 new recompilation problem; "
+            "the code change: 1 new recompilation problem") in said  # fmt: skip
 
 
 def test_without_a_version_change_the_headline_is_the_prs_own():
