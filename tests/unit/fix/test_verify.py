@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from gbbot.core.config import Entrypoint
 from gbbot.core.fixes import Counts, FixStatus
-from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, Origin, RunOutcome, Status
+from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, LibrarySite, Origin, RunOutcome, Status
 from gbbot.fix import batch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.recipes.logger import LoggerGuard
@@ -107,6 +107,29 @@ def test_a_break_that_comes_back_as_another_kind_at_the_same_code_is_not_fixed()
     assert verdict.reason.endswith(
         "the break comes back as GB0170 at m.py:3 (if loss.item() > 50:) in fwd: the patch renames it, it does not fix it"
     )
+
+
+def in_library(fingerprint: str, gb_id: str | None, line: int, code: str) -> GraphBreak:
+    """A break inside a library model, reported at the app's line that calls the model."""
+    site = LibrarySite("lib", "lib/model.py", line, "forward", code)
+    return brk(fingerprint, gb_id=gb_id, code="out = model(x)", origin=Origin.THIRD_PARTY, library_site=site)
+
+
+def test_another_library_break_of_the_model_changing_kind_is_neither_a_rename_nor_new():
+    # VITS: with capture_scalar_outputs the layer-drop draw breaks as a data-dependent guard
+    # instead of GB0033; the `.item()` the setting was for is gone
+    item = in_library("1" * 16, "GB0124", 86, "t_act = torch.tanh(in_act[:, :num_channels, :])")
+    draw = in_library("2" * 16, "GB0033", 1113, "dropout_probability = np.random.uniform(0, 1)")
+    guard = in_library("3" * 16, None, 1113, "dropout_probability = np.random.uniform(0, 1)")
+    verdict = judge([(item, ["fwd"])], {"fwd": seen(item, draw)}, {"fwd": seen(guard)}, same)
+    assert verdict.ok, verdict.reason
+
+
+def test_a_library_break_that_comes_back_as_another_kind_at_its_library_line_is_not_fixed():
+    draw = in_library("2" * 16, "GB0033", 1113, "dropout_probability = np.random.uniform(0, 1)")
+    guard = in_library("3" * 16, None, 1113, "dropout_probability = np.random.uniform(0, 1)")
+    verdict = judge([(draw, ["fwd"])], {"fwd": seen(draw)}, {"fwd": seen(guard)}, same)
+    assert not verdict.ok and "the patch renames it, it does not fix it" in verdict.reason
 
 
 def test_different_results_drop_the_patch():
