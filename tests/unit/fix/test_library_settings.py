@@ -151,6 +151,19 @@ def test_settings_before_one_compile_are_all_turned_on_there():
     )
 
 
+def test_a_setting_several_breaks_need_is_turned_on_once_beside_another():
+    # VITS: one `.item()` setting and five `nonzero` breaks, all verified, at one helper
+    kinds = (ItemCaptureScalars, DynamicShapeCaptureOps, DynamicShapeCaptureOps, DynamicShapeCaptureOps)
+    requests = [engine.Request(f"{n}", recipe, BreakSite(6)) for n, recipe in enumerate(kinds)]
+    outcome = engine.apply(BUILD, requests)
+    assert outcome.applied == ("0", "1", "2", "3") and outcome.missed == ()
+    assert outcome.after.endswith(
+        "    torch._dynamo.config.capture_scalar_outputs = True\n"
+        "    torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
+        "    return torch.compile(model)\n"
+    )
+
+
 CHECKED_LIBRARY = """\
 import torch
 
