@@ -4,7 +4,8 @@ backend (Inductor, the faithful run gbbot's fast mode stands in for) and once ea
 (`torch.compile` made the identity in its helper), and the two results must be close
 (`torch.testing.assert_close`, as gbbot compares results). Prints one line per model and exits 1
 when any differs or fails to compile: gbbot's fast mode, which the trial runs in, generates no
-code, so an Inductor failure shows only here.
+code, so an Inductor failure shows only here. Run it before and after `gbbot fix --apply`: a model
+Inductor already computes differently unpatched (VITS, on CPU) says nothing about the fixes.
 
     cd OUT && python /path/to/tools/library_breaks_compare.py [name,name,...]
 """
