@@ -10,6 +10,7 @@ compared through a function passed in).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -364,11 +365,22 @@ def appeared_breaks(
     return list(result.new.values()), list(result.revealed.values())
 
 
+ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*")
+
+
+def _error_line(stderr: str, otherwise: str) -> str:
+    """The exception a failed run ended with: the last line that names one (torch adds advice
+    lines after it, "Set TORCHDYNAMO_VERBOSE=1 …"), else the last line."""
+    lines = stderr.strip().splitlines()
+    named = [line for line in lines if ERROR_LINE.match(line)]
+    return (named or lines or [otherwise])[-1]
+
+
 def changed_behaviour(before: Observation, after: Observation, compare: ResultComparer) -> str | None:
     """Why the patched run's result differs from the baseline's, or None."""
     name, old, new = before.entrypoint.name, before.outcome, after.outcome
     if (new.status, new.exit_code) != (old.status, old.exit_code):
-        last = (new.stderr_tail.strip().splitlines() or [new.reason or ""])[-1][:DIFF_DETAIL_CHARS]
+        last = _error_line(new.stderr_tail, new.reason or "")[:DIFF_DETAIL_CHARS]
         was = f"{old.status.value} (exit {old.exit_code})"
         return f"{name} ended {new.status.value} (exit {new.exit_code}), before {was}: {last}"
     if before.entrypoint.returns_result:

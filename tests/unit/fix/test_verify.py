@@ -143,6 +143,22 @@ def test_a_run_that_now_fails_drops_the_patch():
     assert not verdict.ok and verdict.reason.startswith("fwd ended failed (exit 1), before ok (exit 0)")
 
 
+def test_a_run_that_now_fails_is_said_by_its_exception_not_by_torchs_advice_after_it():
+    # VITS with capture_scalar_outputs under Inductor (torch 2.13), faithful mode
+    stderr = (
+        "Traceback (most recent call last):\n"
+        "torch._inductor.exc.InductorError: TypeError: BooleanAtom not allowed in this context.\n"
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a bug)\n"
+    )
+    failed = seen(status=Status.FAILED, result=None)
+    failed = replace(failed, outcome=replace(failed.outcome, stderr_tail=stderr))
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": failed}, same)
+    assert verdict.reason.startswith(
+        "fwd ended failed (exit 1), before ok (exit 0): "
+        "torch._inductor.exc.InductorError: TypeError: BooleanAtom not allowed in this context."
+    )
+
+
 def test_a_break_the_baseline_did_not_show_cannot_be_verified():
     verdict = judge([(TARGET, ["fwd"])], {"fwd": seen()}, {"fwd": seen()}, same)
     assert not verdict.ok and "did not show up in the baseline" in verdict.reason
