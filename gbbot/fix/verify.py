@@ -276,13 +276,14 @@ def renamed(
     return None
 
 
-def place(brk: GraphBreak) -> tuple[str, str]:
+def place(brk: GraphBreak) -> tuple[str, int | None, str]:
     """Where a break's code is: its line inside the library for a break raised in one (all of a
-    model's library breaks share the user's line that calls the model), else its own line."""
+    model's library breaks share the user's line that calls the model; a patch never moves a
+    library's lines), else its own line's code (a patch may move it)."""
     site = brk.library_site
     if site is not None and site.code:
-        return site.path, normalise_code(site.code)
-    return brk.file, normalise_code(brk.code)
+        return site.path, site.line, normalise_code(site.code)
+    return brk.file, None, normalise_code(brk.code)
 
 
 def changed_kind(found: Sequence[GraphBreak], before: Observation, after: Observation) -> list[GraphBreak]:

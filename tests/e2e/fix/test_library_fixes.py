@@ -2,9 +2,9 @@
 (tests/e2e/fix/library_project/libmodels_src, pip-installed by the test) has a model class per
 kind of break seen in real libraries: a logger call, an `.item()` whose number feeds only
 arithmetic, a `nonzero`, an `if` that only raises (that one gets a finished subclass override),
-and VITS's pair: a size read from a tensor (`torch.arange(lengths.max())`, GB0033) in the model
-whose layer-drop draw (`np.random.uniform`) breaks too, and breaks otherwise once scalars are
-captured. The app makes each model and compiles it one call deeper, in a helper
+and VITS's pair: a size read from a tensor (`torch.arange(lengths.max())`, GB0033) after an
+encoder whose layer-drop draw (`np.random.uniform`, in a loop) breaks too, as another kind once
+scalars are captured. The app makes each model and compiles it one call deeper, in a helper
 (`compiled(Model())`, `torch.compile` in app/build.py). `gbbot fix --apply` runs once: each break
 the installed torch can take by a setting gets that setting at the helper's compile, verified by
 re-running (break gone, outputs equal); the library is untouched. Beside them, an entrypoint whose
