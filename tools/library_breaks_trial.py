@@ -5,6 +5,7 @@ would: the breaks inside transformers that `gbbot fix` is measured on (issue #41
 
     python tools/library_breaks_trial.py OUT_DIR [name,name,...]
     cd OUT_DIR && gbbot fix --json fix.json
+    gbbot fix --apply && python /path/to/tools/library_breaks_compare.py   # no wrong fix: Inductor = eager
 
 On transformers 5.24 and torch 2.13 (CPU), longformer, bigbird, led, switch, vits and reformer
 have breaks; bart, mixtral, funnel and qwen2moe compile in one graph.

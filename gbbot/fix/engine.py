@@ -132,13 +132,16 @@ def _inserted(edit: Edit) -> list[cst.CSTNode] | None:
 
 def _joined_before(taken: list[Edit], new: Sequence[Edit]) -> bool:
     """When `new` only inserts statements before a statement a taken edit also only inserts
-    before, one edit inserts both (each setting turned on before the same compile); True then."""
+    before, one edit inserts both (each setting turned on before the same compile, once however
+    many breaks it is for); True then."""
     if len(new) != 1 or (added := _inserted(new[0])) is None:
         return False
     for i, edit in enumerate(taken):
         earlier = _inserted(edit) if edit.node is new[0].node else None
         if earlier is not None:
+            there = {_code(s.with_changes(leading_lines=())) for s in earlier}  # type: ignore[attr-defined]
             fresh = [s.with_changes(leading_lines=()) for s in added]  # type: ignore[attr-defined]
+            fresh = [s for s in fresh if _code(s) not in there]
             last = edit.replacement.nodes[-1]  # type: ignore[union-attr]
             imports = tuple(dict.fromkeys((*edit.imports, *new[0].imports)))
             taken[i] = replace(edit, replacement=cst.FlattenSentinel([*earlier, *fresh, last]), imports=imports)

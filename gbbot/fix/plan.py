@@ -376,13 +376,13 @@ def library_settings(
     ignored, `capture_scalar_outputs` for an `.item()` whose number decides no branch there,
     `capture_dynamic_output_shape_ops`), each at the compiles in the user's code that trace the
     break's frame; and why none is tried, where one was meant to be."""
-    own = triggers.by_id(brk.gb_id)
-    settings = [v for v in variants(own.recipe if own else None) if getattr(v, "at_compile_site", False)]
+    family = _setting_family(brk)
+    settings = [v for v in variants(family) if getattr(v, "at_compile_site", False)]
     site = brk.library_site
     text = lookup(site.path) if site else None
     if not settings or site is None:
         return (), ()
-    if brk.gb_id == ITEM_ID and (text is None or decides_branch(text, site.line)):
+    if family == "item" and (text is None or decides_branch(text, site.line)):
         why = "the number decides a branch" if text else "the library's source could not be read"
         return (), (f"capture_scalar_outputs not tried: {why} ({site.path}:{site.line})",)
     owners = {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None}
@@ -398,12 +398,24 @@ def library_settings(
     return tuple(found), tuple(why_not)
 
 
+# Breaks with no recipe of their own whose message names a setting: a data-dependent operator
+# (GB0033: `aten._local_scalar_dense`, the scalar an op reads from a tensor, as in
+# `torch.arange(lengths.max())`) is traced with `capture_scalar_outputs`, `.item()`'s setting.
+SETTING_FAMILY = {"GB0033": "item"}
+
+
+def _setting_family(brk: GraphBreak) -> str | None:
+    """The recipe whose compile-site settings a break inside a library may get: its GB id's, or
+    the one its message's setting belongs to."""
+    own = triggers.by_id(brk.gb_id)
+    return own.recipe if own else SETTING_FAMILY.get(brk.gb_id or "")
+
+
 def library_setting_recipes(brk: GraphBreak) -> tuple[type[Recipe], ...]:
-    """The compile-site settings a break inside a library may get: its GB id's recipe's."""
+    """The compile-site settings a break inside a library may get."""
     if brk.origin is not Origin.THIRD_PARTY or brk.library_site is None:
         return ()
-    own = triggers.by_id(brk.gb_id)
-    return tuple(v for v in variants(own.recipe if own else None) if getattr(v, "at_compile_site", False))
+    return tuple(v for v in variants(_setting_family(brk)) if getattr(v, "at_compile_site", False))
 
 
 def library_setting(

@@ -10,6 +10,7 @@ compared through a function passed in).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -270,10 +271,30 @@ def renamed(
             continue
         known = {b.fingerprint for b in before[name].report.breaks}
         for brk in after[name].report.breaks:
-            same_code = normalise_code(brk.code) == normalise_code(target.code)
-            if brk.fingerprint not in known and brk.file == target.file and same_code and brk.key != target.key:
+            if brk.fingerprint not in known and place(brk) == place(target) and brk.key != target.key:
                 return brk, name
     return None
+
+
+def place(brk: GraphBreak) -> tuple[str, int | None, str]:
+    """Where a break's code is: its line inside the library for a break raised in one (all of a
+    model's library breaks share the user's line that calls the model; a patch never moves a
+    library's lines), else its own line's code (a patch may move it)."""
+    site = brk.library_site
+    if site is not None and site.code:
+        return site.path, site.line, normalise_code(site.code)
+    return brk.file, None, normalise_code(brk.code)
+
+
+def changed_kind(found: Sequence[GraphBreak], before: Observation, after: Observation) -> list[GraphBreak]:
+    """Of the breaks a patched run shows new, those that are another kind of break where one the
+    run no longer has was: a setting meant for another break can change how Dynamo fails on a line
+    it does not fix (`np.random.uniform` in a library: GB0033, then, with `capture_scalar_outputs`,
+    a guard on a data-dependent float) — no break more, no break fewer there. A targeted break
+    that does this is not fixed (`renamed`)."""
+    now = {b.fingerprint for b in after.report.breaks}
+    gone = {place(b) for b in before.report.breaks if b.fingerprint not in now}
+    return [b for b in found if place(b) in gone]
 
 
 def no_better(
@@ -309,9 +330,22 @@ def only_hidden(
             if not _same_site(brk, target):
                 continue
             hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
+            if hider is not None and _stops_as_before(hider, before[name], after[name]):
+                continue
             why = f"{_short(hider, to_base)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
             return f"the break is only hidden in {name}: {why}"
     return None
+
+
+def _stops_as_before(hider: GraphBreak, before: Observation, after: Observation) -> bool:
+    """Whether `hider` is another kind of break where a break of the baseline, now gone, stopped
+    Dynamo, making no frame run eagerly that that one did not: the baseline stopped there too, and
+    still showed the targeted break, so `hider` does not hide it."""
+    now = {b.fingerprint for b in after.report.breaks}
+    return any(
+        b.fingerprint not in now and place(b) == place(hider) and set(hider.makes_eager) <= set(b.makes_eager)
+        for b in before.report.breaks
+    )
 
 
 def settled(before: Observation, after: Observation, to_base: LineMap = same_line) -> break_diff.Settled:
@@ -332,11 +366,22 @@ def appeared_breaks(
     return list(result.new.values()), list(result.revealed.values())
 
 
+ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*")
+
+
+def _error_line(stderr: str, otherwise: str) -> str:
+    """The exception a failed run ended with: the last line that names one (torch adds advice
+    lines after it, "Set TORCHDYNAMO_VERBOSE=1 …"), else the last line."""
+    lines = stderr.strip().splitlines()
+    named = [line for line in lines if ERROR_LINE.match(line)]
+    return (named or lines or [otherwise])[-1]
+
+
 def changed_behaviour(before: Observation, after: Observation, compare: ResultComparer) -> str | None:
     """Why the patched run's result differs from the baseline's, or None."""
     name, old, new = before.entrypoint.name, before.outcome, after.outcome
     if (new.status, new.exit_code) != (old.status, old.exit_code):
-        last = (new.stderr_tail.strip().splitlines() or [new.reason or ""])[-1][:DIFF_DETAIL_CHARS]
+        last = _error_line(new.stderr_tail, new.reason or "")[:DIFF_DETAIL_CHARS]
         was = f"{old.status.value} (exit {old.exit_code})"
         return f"{name} ended {new.status.value} (exit {new.exit_code}), before {was}: {last}"
     if before.entrypoint.returns_result:
@@ -398,7 +443,8 @@ def judge(
         revealed.extend(shown)
         changed = changed or problem is not None
         problems += [problem] if problem else []
-        problems += [f"new break in {name}: {_short(b, to_base)}" for b in found]
+        other_kind = changed_kind(found, before[name], after[name])
+        problems += [f"new break in {name}: {_short(b, to_base)}" for b in found if b not in other_kind]
     instead: list[GraphBreak] = []
     for target, entrypoints in goals:
         problem = still_there(target, entrypoints, before, after)

@@ -1,12 +1,14 @@
 """Breaks inside an installed library, fixed in the user's code (real torch). A stand-in library
 (tests/e2e/fix/library_project/libmodels_src, pip-installed by the test) has a model class per
 kind of break seen in real libraries: a logger call, an `.item()` whose number feeds only
-arithmetic, a `nonzero`, an `if` that only raises (that one gets a finished subclass override). The app makes each model and compiles it one
-call deeper, in a helper (`compiled(Model())`, `torch.compile` in app/build.py). `gbbot fix
---apply` runs once: each break the installed torch can take by a setting gets that setting at the
-helper's compile, verified by re-running (break gone, outputs equal); the library is untouched.
-Beside them, an entrypoint whose result is random: its print guard cannot be judged by outputs,
-and the fix says why."""
+arithmetic, a `nonzero`, an `if` that only raises (that one gets a finished subclass override),
+and VITS's pair: a size read from a tensor (`torch.arange(lengths.max())`, GB0033) after an
+encoder whose layer-drop draw (`np.random.uniform`, in a loop) breaks too, as another kind once
+scalars are captured. The app makes each model and compiles it one call deeper, in a helper
+(`compiled(Model())`, `torch.compile` in app/build.py). `gbbot fix --apply` runs once: each break
+the installed torch can take by a setting gets that setting at the helper's compile, verified by
+re-running (break gone, outputs equal); the library is untouched. Beside them, an entrypoint whose
+result is random: its print guard cannot be judged by outputs, and the fix says why."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "library_project"
 LIBRARY = PROJECT / "libmodels_src"
-NAMES = ("chatty", "normalised", "sparse", "checked", "noisy")
+NAMES = ("chatty", "normalised", "sparse", "checked", "noisy", "durations")
 
 
 @dataclass
@@ -40,6 +42,19 @@ class Session:
     def result(self, entrypoint: str) -> FixResult:
         fingerprints = {b.fingerprint for e in self.run.report.entrypoints if e.name == entrypoint for b in e.breaks}
         (found,) = [r for r in self.run.results if r.fingerprint in fingerprints]
+        return found
+
+    def at_library_line(self, entrypoint: str, code: str) -> FixResult:
+        """The result for the break inside the library at the line reading `code`: all of one
+        model's library breaks share the app's line that calls the model."""
+        (brk,) = [
+            b
+            for e in self.run.report.entrypoints
+            if e.name == entrypoint
+            for b in e.breaks
+            if b.library_site and b.library_site.code.strip() == code
+        ]
+        (found,) = [r for r in self.run.results if r.fingerprint == brk.fingerprint]
         return found
 
     def breaks(self, entrypoint: str) -> int:
@@ -110,3 +125,19 @@ def test_an_entrypoint_whose_result_differs_unpatched_is_named_not_reproducible(
     assert result.reason.startswith("noisy itself is not reproducible: a second run without any patch differs")
     assert "the result of noisy changed" in result.reason
     assert result.summary.startswith("not kept (noisy itself is not reproducible")
+
+
+def test_a_size_read_from_a_tensor_gets_capture_scalar_outputs_though_the_models_other_break_changes_kind(session):
+    # With the setting, the layer-drop draw breaks as "could not guard on a data-dependent
+    # float" instead of GB0033 (and its loop still runs eagerly): that break is the draw's, where
+    # Dynamo stopped before too, neither a rename of the size's break nor what hides it.
+    sized = session.at_library_line("durations", "positions = torch.arange(lengths.max())")
+    assert sized.status is FixStatus.VERIFIED, sized.reason
+    assert (sized.recipe, sized.variant) == ("item", "capture_scalar_outputs")
+    assert {h.path for h in sized.hunks} == {"app/build.py"}
+    assert "outputs equal" in sized.summary
+    drawn = session.at_library_line("durations", "draw = np.random.uniform(0, 1)")
+    assert drawn.status is FixStatus.SCAFFOLD
+    assert "capture_scalar_outputs not tried: the number decides a branch" in drawn.reason
+    left = [b for e in session.after.entrypoints if e.name == "durations" for b in e.breaks]
+    assert left and {b.library_site.code.strip() for b in left} == {"draw = np.random.uniform(0, 1)"}

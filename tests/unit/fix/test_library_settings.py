@@ -112,6 +112,15 @@ def test_an_item_whose_number_feeds_only_arithmetic_gets_capture_scalar_outputs(
     assert [c.recipe.variant for c in settings] == ["capture_scalar_outputs"]
 
 
+def test_a_data_dependent_operator_gets_the_setting_its_message_names_and_not_where_it_decides_a_branch():
+    # GB0033 (`aten._local_scalar_dense`: a scalar an op reads from a tensor) has no recipe of its
+    # own; torch's hint is capture_scalar_outputs, `.item()`'s setting
+    settings, _ = plan.library_settings(_library_break("GB0033", 11), _read, _lookup, tuple(FILES))
+    assert [c.recipe.variant for c in settings] == ["capture_scalar_outputs"]
+    assert "torch._dynamo.config.capture_scalar_outputs = True" in settings[0].diff
+    assert plan.library_settings(_library_break("GB0033", 12), _read, _lookup, tuple(FILES))[0] == ()
+
+
 def test_an_item_that_decides_a_branch_in_the_library_is_not_given_the_setting_and_says_so():
     brk = _library_break("GB0124", 12)
     settings, why = plan.library_settings(brk, _read, _lookup, tuple(FILES))
@@ -138,6 +147,19 @@ def test_settings_before_one_compile_are_all_turned_on_there():
         "    torch._dynamo.config.capture_scalar_outputs = True\n"
         "    torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
         "    torch._dynamo.config.ignore_logging_functions |= {logging.Logger.warning}\n"
+        "    return torch.compile(model)\n"
+    )
+
+
+def test_a_setting_several_breaks_need_is_turned_on_once_beside_another():
+    # VITS: one `.item()` setting and five `nonzero` breaks, all verified, at one helper
+    kinds = (ItemCaptureScalars, DynamicShapeCaptureOps, DynamicShapeCaptureOps, DynamicShapeCaptureOps)
+    requests = [engine.Request(f"{n}", recipe, BreakSite(6)) for n, recipe in enumerate(kinds)]
+    outcome = engine.apply(BUILD, requests)
+    assert outcome.applied == ("0", "1", "2", "3") and outcome.missed == ()
+    assert outcome.after.endswith(
+        "    torch._dynamo.config.capture_scalar_outputs = True\n"
+        "    torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
         "    return torch.compile(model)\n"
     )
 

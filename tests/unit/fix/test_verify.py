@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from gbbot.core.config import Entrypoint
 from gbbot.core.fixes import Counts, FixStatus
-from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, Origin, RunOutcome, Status
+from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, LibrarySite, Origin, RunOutcome, Status
 from gbbot.fix import batch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.recipes.logger import LoggerGuard
@@ -109,6 +109,29 @@ def test_a_break_that_comes_back_as_another_kind_at_the_same_code_is_not_fixed()
     )
 
 
+def in_library(fingerprint: str, gb_id: str | None, line: int, code: str) -> GraphBreak:
+    """A break inside a library model, reported at the app's line that calls the model."""
+    site = LibrarySite("lib", "lib/model.py", line, "forward", code)
+    return brk(fingerprint, gb_id=gb_id, code="out = model(x)", origin=Origin.THIRD_PARTY, library_site=site)
+
+
+def test_another_library_break_of_the_model_changing_kind_is_neither_a_rename_nor_new():
+    # VITS: with capture_scalar_outputs the layer-drop draw breaks as a data-dependent guard
+    # instead of GB0033; the `.item()` the setting was for is gone
+    item = in_library("1" * 16, "GB0124", 86, "t_act = torch.tanh(in_act[:, :num_channels, :])")
+    draw = in_library("2" * 16, "GB0033", 1113, "dropout_probability = np.random.uniform(0, 1)")
+    guard = in_library("3" * 16, None, 1113, "dropout_probability = np.random.uniform(0, 1)")
+    verdict = judge([(item, ["fwd"])], {"fwd": seen(item, draw)}, {"fwd": seen(guard)}, same)
+    assert verdict.ok, verdict.reason
+
+
+def test_a_library_break_that_comes_back_as_another_kind_at_its_library_line_is_not_fixed():
+    draw = in_library("2" * 16, "GB0033", 1113, "dropout_probability = np.random.uniform(0, 1)")
+    guard = in_library("3" * 16, None, 1113, "dropout_probability = np.random.uniform(0, 1)")
+    verdict = judge([(draw, ["fwd"])], {"fwd": seen(draw)}, {"fwd": seen(guard)}, same)
+    assert not verdict.ok and "the patch renames it, it does not fix it" in verdict.reason
+
+
 def test_different_results_drop_the_patch():
     verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen()}, lambda _e, _a, _b: "values differ")
     assert not verdict.ok and verdict.reason == "the result of fwd changed: values differ"
@@ -118,6 +141,22 @@ def test_different_results_drop_the_patch():
 def test_a_run_that_now_fails_drops_the_patch():
     verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(status=Status.FAILED, result=None)}, same)
     assert not verdict.ok and verdict.reason.startswith("fwd ended failed (exit 1), before ok (exit 0)")
+
+
+def test_a_run_that_now_fails_is_said_by_its_exception_not_by_torchs_advice_after_it():
+    # VITS with capture_scalar_outputs under Inductor (torch 2.13), faithful mode
+    stderr = (
+        "Traceback (most recent call last):\n"
+        "torch._inductor.exc.InductorError: TypeError: BooleanAtom not allowed in this context.\n"
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a bug)\n"
+    )
+    failed = seen(status=Status.FAILED, result=None)
+    failed = replace(failed, outcome=replace(failed.outcome, stderr_tail=stderr))
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": failed}, same)
+    assert verdict.reason.startswith(
+        "fwd ended failed (exit 1), before ok (exit 0): "
+        "torch._inductor.exc.InductorError: TypeError: BooleanAtom not allowed in this context."
+    )
 
 
 def test_a_break_the_baseline_did_not_show_cannot_be_verified():
