@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gbbot.edges import overlay  # noqa: E402
-from tests.e2e.test_dependency_bump import CODE_CHANGE, CONFIG, MODEL, REQUIREMENTS  # noqa: E402
-from tests.local_package import tinydep_wheel  # noqa: E402
+from tests.e2e.test_dependency_bump import CODE_CHANGE  # noqa: E402
+from tests.local_package import REQUIREMENTS, write_tinydep_project  # noqa: E402
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -54,11 +54,7 @@ def make_project(repo: Path) -> None:
     """main: tinydep 1.0; `plain`: a new break in model.py; `bump`: tinydep 2.0."""
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    tinydep_wheel(repo / "vendor", "1.0")
-    tinydep_wheel(repo / "vendor", "2.0")
-    (repo / ".gbbot.yml").write_text(CONFIG)
-    (repo / "model.py").write_text(MODEL)
-    (repo / "requirements.txt").write_text(REQUIREMENTS.format(version="1.0"))
+    write_tinydep_project(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "main")
     for name, path, text in (("plain", "model.py", CODE_CHANGE), ("bump", "requirements.txt", None)):

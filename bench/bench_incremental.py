@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--models", type=int, default=6, choices=range(3, len(LAYERS) + 1))
-    parser.add_argument("--depth", type=int, default=1, help="blocks per model (Dynamo traces each: the cost per model)")
+    parser.add_argument("--depth", type=int, default=1, help="blocks per model (each traced)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="gbbot-bench-incremental-") as scratch:
         repo = Path(scratch) / "repo"

@@ -57,3 +57,45 @@ def tinydep_wheel(directory: Path, version: str = "1.0") -> Path:
         for path, data in files.items():
             archive.writestr(path, data)
     return wheel
+
+
+# A repository whose compiled model calls tinydep, which its requirements.txt installs from the
+# wheels it vendors (REQUIREMENTS.format(version="1.0")): the setup and dependency-bump tests'.
+CONFIG = """\
+version: 1
+setup:
+  - pip install -r requirements.txt
+entrypoints:
+  - name: forward
+    call: model:forward
+fail_on: new
+"""
+REQUIREMENTS = "--no-index\n--find-links vendor\ntinydep=={version}\n"
+MODEL = """\
+import torch
+import tinydep
+
+
+def block(x):
+    x = tinydep.scale(x)
+    return x + 1
+
+
+def f(x):
+    x = x * 2
+    return block(x)
+
+
+def forward():
+    return torch.compile(f)(torch.ones(3))
+"""
+
+
+def write_tinydep_project(repo: Path) -> None:
+    """The files of main for a bump of tinydep: both wheels vendored, the config, the model, and
+    requirements.txt naming 1.0."""
+    tinydep_wheel(repo / "vendor", "1.0")
+    tinydep_wheel(repo / "vendor", "2.0")
+    (repo / ".gbbot.yml").write_text(CONFIG)
+    (repo / "model.py").write_text(MODEL)
+    (repo / "requirements.txt").write_text(REQUIREMENTS.format(version="1.0"))

@@ -71,13 +71,7 @@ def _add(lines: dict[str, set[int] | None], path: str, start: int, count: int) -
 
 def crosses(brk: GraphBreak, lines: Lines) -> bool:
     """Whether a repository frame of `brk` (its site, its user stack) lies on a changed line."""
-    frames = [(brk.file, brk.line), *((f.file, f.line) for f in brk.user_stack)]
-    for path, line in frames:
-        if path in lines:
-            changed = lines[path]
-            if changed is None or line in changed:
-                return True
-    return False
+    return _on_changed_line([(brk.file, brk.line), *((f.file, f.line) for f in brk.user_stack)], lines)
 
 
 def _on_changed_line(frames: list[tuple[str, int | None]], lines: Lines) -> bool:

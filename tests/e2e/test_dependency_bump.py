@@ -24,36 +24,8 @@ import pytest
 from gbbot.main import main
 from tests.conftest import git
 from tests.e2e.test_run_as import close, ensure_user, reachable
-from tests.local_package import tinydep_wheel
+from tests.local_package import MODEL, REQUIREMENTS, write_tinydep_project
 
-CONFIG = """\
-version: 1
-setup:
-  - pip install -r requirements.txt
-entrypoints:
-  - name: forward
-    call: model:forward
-fail_on: new
-"""
-REQUIREMENTS = "--no-index\n--find-links vendor\ntinydep=={version}\n"
-MODEL = """\
-import torch
-import tinydep
-
-
-def block(x):
-    x = tinydep.scale(x)
-    return x + 1
-
-
-def f(x):
-    x = x * 2
-    return block(x)
-
-
-def forward():
-    return torch.compile(f)(torch.ones(3))
-"""
 # beside the bump, a break of the repository's own, on a line the pull request adds
 CODE_CHANGE = MODEL.replace("    return x + 1\n", "    torch._dynamo.graph_break()\n    return x + 1\n")
 
@@ -67,11 +39,7 @@ def project() -> Iterator[Path]:
     repo = top / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    tinydep_wheel(repo / "vendor", "1.0")
-    tinydep_wheel(repo / "vendor", "2.0")
-    (repo / ".gbbot.yml").write_text(CONFIG)
-    (repo / "model.py").write_text(MODEL)
-    (repo / "requirements.txt").write_text(REQUIREMENTS.format(version="1.0"))
+    write_tinydep_project(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a model that calls tinydep")
     git(repo, "checkout", "-qb", "bump")

@@ -24,37 +24,11 @@ from tests.action_run import ActionRun, pull_request_event, run_action
 from tests.conftest import git
 from tests.github_standin import ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
-from tests.local_package import tinydep_wheel
+from tests.local_package import CONFIG, MODEL, tinydep_wheel
+from tests.local_package import REQUIREMENTS as TINYDEP_REQUIREMENTS
 
 PR = 7
-CONFIG = """\
-version: 1
-setup:
-  - pip install -r requirements.txt
-entrypoints:
-  - name: forward
-    call: model:forward
-fail_on: new
-"""
-REQUIREMENTS = "--no-index\n--find-links vendor\ntinydep==1.0\n"
-MODEL = """\
-import torch
-import tinydep
-
-
-def block(x):
-    x = tinydep.scale(x)
-    return x + 1
-
-
-def f(x):
-    x = x * 2
-    return block(x)
-
-
-def forward():
-    return torch.compile(f)(torch.ones(3))
-"""
+REQUIREMENTS = TINYDEP_REQUIREMENTS.format(version="1.0")
 # The PR: a second break, in the repository's own callee.
 HEAD_MODEL = MODEL.replace("    return x + 1\n", "    torch._dynamo.graph_break()\n    return x + 1\n")
 
