@@ -41,7 +41,7 @@ def breaks_at(bare: Path, commit: str, scratch: Path) -> int:
     return len(api.check(tree, load_config(tree / ".gbbot.yml"), api.CheckOptions()).breaks)
 
 
-def test_the_audit_opens_one_fix_pr_updates_it_and_never_pushes_over_someone_elses_branch(tmp_path):
+def test_the_audit_opens_one_fix_pr_updates_it_never_pushes_over_someone_elses_branch_and_calls_it_stale(tmp_path):
     config = CONFIG.replace("fail_on: new", "fail_on: none") + "audit: {open_fix_pr: true}\n"
     repo, bare, audited = setup(tmp_path, config)
     with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
@@ -93,7 +93,18 @@ def test_the_audit_opens_one_fix_pr_updates_it_and_never_pushes_over_someone_els
         assert tip(bare, BRANCH) == theirs
         assert "not a commit gbbot made" in gh.issue(issue.number).body and "gbbot/fixes" in gh.issue(issue.number).body
         assert len(gh.pulls()) == 1 and len(gh.requests_to("PATCH", rf"/pulls/{pull.number}$")) == 1
-        assert ACTIONS_TOKEN not in first.stderr + third.stderr
+
+        # A night without a verified fix (the break was fixed by hand on main): the earlier PR is
+        # left open, untouched, and called possibly stale.
+        (repo / "model.py").write_text(WITH_BREAK.replace("    print('a break')\n", ""))
+        git(repo, "commit", "-qam", "fixed by hand")
+        git(repo, "push", "-q", str(bare), "main")
+        fourth = audit(4)
+        assert tip(bare, BRANCH) == theirs and [p.state for p in gh.pulls()] == ["open"]
+        assert len(gh.requests_to("PATCH", r"/pulls/\d+$")) == 1  # audit 2's edit, no other
+        body = gh.issues()[0].body
+        assert f"This audit verified no fix. [#{pull.number}](" in body and "may be stale" in body
+        assert ACTIONS_TOKEN not in first.stderr + third.stderr + fourth.stderr
 
 
 def test_without_open_fix_pr_there_is_no_branch_and_no_pr(tmp_path):
@@ -106,23 +117,3 @@ def test_without_open_fix_pr_there_is_no_branch_and_no_pr(tmp_path):
         assert tip(bare, "gbbot-data") is not None and tip(bare, BRANCH) is None
         assert gh.pulls() == [] and not gh.requests_to("GET", r"/pulls$")
         assert "Verified fixes" not in gh.issues()[0].body
-
-
-def test_a_night_without_a_verified_fix_leaves_the_earlier_pr_open_and_calls_it_stale(tmp_path):
-    config = CONFIG.replace("fail_on: new", "fail_on: none") + "audit: {open_fix_pr: true}\n"
-    repo, bare, _ = setup(tmp_path, config)
-    with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
-        gh.set_clone_url(remote.repo_url("octo-repo.git"))
-        gh.set_branch_resolver(lambda branch: tip(bare, branch))
-        assert run_action(repo, tmp_path / "run1", gh, "schedule", {}, ACTIONS_TOKEN).code == 0
-        [pull] = gh.pulls()
-        fixed = tip(bare, BRANCH)
-        (repo / "model.py").write_text(WITH_BREAK.replace("    print('a break')\n", ""))
-        git(repo, "commit", "-qam", "fixed by hand")
-        git(repo, "push", "-q", str(bare), "main")
-        done = run_action(repo, tmp_path / "run2", gh, "schedule", {}, ACTIONS_TOKEN)
-        assert done.code == 0, done.stderr
-        assert tip(bare, BRANCH) == fixed and [p.state for p in gh.pulls()] == ["open"]
-        assert not gh.requests_to("PATCH", r"/pulls/\d+$")
-        body = gh.issues()[0].body
-        assert f"This audit verified no fix. [#{pull.number}](" in body and "may be stale" in body
