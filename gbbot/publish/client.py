@@ -2,20 +2,39 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
 from github import Auth, Github, GithubException
 
 from gbbot.publish import retry
 
 ACTIONS_BOT = "github-actions[bot]"
 # PyGithub's own pacing between writes, which GitHub asks integrations for (secondary limits).
+# GBBOT_SECONDS_BETWEEN_WRITES, set where gbbot is started, replaces it: 0 for a local stand-in of
+# the API, which has no such limits (gbbot's tests).
 SECONDS_BETWEEN_WRITES = 1.0
+PACING_VARIABLE = "GBBOT_SECONDS_BETWEEN_WRITES"
 DEFAULT_RETRIES = retry.Retries()
 
 
-def github_client(token: str, api_url: str, seconds_between_writes: float = SECONDS_BETWEEN_WRITES) -> Github:
+def pacing(environ: Mapping[str, str] = os.environ) -> float:
+    """The pause between writes: PACING_VARIABLE's value when it is a number from 0 to 60, else
+    GitHub's second."""
+    try:
+        given = float(environ.get(PACING_VARIABLE, ""))
+    except ValueError:
+        return SECONDS_BETWEEN_WRITES
+    return given if 0 <= given <= 60 else SECONDS_BETWEEN_WRITES
+
+
+def github_client(token: str, api_url: str, seconds_between_writes: float | None = None) -> Github:
     """PyGithub without its own retries: gbbot's `retry` decides, so that one retry schedule (and one log
     line per retry) covers every call. Lazy: an object is fetched when a field is read, so e.g. a
-    commit's check runs are listed without `GET` of the commit first."""
+    commit's check runs are listed without `GET` of the commit first. Writes are paced by `pacing()`
+    unless `seconds_between_writes` is given."""
+    if seconds_between_writes is None:
+        seconds_between_writes = pacing()
     return Github(
         base_url=api_url,
         auth=Auth.Token(token),

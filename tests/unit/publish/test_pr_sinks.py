@@ -347,3 +347,13 @@ def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHu
     assert recorder.sleeps == [2.0]
     assert published.problems and "ConnectionError" in published.problems[0]
     assert published.fallback is not None
+
+
+def test_writes_are_paced_by_githubs_second_unless_whoever_started_gbbot_says_otherwise() -> None:
+    from gbbot.publish.client import PACING_VARIABLE, pacing
+
+    assert pacing({}) == 1.0
+    assert pacing({PACING_VARIABLE: "0"}) == 0.0 and pacing({PACING_VARIABLE: "2.5"}) == 2.5
+    assert (
+        pacing({PACING_VARIABLE: "-1"}) == pacing({PACING_VARIABLE: "soon"}) == pacing({PACING_VARIABLE: "1e9"}) == 1.0
+    )
