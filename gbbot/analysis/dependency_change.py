@@ -117,5 +117,7 @@ def attribute(
             ((*compared.new, *compared.new_limit), head, head_problems or {}),
             (compared.fixed, base, base_problems or {}),
         ):
-            causes += [(f, recompile_cause(problems[f], lines, code_changed)) for f in fingerprints if f in problems]
+            for f in fingerprints:  # a problem whose frame is not known: the code's, when there is code
+                found = recompile_cause(problems[f], lines, code_changed) if f in problems else None
+                causes.append((f, found or (Cause.CODE if code_changed else Cause.DEPENDENCIES)))
     return DependencyChange(packages, tuple(causes), code_changed)

@@ -342,6 +342,11 @@ def dependency_blocks(report: Report, links: SourceLinks | None) -> list[str]:
             f"version changed, so the frames cannot tell which brought {'it' if len(both) == 1 else 'them'} "
             f"({_state_counts(both)}).\n" + "\n".join(_change_line(c, links) for c in both)
         )
+    came, went = _recompiles_by_cause(diff, Cause.BOTH)
+    if came or went:
+        said = listed(_changes([(came, "adds"), (went, "fixes")], "recompilation problem"))
+        why = "a changed line calls into a changed library"
+        blocks.append(f"Both changed under frames that recompile ({why}): {said}.")
     return blocks
 
 

@@ -142,6 +142,21 @@ def test_recompilation_problems_are_put_down_to_the_bump_or_the_code_like_breaks
             "the code change: 1 new recompilation problem") in said  # fmt: skip
 
 
+def test_a_recompilation_under_a_changed_call_into_a_library_or_of_no_known_frame_is_still_said():
+    """Neither is dropped from the comment: one inside a library under a changed line is both's;
+    one whose frame the report does not have is the code's (the PR changed code)."""
+    found = report([], new=[], fixed=[])
+    found = replace(found, diff=replace(found.diff, recompiles=RecompileDiff(new=("inside", "lost"))))
+    site = LibrarySite("tinydep", "tinydep/__init__.py", 6, "scale", "return x * 3")
+    inside = replace(recompiling(1, 8, "inside"), library_site=site)
+    head, base = dependency.changed_lines(UNIFIED, "src")
+    dependencies = dependency.attribute(found.diff, BUMP, head, base, True, {"inside": inside}, {})
+    assert dict(dependencies.causes) == {"inside": Cause.BOTH, "lost": Cause.CODE}
+    lead = markdown.render(replace(found, diff=replace(found.diff, dependencies=dependencies))).split("<sub>")[0]
+    assert "The code change: adds **1** recompilation problem." in lead
+    assert "Both changed under frames that recompile" in lead and "adds **1** recompilation problem" in lead
+
+
 def test_without_a_version_change_the_headline_is_the_prs_own():
     mine = traced_break(1)
     found = report([mine], new=[mine])
