@@ -17,7 +17,7 @@ import ast
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,7 @@ class Scan:
     # (key, value) of the repository's YAML and JSON files (`configs/base.yaml`'s `n_mels: 80`), in
     # path order, files with "config" in their path first: sizes for constructors (add_models)
     settings: tuple[tuple[str, object], ...] = ()
+    configs: tuple[str, ...] = ()  # the YAML and JSON files the walk saw, read by add_models
 
 
 # --- one file: pure -------------------------------------------------------------------------------
@@ -472,9 +473,10 @@ def _skipped(directory: Path) -> bool:
     )
 
 
-def walk(root: Path, names: set[str] | None = None) -> Iterator[Path]:
+def walk(root: Path, names: set[str] | None = None, configs: list[Path] | None = None) -> Iterator[Path]:
     """The repository's .py files in a stable order, skipping environments and build output;
-    every file name seen goes into `names` (a script's data may be there under any suffix)."""
+    every file name seen goes into `names` (a script's data may be there under any suffix), and
+    every YAML or JSON file into `configs`."""
     for current, dirs, files in os.walk(root):
         here = Path(current)
         dirs[:] = sorted(d for d in dirs if not _skipped(here / d))
@@ -482,6 +484,8 @@ def walk(root: Path, names: set[str] | None = None) -> Iterator[Path]:
             names.update(files)
         for name in sorted(files):
             path = here / name
+            if configs is not None and name.endswith(CONFIG_SUFFIXES):
+                configs.append(path)
             if name.endswith(".py") and path.is_file() and not path.is_symlink():
                 yield path
 
@@ -492,21 +496,18 @@ MAX_CONFIG_BYTES = 64_000  # a model's settings, not a dataset's index or a voca
 MAX_CONFIG_DEPTH = 4
 
 
-def config_files(root: Path) -> list[Path]:
-    """The repository's YAML and JSON files under MAX_CONFIG_BYTES, those with "config" in their
-    path first, at most MAX_CONFIG_FILES."""
+def config_files(root: Path, seen: Iterable[str]) -> list[Path]:
+    """Of the YAML and JSON files the scan's walk saw (`seen`, relative to `root`), the regular
+    ones under MAX_CONFIG_BYTES, those with "config" in their path first, at most MAX_CONFIG_FILES."""
     found = []
-    for current, dirs, files in os.walk(root):
-        here = Path(current)
-        dirs[:] = sorted(d for d in dirs if not _skipped(here / d))
-        for name in sorted(files):
-            path = here / name
-            if name.endswith(CONFIG_SUFFIXES) and path.is_file() and not path.is_symlink():
-                with contextlib.suppress(OSError):
-                    if path.stat().st_size <= MAX_CONFIG_BYTES:
-                        found.append(path.relative_to(root).as_posix())
-    found.sort(key=lambda relative: ("config" not in relative.lower(), relative))
-    return [root / relative for relative in found[:MAX_CONFIG_FILES]]
+    for relative in sorted(seen, key=lambda r: ("config" not in r.lower(), r)):
+        path = root / relative
+        with contextlib.suppress(OSError):
+            if path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_CONFIG_BYTES:
+                found.append(path)
+        if len(found) == MAX_CONFIG_FILES:
+            break
+    return found
 
 
 def settings_of(relative: str, text: str) -> list[tuple[str, object]]:
@@ -564,8 +565,9 @@ def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = Non
     deferred: list[str] = []
     read = parsed = 0
     names: set[str] = set()
+    configs: list[Path] = []
     truncated = False
-    for path in walk(root, names):
+    for path in walk(root, names, configs):
         if read == max_files:
             truncated = True
             break
@@ -581,7 +583,8 @@ def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = Non
         parsed += 1
         facts = _parse(*got)
         found += [facts] if facts is not None else []
-    return Scan(tuple(found), read, truncated, parsed, frozenset(names), tuple(deferred))
+    seen = tuple(p.relative_to(root).as_posix() for p in configs)
+    return Scan(tuple(found), read, truncated, parsed, frozenset(names), tuple(deferred), configs=seen)
 
 
 def add_models(root: Path, scan: Scan, progress: Progress | None = None) -> Scan:
@@ -596,7 +599,7 @@ def add_models(root: Path, scan: Scan, progress: Progress | None = None) -> Scan
         if progress is not None:
             progress(scan.read, parsed)
     settings: list[tuple[str, object]] = []
-    for path in config_files(root):
+    for path in config_files(root, scan.configs):
         with contextlib.suppress(OSError, UnicodeDecodeError):
             settings += settings_of(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8"))
     return replace(scan, files=tuple(found), parsed=parsed, deferred=(), settings=tuple(settings))
