@@ -4,12 +4,14 @@ entrypoints re-run, each trial judged against the baseline)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from gbbot.backends.contract import Backend
 from gbbot.core.config import Config
 from gbbot.core.model import Mode, Report, Status, Tool
+from gbbot.fix import confirm
 from gbbot.fix.batch import Trial
 from gbbot.fix.patch import FilePatch, original_line
 from gbbot.fix.verify import (
@@ -48,6 +50,8 @@ class Rerun:
     # entrypoint → how two unpatched runs of it differ ("" when they agree): asked once, when a
     # patched run's result differs from the baseline's
     unstable: dict[str, str] = field(default_factory=dict, compare=False)
+    # fast verdicts on compiled settings, confirmed in faithful mode (fix/confirm.py)
+    confirmations: confirm.Confirmations = field(default_factory=confirm.Confirmations, compare=False)
 
 
 def observe_named(rerun: Rerun, names: Iterable[str]) -> tuple[Report, Baseline]:
@@ -76,7 +80,10 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     rerun.scratch.write(patches)
     try:  # judged with the patches in place: `later` reads the patched files
         after_report, after = observe_named(rerun, names)
-        judged = [judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) for trial in trials]
+        fast = [judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) for trial in trials]
+        unpatch = functools.partial(_unpatch, rerun, patches)
+        confirmed = confirm.confirmed(rerun, baseline, trials, fast, unpatch)
+        judged = [c if c is not None else f for c, f in zip(confirmed, fast, strict=True)]
     finally:
         rerun.scratch.write(patches, after=False)
     differing = {
@@ -85,6 +92,10 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     _check_reproducible(rerun, baseline, differing)
     judged = [_with_unstable(rerun, trial, j) for trial, j in zip(trials, judged, strict=True)]
     return judged, after_report
+
+
+def _unpatch(rerun: Rerun, patches: Sequence[FilePatch], out: bool) -> None:
+    rerun.scratch.write(patches, after=not out)
 
 
 def _changed(rerun: Rerun, baseline: Baseline, after: Mapping[str, Observation], trial: Trial) -> list[str]:
@@ -138,6 +149,8 @@ def keep(
         judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) if wanted else None
         for trial, wanted in zip(trials, judged, strict=True)
     ]
+    unpatch = functools.partial(_unpatch, rerun, [p for trial in trials for p in trial.patches])
+    judgements = confirm.confirmed(rerun, baseline, trials, judgements, unpatch)
     standing = dict(baseline)
     for trial, judgement in zip(trials, judgements, strict=True):
         if judgement is not None and not judgement.ok:

@@ -29,7 +29,7 @@ from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "library_project"
 LIBRARY = PROJECT / "libmodels_src"
-NAMES = ("chatty", "normalised", "sparse", "checked", "noisy", "durations")
+NAMES = ("chatty", "normalised", "sparse", "checked", "noisy", "durations", "strict", "lengths")
 
 
 @dataclass
@@ -94,6 +94,9 @@ def test_a_library_break_gets_its_setting_at_the_helpers_compile_verified(sessio
     assert result.file == f"app/{entrypoint}.py"  # the break's line in the user's code
     assert {h.path for h in result.hunks} == {"app/build.py"}  # the setting: at the compile
     assert "outputs equal" in result.summary
+    # the two settings that hand the compiler numbers read from tensors were compiled for real
+    confirmed = result.summary.endswith("; confirmed in faithful mode")
+    assert confirmed is (variant != "ignore_logging_functions")
     assert session.breaks(entrypoint) == 0
 
 
@@ -141,3 +144,34 @@ def test_a_size_read_from_a_tensor_gets_capture_scalar_outputs_though_the_models
     assert "capture_scalar_outputs not tried: the number decides a branch" in drawn.reason
     left = [b for e in session.after.entrypoints if e.name == "durations" for b in e.breaks]
     assert left and {b.library_site.code.strip() for b in left} == {"draw = np.random.uniform(0, 1)"}
+
+
+def test_a_setting_the_codes_own_backend_cannot_compile_is_dropped_though_fast_mode_passed_it(session):
+    # app/strict.py compiles with a backend that refuses numbers read from tensors, as Inductor
+    # (torch 2.13) refuses some graphs `capture_scalar_outputs` lets through; fast mode swaps the
+    # backend for one that generates no code, so only the faithful run can tell.
+    result = session.result("strict")
+    assert result.status is FixStatus.DROPPED
+    assert result.variant == "capture_scalar_outputs"
+    assert "with capture_scalar_outputs on, the compiler the code names fails" in result.reason
+    assert "this backend compiles no number read from a tensor" in result.reason
+    assert result.summary.startswith("not kept (with capture_scalar_outputs on")
+    assert "capture_scalar_outputs = True" not in (session.repo / "app/strict.py").read_text()
+    assert "capture_scalar_outputs=True" not in (session.repo / "app/strict.py").read_text()
+    assert session.breaks("strict") == 1
+
+
+def test_an_assert_in_a_decorated_library_method_gets_an_override_that_imports_what_the_copy_reads(session):
+    # as XLM's forward: the override copies a decorated method that calls a helper of the
+    # library's module; both names come from the library, the assert becomes `torch._check`
+    result = session.result("lengths")
+    assert result.status is FixStatus.VERIFIED, result.reason
+    assert (result.recipe, result.variant) == ("item", "override")
+    text = (session.repo / "app/lengths.py").read_text()
+    assert "from libmodels import kept_as_called, masks  # what the copied method uses\n\n\nclass" in text
+    assert "    @kept_as_called\n    def forward(self, x):" in text
+    assert "        torch._check(lengths.max().item() <= x.shape[1])\n" in text
+    assert "model = compiled(CompilableLengths())" in text
+    assert session.breaks("lengths") == 0
+    installed = session.site / "libmodels" / "__init__.py"
+    assert "assert lengths.max().item() <= x.shape[1]" in installed.read_text()
