@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - the model configs read best one per line
-"""A project of ten tiny Hugging Face models (random weights from small configs, CPU, nothing
+"""A project of fifteen tiny Hugging Face models (random weights from small configs, CPU, nothing
 downloaded), each made in its own module and compiled by a helper one call deeper, as a user
 would: the breaks inside transformers that `gbbot fix` is measured on (issue #41's table).
 
@@ -7,8 +7,9 @@ would: the breaks inside transformers that `gbbot fix` is measured on (issue #41
     cd OUT_DIR && gbbot fix --json fix.json
     gbbot fix --apply && python /path/to/tools/library_breaks_compare.py   # no wrong fix: Inductor = eager
 
-On transformers 5.24 and torch 2.13 (CPU), longformer, bigbird, led, switch, vits and reformer
-have breaks; bart, mixtral, funnel and qwen2moe compile in one graph.
+On transformers 5.24 and torch 2.13 (CPU), longformer, bigbird, led, switch, vits, reformer, xlm,
+flaubert, nllbmoe, fastspeech2 and encodec have breaks; bart, mixtral, funnel and qwen2moe compile
+in one graph.
 """
 
 import subprocess
@@ -90,6 +91,36 @@ MODELS = {
         "ReformerModel",
         "vocab_size=100, hidden_size=32, num_attention_heads=2, attention_head_size=16, feed_forward_size=64, axial_pos_shape=[4, 4], axial_pos_embds_dim=[16, 16], attn_layers=['local', 'lsh'], num_buckets=2, local_attn_chunk_length=4, lsh_attn_chunk_length=4, max_position_embeddings=16, is_decoder=False",
         T,
+    ),
+    "xlm": (
+        "XLMConfig",
+        "XLMModel",
+        "vocab_size=100, emb_dim=32, n_layers=2, n_heads=2, max_position_embeddings=64",
+        T,
+    ),
+    "flaubert": (
+        "FlaubertConfig",
+        "FlaubertModel",
+        "vocab_size=100, emb_dim=32, n_layers=2, n_heads=2, max_position_embeddings=64",
+        T,
+    ),
+    "nllbmoe": (
+        "NllbMoeConfig",
+        "NllbMoeModel",
+        "vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_experts=4, expert_capacity=4, encoder_sparse_step=1, decoder_sparse_step=1, max_position_embeddings=64",
+        f"{T}, decoder_input_ids=torch.randint(0, 100, (1, 8))",
+    ),
+    "fastspeech2": (
+        "FastSpeech2ConformerConfig",
+        "FastSpeech2ConformerModel",
+        "vocab_size=40, hidden_size=32, encoder_layers=1, decoder_layers=1, encoder_linear_units=64, decoder_linear_units=64, encoder_num_attention_heads=2, decoder_num_attention_heads=2, num_mel_bins=8, duration_predictor_channels=32, pitch_predictor_channels=32, energy_predictor_channels=32, speech_decoder_postnet_units=32",
+        "torch.randint(0, 40, (1, 16))",
+    ),
+    "encodec": (
+        "EncodecConfig",
+        "EncodecModel",
+        "hidden_size=16, num_filters=4, num_residual_layers=1, upsampling_ratios=[2, 2], codebook_size=16, codebook_dim=16, target_bandwidths=[1.5], sampling_rate=800",
+        "torch.randn(1, 1, 200)",
     ),
 }
 for name, (config, model, args, inputs) in MODELS.items():

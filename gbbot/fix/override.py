@@ -144,19 +144,19 @@ def override_recipe(
     if made is None:
         return None
     definition, recipe, name = made
-    if scaffold.unbound_names(definition) - {"torch"}:  # it would need more of the library's names
-        return None
     owner = name.removeprefix("Compilable")
     library = scaffold.locate(brk, lookup)
     places = made_at(owner, library.module if library else "", texts)
-    if len(places) != 1:
+    if library is None or len(places) != 1:
         return None
-    body = "\n".join(line for line in definition.splitlines() if not line.startswith(("from ", "import ")))
+    body = _with_imports(definition, library, texts[places[0][0]])
+    if body is None:
+        return None
     attributes = {
         "trigger": recipe.trigger,
         "owner": owner,
         "name": name,
-        "definition": body.strip("\n") + "\n",
+        "definition": body,
         "rewrites": recipe,
         "with_setting": getattr(recipe, "with_setting", None),
         "description": (
@@ -167,3 +167,21 @@ def override_recipe(
         ),
     }
     return type(f"UseOverride_{name}", (UseOverride,), attributes), places[0]
+
+
+def _with_imports(definition: str, library: scaffold.LibraryFrame, user_text: str) -> str | None:
+    """The subclass as the user's file gets it: without the import of the class it subclasses (the
+    file imports it already), with an import from the library's module of every other name the
+    copied method reads that the file does not bind (a decorator, a helper, an output class);
+    None when the copy would read a name the library's module does not bind either."""
+    rest = "\n".join(line for line in definition.splitlines() if not line.startswith(("from ", "import ")))
+    try:
+        bound = scaffold.module_bindings(user_text)
+        needed = scaffold.unbound_names(definition) - {"torch"}  # the recipe imports torch
+    except SyntaxError:
+        return None
+    if needed - scaffold.module_bindings(library.source):
+        return None
+    wanted = sorted(needed - bound)
+    line = f"from {library.module} import {', '.join(wanted)}  # what the copied method uses\n\n\n" if wanted else ""
+    return line + rest.strip("\n") + "\n"

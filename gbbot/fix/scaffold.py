@@ -97,24 +97,24 @@ def copied_definition(library: LibraryFrame, marker: str) -> str:
     return textwrap.dedent("\n".join(chunk))
 
 
-def _module_bindings(source: str) -> frozenset[str]:
+def module_bindings(source: str) -> frozenset[str]:
     """Names a module binds at its top level (imports, definitions, assignments)."""
     table = symtable.symtable(source, "<module>", "exec")
     return frozenset(s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported())
 
 
 def unbound_names(text: str) -> frozenset[str]:
-    """Names the functions of `text` read as globals that neither the module nor builtins bind
+    """Names the functions and classes of `text` read as globals that neither the module nor builtins bind
     (SyntaxError when it does not compile)."""
     compile(text, "<scaffold>", "exec")
     module = symtable.symtable(text, "<scaffold>", "exec")
-    known = _module_bindings(text) | frozenset(dir(builtins))
+    known = module_bindings(text) | frozenset(dir(builtins))
     free: set[str] = set()
     pending = list(module.get_children())
     while pending:
         table = pending.pop()
         pending.extend(table.get_children())
-        if table.get_type() != "function":
+        if table.get_type() not in ("function", "class"):  # a class body reads its decorators' names
             continue
         free |= {s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced()}
     return frozenset(free - known)
@@ -122,7 +122,7 @@ def unbound_names(text: str) -> frozenset[str]:
 
 def _imports_for(text: str, library: LibraryFrame) -> str:
     """`text` with an import of every name the copied code uses from the library's module."""
-    missing = sorted(unbound_names(text) & _module_bindings(library.source))
+    missing = sorted(unbound_names(text) & module_bindings(library.source))
     if not missing:
         return text
     line = f"from {library.module} import {', '.join(missing)}  # what the copied code uses"

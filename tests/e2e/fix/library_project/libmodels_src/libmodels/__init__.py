@@ -1,7 +1,10 @@
 """Models whose methods break the graph the way library code does: a logger call, an `.item()`
-whose number feeds only arithmetic, a `nonzero`, an `if` that only raises, and (as in VITS's
-duration predictor and encoder) a size read from a tensor next to a layer-drop draw."""
+whose number feeds only arithmetic, a `nonzero`, an `if` that only raises, (as in VITS's
+duration predictor and encoder) a size read from a tensor next to a layer-drop draw, and (as in
+XLM's forward) an `assert` on an `.item()` in a method the library decorates, beside a call to a
+helper of its module."""
 
+import functools
 import logging
 
 import numpy as np
@@ -80,3 +83,29 @@ class Durations(torch.nn.Module):
         positions = torch.arange(lengths.max())
         mask = positions.unsqueeze(0) < lengths.unsqueeze(1)
         return y.sum() + mask.float().sum()
+
+
+def kept_as_called(method):
+    """The library's own decorator (transformers decorates most `forward` methods)."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        return method(self, *args, **kwargs)
+
+    return call
+
+
+def masks(lengths, size):
+    return torch.arange(size)[None, :] < lengths[:, None]
+
+
+class Lengths(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    @kept_as_called
+    def forward(self, x):
+        lengths = (x != 0).sum(dim=1)
+        assert lengths.max().item() <= x.shape[1]
+        return self.proj(x * masks(lengths, x.shape[1]))
