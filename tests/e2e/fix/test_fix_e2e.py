@@ -114,7 +114,9 @@ def test_each_recipe_removes_its_break_and_keeps_the_result(session, entrypoint)
     path, recipe = CALLS[entrypoint]
     result = session.result(entrypoint, recipe)
     assert (result.status, result.recipe, result.file) == (FixStatus.VERIFIED, recipe, path)
-    assert result.summary.startswith("removes 1 break") and result.summary.endswith("outputs equal")
+    # a setting that hands the compiler numbers read from tensors is compiled for real too
+    ending = "outputs equal; confirmed in faithful mode" if entrypoint == "scalar" else "outputs equal"
+    assert result.summary.startswith("removes 1 break") and result.summary.endswith(ending), result.summary
     assert recipe in [b.fix for b in session.breaks(session.run.report, entrypoint)]
     assert result.before.breaks - (result.after.breaks - len(result.revealed)) == 1
     assert path in session.run.written

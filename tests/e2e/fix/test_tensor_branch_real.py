@@ -19,6 +19,8 @@ from gbbot.core.model import Report
 from gbbot.fix.pipeline import FixRun
 from tests.fix_project import fixed_once
 
+CONFIRMED = "outputs equal; confirmed in faithful mode"  # a compiled setting, run with its compiler
+
 PROJECT = Path(__file__).parent / "branch_project"
 ENTRYPOINTS = ("checked_item", "checked_tensor", "asserted", "captured", "picked", "logged_raise", "reduced")
 FIXED = ("checked_item", "checked_tensor", "asserted", "captured", "picked")
@@ -47,9 +49,11 @@ def session(tmp_path_factory) -> Session:
     return Session(repo, run, after)
 
 
-def _verified(result: FixResult, recipe: str, variant: str) -> None:
+def _verified(result: FixResult, recipe: str, variant: str, setting: bool = True) -> None:
+    """`setting`: the fix turns capture_scalar_outputs on, so it was compiled for real too."""
     assert (result.status, result.recipe, result.variant) == (FixStatus.VERIFIED, recipe, variant), result
-    assert result.summary.startswith("removes") and result.summary.endswith("outputs equal"), result.summary
+    ending = CONFIRMED if setting else "outputs equal"
+    assert result.summary.startswith("removes") and result.summary.endswith(ending), result.summary
     assert result.after.breaks < result.before.breaks
 
 
@@ -82,14 +86,14 @@ def test_with_the_setting_already_on_the_branch_on_an_item_gets_the_check_alone(
     ids = sorted(b.gb_id or "" for e in session.run.report.entrypoints if e.name == "captured" for b in e.breaks)
     assert "GB0170" in ids  # the traced .item() feeds the if: a data-dependent branch
     result = session.result("captured", "GB0170")
-    _verified(result, "tensor_branch", "check_scalar")
+    _verified(result, "tensor_branch", "check_scalar", setting=False)  # it is on already
     assert len(result.hunks) == 1  # the compile already has the setting
     text = session.text("captured")
     assert '    torch._check(torch.sym_not(idx.max().item() >= size), lambda: "token id out of range")\n' in text
 
 
 def test_a_branch_that_picks_one_of_two_values_becomes_torch_where(session):
-    _verified(session.result("picked"), "tensor_branch", "where")
+    _verified(session.result("picked"), "tensor_branch", "where", setting=False)
     text = session.text("picked")
     assert "    y = torch.where(mask.sum() > 0, x + 1, x - 1)\n    return y\n" in text
     assert "else:" not in text
