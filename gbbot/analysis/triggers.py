@@ -309,6 +309,7 @@ DEEPCOPY = Trigger("deepcopy", ("GB4198",))
 REQUIRES_GRAD = Trigger("requires_grad", ("GB0206", "GB8985", "GB0125"))
 GRAPH_BREAK = Trigger("graph_break", ("GB0025",))
 DYNAMIC_SHAPE = Trigger("dynamic_shape", ("GB0036",))
+RNN = Trigger("rnn", ("GB0014",))
 TENSOR_BRANCH = Trigger(
     "tensor_branch",
     ("GB0170",),
@@ -328,6 +329,7 @@ TRIGGERS: tuple[Trigger, ...] = (
     REQUIRES_GRAD,
     GRAPH_BREAK,
     DYNAMIC_SHAPE,
+    RNN,
     TENSOR_BRANCH,
     SIDE_EFFECT,
     SDP_KERNEL_CALL,

@@ -2,12 +2,13 @@
 compiler itself.
 
 Fast mode swaps the entrypoint's backend for one that generates no code: breaks are Dynamo's and
-stay the same, and runs are quick. Two settings are different: with `capture_scalar_outputs` or
+stay the same, and runs are quick. Some settings are different: with `capture_scalar_outputs` or
 `capture_dynamic_output_shape_ops` on, Dynamo puts numbers and shapes read from tensors into the
-graph (unbacked symbols), and the backend must compile graphs it never saw before. Inductor (torch
-2.13) fails on some of them — "InductorError: TypeError: BooleanAtom not allowed in this context" on
-a VITS model — where fast mode, generating no code, passes. So a patch that turns one of them on is
-run once more in faithful mode (the backend the code names) before it counts as verified:
+graph (unbacked symbols), and with `allow_rnn` the recurrent modules it otherwise leaves alone; the
+backend must compile graphs it never saw before. Inductor (torch 2.13) fails on some of them —
+"InductorError: TypeError: BooleanAtom not allowed in this context" on a VITS model — where fast
+mode, generating no code, passes. So a patch that turns one of them on is run once more in
+faithful mode (the backend the code names) before it counts as verified:
 
 - the patched faithful run must end as the baseline run did, with results equal to it;
 - where they differ, an unpatched faithful run decides (the compiler's own numbers, or a failure it
@@ -32,8 +33,9 @@ from gbbot.fix.verify import Judgement, Observation, changed_behaviour, observe
 if TYPE_CHECKING:
     from gbbot.fix.rerun import Rerun
 
-# Settings under which Dynamo hands the compiler numbers and shapes read from tensors.
-COMPILED_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+# Settings under which Dynamo hands the compiler numbers and shapes read from tensors, or (with
+# `allow_rnn`, which torch calls experimental) the recurrent modules it otherwise leaves alone.
+COMPILED_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "allow_rnn")
 # As code (`flag=True`, `config.flag = True`) or as a model: entry's option (`flag: true`).
 _TURNED_ON = {flag: re.compile(rf"\b{flag}\b['\"]?\s*[=:]\s*true\b", re.IGNORECASE) for flag in COMPILED_SETTINGS}
 

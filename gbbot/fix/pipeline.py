@@ -28,7 +28,7 @@ from gbbot.fix.patch import FilePatch, original_line
 from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
-from gbbot.fix.verify import Judgement, ResultComparer, Scratch, default_backend, judge, never
+from gbbot.fix.verify import Judgement, LineMap, ResultComparer, Scratch, default_backend, judge, never, settled
 from gbbot.fix.workspace import copy_reader, library_lookup, python_files
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
@@ -173,6 +173,27 @@ def _in_original(originals: dict[str, str], current: dict[str, str], path: str, 
     return original_line(originals[path], current[path], line) if path in current else line
 
 
+# Said of a break with no fix of its own that the last runs no longer show.
+ALONGSIDE = "gone once the verified patches are in place: a fix for another break removes it too"
+
+
+def _removed_alongside(results: list[FixResult], first: Baseline, last: Baseline, to_base: LineMap) -> list[FixResult]:
+    """Results for breaks with no fix of their own (a scaffold, advice) that the last runs no
+    longer show, fixed rather than hidden by the diff's rule, say so: a verified patch for another
+    break removed them too (XLM's second `assert` on an `.item()` is checked at run time once the
+    first one's override turns `capture_scalar_outputs` on)."""
+    gone: set[str] = set()
+    for name, before in first.items():
+        after = last.get(name)
+        if after is not None and after is not before:
+            gone |= set(settled(before, after, to_base).fixed)
+    left = (FixStatus.SCAFFOLD, FixStatus.ADVICE)
+    return [
+        replace(r, reason=f"{r.reason}; {ALONGSIDE}") if r.status in left and r.fingerprint in gone else r
+        for r in results
+    ]
+
+
 def fixable_later(read: planning.FileReader, brk: GraphBreak) -> bool:
     """Would a later round try a patch for this break? Its line, as the scratch copy holds it now,
     is one a recipe rewrites (an `.item()` whose number decides an `if` is not: capturing it only
@@ -262,6 +283,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
             if not found:
                 break
         overall = _overall(ctx, first, baseline, rounds)
+        results = _removed_alongside(results, first, baseline, functools.partial(_in_original, originals, current))
         combined: Measured | None = None
         if options.measure:
             results, combined = _measured(ctx, results, verified, rounding.final_patches(originals, current))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gbbot.analysis import triggers
 from gbbot.fix.recipes.base import Recipe
-from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored
+from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored, RnnAllowed
 from gbbot.fix.recipes.deepcopy import DeepcopyClone
 from gbbot.fix.recipes.graph_break import GraphBreakRemove
 from gbbot.fix.recipes.item import ItemConstant
@@ -38,6 +38,7 @@ RECIPES: dict[str, tuple[type[Recipe], ...]] = {
     "requires_grad": (RequiresGradSplit, RequiresGradInit),
     "graph_break": (GraphBreakRemove,),
     "dynamic_shape": (DynamicShapeCaptureOps,),
+    "rnn": (RnnAllowed,),
     "side_effect": (SideEffectGuard,),
     "sdp_kernel": (SdpKernelReplace,),
     "tensor_branch": (CheckTensorRaise, CheckScalarRaise, WhereInsteadOfBranch),

@@ -340,6 +340,28 @@ class DynamicShapeCaptureOps(CompileSiteConfig):
     untouched = LOOK_ALIKES
 
 
+class RnnAllowed(CompileSiteConfig):
+    """An `nn.LSTM`, `nn.GRU` or `nn.RNN` module, which Dynamo does not trace unless told to (most
+    often inside a library model: an audio codec's LSTM). torch's own hint for the break names the
+    setting and calls the support experimental, so the fix is confirmed with the backend the code
+    names before it is kept (fix/confirm.py)."""
+
+    trigger = triggers.RNN
+    variant = "allow_rnn"
+    flag = "allow_rnn"
+    title = "turn on `allow_rnn` for the compile that traces it"
+    description = (
+        "Wraps the `torch.compile` call (or decorates the `@torch.compile` function) with "
+        "`torch._dynamo.config.patch(allow_rnn=True)`, so Dynamo traces `nn.LSTM`, `nn.GRU` and "
+        "`nn.RNN` modules (support torch calls experimental) instead of breaking the graph at them. "
+        "The setting holds only while that compiled function runs."
+    )
+    examples = _examples(
+        "allow_rnn", "return torch.nn.LSTM(4, 4)(x)[0]", "y = torch.nn.GRU(4, 4)(x)[0]", "capture_scalar_outputs"
+    )
+    untouched = LOOK_ALIKES
+
+
 class LoggerIgnored(CompileSiteConfig):
     """A logger call Dynamo cannot trace, most often inside a library the model comes from
     (`logger.warning_once(...)` in transformers), where no guard can be written: the logger method

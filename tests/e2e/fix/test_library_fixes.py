@@ -4,11 +4,14 @@ kind of break seen in real libraries: a logger call, an `.item()` whose number f
 arithmetic, a `nonzero`, an `if` that only raises (that one gets a finished subclass override),
 and VITS's pair: a size read from a tensor (`torch.arange(lengths.max())`, GB0033) after an
 encoder whose layer-drop draw (`np.random.uniform`, in a loop) breaks too, as another kind once
-scalars are captured. The app makes each model and compiles it one call deeper, in a helper
-(`compiled(Model())`, `torch.compile` in app/build.py). `gbbot fix --apply` runs once: each break
-the installed torch can take by a setting gets that setting at the helper's compile, verified by
-re-running (break gone, outputs equal); the library is untouched. Beside them, an entrypoint whose
-result is random: its print guard cannot be judged by outputs, and the fix says why."""
+scalars are captured; XLM's `assert` on an `.item()` in a decorated method; EnCodec's LSTM. The
+app makes each model and compiles it one call deeper, in a helper (`compiled(Model())`,
+`torch.compile` in app/build.py). `gbbot fix --apply` runs once: each break the installed torch can
+take by a setting gets that setting at the helper's compile, verified by re-running (break gone,
+outputs equal) and, for a setting that changes what the compiler is given, by one run with the
+compiler itself; the library is untouched. Beside them, an entrypoint whose result is random (its
+print guard cannot be judged by outputs, and the fix says why), and one compiled with a backend
+that refuses numbers read from tensors (fast mode passes its setting; the faithful run drops it)."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from tests.conftest import git
 
 PROJECT = Path(__file__).parent / "library_project"
 LIBRARY = PROJECT / "libmodels_src"
-NAMES = ("chatty", "normalised", "sparse", "checked", "noisy", "durations", "strict", "lengths")
+NAMES = ("chatty", "normalised", "sparse", "checked", "noisy", "durations", "strict", "lengths", "recurrent")
 
 
 @dataclass
@@ -85,6 +88,7 @@ def session(tmp_path_factory) -> Session:
         ("chatty", "ignore_logging_functions"),
         ("normalised", "capture_scalar_outputs"),
         ("sparse", "capture_dynamic_output_shape_ops"),
+        ("recurrent", "allow_rnn"),
     ],
 )
 def test_a_library_break_gets_its_setting_at_the_helpers_compile_verified(session, entrypoint, variant):
@@ -94,7 +98,7 @@ def test_a_library_break_gets_its_setting_at_the_helpers_compile_verified(sessio
     assert result.file == f"app/{entrypoint}.py"  # the break's line in the user's code
     assert {h.path for h in result.hunks} == {"app/build.py"}  # the setting: at the compile
     assert "outputs equal" in result.summary
-    # the two settings that hand the compiler numbers read from tensors were compiled for real
+    # the settings that hand the compiler numbers read from tensors, or an LSTM, were compiled for real
     confirmed = result.summary.endswith("; confirmed in faithful mode")
     assert confirmed is (variant != "ignore_logging_functions")
     assert session.breaks(entrypoint) == 0
@@ -105,6 +109,7 @@ def test_the_settings_are_written_before_the_one_compile_and_the_library_is_unto
     assert "torch._dynamo.config.ignore_logging_functions |= {logging.Logger.warning}\n" in build
     assert "torch._dynamo.config.capture_scalar_outputs = True\n" in build
     assert "torch._dynamo.config.capture_dynamic_output_shape_ops = True\n" in build
+    assert "torch._dynamo.config.allow_rnn = True\n" in build
     assert build.rstrip().endswith("return torch.compile(model)")
     installed = session.site / "libmodels" / "__init__.py"
     assert installed.read_text() == (LIBRARY / "libmodels" / "__init__.py").read_text()
@@ -164,7 +169,7 @@ def test_a_setting_the_codes_own_backend_cannot_compile_is_dropped_though_fast_m
 def test_an_assert_in_a_decorated_library_method_gets_an_override_that_imports_what_the_copy_reads(session):
     # as XLM's forward: the override copies a decorated method that calls a helper of the
     # library's module; both names come from the library, the assert becomes `torch._check`
-    result = session.result("lengths")
+    result = session.at_library_line("lengths", "assert lengths.max().item() <= x.shape[1]")
     assert result.status is FixStatus.VERIFIED, result.reason
     assert (result.recipe, result.variant) == ("item", "override")
     text = (session.repo / "app/lengths.py").read_text()
@@ -175,3 +180,14 @@ def test_an_assert_in_a_decorated_library_method_gets_an_override_that_imports_w
     assert session.breaks("lengths") == 0
     installed = session.site / "libmodels" / "__init__.py"
     assert "assert lengths.max().item() <= x.shape[1]" in installed.read_text()
+
+
+def test_the_helpers_assert_that_the_override_removes_too_says_so(session):
+    # `masks` is a function, not a method: no override; once the override's setting is on, its
+    # assert on an integer is checked at run time and the break is gone with the other's fix
+    helper = session.at_library_line("lengths", "assert lengths.max().item() <= size")
+    assert helper.status is FixStatus.SCAFFOLD
+    assert helper.reason.endswith(
+        "; gone once the verified patches are in place: a fix for another break removes it too"
+    ), helper.reason
+    assert session.breaks("lengths") == 0

@@ -55,6 +55,7 @@ def test_every_recipe_has_examples_and_look_alikes():
         "requires_grad",
         "graph_break",
         "dynamic_shape",
+        "rnn",
         "side_effect",
         "sdp_kernel",
         "tensor_branch",

@@ -2,7 +2,7 @@
 whose number feeds only arithmetic, a `nonzero`, an `if` that only raises, (as in VITS's
 duration predictor and encoder) a size read from a tensor next to a layer-drop draw, and (as in
 XLM's forward) an `assert` on an `.item()` in a method the library decorates, beside a call to a
-helper of its module."""
+helper of its module that asserts the same, and (as in EnCodec) an LSTM."""
 
 import functools
 import logging
@@ -96,6 +96,7 @@ def kept_as_called(method):
 
 
 def masks(lengths, size):
+    assert lengths.max().item() <= size
     return torch.arange(size)[None, :] < lengths[:, None]
 
 
@@ -109,3 +110,12 @@ class Lengths(torch.nn.Module):
         lengths = (x != 0).sum(dim=1)
         assert lengths.max().item() <= x.shape[1]
         return self.proj(x * masks(lengths, x.shape[1]))
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = torch.nn.LSTM(4, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.lstm(x)[0] + x
