@@ -136,7 +136,8 @@ def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Out
     remote = git.Remote(url, ctx.inputs.token)
     done = _fix_run(ctx, report)
     paths = fix_commit.fixed_paths(done.report)
-    if not paths or (done.overall is not None and not done.overall.ok):
+    failed = [j for j in (done.overall, done.bystanders) if j is not None and not j.ok]
+    if not paths or failed:
         return fixpr.earlier(repo, owner, base, login, ctx.retries, ctx.log)
     fixed = len(verified_only(done.results))
     if git.fetch_branch(ctx.root, remote, base, fixpr.DEFAULT_REF) is None or not git.is_ancestor(

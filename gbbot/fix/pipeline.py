@@ -13,22 +13,35 @@ from pathlib import Path
 
 from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, select
-from gbbot.core.config import Config
+from gbbot.core.config import Config, Entrypoint
 from gbbot.core.fixes import Counts, FixResult, FixStatus, bounded
 from gbbot.core.measured import DEFAULT_REPEAT, Measured
 from gbbot.core.model import GraphBreak, Mode, Origin, Report
 from gbbot.edges import git
+from gbbot.fix import confirm
 from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, InPlace, put_in_place, write_all
-from gbbot.fix.batch import Scope, verify_all
+from gbbot.fix.batch import Scope, Trial, verify_all
 from gbbot.fix.engine import SourceError
 from gbbot.fix.measure import measure
 from gbbot.fix.patch import FilePatch, original_line
-from gbbot.fix.rerun import Baseline, Rerun, attempt, keep, observe_named
+from gbbot.fix.present import BYSTANDERS
+from gbbot.fix.rerun import Baseline, Rerun, attempt, check_reproducible, keep, observe_named, unpatched
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
-from gbbot.fix.verify import Judgement, LineMap, ResultComparer, Scratch, default_backend, judge, never, settled
+from gbbot.fix.verify import (
+    Judgement,
+    LineMap,
+    Observation,
+    ResultComparer,
+    Scratch,
+    changed_behaviour,
+    default_backend,
+    judge,
+    never,
+    settled,
+)
 from gbbot.fix.workspace import copy_reader, library_lookup, python_files
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
@@ -63,6 +76,8 @@ class FixRun:
     left: tuple[GraphBreak, ...] = ()  # revealed by the last round, with no round left to fix them
     overall: Judgement | None = None  # the patches of every round against the unpatched runs
     measured: Measured | None = None  # --measure, more than one fix: all the patches together
+    # entrypoints no patch was verified on that read a patched file, run with every patch in place
+    bystanders: Judgement | None = None
 
     @property
     def totals(self) -> tuple[Counts, Counts]:
@@ -220,6 +235,49 @@ def _overall(ctx: Context, first: Baseline, last: Baseline, rounds: list[Round])
     return judge((), first, {n: last[n] for n in names}, ctx.rerun.compare)
 
 
+def _reads_any(observation: Observation, paths: set[str]) -> bool:
+    """Whether the run read one of `paths`; True where it kept no record of its reads (unknown)."""
+    reads = observation.outcome.reads
+    return reads is None or reads.overflow or not paths.isdisjoint(reads.files)
+
+
+def _bystanders(ctx: Context, first: Baseline, last: Baseline, final: Sequence[FilePatch]) -> Judgement | None:
+    """The entrypoints that read a patched file (by their baseline run's record of what they read;
+    any whose run kept no record) but were never run with a patch in place, run once with every
+    patch, judged against their unpatched runs and, where a patch turns on a setting that changes
+    what the compiler is given, confirmed with that compiler. A setting written into a helper that
+    compiles every model holds for models none of whose breaks it was verified on (`allow_rnn` for
+    an LSTM run without autograd, in a helper that also compiles one trained with it: torch 2.13's
+    Inductor cannot compile that one). None when there is none."""
+    if not final or not first:
+        return None
+    root = ctx.rerun.scratch.root
+    paths = {str(root / p.path) for p in final} | {str((root / p.path).resolve()) for p in final}
+    names = sorted(n for n, run in first.items() if last.get(n) is run and _reads_any(run, paths))
+    if not names:
+        return None
+    ctx.options.progress(f"running {', '.join(names)}, which read a patched file, with every patch in place…")
+    _report, after = observe_named(ctx.rerun, names)
+    before = {n: first[n] for n in names if n in after}
+    differing = [n for n in before if changed_behaviour(before[n], after[n], ctx.rerun.compare) is not None]
+    if differing:  # a result that differs unpatched too says nothing of the patches
+        unpatched(ctx.rerun, final, True)
+        try:
+            check_reproducible(ctx.rerun, first, differing)
+        finally:
+            unpatched(ctx.rerun, final, False)
+    rerun = replace(ctx.rerun, compare=functools.partial(_reproducible_only, ctx.rerun))
+    judgement = judge((), before, after, rerun.compare)
+    trial = Trial(tuple(final), (), tuple(names))
+    (confirmed,) = confirm.confirmed(rerun, first, [trial], [judgement], functools.partial(unpatched, rerun, final))
+    return confirmed or judgement
+
+
+def _reproducible_only(rerun: Rerun, entrypoint: Entrypoint, before: str, after: str) -> str | None:
+    """`rerun.compare`, but equal for an entrypoint whose result differs between unpatched runs."""
+    return None if rerun.unstable.get(entrypoint.name) else rerun.compare(entrypoint, before, after)
+
+
 def _measured(
     ctx: Context, results: list[FixResult], verified: Verified, final: Sequence[FilePatch]
 ) -> tuple[list[FixResult], Measured | None]:
@@ -283,17 +341,22 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
             if not found:
                 break
         overall = _overall(ctx, first, baseline, rounds)
+        bystanders = _bystanders(ctx, first, baseline, rounding.final_patches(originals, current))
         results = _removed_alongside(results, first, baseline, functools.partial(_in_original, originals, current))
         combined: Measured | None = None
         if options.measure:
             results, combined = _measured(ctx, results, verified, rounding.final_patches(originals, current))
     patches = rounding.final_patches(originals, current)
     written: list[str] = []
-    if options.apply and patches and (overall is None or overall.ok):
+    held = bystanders is None or bystanders.ok
+    if options.apply and patches and (overall is None or overall.ok) and held:
         written, write_notes = write_all(root, patches)
         notes += write_notes
     elif options.apply and overall is not None and not overall.ok:
         notes.append(f"every round's patches together, against the unpatched runs: {overall.reason}; nothing written")
+    if not held and bystanders is not None:
+        said = "; nothing written" if options.apply else "; `--apply` writes nothing"
+        notes.append(f"{BYSTANDERS}: {bystanders.reason}{said}")
     unwritten = tuple(p.path for p in patches if p.path not in written) if options.apply else ()
     left = tuple(rounding.in_original(b, originals, current) for b, _ in found)
     final = with_fixes(first_report, results)
@@ -310,4 +373,5 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
         left,
         overall,
         combined,
+        bystanders,
     )

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from gbbot.fix.pipeline import FixRun
     from gbbot.fix.rounds import Round
 
+# Said of the entrypoints `gbbot fix` runs last, with every patch in place (fix/pipeline.py).
+BYSTANDERS = "entrypoints that no patch was verified on but that read a patched file, run with every patch"
+
 
 def terminal_text(result: FixResult, doc_url: str | None = None) -> str:
     """Plain text for `gbbot fix`: a result line, then the diff, scaffold or options."""
@@ -71,6 +74,8 @@ def summary_lines(run: FixRun) -> list[str]:
         lines.append(f"{totals_line(*run.totals)} (a final run of the patched copy)")
     if run.overall is not None:
         lines.append(f"every round's patches together: {run.overall.summary}")
+    if run.bystanders is not None and run.bystanders.ok:
+        lines.append(f"{BYSTANDERS}: {run.bystanders.summary}")
     if run.measured is not None:
         lines.append(f"every verified patch together, {phrase(run.measured)}")
     lines += run.notes

@@ -81,7 +81,7 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     try:  # judged with the patches in place: `later` reads the patched files
         after_report, after = observe_named(rerun, names)
         fast = [judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) for trial in trials]
-        unpatch = functools.partial(_unpatch, rerun, patches)
+        unpatch = functools.partial(unpatched, rerun, patches)
         confirmed = confirm.confirmed(rerun, baseline, trials, fast, unpatch)
         judged = [c if c is not None else f for c, f in zip(confirmed, fast, strict=True)]
     finally:
@@ -89,12 +89,13 @@ def attempt(rerun: Rerun, baseline: Baseline, trials: Sequence[Trial]) -> tuple[
     differing = {
         n for trial, j in zip(trials, judged, strict=True) if not j.ok for n in _changed(rerun, baseline, after, trial)
     }
-    _check_reproducible(rerun, baseline, differing)
+    check_reproducible(rerun, baseline, differing)
     judged = [_with_unstable(rerun, trial, j) for trial, j in zip(trials, judged, strict=True)]
     return judged, after_report
 
 
-def _unpatch(rerun: Rerun, patches: Sequence[FilePatch], out: bool) -> None:
+def unpatched(rerun: Rerun, patches: Sequence[FilePatch], out: bool) -> None:
+    """Take `patches` out of the scratch copy (`out`), or put them back."""
     rerun.scratch.write(patches, after=not out)
 
 
@@ -104,7 +105,7 @@ def _changed(rerun: Rerun, baseline: Baseline, after: Mapping[str, Observation],
     return [n for n in seen if changed_behaviour(baseline[n], after[n], rerun.compare) is not None]
 
 
-def _check_reproducible(rerun: Rerun, baseline: Baseline, names: Iterable[str]) -> None:
+def check_reproducible(rerun: Rerun, baseline: Baseline, names: Iterable[str]) -> None:
     """Run each of `names` once more without patches, once per `gbbot fix`, and note how that run
     differs from the baseline's, if it does: then a difference after a patch says nothing."""
     wanted = [n for n in dict.fromkeys(names) if n not in rerun.unstable]
@@ -149,7 +150,7 @@ def keep(
         judge_trial(trial, baseline, after, rerun.compare, rerun.later, rerun.earlier) if wanted else None
         for trial, wanted in zip(trials, judged, strict=True)
     ]
-    unpatch = functools.partial(_unpatch, rerun, [p for trial in trials for p in trial.patches])
+    unpatch = functools.partial(unpatched, rerun, [p for trial in trials for p in trial.patches])
     judgements = confirm.confirmed(rerun, baseline, trials, judgements, unpatch)
     standing = dict(baseline)
     for trial, judgement in zip(trials, judgements, strict=True):

@@ -1,0 +1,122 @@
+"""A setting written into a helper that compiles every model holds for all of them, also for
+models none of whose breaks it was verified on. Two models with an LSTM are compiled by one
+helper (app/build.py), each model in its own module: `listen` (a `Codec`) with torch's own backend, `train` (a `Tagger`) with a backend that, like some
+accelerators' (and, with autograd on, torch 2.13's Inductor), compiles no recurrent module. The
+`allow_rnn` fix is verified for `listen` and dropped for `train` (its faithful run fails); the
+setting, written once before the helper's compile, would reach `train` all the same. So `gbbot fix`
+runs every entrypoint that read a patched file, with every patch in place, once more before it
+writes anything: here `--apply` writes nothing and says why."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gbbot.core.config import load_config
+from gbbot.core.fixes import FixStatus
+from gbbot.fix.pipeline import FixOptions, fix
+from tests.conftest import git
+
+FILES = {
+    "app/__init__.py": "",
+    "app/build.py": '''
+        import torch
+
+
+        def compiled(model, backend="inductor"):
+            """Every model of the app is compiled here."""
+            model.eval()
+            return torch.compile(model, backend=backend)
+        ''',
+    "app/models.py": """
+        import torch
+
+
+        class Codec(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = torch.nn.LSTM(4, 4, batch_first=True)
+
+            def forward(self, x):
+                return self.lstm(x)[0] + x
+        """,
+    "app/tagging.py": """
+        import torch
+
+
+        class Tagger(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = torch.nn.LSTM(4, 4, batch_first=True)
+
+            def forward(self, x):
+                return torch.tanh(self.lstm(x)[0])
+
+
+        def rnn_refused(gm, example_inputs):
+            for node in gm.graph.nodes:
+                if "lstm" in str(node.target).lower():
+                    raise RuntimeError("this backend compiles no recurrent module")
+            return gm.forward
+        """,
+    "app/listen.py": """
+        import torch
+
+        from app.build import compiled
+        from app.models import Codec
+
+
+        def run():
+            torch.manual_seed(0)
+            model = compiled(Codec())
+            with torch.no_grad():
+                return model(torch.linspace(-1, 1, 24).reshape(2, 3, 4))
+        """,
+    "app/train.py": """
+        import torch
+
+        from app.build import compiled
+        from app.tagging import Tagger, rnn_refused
+
+
+        def run():
+            torch.manual_seed(0)
+            model = compiled(Tagger(), backend=rnn_refused)
+            with torch.no_grad():
+                return model(torch.linspace(-1, 1, 24).reshape(2, 3, 4))
+        """,
+    ".gbbot.yml": """
+        version: 1
+        mode: fast
+        entrypoints:
+          - {name: listen, call: 'app.listen:run', timeout: 120}
+          - {name: train, call: 'app.train:run', timeout: 120}
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("shared-helper") / "repo"
+    for path, text in FILES.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(textwrap.dedent(text).lstrip("\n"))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "app")
+    return repo, fix(repo, load_config(repo / ".gbbot.yml"), FixOptions(apply=True, jobs=2))
+
+
+def test_the_setting_verified_for_one_model_is_not_written_where_it_breaks_the_other(fixed):
+    repo, run = fixed
+    by_entrypoint = {r.entrypoints[0]: r for r in run.results}
+    assert by_entrypoint["listen"].status is FixStatus.VERIFIED, by_entrypoint["listen"].reason
+    assert by_entrypoint["listen"].variant == "allow_rnn"
+    assert by_entrypoint["train"].status is FixStatus.DROPPED
+    assert "with allow_rnn on, the compiler the code names fails" in by_entrypoint["train"].reason
+    assert run.written == ()
+    assert "allow_rnn" not in (repo / "app/build.py").read_text()
+    (note,) = [n for n in run.notes if n.startswith("entrypoints that no patch was verified on")]
+    assert "train ended failed" in note and "this backend compiles no recurrent module" in note, note
+    assert note.endswith("; nothing written")
