@@ -27,7 +27,16 @@ from gbbot.fix.engine import SourceError
 from gbbot.fix.measure import measure
 from gbbot.fix.patch import FilePatch, original_line
 from gbbot.fix.present import BYSTANDERS
-from gbbot.fix.rerun import Baseline, Rerun, attempt, check_reproducible, keep, observe_named, unpatched
+from gbbot.fix.rerun import (
+    Baseline,
+    Rerun,
+    attempt,
+    check_reproducible,
+    fill_baseline,
+    keep,
+    observe_named,
+    unpatched,
+)
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
 from gbbot.fix.verify import (
@@ -241,19 +250,30 @@ def _reads_any(observation: Observation, paths: set[str]) -> bool:
     return reads is None or reads.overflow or not paths.isdisjoint(reads.files)
 
 
-def _bystanders(ctx: Context, first: Baseline, last: Baseline, final: Sequence[FilePatch]) -> Judgement | None:
-    """The entrypoints that read a patched file (by their baseline run's record of what they read;
-    any whose run kept no record) but were never run with a patch in place, run once with every
+def _bystanders(
+    ctx: Context, report: Report, first: Baseline, last: Baseline, final: Sequence[FilePatch]
+) -> Judgement | None:
+    """The report's entrypoints that read a patched file (by their baseline run's record of what
+    they read; any whose run kept no record; one that never ran in the scratch copy is run
+    unpatched first) but were never run with a patch in place, run once with every
     patch, judged against their unpatched runs and, where a patch turns on a setting that changes
     what the compiler is given, confirmed with that compiler. A setting written into a helper that
     compiles every model holds for models none of whose breaks it was verified on (`allow_rnn` for
     an LSTM run without autograd, in a helper that also compiles one trained with it: torch 2.13's
     Inductor cannot compile that one). None when there is none."""
-    if not final or not first:
+    if not final:
         return None
+    known = {e.name for e in ctx.config.entrypoints}
+    missing = [e.name for e in report.entrypoints if e.name in known and e.name not in first and e.name not in last]
+    if missing:  # handed a report (the action): these never ran in the scratch copy, unpatched
+        unpatched(ctx.rerun, final, True)
+        try:
+            fill_baseline(ctx.rerun, first, missing)
+        finally:
+            unpatched(ctx.rerun, final, False)
     root = ctx.rerun.scratch.root
     paths = {str(root / p.path) for p in final} | {str((root / p.path).resolve()) for p in final}
-    names = sorted(n for n, run in first.items() if last.get(n) is run and _reads_any(run, paths))
+    names = sorted(n for n, run in first.items() if last.get(n, run) is run and _reads_any(run, paths))
     if not names:
         return None
     ctx.options.progress(f"running {', '.join(names)}, which read a patched file, with every patch in place…")
@@ -341,7 +361,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
             if not found:
                 break
         overall = _overall(ctx, first, baseline, rounds)
-        bystanders = _bystanders(ctx, first, baseline, rounding.final_patches(originals, current))
+        bystanders = _bystanders(ctx, first_report, first, baseline, rounding.final_patches(originals, current))
         results = _removed_alongside(results, first, baseline, functools.partial(_in_original, originals, current))
         combined: Measured | None = None
         if options.measure:

@@ -13,6 +13,7 @@ import textwrap
 
 import pytest
 
+from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import load_config
 from gbbot.core.fixes import FixStatus
 from gbbot.fix.pipeline import FixOptions, fix
@@ -86,18 +87,32 @@ FILES = {
             with torch.no_grad():
                 return model(torch.linspace(-1, 1, 24).reshape(2, 3, 4))
         """,
+    "app/plain.py": """
+        import torch
+
+        from app.build import compiled
+
+
+        def run():
+            model = compiled(torch.nn.Linear(4, 4))
+            with torch.no_grad():
+                return model(torch.ones(2, 4))
+        """,
     ".gbbot.yml": """
         version: 1
         mode: fast
         entrypoints:
           - {name: listen, call: 'app.listen:run', timeout: 120}
           - {name: train, call: 'app.train:run', timeout: 120}
+          - {name: plain, call: 'app.plain:run', timeout: 120}
         """,
 }
 
 
-@pytest.fixture(scope="module")
-def fixed(tmp_path_factory):
+@pytest.fixture(scope="module", params=["cli", "action"])
+def fixed(request, tmp_path_factory):
+    """`gbbot fix --apply` as the CLI runs it (its own baseline run of every entrypoint), and as
+    the action does, handed the diff's report (entrypoints run when a trial needs them)."""
     repo = tmp_path_factory.mktemp("shared-helper") / "repo"
     for path, text in FILES.items():
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
@@ -105,11 +120,14 @@ def fixed(tmp_path_factory):
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "app")
-    return repo, fix(repo, load_config(repo / ".gbbot.yml"), FixOptions(apply=True, jobs=2))
+    config = load_config(repo / ".gbbot.yml")
+    report = check(repo, config, CheckOptions(jobs=2)) if request.param == "action" else None
+    said: list[str] = []
+    return repo, fix(repo, config, FixOptions(apply=True, jobs=2, progress=said.append), report), said
 
 
 def test_the_setting_verified_for_one_model_is_not_written_where_it_breaks_the_other(fixed):
-    repo, run = fixed
+    repo, run, said = fixed
     by_entrypoint = {r.entrypoints[0]: r for r in run.results}
     assert by_entrypoint["listen"].status is FixStatus.VERIFIED, by_entrypoint["listen"].reason
     assert by_entrypoint["listen"].variant == "allow_rnn"
@@ -120,3 +138,5 @@ def test_the_setting_verified_for_one_model_is_not_written_where_it_breaks_the_o
     (note,) = [n for n in run.notes if n.startswith("entrypoints that no patch was verified on")]
     assert "train ended failed" in note and "this backend compiles no recurrent module" in note, note
     assert note.endswith("; nothing written")
+    # `plain` has no break: no trial runs it, yet it reads the helper, so it runs with the patch
+    assert any(m.startswith("running plain, train, which read a patched file") for m in said), said
