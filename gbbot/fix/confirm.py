@@ -70,10 +70,15 @@ def key_of(trial: Trial) -> Key:
     return tuple(sorted((p.path, p.after) for p in trial.patches)), tuple(sorted(trial.names))
 
 
+def _fast_pass(rerun: Rerun, judgement: Judgement | None) -> bool:
+    """A verdict of fast mode (no code generated) that the trial passed."""
+    return judgement is not None and judgement.ok and (rerun.mode or rerun.config.mode) is Mode.FAST
+
+
 def wanted(rerun: Rerun, trial: Trial, judgement: Judgement | None) -> bool:
     """Whether the trial's fast verdict still needs a faithful run: verified in fast mode, by a
     patch that turns on a compiled setting, and not confirmed before."""
-    if judgement is None or not judgement.ok or (rerun.mode or rerun.config.mode) is not Mode.FAST:
+    if not _fast_pass(rerun, judgement):
         return False
     return bool(settings_turned_on(trial.patches)) and key_of(trial) not in rerun.confirmations.verdicts
 
@@ -180,7 +185,7 @@ def confirmed(
 
 def judged(rerun: Rerun, trial: Trial, judgement: Judgement | None) -> Judgement | None:
     """The fast verdict, failed where the faithful runs did not bear it out."""
-    if judgement is None or not judgement.ok or (rerun.mode or rerun.config.mode) is not Mode.FAST:
+    if not _fast_pass(rerun, judgement):
         return judgement
     flags = settings_turned_on(trial.patches)
     problem = rerun.confirmations.verdicts.get(key_of(trial)) if flags else None

@@ -288,6 +288,10 @@ def _bystanders(
             unpatched(ctx.rerun, final, False)
     rerun = replace(ctx.rerun, compare=functools.partial(_reproducible_only, ctx.rerun))
     judgement = judge((), before, after, rerun.compare)
+    lost = [n for n in names if n not in after]  # not run: unknown, so not held
+    if lost:
+        why = f"{', '.join(lost)} could not be run with the patches in place"
+        judgement = replace(judgement, ok=False, reason="; ".join(filter(None, [why, judgement.reason])))
     trial = Trial(tuple(final), (), tuple(names))
     (confirmed,) = confirm.confirmed(rerun, first, [trial], [judgement], functools.partial(unpatched, rerun, final))
     return confirmed or judgement
