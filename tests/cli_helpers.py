@@ -17,9 +17,12 @@ def write(repo: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text))
 
 
-def gbbot(cwd: Path, *args: str, tmp: Path | None = None) -> subprocess.CompletedProcess:
-    """`python -m gbbot ARGS` in `cwd`; `tmp` becomes its TMPDIR (where a base worktree goes)."""
-    env = {**os.environ, **({"TMPDIR": str(tmp)} if tmp else {})}
+def gbbot(
+    cwd: Path, *args: str, tmp: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`python -m gbbot ARGS` in `cwd`; `tmp` becomes its TMPDIR (where a base worktree goes);
+    `env` adds to the environment."""
+    env = {**os.environ, **({"TMPDIR": str(tmp)} if tmp else {}), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "gbbot", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )

@@ -620,8 +620,8 @@ def _recompile_union(diffs: Sequence[RecompileDiff]) -> RecompileDiff | None:
     )
 
 
-def with_diff(head: Report, result: Diff) -> Report:
-    """The head with its diff, each recompilation of a resume function a new break made marked
-    with that break."""
+def with_diff(head: Report, result: Diff, base: Report | None = None) -> Report:
+    """The head with its diff, each recompilation of code a new break made (`base`: what the
+    base compiled) marked with that break."""
     new = _new_breaks(head, result.changes)
-    return replace(recompile.attributed(head, recompile.by_new_breaks(head, new)), diff=result)
+    return replace(recompile.attributed(head, recompile.by_new_breaks(head, new, base)), diff=result)

@@ -627,7 +627,7 @@ def run_diff(
     found = compare(p, s, note)
     if s.packages is not None:
         found = replace(found, dependencies=attributed(p, found, s))
-    return DiffRun(break_diff.with_diff(s.head, found), s.notes)
+    return DiffRun(break_diff.with_diff(s.head, found, s.base), s.notes)
 
 
 def attributed(p: Setup, found: Diff, s: Sides) -> DependencyChange:

@@ -668,23 +668,43 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
 class RecompileLine:
     rc: Recompilation
     new: bool
-    by_break: GraphBreak | None = None  # the new break whose resume function recompiles
+    by_break: GraphBreak | None = None  # the new break that made the code that recompiles
+
+    @property
+    def made(self) -> str:
+        """How the new break made the code that recompiles."""
+        if self.by_break is not None and recompile.made_by(self.rc, [self.by_break]):
+            return "a resume function Dynamo made after it"
+        return "Dynamo compiles this function on its own because of it"
 
 
-def recompile_lines(report: Report) -> tuple[list[RecompileLine], list[RecompileLine]]:
-    """(shown, folded): with a base, frames with a new problem are shown and the rest folded; a
-    resume function a new break made is shown as that break's."""
+@dataclass(frozen=True)
+class RecompileLines:
+    shown: list[RecompileLine]  # without a base, every frame; with one, new problems and a new break's
+    as_on_base: list[RecompileLine]  # a problem the base had too
+    settled: list[RecompileLine]  # automatic dynamic shapes at work, nothing to fix
+
+
+def recompile_lines(report: Report) -> RecompileLines:
+    """With a base, frames with a new problem are shown, a new break's with it, and the rest folded:
+    those with a problem the base had as on the base, those with none as automatic dynamic shapes."""
     compared = report.diff.recompiles if report.diff else None
     new = set(compared.new) if compared else set()
+    persisting = set(compared.persisting) if compared else set()
     breaks = {b.fingerprint: b for b in report.breaks}
-    shown, rest = [], []
+    lines = RecompileLines([], [], [])
     for rc in recompile.ordered(report):
         problems = {recompile.limit_fingerprint(rc)} if rc.limit_hit else set()
         problems |= {r.fingerprint for r in rc.reasons if not r.dynamic}
         by_break = breaks.get(rc.new_break) if rc.new_break and compared is not None else None
-        is_new = bool(problems & new) and by_break is None
-        (shown if compared is None or is_new or by_break else rest).append(RecompileLine(rc, is_new, by_break))
-    return shown, rest
+        line = RecompileLine(rc, bool(problems & new) and by_break is None, by_break)
+        if compared is not None and not line.new and by_break is None and problems & persisting:
+            lines.as_on_base.append(line)
+        elif compared is not None and not line.new and by_break is None and not problems:
+            lines.settled.append(line)
+        else:
+            lines.shown.append(line)
+    return lines
 
 
 # --- the page ----------------------------------------------------------------------------------
@@ -702,7 +722,7 @@ def render(report: Report, options: Options = Options()) -> str:
 
     s = sort(report)
     shown = s.shown if options.max_items is None else s.shown[: options.max_items]
-    recompiles_shown, recompiles_folded = recompile_lines(report)
+    recompiles = recompile_lines(report)
     first, last = folds(report, s, options)
     text = ENV.get_template("report.md.j2").render(
         title=options.title,
@@ -737,14 +757,11 @@ def render(report: Report, options: Options = Options()) -> str:
         stack=lambda brk: stack_lines(brk, options.links),
         explanation=advice.curated_explanation,
         reading=lambda item: more_reading(item, options),
-        recompiles_shown=recompiles_shown,
-        recompiles_folded=recompiles_folded,
+        recompiles_shown=recompiles.shown,
+        recompiles_as_on_base=recompiles.as_on_base,
+        recompiles_settled=recompiles.settled,
         recompile_advice=recompile_advice,
-        recompiled_after=lambda brk: [
-            line.rc
-            for line in recompiles_shown
-            if line.by_break is not None and line.by_break.fingerprint == brk.fingerprint
-        ],
+        recompiled_after=lambda brk: [line for line in recompiles.shown if line.by_break == brk],
         recompile_doc=recompile.load_rules().doc_url,
         verdict=verdict(report),
         footer=options.footer,

@@ -109,7 +109,8 @@ def message(finding: RecompileFinding, problems: tuple[Problem, ...]) -> str:
         )
     if rc.new_break:
         lines.append(
-            "A resume function Dynamo made after a break this change adds: it recompiles because of that break."
+            "Dynamo compiles this code only because of a break this change adds (a resume function after it, or"
+            " a function that is no longer inlined into a caller): it recompiles because of that break."
         )
     if any(p.reason is None for p in problems):
         rules = recompile.load_rules()

@@ -121,8 +121,9 @@ def recompile_table(report: Report) -> Table:
 
 
 def advice(rc: Recompilation, reason: RecompileReason) -> str:
-    """No advice where there is nothing to fix (automatic dynamic shapes settled it)."""
-    return "" if rc.info_only or reason.dynamic else reason.advice
+    """No advice where there is nothing to fix (automatic dynamic shapes settled it) or where the
+    remedy is a new break's (the code that recompiles exists because of it)."""
+    return "" if rc.info_only or reason.dynamic or rc.new_break else reason.advice
 
 
 def _inside(brk: GraphBreak, where: int = WHERE_CHARS) -> str:
