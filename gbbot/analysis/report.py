@@ -87,11 +87,21 @@ def compiled_nothing(log: TraceLog, trace_files: int) -> str | None:
 
 def _status(outcome: RunOutcome, no_compile: str | None) -> tuple[Status, str | None]:
     if outcome.status is not Status.OK:
-        detail = outcome.stderr_tail.strip()[-ERROR_TAIL_CHARS:]
+        detail = output_tail(outcome)[-ERROR_TAIL_CHARS:]
         return outcome.status, "\n".join(part for part in (outcome.reason, detail) if part) or None
     if no_compile:
         return Status.NO_COMPILE, f"compiled nothing: {no_compile}"
     return Status.OK, None
+
+
+def output_tail(outcome: RunOutcome) -> str:
+    """The end of what a run that did not end cleanly wrote: stderr, or stdout when stderr is
+    empty (a script that reports on stdout and exits 1); both, labelled, for a timeout, whose last
+    output on either says where it hung."""
+    err, out = outcome.stderr_tail.strip(), outcome.stdout_tail.strip()
+    if outcome.status is Status.TIMEOUT and err and out:
+        return f"stdout:\n{out[-ERROR_TAIL_CHARS // 2 :]}\nstderr:\n{err[-ERROR_TAIL_CHARS // 2 :]}"
+    return err or out
 
 
 def entrypoint_report(

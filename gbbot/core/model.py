@@ -26,6 +26,7 @@ class Status(str, enum.Enum):
     SKIPPED = "skipped"
     # Ran and exited 0 but compiled nothing: its "no graph breaks" would be a false green.
     NO_COMPILE = "no_compile"
+    INTERRUPTED = "interrupted"  # stopped by Ctrl-C or SIGTERM to gbbot, not by anything it did
 
 
 class Category(str, enum.Enum):

@@ -19,7 +19,7 @@ from gbbot.core.model import RunOutcome, Status
 from gbbot.edges import running
 
 HEARTBEAT_S = 30.0
-LOG_COLUMNS = 160  # a CI log has no terminal: wide enough for a table row, narrow enough to read
+LOG_COLUMNS = 120  # a CI log has no terminal: as wide as a log viewer shows without scrolling
 REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
 
 

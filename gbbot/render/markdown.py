@@ -42,7 +42,15 @@ from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_t
 from gbbot.render.findings import SAFE_PATH, compile_error_words
 
 TEMPLATES = Path(__file__).parent / "templates"
-STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
+STATUS_ICON = {
+    "ok": "✅",
+    "failed": "❌",
+    "timeout": "⏱️",
+    "crashed": "💥",
+    "skipped": "⏭️",
+    "no_compile": "⚠️",
+    "interrupted": "⏹️",
+}
 
 TITLE = "gbbot: torch.compile graph breaks"  # the comment's, the check run's and the summary's heading
 WEB_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:\d+)?/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -182,24 +190,19 @@ def where(brk: GraphBreak | Recompilation, links: SourceLinks | None, sha: str |
 def items(report: Report) -> list[Item]:
     """One item per fingerprint, with every entrypoint it appeared in and its fix result, in
     impact order."""
-    seen: dict[str, GraphBreak] = {}
-    for brk in report.breaks:
-        seen.setdefault(brk.fingerprint, brk)
     each = counts.per_break(report)
     fixed = fixes.lines_by_break(report)
     verified = {r.fingerprint for r in report.fixes or () if r.status is FixStatus.VERIFIED}
-    paid = _paid(report)
-    found = [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
-    return sorted(found, key=lambda i: -paid.get(i.brk.fingerprint, 0))  # stable: the rule breaks ties
-
-
-def _paid(report: Report) -> dict[str, int]:
-    """How many times each break's cost was paid, over every entrypoint: its frame's entries."""
-    paid: dict[str, int] = {}
-    for brk in report.breaks:
-        if brk.cost and brk.cost.entries:
-            paid[brk.fingerprint] = paid.get(brk.fingerprint, 0) + brk.cost.entries
-    return paid
+    return [
+        Item(
+            b,
+            each[b.fingerprint].entrypoints,
+            fixed.get(b.fingerprint, ()),
+            each[b.fingerprint],
+            verified=b.fingerprint in verified,
+        )
+        for b in findings.impact_ordered(report)
+    ]
 
 
 def hidden_note(change: BreakChange) -> str:
@@ -737,6 +740,7 @@ def render(report: Report, options: Options = Options()) -> str:
         shared_failures=shared_failure_lines(report),
         notes=notes(report, options),
         status_icon=STATUS_ICON,
+        distinct_breaks=lambda e: counts.distinct(b for b in e.breaks if not b.ignored),
         graph_delta=graph_delta,
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
         compile_error=lambda error: compile_error_words(error, html_text, html_text, explained=False),
