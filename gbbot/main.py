@@ -12,6 +12,7 @@ from gbbot import __version__
 from gbbot.core.errors import EXIT_CODES_HELP, ExitCode, GbbotError
 from gbbot.edges import git, vault
 from gbbot.edges.console import internal_error
+from gbbot.edges.interrupt import exit_status, sigterm_as_interrupt
 
 # name → (module in gbbot.commands, one-line help)
 COMMANDS = {
@@ -58,6 +59,17 @@ def _selected(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Ctrl-C and SIGTERM stop gbbot at any point, its imports and setup included: what runs is
+    stopped, and the exit status is a shell's for that signal (130, 143)."""
+    try:
+        with sigterm_as_interrupt():
+            return _main(argv)
+    except KeyboardInterrupt as stop:
+        print("gbbot: interrupted", file=sys.stderr)
+        return exit_status(stop)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     if argv is None:  # the program, not a call from a library or a test
         vault.start()
         git.pin(Path.cwd())  # before any entrypoint: the user's git config and this repository's
@@ -69,9 +81,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GbbotError as exc:
         print(f"gbbot: error: {exc}", file=sys.stderr)
         return int(exc.exit_code)
-    except KeyboardInterrupt:
-        print("gbbot: interrupted", file=sys.stderr)
-        return ExitCode.INTERRUPTED
     except Exception as exc:
         internal_error(exc)
         return ExitCode.INTERNAL

@@ -21,7 +21,7 @@ from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, RunOutcome, Status
 from gbbot.core.secret_names import ALLOWED, NEVER, SECRET_LOOKING, matches
 from gbbot.edges import git, installed, running, vault
-from gbbot.edges.interrupt import sigterm_as_interrupt
+from gbbot.edges.interrupt import STOPPING, sigterm_as_interrupt
 
 PACKAGE_DIR = Path(gbbot.__file__).parent
 SHIM_DIR = PACKAGE_DIR / "child" / "_shim"
@@ -201,6 +201,8 @@ def ended(
     reason += timed_out_in(request) if timed_out else ""
     if status is Status.CRASHED:
         reason = f"killed by signal {signal_no}" if signal_no or not unexplained_crash else unexplained_crash
+    if STOPPING.is_set() and status is not Status.OK:  # gbbot stopped it: nothing the entrypoint did
+        status, reason = Status.INTERRUPTED, STOPPED
     return RunOutcome(
         name=request.entrypoint.name,
         status=status,
@@ -213,6 +215,14 @@ def ended(
         reason=reason,
         env_withheld=withheld(request, base),
     )
+
+
+STOPPED = "stopped: gbbot was interrupted (Ctrl-C or SIGTERM)"
+
+
+def not_started(request: RunRequest) -> RunOutcome:
+    """A request whose turn came after gbbot began to stop: it is not started."""
+    return RunOutcome(request.entrypoint.name, Status.INTERRUPTED, None, 0.0, reason=STOPPED)
 
 
 def timed_out_in(request: RunRequest) -> str:
@@ -243,13 +253,16 @@ def run_all(
             on_done(outcome)
         return outcome
 
+    STOPPING.clear()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
-    backend.prepare(requests, jobs)
     try:
         with sigterm_as_interrupt():
+            backend.prepare(requests, jobs)
             return list(pool.map(one, requests))
     except KeyboardInterrupt:
-        # Ctrl-C or a cancelled CI job: stop what runs now, start nothing more.
+        # Ctrl-C or a cancelled CI job: stop what runs now, start nothing more, and stop what a
+        # backend starts while this is under way (edges/interrupt.STOPPING).
+        STOPPING.set()
         pool.shutdown(wait=False, cancel_futures=True)
         backend.stop_all()
         raise

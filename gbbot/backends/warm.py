@@ -38,6 +38,7 @@ from gbbot.backends.contract import (
     ended,
     environment,
     inherits,
+    not_started,
     signal_number,
 )
 from gbbot.backends.groups import LIVE, SPAWNING
@@ -45,6 +46,7 @@ from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
 from gbbot.edges import installed, machine, process, runas, vault
 from gbbot.edges.console import say
+from gbbot.edges.interrupt import STOPPING
 from gbbot.edges.process import KILL_GRACE_S
 
 SERVER_FILE = Path(__file__).with_name("warm_server.py")
@@ -177,7 +179,7 @@ class Server:
     def tell_once(self) -> None:
         with self._lock:
             told, self._told = self._told, True
-        if not told and self._reason:
+        if not told and self._reason and not STOPPING.is_set():
             say(f"warm server off, entrypoints run in fresh processes: {self._reason}")
 
     def _start(self) -> str | None:
@@ -248,9 +250,11 @@ class Server:
             self._replies.clear()
         for replies in waiting:
             replies.put(Lost(self._reason))
-        self._kill()
+        self.kill()
 
-    def _kill(self) -> None:
+    def kill(self) -> None:
+        """The server's process group killed, without waiting for anything (no lock: a thread
+        may hold it while the server starts)."""
         if self._process is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._process.pid, signal.SIGKILL)
@@ -311,9 +315,9 @@ class Server:
                 self._sock.shutdown(socket.SHUT_RDWR)
         if self._process is not None:
             if not process.wait(self._process, KILL_GRACE_S):
-                self._kill()
+                self.kill()
                 self._process.wait()
-            self._kill()  # what is left of its group (a process a learned module started)
+            self.kill()  # what is left of its group (a process a learned module started)
 
 
 def server_arguments(preload: tuple[str, ...] | None) -> list[str]:
@@ -498,6 +502,9 @@ def start_child(
             return forked
         child = _Child(*forked, server=server)
         RUNNING.add(child.pid)
+    if STOPPING.is_set():  # the stop came while the server forked it: stop_all did not see it
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
     return child
 
 
@@ -575,6 +582,8 @@ class WarmBackend:
             waiting.add_done_callback(_drop)
 
     def __call__(self, request: RunRequest) -> RunOutcome:
+        if STOPPING.is_set():
+            return not_started(request)
         base = {**vault.environ(), **self.pinned}
         child = self._claim(request)
         if child is None:
@@ -647,9 +656,12 @@ class WarmBackend:
             waiting.set_result(child)
 
     def stop_all(self) -> None:
+        """Every child killed, and the server with them: a run waiting for it to start or to fork
+        (it may be importing torch) learns at once that it is gone, and starts nothing."""
         for group in RUNNING():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
+        self.server.kill()
         self.fallback.stop_all()
 
 
