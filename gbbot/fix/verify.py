@@ -201,6 +201,8 @@ class Judgement:
     after: Counts
     revealed: tuple[str, ...] = ()
     instead: tuple[GraphBreak, ...] = ()  # breaks that took the targeted one's place: its advice
+    # an entrypoint's result differs between two unpatched runs: no variant of the patch can be judged
+    unjudgeable: bool = False
 
 
 # A break a later round would try to fix (it has recipes, and a round is left): a patch that only
