@@ -30,6 +30,18 @@ def start(repo: Path, config: str) -> subprocess.Popen:
     )
 
 
+def warm_server_of(pid: int) -> bool:
+    """Whether `pid` has started its warm server (a child running gbbot's warm_server.py)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().split(") ", 1)[1].split()[1])
+            if parent == pid and b"warm_server.py" in (stat.parent / "cmdline").read_bytes():
+                return True
+        except (OSError, IndexError, ValueError):
+            continue
+    return False
+
+
 def test_sigterm_stops_the_running_entrypoint_and_gbbot_promptly(tmp_path):
     # a fresh process: the warm server imports torch (a warm child: tests/e2e/test_warm.py)
     config = "version: 1\nrunner: {warm: false}\nentrypoints: [{name: hang, run: python hang.py, timeout: 600}]\n"
@@ -51,8 +63,11 @@ def test_ctrl_c_while_the_warm_server_starts_stops_at_once_and_starts_nothing(tm
     gbbot = start(tmp_path, "version: 1\nentrypoints: [{name: hang, run: python hang.py, timeout: 60}]\n")
     assert gbbot.stderr is not None
     seen = ""
-    while "running 1 entrypoint" not in seen:  # the run began; the server is importing torch
+    while "running 1 entrypoint" not in seen:
         seen += gbbot.stderr.readline()
+    deadline = time.monotonic() + 30
+    while not warm_server_of(gbbot.pid) and time.monotonic() < deadline:  # it is importing torch
+        time.sleep(0.05)
     asked = time.monotonic()
     gbbot.send_signal(signal.SIGINT)
     _, err = gbbot.communicate(timeout=60)
