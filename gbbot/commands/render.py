@@ -21,7 +21,15 @@ FORMATS: dict[str, Callable[[Report], str]] = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("report", type=Path, help="a report.json written by gbbot")
-    parser.add_argument("--format", "-f", choices=sorted(FORMATS), default="markdown")
+    parser.add_argument(
+        "--format",
+        "-f",
+        choices=sorted(FORMATS),
+        default="markdown",
+        help="markdown: the PR comment's text (the default); sarif: SARIF 2.1.0 for code scanning; json: the "
+        "report as gbbot writes it (read back through its schema); annotations: GitHub workflow commands for "
+        "what the PR changed, one per line",
+    )
     parser.add_argument("--output", "-o", type=Path, help="write here instead of stdout")
 
 

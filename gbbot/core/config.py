@@ -407,6 +407,9 @@ def _entrypoint(path: str, key: str, value: Any) -> Entrypoint:
     for name in MODEL_ONLY:
         if name in fields and "model" not in fields:
             raise ConfigError(path, f"{key}.{name}", "is for 'model' entrypoints only")
+    if "verify_output" in fields and "run" not in fields:
+        # the others' output is not theirs alone (pytest's report, the launcher's): their result is compared
+        raise ConfigError(path, f"{key}.verify_output", "is for 'run' entrypoints only")
     if "args" in fields or "kwargs" in fields:
         call_args.check_size(path, key, fields.get("args", ()), fields.get("kwargs", ()))
     return Entrypoint(**fields)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.core.errors import ExitCode
-from gbbot.main import main
+from gbbot.core.errors import EXIT_CODES_HELP, ExitCode
+from gbbot.main import COMMANDS, main
 from tests.conftest import ROOT
 
 
@@ -20,6 +20,25 @@ def test_help_lists_every_exit_code(argv, capsys):
     for code in ExitCode:
         assert f"\n  {int(code)} " in listed, listed
     assert "interrupted (Ctrl-C)" in listed
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_commands_help_ends_with_the_exit_codes(command, capsys):
+    """`explain`, `render` and `action` too: the block a script's author looks for is last."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert capsys.readouterr().out.rstrip().endswith(EXIT_CODES_HELP.rstrip())
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_option_of_every_command_says_what_it_does(command):
+    import argparse
+
+    from gbbot.main import parser
+
+    [commands] = [a for a in parser(command)._actions if isinstance(a, argparse._SubParsersAction)]
+    options = [a for a in commands.choices[command]._actions if a.option_strings and a.dest != "help"]
+    assert [a.option_strings for a in options if not a.help] == []
 
 
 def test_the_docs_list_every_exit_code():

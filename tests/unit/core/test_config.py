@@ -120,6 +120,8 @@ BROKEN = [
     ("version: 1\nentrypoints: [{name: a, model: 'm:M', call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
     ("version: 1\nentrypoints: [{name: a, model: 'mypkg.GPT'}]\n", "cfg.yml: entrypoints[0].model: expected 'module:Class', e.g. mypkg.model:GPT, got 'mypkg.GPT'"),
     ("version: 1\nentrypoints: [{name: a, call: 'm:f', inputs: [1]}]\n", "cfg.yml: entrypoints[0].inputs: is for 'model' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, call: 'm:f', verify_output: true}]\n", "cfg.yml: entrypoints[0].verify_output: is for 'run' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, pytest: t.py, verify_output: true}]\n", "cfg.yml: entrypoints[0].verify_output: is for 'run' entrypoints only"),
     ("version: 1\nentrypoints: [{name: a, run: x, args: [1]}]\n", "cfg.yml: entrypoints[0].args: arguments are for 'call' and 'model' entrypoints only"),
     ("version: 1\nentrypoints: [{name: a, model: 'm:M', method: 'gen erate'}]\n", "cfg.yml: entrypoints[0].method: expected a method name, e.g. forward or generate, got 'gen erate'"),
     ("version: 1\nentrypoints: [{name: a, model: 'm:M', compile: {fulgraph: true}}]\n", "cfg.yml: entrypoints[0].compile.fulgraph: unknown torch.compile option; known: fullgraph, dynamic, mode, backend, dynamo"),
