@@ -221,10 +221,21 @@ def gone_items(report: Report, state: ChangeState) -> list[Item]:
     entrypoints they went from."""
     if report.diff is None:
         return []
-    changes = report.diff.changed(state)
+    changes = [replace(c, brk=on_head(report, c.brk)) for c in report.diff.changed(state)]
     if state is ChangeState.HIDDEN:
         return [Item(c.brk, c.entrypoints, note=hidden_note(c)) for c in changes]
     return [Item(c.brk, c.entrypoints) for c in changes]
+
+
+def on_head(report: Report, brk: GraphBreak) -> GraphBreak:
+    """A base record whose frames the head compiles too, named as the head names them: one
+    function is never given at the base's first line beside the head's (a line added above it)."""
+    head = {f.frame.across: f.frame for e in report.entrypoints for f in e.frames}
+
+    def named(frames: tuple[FrameRef, ...]) -> tuple[FrameRef, ...]:
+        return tuple(head.get(f.across, f) for f in frames)
+
+    return replace(brk, frames=named(brk.frames), makes_eager=named(brk.makes_eager))
 
 
 @dataclass(frozen=True)
