@@ -17,6 +17,22 @@ def write(repo: Path, files: dict[str, str]) -> None:
         path.write_text(textwrap.dedent(text))
 
 
+def commit_change(repo: Path, base: dict[str, str], head: dict[str, str], branch: str = "feature") -> None:
+    """A pull request in small: `base` committed on main (an empty repository's first commit), then
+    `head` written over it and committed on `branch`."""
+    from tests.conftest import git
+
+    if not (repo / ".git").exists():
+        git(repo, "init", "-q", "-b", "main")
+    write(repo, base)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", branch)
+    write(repo, head)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "head")
+
+
 def gbbot(
     cwd: Path, *args: str, tmp: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:

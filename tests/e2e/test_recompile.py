@@ -17,8 +17,7 @@ from gbbot.analysis.policy import Policy
 from gbbot.core.config import parse_config
 from gbbot.core.errors import ConfigError
 from gbbot.core.model import Recompilation
-from tests.cli_helpers import gbbot, write
-from tests.conftest import git
+from tests.cli_helpers import commit_change, gbbot, write
 
 MODELS = """\
 import torch
@@ -246,12 +245,7 @@ def main():
 
 def test_diff_marks_the_heads_recompile_new_and_the_shifted_one_persisting(in_git_dir, tmp_path):
     config = "version: 1\nentrypoints: [{name: main, call: 'app:main'}]\nfail_on: {breaks: new, recompiles: new}\n"
-    write(in_git_dir, {"app.py": BASE, ".gbbot.yml": config})
-    git(in_git_dir, "add", "-A")
-    git(in_git_dir, "commit", "-q", "-m", "base")
-    git(in_git_dir, "checkout", "-q", "-b", "feature")
-    write(in_git_dir, {"app.py": HEAD})
-    git(in_git_dir, "commit", "-qam", "head: a dtype flip")
+    commit_change(in_git_dir, {"app.py": BASE, ".gbbot.yml": config}, {"app.py": HEAD})
 
     done = gbbot(in_git_dir, "diff", "--base", "main", "--json", str(tmp_path / "d.json"), tmp=tmp_path)
     result = report.load(tmp_path / "d.json")
@@ -371,13 +365,7 @@ def changed(tmp_path_factory) -> Changed:
     tmp = tmp_path_factory.mktemp("changed")
     repo = tmp / "repo"
     repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, {"app.py": CHANGED_BASE, ".gbbot.yml": CHANGED_CONFIG})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
-    git(repo, "checkout", "-q", "-b", "feature")
-    write(repo, {"app.py": CHANGED_HEAD})
-    git(repo, "commit", "-qam", "head: two debug prints")
+    commit_change(repo, {"app.py": CHANGED_BASE, ".gbbot.yml": CHANGED_CONFIG}, {"app.py": CHANGED_HEAD})
     md = tmp / "d.md"
     done = gbbot(
         repo,
