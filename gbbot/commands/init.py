@@ -25,8 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-build",
         dest="build",
         action="store_false",
-        help="do not build the proposed model: entrypoints (by default each is built and called once, "
-        "uncompiled, in a child process: this runs your code; a failing one is written commented out)",
+        help="do not build the model candidates (by default each is built small and called once, "
+        "uncompiled, in a child process to find the arguments and inputs that run: this runs your code; "
+        "one that fails is written commented out)",
     )
 
 

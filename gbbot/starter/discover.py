@@ -464,11 +464,12 @@ def worth_parsing(path: str, head: bytes, models: bool = False) -> bool:
     """Pure: whether a file can hold a candidate or lead to one, from its name and bytes alone.
     Parsing is what costs: a file that never says `compile` is no site, and is read only when it
     is a test (tests reach compiled code through imports), a conftest (fixtures) or a package's
-    __init__ (re-exports). `models`: nn.Module classes are wanted too, and the `*Config` classes
-    whose settings size them."""
+    __init__ (re-exports). `models`: nn.Module classes are wanted too, the `*Config` classes
+    whose settings size them, and a registry's `create_model`."""
     name = path.rsplit("/", 1)[-1]
     special = name.startswith("test_") or name.endswith("_test.py") or name in ("conftest.py", "__init__.py")
-    return special or b"compile" in head or (models and (b"Module" in head or b"Config" in head))
+    wanted = (b"Module", b"Config", b"register_model")  # models, their configs, a registry's factory
+    return special or b"compile" in head or (models and any(word in head for word in wanted))
 
 
 # --- the tree: I/O --------------------------------------------------------------------------------

@@ -123,6 +123,8 @@ def plan(facts: FileFacts, scan: Scan, lines: str, model: str | None = None) -> 
     why = [f"{facts.path} compiles ({lines}) {where}."]
     if flags:
         why.append(f"Flags for a short run: {' '.join(flags)} (from its options and settings; check them).")
+    elif not notes:
+        why.append("Add the flags a short run needs, e.g. --steps 2 or --device cpu.")
     lacks = _missing_reads(facts, scan.names)
     if notes or lacks:
         why.append("Written commented out: it needs what the repository lacks or a change by hand.")
