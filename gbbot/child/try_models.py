@@ -46,7 +46,6 @@ MAX_DEPTH = 2  # configuration objects and inner models nest no deeper
 MAX_LAYERS = 50  # modules looked at for sizes (`image_size`, `num_classes`)
 ERROR_CHARS = 200
 CONFIG_PARAMS = re.compile(r"config|cfg|conf|args|dims|params|hparams|\w+_(config|cfg|args)")
-CONFIG_SUFFIXES = ("Config", "Cfg", "Args", "Arguments", "Dims", "Dimensions", "Params", "Hparams", "Settings")
 FIRST_LAYERS = ("Embedding", "Conv1d", "Conv2d", "Conv3d", "Linear")  # of torch.nn
 Arguments = tuple[list, dict]
 
@@ -64,11 +63,12 @@ class Context:
     settings: dict  # the repository's own values by parameter name
     inner: list  # module:Class targets a wrapper's model parameter may take
     scale: float = 1.0
+    example: dict = field(default_factory=dict)  # the keywords the repository builds the candidate with
     depth: int = 0
     dicts: list = field(default_factory=list)  # the dicts of sizes handed out, filled on KeyError
 
     def deeper(self) -> Context:
-        return Context(self.settings, self.inner, self.scale, self.depth + 1, self.dicts)
+        return Context(self.settings, self.inner, self.scale, {}, self.depth + 1, self.dicts)
 
 
 def _signature(target: Any) -> inspect.Signature | None:
@@ -109,86 +109,96 @@ def _config_class(owner: Any) -> Any:
     module = sys.modules.get(getattr(owner, "__module__", ""))
     found = [
         c for c in (vars(module).values() if module else ())
-        if inspect.isclass(c) and c.__module__ == module.__name__ and c.__name__.endswith(CONFIG_SUFFIXES)
+        if inspect.isclass(c) and c.__module__ == module.__name__ and c.__name__.endswith(sizes.CONFIG_SUFFIXES)
     ]  # fmt: skip
     name = getattr(owner, "__name__", "")
     best = max(found, key=lambda c: sizes.shared_start(c.__name__, name), default=None)
     return best if len(found) == 1 or (best and sizes.shared_start(best.__name__, name)) else None
 
 
-def _object(cls: Any, context: Context) -> dict:
+def _object(target: str, cls: Any, context: Context) -> dict:
+    """`cls` built small as a `call:` value (a configuration object, an inner model)."""
     args, kwargs = arguments(cls, [], {}, context.deeper())[0]
-    return {"call": _qualified(cls), **({"args": args} if args else {}), "kwargs": kwargs}
+    return {"call": target, **({"args": args} if args else {}), "kwargs": kwargs}
 
 
 def _models(owner: Any, annotation: Any, context: Context) -> list:
-    """A wrapper's model: the annotated class, else the repository's other models."""
-    targets = (
-        [_qualified(annotation)]
-        if _is_module_class(annotation) and annotation.__module__ != "torch.nn.modules.module"
-        else []
-    )
+    """A wrapper's model: the annotated class (not nn.Module itself), else the repository's others."""
+    annotated = [_qualified(annotation)] if _is_module_class(annotation) and annotation.__name__ != "Module" else []
     found = []
-    for target in [*targets, *context.inner]:
+    for target in [*annotated, *context.inner]:
         if target == _qualified(owner) or context.depth >= MAX_DEPTH:
             continue
         try:
-            args, kwargs = arguments(call_args.load(target), [], {}, context.deeper())[0]
+            found.append(_object(target, call_args.load(target), context))
         except Exception:  # an inner model that cannot be filled or imported: the next one
             continue
-        found.append({"call": target, **({"args": args} if args else {}), "kwargs": kwargs})
     return found[:MAX_VARIANTS]
 
 
 def _values(owner: Any, param: inspect.Parameter, context: Context) -> list | None:
     """The values to try for one parameter ([]: keep its default; None: nothing fills it)."""
     required = param.default is param.empty
-    small = sizes.small(param.name, sizes.REQUIRED if required else param.default, context.scale)
+    annotation = _resolved(owner, param.annotation)
+    built = inspect.isclass(annotation) and annotation not in (int, float, bool, str, dict, list, tuple, object)
+    small = None if built else sizes.small(param.name, sizes.REQUIRED if required else param.default, context.scale)
     if small is not None:
         return [small]
     if not required:
         return []
     if param.name in context.settings:
         return [context.settings[param.name]]
-    annotation = _resolved(owner, param.annotation)
     simple = {int: max(2, int(sizes.UNKNOWN_INT * context.scale)), float: 0.1, bool: False}
     if annotation in simple:
         return [simple[annotation]]
-    if _is_module_class(annotation) or sizes.MODEL_PARAMS.fullmatch(param.name):
+    if _is_module_class(annotation) or (not built and sizes.MODEL_PARAMS.fullmatch(param.name)):
         return _models(owner, annotation, context) or None
     if context.depth >= MAX_DEPTH:
         return None
-    if inspect.isclass(annotation) and annotation not in (str, dict, list, tuple, object):
-        return [_object(annotation, context)]
+    if built:
+        return [_object(_qualified(annotation), annotation, context)]
     if CONFIG_PARAMS.fullmatch(param.name):
         config = _config_class(owner)
         if config is not None:
-            return [_object(config, context)]
+            return [_object(_qualified(config), config, context)]
         context.dicts.append({})
         return [context.dicts[-1]]
     return None
 
 
-def _parameters(target: Any) -> list[inspect.Parameter] | None:
-    """The constructor's parameters; a configuration class taking `**kwargs` has its annotated
-    class attributes as keyword parameters (`n_layer: int = 32`)."""
+def _parameters(target: Any, example: dict) -> list[inspect.Parameter] | None:
+    """The constructor's parameters; when it takes `**kwargs`, also those of the base class it
+    hands them to (`Decoder(**kwargs)` → `AttentionLayers(dim, depth, …)`), a configuration
+    class's annotated attributes (`n_layer: int = 32`), and the keywords the repository passes it."""
     signature = _signature(target)
     if signature is None:
         return None
     params = list(signature.parameters.values())
-    if any(p.kind == p.VAR_KEYWORD for p in params) and inspect.isclass(target) and not _is_module_class(target):
-        named = {p.name for p in params}
-        annotated = vars(target).get("__annotations__", {})
+    if not inspect.isclass(target) or not any(p.kind == p.VAR_KEYWORD for p in params):
+        return params
+    for base in inspect.getmro(target)[1:]:
+        inherited = _signature(vars(base).get("__init__"))
+        named = [
+            p
+            for p in (inherited.parameters.values() if inherited else ())
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if len(named) > 1:  # more than self
+            params += named[1:]
+            break
+    if not _is_module_class(target):
         params += [
             inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=getattr(target, n, inspect.Parameter.empty))
-            for n in annotated if n not in named and not n.startswith("_")
+            for n in vars(target).get("__annotations__", {}) if not n.startswith("_")
         ]  # fmt: skip
-    return params
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in example]  # filled from the example
+    seen: set[str] = set()
+    return [p for p in params if not (p.name in seen or seen.add(p.name))]
 
 
 def arguments(target: Any, args: list, kwargs: dict, context: Context) -> list[Arguments]:
     """The constructor argument sets to try: the given ones, then each parameter filled."""
-    params = _parameters(target)
+    params = _parameters(target, context.example if context.depth == 0 else {})
     if params is None:
         return [(list(args), dict(kwargs))]
     named, options = [], []
@@ -385,7 +395,8 @@ def attempt(candidate: dict, settings: dict, seconds: float) -> dict:
     except Exception as exc:
         return {"name": name, "ok": False, "error": _line(exc)}
     for scale in SCALES:
-        context = Context({**settings, **candidate.get("example", {})}, candidate.get("inner", []), scale)
+        example = candidate.get("example", {})
+        context = Context({**settings, **example}, candidate.get("inner", []), scale, example)
         signal.setitimer(signal.ITIMER_PROF, seconds)
         try:
             result = _at_scale(target, candidate, context)

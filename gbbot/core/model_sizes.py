@@ -18,7 +18,7 @@ KINDS = (
     ("heads", r"(n_|num_)?(\w+_)?heads?|num_attention_heads", 2, False),
     ("ff_width", r"\w*(mlp_dim|ff_dim|ffn_dim|dim_feedforward|hidden_features|d_ff|intermediate_size)", 64, True),
     ("width", r"\w*dim|\w*dim_max|d_model|\w*hidden_size|n_embd|\w*width|d_embed|n_(\w+_)?state|in_features", 32, True),
-    ("depth", r"\w*depth|(n_|num_)?(\w+_)?layers?|(n_|num_)blocks", 2, False),
+    ("depth", r"\w*depth|(n_|num_)(\w+_)?layers?|layers|(n_|num_)blocks", 2, False),
     ("vocab", r"\w*vocab\w*|(n_|num_)tokens", 100, False),
     (
         "seq",
@@ -48,6 +48,9 @@ INPUTS = (
 # A constructor parameter that takes a model: a wrapper's (`GaussianDiffusion(model, …)`, `MAE(encoder=…)`)
 MODEL_PARAMS = re.compile(r"model|net|network|backbone|denoise_fn|unet|encoder|decoder|transformer|vit")
 
+# The names of configuration classes (`GPTConfig`, `ModelArgs`, `ModelDimensions`)
+CONFIG_SUFFIXES = ("Config", "Cfg", "Args", "Arguments", "Dims", "Dimensions", "Params", "Hparams", "Settings")
+
 # Size words in model variants' names, smallest first (`test_vit`, `vit_tiny_patch16`, `DiT_S_8`)
 SIZE_WORDS = ("test", "atto", "femto", "pico", "nano", "micro", "tiny|t", "mini", "small|s", "medium|m",
               "base|b", "large|l", "xl", "huge|h|xxl", "giant|g", "gigantic")  # fmt: skip
@@ -74,14 +77,21 @@ def size(kind: str, scale: float = 1.0) -> int:
 REQUIRED = object()  # a parameter without a default
 
 
+# Kinds a `None` default is filled for (`depth=None` that must be passed); a width left None is
+# derived from another (`out_dim=None`: the input's channels)
+FILLED_WHEN_NONE = frozenset({"depth", "vocab", "seq", "image", "patch"})
+
+
 def small(name: str, default: object = REQUIRED, scale: float = 1.0) -> int | None:
-    """The small size for a parameter: when it has none (`REQUIRED`), or an integer default larger
-    than the small one (channels keep theirs); None when its name says no size or its default stays."""
+    """The small size for a parameter: when it has none (`REQUIRED`), an integer default larger
+    than the small one (channels keep theirs) or, for some kinds, None; None when its name says no
+    size or its default stays."""
     kind = kind_of(name)
     if kind is None:
         return None
     value = size(kind, scale)
-    if default is REQUIRED or (kind != "channels" and _is_int(default) and default > value):
+    larger = kind != "channels" and _is_int(default) and default > value
+    if default is REQUIRED or larger or (default is None and kind in FILLED_WHEN_NONE):
         return value
     return None
 

@@ -137,6 +137,8 @@ class Scan:
     configs: tuple[str, ...] = ()  # the YAML and JSON files the walk saw, read by add_models
     # (module, function) registered with `@register_model` (timm's registry), found in every file's bytes
     registered: tuple[tuple[str, str], ...] = ()
+    # what the README's Python examples build, in order: the models its authors show first
+    shown: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
 
 # --- one file: pure -------------------------------------------------------------------------------
@@ -547,6 +549,21 @@ def settings_of(relative: str, text: str) -> list[tuple[str, object]]:
     return found
 
 
+README_CODE = re.compile(r"^```(?:python|py)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+MAX_README_BYTES = 200_000
+
+
+def readme_constructions(root: Path) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """The classes the root README's Python blocks build with keywords, in order, block by block
+    (one that does not parse is skipped)."""
+    try:
+        text = (root / "README.md").read_text(encoding="utf-8", errors="replace")[:MAX_README_BYTES]
+    except OSError:
+        return ()
+    blocks = (facts_of("README.md", block) for block in README_CODE.findall(text))
+    return tuple(found for facts in blocks if facts is not None for found in facts.constructions)
+
+
 def python_files(root: Path) -> Iterator[Path]:
     return walk(root)
 
@@ -618,4 +635,6 @@ def add_models(root: Path, scan: Scan, progress: Progress | None = None, classes
     for path in config_files(root, scan.configs):
         with contextlib.suppress(OSError, UnicodeDecodeError):
             settings += settings_of(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8"))
-    return replace(scan, files=tuple(found), parsed=parsed, deferred=(), settings=tuple(settings))
+    return replace(
+        scan, files=tuple(found), parsed=parsed, deferred=(), settings=tuple(settings), shown=readme_constructions(root)
+    )

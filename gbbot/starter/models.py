@@ -30,7 +30,6 @@ from gbbot.starter.discover import ClassFacts, FileFacts, Scan
 
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
 SEQUENTIAL = frozenset({"nn.Sequential", "torch.nn.Sequential", "Sequential"})
-CONFIG_SUFFIXES = ("Config", "Cfg", "Args", "Arguments", "Dims", "Dimensions", "Params", "Hparams", "Settings")
 FACTORY_NAMES = ("create_model", "build_model", "get_model")
 MAX_PROPOSED = 5  # models written active in a starter config
 MAX_TRIED = 8  # candidates init's child builds
@@ -97,19 +96,19 @@ def settings(files: tuple[FileFacts, ...], file_settings: tuple[tuple[str, objec
     first class naming one winning), then its YAML and JSON files' (the first file winning)."""
     found: dict[str, object] = dict(reversed(file_settings))
     classes = {c.name for _, c in module_classes(files)}
-    for cls in reversed([c for f in files for c in f.classes if c.name.endswith(CONFIG_SUFFIXES)]):
+    for cls in reversed([c for f in files for c in f.classes if c.name.endswith(sizes.CONFIG_SUFFIXES)]):
         if cls.name not in classes:
             found.update(cls.fields)
     return found
 
 
-def _examples(files: tuple[FileFacts, ...]) -> dict[str, dict]:
-    """How the repository itself builds each class with literal keywords: the call naming the most."""
+def _examples(scan: Scan) -> dict[str, dict]:
+    """How the repository itself builds each class with literal keywords (its code, its README):
+    the call naming the most."""
     found: dict[str, dict] = {}
-    for facts in files:
-        for name, keywords in facts.constructions:
-            if len(keywords) > len(found.get(name, {})):
-                found[name] = dict(keywords)
+    for name, keywords in [*(c for facts in scan.files for c in facts.constructions), *scan.shown]:
+        if len(keywords) > len(found.get(name, {})):
+            found[name] = dict(keywords)
     return found
 
 
@@ -183,20 +182,26 @@ def candidates(scan: Scan) -> list[ModelCandidate]:
     public = _public(files)
     registries = {module for module, _ in scan.registered}
 
-    def place(fc: tuple[FileFacts, ClassFacts]) -> tuple:
-        return public.get(f"{fc[0].module}.{fc[1].name}", (len(public), ""))[0], fc[0].path, fc[1].line
+    shown = list(dict.fromkeys(name for name, _ in scan.shown))
 
-    # whole models (exported ones too, though another class uses them), exported ones first
+    def place(fc: tuple[FileFacts, ClassFacts]) -> tuple:
+        readme = shown.index(fc[1].name) if fc[1].name in shown else len(shown)
+        return readme, public.get(f"{fc[0].module}.{fc[1].name}", (len(public), ""))[0], fc[0].path, fc[1].line
+
+    # whole models, and those the README builds or the package exports though another class uses
+    # them; the README's first, then the exported ones
     users = _users(files)
-    whole = [fc for fc in module_classes(files) if place(fc)[0] < len(public) or not _used(users, fc[1].name)]
+    main = [fc for fc in module_classes(files) if place(fc)[:2] != (len(shown), len(public))]
+    whole = [fc for fc in module_classes(files) if fc in main or not _used(users, fc[1].name)]
     classes = sorted((fc for fc in whole if fc[0].module not in registries), key=place)
-    examples = _examples(files)
+    examples = _examples(scan)
     factories = _factories(files, {c.name for _, c in module_classes(files)}, users)
     targets = [_target(f.module, c.name, public) for f, c in classes]
     plain = [t for (f, c), t in zip(classes, targets, strict=True) if not _wraps(f, c)]
     found = _registry(scan, public)
     for (facts, cls), target in zip(classes, targets, strict=True):
-        why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module no other class uses"
+        whose = "its README or package shows" if (facts, cls) in main else "no other class uses"
+        why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module {whose}"
         inner = sorted((t for t in plain if t != target), key=lambda t: _unlike(t, target))[:MAX_INNER]
         example = tuple(examples.get(cls.name, {}).items())
         found.append(ModelCandidate(cls.name, target, why, example=example, inner=tuple(inner)))
