@@ -137,7 +137,7 @@ class Scan:
     configs: tuple[str, ...] = ()  # the YAML and JSON files the walk saw, read by add_models
     # (module, function) registered with `@register_model` (timm's registry), found in every file's bytes
     registered: tuple[tuple[str, str], ...] = ()
-    # what the README's Python examples build, in order: the models its authors show first
+    # what the README's Python examples build, as imported there, in order: the models its authors show first
     shown: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
 
@@ -554,14 +554,14 @@ MAX_README_BYTES = 200_000
 
 
 def readme_constructions(root: Path) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
-    """The classes the root README's Python blocks build with keywords, in order, block by block
-    (one that does not parse is skipped)."""
+    """The classes the root README's Python blocks build with keywords, in order, named as they
+    import them (`vit_pytorch.ViT`), block by block (one that does not parse is skipped)."""
     try:
         text = (root / "README.md").read_text(encoding="utf-8", errors="replace")[:MAX_README_BYTES]
     except OSError:
         return ()
-    blocks = (facts_of("README.md", block) for block in README_CODE.findall(text))
-    return tuple(found for facts in blocks if facts is not None for found in facts.constructions)
+    blocks = [facts for block in README_CODE.findall(text) if (facts := facts_of("README.md", block))]
+    return tuple((dict(f.bindings).get(name, name), keywords) for f in blocks for name, keywords in f.constructions)
 
 
 def python_files(root: Path) -> Iterator[Path]:

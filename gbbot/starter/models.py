@@ -31,8 +31,8 @@ from gbbot.starter.discover import ClassFacts, FileFacts, Scan
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
 SEQUENTIAL = frozenset({"nn.Sequential", "torch.nn.Sequential", "Sequential"})
 FACTORY_NAMES = ("create_model", "build_model", "get_model")
-MAX_PROPOSED = 5  # models written active in a starter config
-MAX_TRIED = 8  # candidates init's child builds
+MAX_PROPOSED = 3  # models written active in a starter config: each costs `gbbot check` a compile
+MAX_TRIED = 6  # candidates init's child builds
 MAX_INNER = 3  # models a wrapper is tried with
 
 
@@ -107,6 +107,7 @@ def _examples(scan: Scan) -> dict[str, dict]:
     the call naming the most."""
     found: dict[str, dict] = {}
     for name, keywords in [*(c for facts in scan.files for c in facts.constructions), *scan.shown]:
+        name = name.rsplit(".", 1)[-1]
         if len(keywords) > len(found.get(name, {})):
             found[name] = dict(keywords)
     return found
@@ -185,8 +186,13 @@ def candidates(scan: Scan) -> list[ModelCandidate]:
     shown = list(dict.fromkeys(name for name, _ in scan.shown))
 
     def place(fc: tuple[FileFacts, ClassFacts]) -> tuple:
-        readme = shown.index(fc[1].name) if fc[1].name in shown else len(shown)
-        return readme, public.get(f"{fc[0].module}.{fc[1].name}", (len(public), ""))[0], fc[0].path, fc[1].line
+        """(its place in the README, among the exports, its path and line): the README names a
+        class as it imports it (`vit_pytorch.ViT`), or bare when the block imports nothing."""
+        (facts, cls), unknown = fc, (len(public), "")
+        exported, module = public.get(f"{facts.module}.{cls.name}", unknown)
+        names = {cls.name, f"{facts.module}.{cls.name}", f"{module}.{cls.name}"}
+        readme = next((i for i, name in enumerate(shown) if name in names), len(shown))
+        return readme, exported, facts.path, cls.line
 
     # whole models, and those the README builds or the package exports though another class uses
     # them; the README's first, then the exported ones
@@ -197,12 +203,13 @@ def candidates(scan: Scan) -> list[ModelCandidate]:
     examples = _examples(scan)
     factories = _factories(files, {c.name for _, c in module_classes(files)}, users)
     targets = [_target(f.module, c.name, public) for f, c in classes]
-    plain = [t for (f, c), t in zip(classes, targets, strict=True) if not _wraps(f, c)]
+    plain = [(f.module, t) for (f, c), t in zip(classes, targets, strict=True) if not _wraps(f, c)]
     found = _registry(scan, public)
     for (facts, cls), target in zip(classes, targets, strict=True):
         whose = "its README or package shows" if (facts, cls) in main else "no other class uses"
         why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module {whose}"
-        inner = sorted((t for t in plain if t != target), key=lambda t: _unlike(t, target))[:MAX_INNER]
+        others = sorted((mt for mt in plain if mt[1] != target), key=lambda mt: _unlike(mt, (facts.module, target)))
+        inner = [t for _, t in others][:MAX_INNER]
         example = tuple(examples.get(cls.name, {}).items())
         found.append(ModelCandidate(cls.name, target, why, example=example, inner=tuple(inner)))
         found += _smallest(factories.pop(cls.name, []), public)
@@ -228,9 +235,11 @@ def _wraps(facts: FileFacts, cls: ClassFacts) -> bool:
     return init is not None and any(sizes.MODEL_PARAMS.fullmatch(p.name) for p in init.params)
 
 
-def _unlike(one: str, other: str) -> int:
-    """How little two targets' names share at their end (`Unet1D` for `GaussianDiffusion1D`)."""
-    return -sizes.shared_start(one.rsplit(":", 1)[-1][::-1], other.rsplit(":", 1)[-1][::-1])
+def _unlike(inner: tuple[str, str], wrapper: tuple[str, str]) -> tuple[bool, int]:
+    """How unlikely a wrapper's model is, both (defining module, target): from another module,
+    and sharing little of the name's end (`Unet1D` for `GaussianDiffusion1D`)."""
+    shared = sizes.shared_start(inner[1].rsplit(":", 1)[-1][::-1], wrapper[1].rsplit(":", 1)[-1][::-1])
+    return inner[0] != wrapper[0], -shared
 
 
 def _smallest(factories: list[tuple[FileFacts, Any]], public: dict) -> list[ModelCandidate]:

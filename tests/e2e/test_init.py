@@ -206,10 +206,10 @@ def test_a_script_compiling_at_module_level_becomes_a_run_entry_check_runs(tmp_p
 ZOO = {
     "zoo/__init__.py": """\
         from zoo.speech import Speech
+        from zoo.nets import Tagger, Mixer
         from zoo.diffusion import Diffusion, Unet
         from zoo.registry import create_model
-        from zoo.nets import Tagger, Mixer, ConvNet
-        from zoo import mlp
+        from zoo import convnets
     """,
     "zoo/speech.py": """\
         from dataclasses import dataclass
@@ -293,30 +293,32 @@ ZOO = {
                 raise RuntimeError("weights are downloaded")
             return _models[model_name](**kwargs)
     """,
-    "zoo/mlp.py": """\
+    "zoo/convnets.py": """\
         from torch import nn
 
         from zoo.registry import register_model
 
 
-        class Mlp(nn.Module):
-            def __init__(self, width):
+        class ConvNet(nn.Module):
+            def __init__(self, image_size, width, num_classes=1000):
                 super().__init__()
-                self.fc = nn.Linear(width, width)
+                self.image_size = image_size
+                self.conv = nn.Conv2d(3, width, 3, padding=1)
+                self.head = nn.Linear(width * image_size * image_size, num_classes)
 
             def forward(self, x):
-                print("mlp")  # the planted break
-                return self.fc(x).relu()
+                print("conv")  # the planted break
+                return self.head(self.conv(x).flatten(1))
 
 
         @register_model
-        def mlp_large(pretrained=False, **kwargs):
-            return Mlp(4096)
+        def convnet_large(pretrained=False, **kwargs):
+            return ConvNet(224, 256)
 
 
         @register_model
-        def mlp_tiny(pretrained=False, **kwargs):
-            return Mlp(16)
+        def convnet_tiny(pretrained=False, **kwargs):
+            return ConvNet(24, 8, num_classes=10)
     """,
     "zoo/nets.py": """\
         from torch import nn
@@ -339,16 +341,6 @@ ZOO = {
 
             def forward(self, x):
                 return x
-
-
-        class ConvNet(nn.Module):
-            def __init__(self, image_size, num_classes=1000):
-                super().__init__()
-                self.conv = nn.Conv2d(3, 8, 3, padding=1)
-                self.head = nn.Linear(8 * image_size * image_size, num_classes)
-
-            def forward(self, img):
-                return self.head(self.conv(img).flatten(1))
     """,
     "bench.py": """\
         import argparse
@@ -360,7 +352,7 @@ ZOO = {
 
         def main():
             parser = argparse.ArgumentParser()
-            parser.add_argument("--model", default="mlp_large")
+            parser.add_argument("--model", default="convnet_large")
             parser.add_argument("--compile", action="store_true")
             parser.add_argument("--steps", type=int, default=1000)
             parser.add_argument("--batch-size", type=int, default=256)
@@ -368,7 +360,7 @@ ZOO = {
             model = zoo.create_model(args.model)
             step = torch.compile(model) if args.compile else model
             for _ in range(args.steps):
-                step(torch.ones(args.batch_size, model.fc.in_features))
+                step(torch.ones(args.batch_size, 3, model.image_size, model.image_size))
 
 
         if __name__ == "__main__":
@@ -404,36 +396,35 @@ def test_init_writes_the_models_it_built_small_with_their_config_objects_inner_m
     found = {e.name: (e.model, e.args, dict(e.kwargs), e.inputs) for e in config.entrypoints if e.kind == "model"}
     dims = {"n_mels": 16, "n_ctx": 16, "n_state": 32, "n_head": 2, "n_vocab": 100, "n_layer": 2}
     assert found == {
-        # the registry's smallest variant, through its factory, never pretrained
-        "mlp_tiny": ("zoo:create_model", ("mlp_tiny",), {"pretrained": False}, ({"tensor": [2, 8, 16]},)),
+        # the registry's smallest variant, through its factory, never pretrained; its own image_size
+        "convnet_tiny": ("zoo:create_model", ("convnet_tiny",), {"pretrained": False}, ({"tensor": [2, 3, 24, 24]},)),
         # a dataclass built with its own fields, small; the mel as long as the model asserts
         "Speech": ("zoo:Speech", (), {"dims": {"call": "zoo.speech:Dims", "kwargs": dims}},
                    ({"tensor": [2, 16, 32]}, {"tensor": [2, 8], "dtype": "long", "high": 100})),
-        # the wrapper's model: the repository's Unet, built small the same way
+        # the wrapper's model: the repository's Unet, built small the same way; the image its image_size
         "Diffusion": ("zoo:Diffusion", (), {"model": {"call": "zoo:Unet", "kwargs": {"dim": 32}}, "image_size": 16},
                       ({"tensor": [2, 3, 16, 16]},)),
-        "Unet": ("zoo:Unet", (), {"dim": 32}, ({"tensor": [2, 3, 16, 16]}, {"tensor": [2]})),
-        "ConvNet": ("zoo:ConvNet", (), {"image_size": 16, "num_classes": 10}, ({"tensor": [2, 3, 16, 16]},)),
     }  # fmt: skip
-    assert "# Tried small, it did not run: ValueError: unknown mixing 'hard'\n  # - name: Mixer\n" in text
     assert "# Tried small, it did not run: nothing says what to pass as n_tags\n  # - name: Tagger\n" in text
+    assert "# Tried small, it did not run: ValueError: unknown mixing 'hard'\n  # - name: Mixer\n" in text
+    assert "# 1 more models could be model: entrypoints the same way." in text  # Unet: three ran first
     assert "Mixer: did not run: ValueError: unknown mixing 'hard'" in made.stderr
 
 
 def test_init_runs_a_script_with_its_compile_flag_short_and_comments_out_one_that_downloads(zoo):
     _, _, text, _ = zoo
     runs = [e.run for e in parse_config(text).entrypoints if e.kind == "run"]
-    assert runs == ["python bench.py --model mlp_tiny --compile --steps 2 --batch-size 2"]
+    assert runs == ["python bench.py --model convnet_tiny --compile --steps 2 --batch-size 2"]
     assert "load_state_dict_from_url(...) loads data or weights from outside the repository" in text
     assert "  #   run: python fetch.py\n" in text
 
 
 def test_what_init_wrote_runs_as_written_and_check_finds_the_planted_breaks(zoo):
     _, _, _, entries = zoo
-    assert list(entries) == ["bench", "mlp_tiny", "Speech", "Diffusion", "Unet", "ConvNet"]
+    assert list(entries) == ["bench", "convnet_tiny", "Speech", "Diffusion"]
     assert {b["code"] for b in entries["Speech"]["breaks"]} == {'print("block")  # the planted break'}
-    for name in ("bench", "mlp_tiny"):
-        assert {b["code"] for b in entries[name]["breaks"]} == {'print("mlp")  # the planted break'}
+    for name in ("bench", "convnet_tiny"):
+        assert {b["code"] for b in entries[name]["breaks"]} == {'print("conv")  # the planted break'}
 
 
 def test_init_no_build_runs_nothing_and_writes_each_model_commented_to_build(zoo):

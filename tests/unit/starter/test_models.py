@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -93,6 +93,18 @@ def test_whole_models_exported_first_their_parts_left_out_and_a_wrapper_offered_
     assert found[1].inner == ()
 
 
+def test_the_readme_ranks_the_model_its_examples_build_first_and_gives_its_keywords(tmp_path):
+    (tmp_path / "README.md").write_text(
+        "# diff\n\n```python\nfrom diff import Unet\n\nmodel = Unet(dim=64, dim_mults=(1, 2))\n```\n"
+        "```python\nthis block does not parse(\n```\n"
+    )
+    assert discover.readme_constructions(tmp_path) == (("diff.Unet", (("dim", 64),)),)
+    files = {"diff/__init__.py": "from diff.unet import Diffusion, Unet\n", "diff/unet.py": DIFFUSION}
+    scan = replace(scan_of(files), shown=discover.readme_constructions(tmp_path))
+    found = models.candidates(scan)
+    assert [c.name for c in found] == ["Unet", "Diffusion"] and dict(found[0].example) == {"dim": 64}
+
+
 def test_factories_are_ranked_by_size_not_taken_at_xl():
     found = models.candidates(scan_of({"models.py": DIT}))
     assert [c.name for c in found] == ["DiT", "DiT_S_8"]  # S before XL; patch 8 before 2
@@ -111,7 +123,7 @@ def test_a_registry_gives_its_smallest_variant_through_its_factory_before_the_cl
 
 
 SPEECH_CONFIG = """\
-    from dataclasses import dataclass
+    from dataclasses import dataclass, replace
 
 
     @dataclass
