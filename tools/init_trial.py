@@ -71,7 +71,7 @@ def logged_breaks(entry: dict, repo: Path) -> set[str] | str:
         command = [sys.executable if w == "python" else w for w in shlex.split(entry["run"])]
     else:
         tests = entry["pytest"] if isinstance(entry["pytest"], list) else shlex.split(entry["pytest"])
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests]
+        command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *tests]  # -s: the log shows
     done, _, _ = timed(command, repo, env)
     if done.returncode not in (0, 1) or (done.returncode and not entry.get("pytest")):
         return f"exit {done.returncode}: {(done.stderr.strip().splitlines() or [''])[-1][:120]}"

@@ -23,7 +23,8 @@ STEPS = re.compile(r"((max|num|n|total|train|val|eval|bench|warm)_)*(iters?|iter
                    r"|max_new_tokens")  # fmt: skip
 BATCH = re.compile(r"(\w+_)?batch_size|bs")
 MODEL = re.compile(r"model|model_name|arch")
-SHORT = 2
+SHORT = 5  # steps, iterations, epochs: enough for a loop that logs every fifth (`n // 5`)
+SMALL_BATCH = 2
 COMPILE = re.compile(r"(use_|do_|torch_?)?compile")
 DATA = re.compile(r"(\w+_)?data(set)?(_(dir|path|root|file|url))?|input_bin|(train|val)_(dir|file|bin)")
 MAX_READS_SHOWN = 3
@@ -52,8 +53,10 @@ def _option_name(knob: Knob) -> str:
 def _option_flags(knob: Knob, model: str | None) -> list[str]:
     """What one argparse option is given for a short compiled run."""
     name = _option_name(knob)
-    if STEPS.fullmatch(name) or (BATCH.fullmatch(name) and knob.value == "int"):
+    if STEPS.fullmatch(name):
         return [knob.name, str(SHORT)]
+    if BATCH.fullmatch(name) and knob.value == "int":
+        return [knob.name, str(SMALL_BATCH)]
     if name in ("device", "accelerator"):
         return [knob.name, "cpu"]
     if MODEL.fullmatch(name) and model and knob.value in (None, "str"):
@@ -68,8 +71,9 @@ def _option_flags(knob: Knob, model: str | None) -> list[str]:
 def _setting_flag(knob: Knob, configurator: bool) -> tuple[str | None, str | None]:
     """A module-level setting: (its `--name=value` flag, or a note to change it by hand)."""
     value = knob.value
-    if (STEPS.fullmatch(knob.name) or BATCH.fullmatch(knob.name)) and type(value) is int and value > SHORT:
-        flag, note = f"--{knob.name}={SHORT}", f"{knob.name} = {value}; lower it for a short run"
+    short = SHORT if STEPS.fullmatch(knob.name) else SMALL_BATCH if BATCH.fullmatch(knob.name) else None
+    if short is not None and type(value) is int and value > short:
+        flag, note = f"--{knob.name}={short}", f"{knob.name} = {value}; lower it for a short run"
     elif knob.name == "device" and isinstance(value, str) and value != "cpu":
         flag, note = "--device=cpu", f"device = {value!r}; a CPU runner needs 'cpu'"
     elif COMPILE.fullmatch(knob.name) and value is False:

@@ -84,7 +84,7 @@ def test_init_on_the_bundled_example_writes_a_config_check_runs_without_edits(tm
     assert "wrote" in made.stderr and "review it, then run: gbbot check" in made.stderr
     config = parse_config((repo / ".gbbot.yml").read_text())
     assert {(e.kind, e.run or e.call) for e in config.entrypoints} == {
-        ("run", "python train.py --steps 2"),  # its --steps option, set for a short run
+        ("run", "python train.py --steps 5"),  # its --steps option, set for a short run
         ("call", "tinymodel.bench:forward_once"),
     }
     entries = check_all_ok(repo, tmp_path)
@@ -194,7 +194,7 @@ def test_a_script_compiling_at_module_level_becomes_a_run_entry_check_runs(tmp_p
         """,
     }
     config, entries = init_then_check(tmp_path / "repo", tmp_path, files)
-    assert [(e.kind, e.run) for e in config.entrypoints] == [("run", "python bench.py --steps 2")]
+    assert [(e.kind, e.run) for e in config.entrypoints] == [("run", "python bench.py --steps 5")]
     assert [b["code"] for b in entries["bench"]["breaks"]] == ['print("step")  # the break']
 
 
@@ -414,7 +414,7 @@ def test_init_writes_the_models_it_built_small_with_their_config_objects_inner_m
 def test_init_runs_a_script_with_its_compile_flag_short_and_comments_out_one_that_downloads(zoo):
     _, _, text, _ = zoo
     runs = [e.run for e in parse_config(text).entrypoints if e.kind == "run"]
-    assert runs == ["python bench.py --model convnet_tiny --compile --steps 2 --batch-size 2"]
+    assert runs == ["python bench.py --model convnet_tiny --compile --steps 5 --batch-size 2"]
     assert "load_state_dict_from_url(...) loads data or weights from outside the repository" in text
     assert "  #   run: python fetch.py\n" in text
 

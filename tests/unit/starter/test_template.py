@@ -160,7 +160,7 @@ def test_a_module_level_compile_script_reading_data_is_written_commented_with_sh
     model = "import torch\n\nclass GPT(torch.nn.Module):\n    pass\n"
     text = written({"train.py": NANO_TRAIN, "model.py": model, "configurator.py": "import sys\n"})
     assert "  # train.py compiles (line 14) at module level.\n" in text
-    assert "  # - name: train\n  #   run: python train.py --max_iters=2 --device=cpu\n" in text
+    assert "  # - name: train\n  #   run: python train.py --max_iters=5 --device=cpu\n" in text
     assert "line 11: reads train.bin, which is not in the repository" in text
     assert "np.memmap(...) loads data or weights from outside the repository" in text
 
@@ -182,10 +182,10 @@ def test_script_knobs_as_argparse_options_or_settings_to_lower_by_hand():
     """
     text = written({"bench.py": bench, "ckpt_loader.py": "x = 1\n"})
     # a setting it cannot lower from outside: not short for sure, so not active
-    assert "  #   run: python bench.py --compile --num-steps 2 --batch-size 2\n" in text
+    assert "  #   run: python bench.py --compile --num-steps 5 --batch-size 2\n" in text
     assert "line 4: steps = 1000; lower it for a short run." in text
-    _, chosen, _ = proposed({"bench.py": bench.replace("steps = 1000", "steps = 2")})
-    assert chosen == [("run", "python bench.py --compile --num-steps 2 --batch-size 2")]
+    _, chosen, _ = proposed({"bench.py": bench.replace("steps = 1000", "steps = 5")})
+    assert chosen == [("run", "python bench.py --compile --num-steps 5 --batch-size 2")]
 
 
 def test_a_script_compiles_with_its_flag_and_one_that_downloads_or_takes_a_data_set_is_commented():
@@ -210,7 +210,7 @@ def test_a_script_compiles_with_its_flag_and_one_that_downloads_or_takes_a_data_
     files = {"bench.py": bench, "fetch.py": fetch, "validate.py": validate, "zoo/nets.py": variants}
     text, chosen, _ = proposed(files)
     # the flag that makes it compile, the fewest iterations, and the registry's smallest model
-    assert chosen == [("run", "python bench.py --model tiny_net --torchcompile --num-warm-iter 2")]
+    assert chosen == [("run", "python bench.py --model tiny_net --torchcompile --num-warm-iter 5")]
     assert "load_state_dict_from_url(...) loads data or weights from outside the repository" in text
     assert "  #   run: python fetch.py" in text
     assert "it takes a data set (data)" in text and "  #   run: python validate.py" in text
