@@ -211,11 +211,19 @@ def arguments(target: Any, args: list, kwargs: dict, context: Context) -> list[A
         if values:
             named.append(param)
             options.append(values)
+    by_position = {inspect.Parameter.POSITIONAL_ONLY}
+    return [([*args, *a], {**kwargs, **k}) for a, k in _combinations(named, options, by_position, MAX_VARIANTS)]
+
+
+def _combinations(params: list, options: list, by_position: set, most: int) -> list[Arguments]:
+    """The first `most` choices of one option per parameter, as (positional, keyword) arguments:
+    those of a kind in `by_position` by position."""
     found = []
-    for chosen in itertools.islice(itertools.product(*options), MAX_VARIANTS):
-        positional = [v for p, v in zip(named, chosen, strict=True) if p.kind == p.POSITIONAL_ONLY]
-        filled = {p.name: v for p, v in zip(named, chosen, strict=True) if p.kind != p.POSITIONAL_ONLY}
-        found.append(([*args, *positional], {**kwargs, **filled}))
+    for chosen in itertools.islice(itertools.product(*options), most):
+        pairs = list(zip(params, chosen, strict=True))
+        found.append(
+            ([v for p, v in pairs if p.kind in by_position], {p.name: v for p, v in pairs if p.kind not in by_position})
+        )
     return found
 
 
@@ -334,12 +342,8 @@ def inputs(model: Any, kwargs: dict) -> list[Arguments]:
         _main_inputs(p.name, model, known) if i == 0 else _other_inputs(p.name, model, known)
         for i, p in enumerate(params)
     ]
-    found = []
-    for chosen in itertools.islice(itertools.product(*options), MAX_CALLS):
-        positional = [v for p, v in zip(params, chosen, strict=True) if p.kind != p.KEYWORD_ONLY]
-        keywords = {p.name: v for p, v in zip(params, chosen, strict=True) if p.kind == p.KEYWORD_ONLY}
-        found.append((positional, keywords))
-    return found
+    by_position = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    return _combinations(params, options, by_position, MAX_CALLS)
 
 
 # --- one candidate ------------------------------------------------------------------------------
@@ -361,10 +365,6 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise TimeUp
 
 
-def _call(model: Any, found: Arguments) -> None:
-    model(*call_args.build(found[0]), **call_args.build(found[1]))
-
-
 def _at_scale(target: Any, candidate: dict, context: Context) -> dict:
     """The first constructor and input sets that ran at one scale: its result fields; else the
     error of the first model that built but failed when called, or of the first that did not build."""
@@ -379,7 +379,7 @@ def _at_scale(target: Any, candidate: dict, context: Context) -> dict:
             continue
         for found in tried:
             try:
-                _call(model, found)
+                model(*call_args.build(found[0]), **call_args.build(found[1]))
             except Exception as exc:
                 called = called or {"error": _line(exc), "args": args, "kwargs": kwargs}
                 continue
@@ -401,7 +401,7 @@ def attempt(candidate: dict, settings: dict, seconds: float) -> dict:
         try:
             result = _at_scale(target, candidate, context)
         except Unfilled as exc:
-            return {"name": name, "ok": False, "error": f"nothing says what to pass as {exc}", "unfilled": str(exc)}
+            return {"name": name, "ok": False, "error": f"nothing says what to pass as {exc}"}
         except TimeUp:  # a smaller size may be quicker
             first = first or {"ok": False, "error": f"building and calling it took longer than {seconds:.0f}s of CPU"}
             continue

@@ -42,7 +42,6 @@ class Param:
     name: str
     required: bool  # no default
     default: Any = None  # a literal default (int, float, str, bool, None); `OTHER` when not a literal
-    keyword_only: bool = False
 
 
 OTHER = "<expression>"  # a default that is not a literal
@@ -62,7 +61,6 @@ class Function:
     params: tuple[Param, ...] = ()
     factory: bool = False  # every compile site in its body is in a `return`: it hands a compiled object out
     fixture: bool = False  # @pytest.fixture
-    open_params: bool = False  # *args or **kwargs: what it needs cannot be read from its signature
     returns: frozenset[str] = frozenset()  # what its return statements call, dotted (nn.Sequential, a class)
     literals: tuple[tuple[str, Any], ...] = ()  # the literal keywords of the calls in it (`DiT(depth=12, …)`)
 
@@ -169,7 +167,7 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
         Param(a.arg, d is None, _literal(d) if d is not None else None)
         for a, d in zip(positional, defaults, strict=True)
     ]
-    found += [Param(a.arg, d is None, _literal(d) if d is not None else None, True)
+    found += [Param(a.arg, d is None, _literal(d) if d is not None else None)
               for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]  # fmt: skip
     return tuple(found)
 
@@ -192,7 +190,6 @@ class _Unit:
     decorated: bool
     fixture: bool
     params: tuple[Param, ...]
-    open_params: bool
     sites: list[int] = field(default_factory=list)
     returned: list[int] = field(default_factory=list)  # sites inside a return statement
     uses: set[str] = field(default_factory=set)
@@ -359,8 +356,7 @@ class _Collector(ast.NodeVisitor):
             names = [_dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
             fixture = any(name.split(".")[-1] == "fixture" for name in names)
             prefix = f"{self._class[0]}." if self._class is not None else ""
-            open_params = node.args.vararg is not None or node.args.kwarg is not None
-            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args), open_params)
+            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args))
         for line in own:
             self._site(line)
         self._depth += 1
@@ -387,7 +383,6 @@ class _Collector(ast.NodeVisitor):
                 params,
                 bool(body) and set(body) <= set(unit.returned),
                 unit.fixture,
-                unit.open_params,
                 frozenset(unit.returns - {""}),
                 tuple(unit.literals),
             )
@@ -562,10 +557,6 @@ def readme_constructions(root: Path) -> tuple[tuple[str, tuple[tuple[str, Any], 
         return ()
     blocks = [facts for block in README_CODE.findall(text) if (facts := facts_of("README.md", block))]
     return tuple((dict(f.bindings).get(name, name), keywords) for f in blocks for name, keywords in f.constructions)
-
-
-def python_files(root: Path) -> Iterator[Path]:
-    return walk(root)
 
 
 Progress = Callable[[int, int], None]  # (files read, files parsed)

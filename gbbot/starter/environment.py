@@ -9,7 +9,6 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-REQUIREMENTS = re.compile(r"requirements[\w.-]*\.txt")
 PREFERRED = ("requirements.txt", "requirements-cpu.txt", "requirements/base.txt", "requirements/main.txt")
 PACKAGE_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 CONDA_FILES = ("environment.yml", "environment.yaml")
