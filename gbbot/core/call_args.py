@@ -8,15 +8,23 @@ mapping with a `tensor:` key giving the shape,
 
 Floating dtypes draw from randn, integer dtypes from randint(low, high), bool from randint(0, 2);
 `fill:` gives a constant tensor instead. Every tensor draws from its own generator seeded with
-`seed` (default 0), so two runs see the same values. The wire format to the child is the config's
-own format as JSON: `check` runs in gbbot (config errors), `build` in the child (no eval).
+`seed` (default 0), so two runs see the same values. A mapping with a `call:` key is the value a
+callable of the repository returns, built in the child: a constructor's configuration object or
+the model a wrapper takes,
+
+    {call: mypkg.model:ModelArgs, kwargs: {d_model: 32, n_layer: 2}}
+
+The wire format to the child is the config's own format as JSON: `check` runs in gbbot (config
+errors), `build` in the child (no eval).
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +45,8 @@ MAX_ELEMENTS = 1 << 28  # 1 GiB of float32: more is a typo in a shape, not a tes
 # 128 KiB (E2BIG) at exec. Bounded here, so a config works the same warm and with --no-warm.
 MAX_ENCODED_CHARS = 100_000
 IDENTIFIER = "a Python identifier"
+TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # module:attribute, the config's call: and model:
+CALL_KEYS = ("call", "args", "kwargs")
 
 
 def _fail(path: str, key: str, expected: str, value: Any) -> ConfigError:
@@ -85,6 +95,22 @@ def _check_tensor(path: str, key: str, spec: Mapping) -> dict:
     return dict(spec)
 
 
+def _check_call(path: str, key: str, spec: Mapping) -> dict:
+    unknown = [name for name in spec if name not in CALL_KEYS]
+    if unknown:
+        raise ConfigError(
+            path, f"{key}.{unknown[0]}", f"unknown key of a call: value; known keys: {', '.join(CALL_KEYS)}"
+        )
+    if not isinstance(spec["call"], str) or not TARGET.fullmatch(spec["call"]):
+        raise _fail(path, f"{key}.call", "'module:callable', e.g. mypkg.model:ModelArgs", spec["call"])
+    found = {"call": spec["call"]}
+    if "args" in spec:
+        found["args"] = list(check_args(path, f"{key}.args", spec["args"]))
+    if "kwargs" in spec:
+        found["kwargs"] = dict(check_kwargs(path, f"{key}.kwargs", spec["kwargs"]))
+    return found
+
+
 def check_value(path: str, key: str, value: Any) -> Any:
     """A literal or a tensor spec, as JSON can carry it; ConfigError naming `key` otherwise."""
     if value is None or isinstance(value, bool | int | str):
@@ -98,11 +124,16 @@ def check_value(path: str, key: str, value: Any) -> Any:
     if isinstance(value, Mapping):
         if "tensor" in value:
             return _check_tensor(path, key, value)
+        if "call" in value:
+            return _check_call(path, key, value)
         for name in value:
             if not isinstance(name, str):
                 raise _fail(path, key, "a mapping with string keys", value)
         return {name: check_value(path, f"{key}.{name}", item) for name, item in value.items()}
-    expected = "a YAML literal (number, string, boolean, null, list, mapping) or a tensor spec {tensor: [shape]}"
+    expected = (
+        "a YAML literal (number, string, boolean, null, list, mapping), a tensor spec {tensor: [shape]} "
+        "or {call: module:callable}"
+    )
     raise _fail(path, key, expected, value)
 
 
@@ -178,12 +209,39 @@ def _tensor(spec: Mapping) -> Any:
     return value.to(spec["device"]) if "device" in spec else value
 
 
+class MissingTarget(Exception):
+    """A `call:` or `model:` target that does not exist: its module cannot be found or lacks the attribute."""
+
+
+def load(target: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    try:
+        found = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Only the target's own module (or a package above it) missing means "no such target";
+        # a dependency it fails to import is an error in the user's code, shown in full.
+        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise MissingTarget(f"{type(exc).__name__}: {exc}") from None
+        raise
+    for part in attr.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise MissingTarget(f"AttributeError: module {module_name!r} has no attribute {attr!r}") from None
+    return found
+
+
 def build(value: Any) -> Any:
-    """A checked value → the Python value the callable receives (tensor specs become tensors)."""
+    """A checked value → the Python value the callable receives (tensor specs become tensors,
+    `call:` values what their callable returns)."""
     if isinstance(value, list):
         return [build(item) for item in value]
+    if isinstance(value, dict) and "tensor" in value:
+        return _tensor(value)
+    if isinstance(value, dict) and "call" in value:
+        return load(value["call"])(*build(value.get("args", [])), **build(value.get("kwargs", {})))
     if isinstance(value, dict):
-        return _tensor(value) if "tensor" in value else {name: build(item) for name, item in value.items()}
+        return {name: build(item) for name, item in value.items()}
     return value
 
 

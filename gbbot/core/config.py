@@ -25,7 +25,7 @@ from gbbot.core.model import Mode
 CONFIG_NAME = ".gbbot.yml"
 DEFAULT_TIMEOUT_S = 900.0
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
-CALL_RE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+CALL_RE = call_args.TARGET
 FAIL_ON = ("new", "any", "none")
 # `fail_on: {breaks: …, recompiles: …}`: limit → only frames that newly hit the recompile limit.
 FAIL_ON_RECOMPILES = ("limit", "new", "any", "none")

@@ -259,8 +259,10 @@ def test_the_examples_in_docs_configuration_parse():
 
     text = (Path(__file__).parents[3] / "docs/configuration.md").read_text()
     blocks = [b.split("```", 1)[0] for b in text.split("```yaml\n")[1:]]
-    full, models = blocks[0], blocks[1]
+    full, calls, models = blocks[0], blocks[1], blocks[2]
     assert {e.kind for e in parse_config(full).entrypoints} == {"run", "call", "pytest", "model"}
+    _, diffusion = parse_config("version: 1\nentrypoints:\n" + calls).entrypoints
+    assert dict(diffusion.kwargs)["model"] == {"call": "mypkg.unet:Unet", "args": [32]}
     vit, gpt = parse_config("version: 1\nentrypoints:\n" + models).entrypoints
     assert (vit.model, gpt.method, gpt.train, dict(gpt.compile)) == (
         "vit_pytorch.vit:ViT", "generate", True, {"fullgraph": False, "dynamic": False}
