@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
+import re
 import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,9 +42,23 @@ MAX_READS_ENTRYPOINTS = 500  # entrypoints whose reads a kept base holds; past i
 MAX_READS_BYTES = 64 << 20
 
 
+# `__version__ = '2.14.1+cu130'` in torch/version.py (an annotation allowed)
+TORCH_VERSION_RE = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"\n]+)['"]""", re.MULTILINE)
+
+
 def installed_torch() -> str | None:
-    """The torch the entrypoints will import, read without importing it (gbbot never imports
-    torch at startup: that alone costs seconds)."""
+    """The torch build the entrypoints will import, named as `torch.__version__` names it, which is
+    what a report holds (`2.14.1+cu130`; the package metadata of a CUDA build says `2.14.1`): read
+    from the installed package's `version.py`, without importing torch (that alone costs seconds);
+    its metadata's version where that file says nothing."""
+    spec = importlib.util.find_spec("torch")
+    for where in (spec.submodule_search_locations or ()) if spec else ():
+        try:
+            found = TORCH_VERSION_RE.search((Path(where) / "version.py").read_text(errors="replace")[:8192])
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
