@@ -26,6 +26,7 @@ from gbbot.checks import build as _build
 from gbbot.checks import interpreter as _interpreter
 from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
+from gbbot.checks.baseline import untouched as untouched_cache
 from gbbot.checks.head_and_base import (
     DiffOptions,
     DiffRun,
@@ -84,6 +85,7 @@ __all__ = [
     "setup",
     "setup_not_run",
     "try_models",
+    "untouched_cache",
     "write_report",
 ]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gbbot import __version__
 from gbbot.core.errors import EXIT_CODES_HELP, ExitCode, GbbotError
-from gbbot.edges import git, vault
+from gbbot.edges import console, git, vault
 from gbbot.edges.console import internal_error
 from gbbot.edges.interrupt import exit_status, sigterm_as_interrupt
 
@@ -73,6 +73,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if argv is None:  # the program, not a call from a library or a test
         vault.start()
         git.pin(Path.cwd())  # before any entrypoint: the user's git config and this repository's
+        console.stop_commands()  # the repository's code prints into this log: as data
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser(_selected(argv)).parse_args(argv)
     command = importlib.import_module(f"gbbot.commands.{COMMANDS[args.command][0]}")
@@ -84,6 +85,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         internal_error(exc)
         return ExitCode.INTERNAL
+    finally:
+        console.resume_commands()
 
 
 if __name__ == "__main__":

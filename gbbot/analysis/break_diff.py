@@ -132,7 +132,7 @@ def no_baseline_reason(
     what the base's checkout lacked, where that is known)."""
     where = f"no baseline for `{name}` on base {base_sha[:7]}"
     if base is None:
-        return f"{where}: the baseline report does not have this entrypoint"
+        return f"{where}: entrypoint not defined there (the base's config or report does not have it)"
     error = base.error or ""
     missing = NOT_DEFINED_RE.search(error)
     if base.status is Status.FAILED and gap is not None:
@@ -393,9 +393,11 @@ def _not_defined(base: EntrypointReport) -> bool:
 def _no_baseline(
     head: EntrypointReport, base: EntrypointReport | None, base_sha: str, now: Mapping[str, GraphBreak], gaps: Gaps
 ) -> EntrypointDiff:
-    """An entrypoint the base did not run: its breaks are new only when the entrypoint is new in
-    the change (the baseline does not have it, or the change adds the module it failed to import);
-    otherwise there is nothing to compare them with, and the reason says so."""
+    """An entrypoint the base did not run cleanly: nothing shows any of its breaks on the base, so
+    every one is new (new is what the base is not shown to have, unknown included), and the
+    reason says why the comparison could not be made. One the change did not add (the base has
+    it, but it failed, crashed, timed out there or lacked what only the working tree has) also
+    says, above the headline, that it lost its baseline."""
     gap = gaps(base.error or "") if base is not None and base.status is Status.FAILED else None
     reason = no_baseline_reason(head.name, base_sha, base, gap)
     # Without word of what the base lacked, a base that does not define the entrypoint is taken
@@ -405,9 +407,9 @@ def _no_baseline(
         return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
     why = reason.split(": ", 1)[-1]
     if now:
-        counted = "its graph break is" if len(now) == 1 else f"its {len(now)} graph breaks are"
-        reason += f"; {counted} not compared, not counted as new"
-    return EntrypointDiff(head.name, no_baseline=reason, lost_baseline=why)
+        counted = "its graph break counts" if len(now) == 1 else f"its {len(now)} graph breaks count"
+        reason += f"; the comparison could not be made, so {counted} as new"
+    return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason, lost_baseline=why)
 
 
 def _compare(

@@ -49,8 +49,7 @@ from gbbot.core.model import (
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
 OMITTED_WHEN_EMPTY = frozenset(
-    {"tests", "statement", "base_from_head", "qualname", "from_base", "resumes_at", "new_break", "by_new_break"}
-    | {"lost_baseline"}
+    {"tests", "statement", "qualname", "from_base", "resumes_at", "new_break", "by_new_break"} | {"lost_baseline"}
 )
 ERROR_TAIL_CHARS = 4000
 
@@ -357,15 +356,15 @@ def _compile_error(data: dict) -> CompileError:
 
 
 DIFF_LISTS = ("new", "fixed", "persisting", "hidden", "revealed")
+RETIRED = ("base_from_head",)  # what older reports said that no diff says now: read and dropped
 
 
 def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
     """Schema v1's lists → typed changes. A head-side fingerprint takes the head's first record of
     it (`breaks`: the report's), a fixed or hidden one the base's record the JSON carries; a
     fingerprint with no record to take is not read (a hand-made JSON's)."""
-    entrypoints = tuple(
-        EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in data.get("entrypoints", ())
-    )
+    kept = ({k: v for k, v in e.items() if k not in RETIRED} for e in data.get("entrypoints", ()))
+    entrypoints = tuple(EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in kept)
     first: dict[str, GraphBreak] = {}
     for brk in breaks:
         first.setdefault(brk.fingerprint, brk)

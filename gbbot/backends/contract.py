@@ -19,7 +19,7 @@ from gbbot.core import call_args
 from gbbot.core.config import Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, RunOutcome, Status
-from gbbot.core.secret_names import ALLOWED, NEVER, SECRET_LOOKING, matches
+from gbbot.core.secret_names import ALLOWED, NEVER, SECRET_LOOKING, carries_credentials, matches
 from gbbot.edges import git, installed, running, vault
 from gbbot.edges.interrupt import STOPPING, sigterm_as_interrupt
 
@@ -35,15 +35,19 @@ def inherits(
     scrub: Sequence[str] = (),
     held: Collection[str] = (),
     widened: Sequence[str] = (),
+    credentials: Collection[str] = (),
 ) -> bool:
     """Pure: whether an entrypoint gets gbbot's variable `name`. `widened` (GBBOT_PASS_ENV, set by
     whoever started gbbot) adds names and globs to the allow-list; so does `pass_env` (the config:
     a file of the repository, which the pull request can edit), but never for a name in `held`,
-    what gbbot held at start; `scrub` removes names even if allowed."""
+    what gbbot held at start; `scrub` removes names even if allowed. A name in `credentials` (a
+    proxy whose URL holds a password) passes only when `widened` names it exactly."""
     # Names that look like credentials (core/secret_names) pass only when listed exactly, never by
     # a glob; the NEVER ones (the token, the action's inputs, ACTIONS_*) in no case.
     if matches(name, NEVER) or matches(name, scrub):
         return False
+    if name in credentials:
+        return name.upper() in {listed.upper() for listed in widened}
     lists = (*widened, *(() if name in held else pass_env))
     if name.upper() in {listed.upper() for listed in lists}:
         return True
@@ -54,7 +58,8 @@ def inherited(base: Mapping[str, str], pass_env: Sequence[str], scrub: Sequence[
     """What a process running the repository's code gets of `base`: `inherits`, with what gbbot
     holds and its starter's widening (edges/vault)."""
     held, widened = frozenset(vault.held_names()), vault.widened()
-    return {name: value for name, value in base.items() if inherits(name, pass_env, scrub, held, widened)}
+    credentials = {name for name, value in base.items() if carries_credentials(name, value)}
+    return {name: value for name, value in base.items() if inherits(name, pass_env, scrub, held, widened, credentials)}
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,14 @@ The head side is the working tree as it is, uncommitted edits included (what the
 working on); a note says so when the tree is dirty. The base side is the merge-base, checked out
 in a temporary worktree and always removed. The head's .gbbot.yml defines both sides' entrypoints.
 
-The walk is three steps: `gather` asks git, the baseline file, the recorded base and the cache
-what is known; checks/plan.py decides from those facts, once, which sides run which entrypoints
-and where the base comes from; `execute` runs that plan. When the head's runs record what they
-read (the warm server), the head runs first and the base runs only the entrypoints whose reads
-the change touches (gbbot/analysis/reads.py); the others' base results are the head's, and a note
-says which.
+The walk is three steps: `gather` asks git, the base's own config, the baseline file, the
+recorded base and the cache what is known; checks/plan.py decides from those facts, once, which
+sides run which entrypoints and where the base comes from; `execute` runs that plan. The base side
+comes first, always: known before anything runs, or run whole (its own `setup:` steps, then its
+entrypoints as its own config defines them) and held in gbbot's memory before any code of the
+change runs, the head's `setup:` steps included. When the base's runs recorded what they read (the
+warm server), the head then runs only the entrypoints whose reads the change touches
+(gbbot/analysis/reads.py); the others' head results are the base's, and a note says which.
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -28,10 +29,10 @@ from gbbot.analysis import dependency_change as dependency
 from gbbot.analysis.source import SourceMap, SourceTree, source_map
 from gbbot.checks import baseline, environments, plan
 from gbbot.checks import setup as setup_steps
-from gbbot.checks.tree import CheckOptions, check, select
+from gbbot.checks.tree import CheckOptions, check, select, skipped
 from gbbot.core.config import CONFIG_NAME, Config, parse_config
 from gbbot.core.errors import GbbotError, GitError, ReportError
-from gbbot.core.model import DependencyChange, Diff, PackageChange, Reads, Report, RunOutcome
+from gbbot.core.model import DependencyChange, Diff, Mode, PackageChange, Reads, Report, RunOutcome
 from gbbot.edges import git, runas
 from gbbot.edges.console import say
 
@@ -52,9 +53,11 @@ class SetupRun(enum.Enum):
     """Who runs the config's `setup:` steps for a diff."""
 
     NONE = "none"  # nobody: the entrypoints run in the environment gbbot was started in
-    HERE = "here"  # the diff: once, or once per side when the change touches what they install
-    # the caller, once, before the diff (later steps run there too); a change that touches what
-    # they install gets one environment per side on top
+    # the diff, once per side, each side's steps right before its runs (the base's first): in the
+    # one environment, or each side in its own when the change touches what they install
+    HERE = "here"
+    # as HERE, and the head's steps also build the one environment when the sides have their own
+    # (the caller's later steps, the fix step's runs, use it)
     SIDES = "sides"
 
 
@@ -89,11 +92,20 @@ class Setup:
     base_sha: str
     config: Config
     options: CheckOptions
+    base: Config | None = None  # the base commit's own config, which defines its entrypoints (None: none)
+
+    @property
+    def mode(self) -> Mode:
+        return self.options.mode or self.config.mode
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The selected entrypoints (a shard, --entrypoint), by the head's config."""
+        return tuple(e.name for e in select(self.config, self.options))
 
     def expected(self, torch_version: str | None) -> baseline.Expected:
-        names = tuple(e.name for e in select(self.config, self.options))
-        mode = self.options.mode or self.config.mode
-        return baseline.Expected(self.base_sha, self.config.digest, torch_version, mode, names)
+        digest = self.base.digest if self.base else None
+        return baseline.Expected(self.base_sha, digest, torch_version, self.mode, self.names)
 
 
 def setup(root: Path, config: Config, options: DiffOptions) -> Setup:
@@ -102,7 +114,26 @@ def setup(root: Path, config: Config, options: DiffOptions) -> Setup:
         raise GitError(f"{root} is not inside a git repository: `gbbot diff` compares git commits")
     base_sha = git.merge_base(top, options.base)
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    return Setup(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
+    prefix = "" if prefix == "." else prefix
+    return Setup(root, top, prefix, options.base, base_sha, config, options.check, base_config(top, config, base_sha))
+
+
+def base_config(top: Path, config: Config, commit: str) -> Config | None:
+    """The config as `commit` has it, which defines the entrypoints its side runs: the file at the
+    same place in that commit (a pull request's edits to it are the head's); the same config when
+    it lies outside the repository (no commit's to edit); None when the commit has none that parses."""
+    try:
+        where = Path(config.path).resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return config
+    entry = git.tree_entries(top, commit, [where]).get(where)
+    if entry is None or not entry[0].startswith("100"):
+        return None
+    (blob,) = git.read_blobs(top, [entry[1]])
+    try:
+        return parse_config(blob.decode("utf-8", "replace"), f"{where} at {commit[:7]}")
+    except GbbotError:
+        return None
 
 
 def uncommitted(p: Setup, writes: tuple[Path, ...] = ()) -> list[str]:
@@ -146,25 +177,9 @@ def install_changes(p: Setup) -> tuple[str, ...]:
     inside = f"{p.prefix}/" if p.prefix else ""
     relative = [path.removeprefix(inside) for path in changed if path.startswith(inside)]
     found = setup_steps.requirement_changes(relative, p.config.setup)
-    if CONFIG_NAME in relative and base_steps(p) != p.config.setup:
+    if CONFIG_NAME in relative and p.base is not None and p.base.setup != p.config.setup:
         found = (*found, CONFIG_NAME)
     return found
-
-
-def base_steps(p: Setup) -> tuple[str, ...]:
-    """The base's own `setup:` steps, from its .gbbot.yml beside the head's (the head's when the
-    base has none there, or one that does not parse)."""
-    where = "/".join(part for part in (p.prefix, CONFIG_NAME) if part)
-    if Path(p.config.path).resolve() != (p.root / CONFIG_NAME).resolve():
-        return p.config.setup  # --config elsewhere: both sides are set up by it
-    entry = git.tree_entries(p.top, p.base_sha, [where]).get(where)
-    if entry is None or not entry[0].startswith("100"):
-        return p.config.setup
-    (blob,) = git.read_blobs(p.top, [entry[1]])
-    try:
-        return parse_config(blob.decode("utf-8", "replace"), f"{where} at {p.base_sha[:7]}").setup
-    except GbbotError:
-        return p.config.setup
 
 
 def per_side(p: Setup, options: DiffOptions) -> tuple[str, ...]:
@@ -182,28 +197,6 @@ def _listed(names: Sequence[str]) -> str:
     """The first few names (paths or entrypoints), quoted and cut to a readable length."""
     shown = ", ".join(f"`{n[:MAX_PATH_CHARS]}`" for n in names[:MAX_LISTED_PATHS])
     return shown + (", …" if len(names) > MAX_LISTED_PATHS else "")
-
-
-def split_jobs(jobs: int) -> tuple[int, int]:
-    """(head, base) share of --jobs when both sides run at once."""
-    return max(1, (jobs + 1) // 2), max(1, jobs // 2)
-
-
-def run_both(p: Setup, on_done: OnDone) -> tuple[Report, Report, baseline.BaseReads | None]:
-    """Head and base at the same time, --jobs shared between them. The worktree is opened here, in
-    the calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
-    seen: dict[str, Reads | None] = {}
-    on_base = _collecting(seen, _labelled(on_done, p.base_sha))
-    with git.worktree(p.top, p.base_sha) as tree:
-        head_jobs, base_jobs = split_jobs(p.options.jobs)
-        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gbbot-side")
-        try:
-            base_options = replace(p.options, jobs=base_jobs)
-            base_future = pool.submit(baseline.run_base, tree, p.prefix, p.config, base_options, on_base)
-            head = check(p.root, p.config, replace(p.options, jobs=head_jobs), on_done)
-            return head, base_future.result(), baseline.BaseReads.of(seen, _tops(tree))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _collecting(seen: dict[str, Reads | None], on_done: OnDone) -> OnDone:
@@ -226,8 +219,6 @@ class Sides:
     base: Report
     source: str  # run | cache | file | record
     notes: tuple[str, ...] = ()
-    from_head: tuple[str, ...] = ()  # entrypoints whose base result is the head's (not run on the base)
-    base_reads: baseline.BaseReads | None = None  # what the base's runs read, when the base ran
     # each side ran in its own environment: the versions that differ between them (None: one
     # environment for both)
     packages: tuple[PackageChange, ...] | None = None
@@ -247,9 +238,9 @@ class _Run:
 
 
 def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
-    """What git, the baseline file, the recorded base and the cache say, before anything runs. A
-    known base is looked for only when the head is not the merge-base itself, and its packages
-    are the head's."""
+    """What git, the base's config, the baseline file, the recorded base and the cache say, before
+    anything runs. A known base is looked for only when the head is not the merge-base itself, and
+    its packages are the head's."""
     p = r.setup
     same = head_sha == p.base_sha and not changed
     own = () if same else per_side(p, r.options)
@@ -257,15 +248,15 @@ def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
     caching = r.options.cache is not None and baseline.CacheKey.for_run(expected) is not None
     known = None if same or own else known_baseline(r, expected)
     return plan.Facts(
-        entrypoints=tuple(e.name for e in select(p.config, p.options)),
+        entrypoints=p.names,
         same_commit=same,
         known=known,
         records_reads=records_reads(p),
-        jobs=p.options.jobs,
         caching=caching,
         allow_mismatch=r.options.allow_mismatch,
-        change=the_change(p, changed) if known is not None and known.reads is not None else None,
+        change=None if same else the_change(p, changed),
         own_environments=own,
+        redefined=plan.redefined(p.base, p.config, p.names),
     )
 
 
@@ -318,61 +309,104 @@ def nothing_to_compare_note(p: Setup) -> str:
 # --- the plan, executed ----------------------------------------------------------------------------
 
 
-def execute(to_do: plan.Plan, r: _Run) -> Sides:
-    """Run what the plan says, and nothing it does not."""
+def execute(to_do: plan.Plan, r: _Run, facts: plan.Facts) -> Sides:
+    """Run what the plan says, and nothing it does not: the base side whole, then the head."""
     if to_do.same_commit:
-        sides = _same_commit(to_do, r)
-    elif to_do.known is not None:
-        return _with_known(to_do, to_do.known, r)
-    elif to_do.base is plan.BaseRun.OWN_ENVIRONMENT:
-        return each_in_its_own(r)  # not kept: a cached base is read as one that ran with the head's packages
-    elif to_do.base is plan.BaseRun.AFTER_HEAD:
-        sides = head_then_base(r)
-    else:
-        head, base, base_reads = run_both(r.setup, r.progress(2 * len(to_do.head)))
-        sides = Sides(head, base, "run", base_reads=base_reads)
-    # A base made partly of the head's results is no report of the base: it would outlive this
-    # PR under the base's SHA, and the head's code wrote the record that let the base be skipped.
-    if to_do.keep and baseline.cacheable(sides.base) and not sides.from_head:
-        _store(r, sides.base, sides.base_reads)
-    return sides
+        return _same_commit(to_do, r)
+    if to_do.known is not None:
+        with baseline.untouched(r.options.cache, r.log):
+            return _with_known(to_do, to_do.known, r)
+    own = to_do.base is plan.BaseRun.OWN_ENVIRONMENT
+    base = base_side(r, own)
+    # kept before any code of the change runs; not from its own environment: a cached base is read
+    # as one that ran with the head's packages
+    if to_do.keep and not own and baseline.cacheable(base.report):
+        _store(r, base.report, base.reads)
+    with baseline.untouched(r.options.cache, r.log):
+        if own:
+            return _each_in_its_own(r, base)
+        _head_setup(r)
+        known = plan.Known(base.report, plan.KnownFrom.RUN, "run", reads=base.reads)
+        after = plan.after_base(to_do, known, facts)
+        return Sides(_head(after, known, r), base.report, "run", _head_notes(after) if after.from_base else ())
+
+
+@dataclass(frozen=True)
+class Sealed:
+    """The base side's results, held in gbbot's memory before any code of the change runs."""
+
+    report: Report
+    reads: baseline.BaseReads | None  # what its runs read, when they recorded it
+    environment: environments.Environment | None = None  # its own, when the sides have their own
+
+
+@contextlib.contextmanager
+def base_checkout(p: Setup) -> Iterator[Path]:
+    """The merge-base checked out in a temporary worktree that the run-as user can reach (its
+    steps and entrypoints read it as that user): how every base side gets its tree."""
+    with git.worktree(p.top, p.base_sha) as tree:
+        runas.reach(tree)
+        yield tree
+
+
+def base_side(r: _Run, own: bool) -> Sealed:
+    """The base side, whole, before any code of the change runs: its own `setup:` steps (in an
+    environment of its own when the change touches what they install, which is then taken back
+    from the run-as user; else in the one both sides use), then the selected entrypoints as its
+    own config defines them."""
+    p, seen = r.setup, dict[str, Reads | None]()
+    steps = p.base.setup if p.base is not None and r.options.setup is not SetupRun.NONE else ()
+    with base_checkout(p) as tree, contextlib.ExitStack() as stack:
+        root, env = tree / p.prefix, None
+        if own and p.base is not None and root.is_dir():
+            r.log(f"the change touches what setup: installs: the base {p.base_sha[:7]} gets an environment of its own")
+            env = stack.enter_context(environments.ready(root, p.base, r.options.cache))
+            runas.take_back(env.venv)  # the head's code, which runs as that user too, cannot write it
+        elif steps and root.is_dir():
+            setup_steps.run(root, p.base)  # type: ignore[arg-type]  # steps means a config
+        options = replace(p.options, mode=p.mode, venv=env.venv if env else None)
+        defined = baseline.defined(p.base, p.names)
+        on_done = _collecting(seen, _labelled(r.progress(len(defined)), p.base_sha))
+        found = baseline.run_base(tree, p.prefix, p.base, p.names, options, on_done)
+        if env is not None and env.built and not baseline.cacheable(found):
+            environments.forget(env)  # what it ran with may be why it failed: never kept
+        return Sealed(found, baseline.BaseReads.of(seen, _tops(tree)), env)
+
+
+def _head_setup(r: _Run) -> None:
+    """The head's `setup:` steps, in the one environment: the first code of the change that runs."""
+    if r.options.setup is not SetupRun.NONE and r.setup.config.setup:
+        setup_steps.run(r.setup.root, r.setup.config)
 
 
 def _same_commit(to_do: plan.Plan, r: _Run) -> Sides:
     """The head is the merge-base: its run is the base's too (and, kept, the next PR's base)."""
     p, seen = r.setup, dict[str, Reads | None]()
+    _head_setup(r)
     head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(to_do.head))))
-    base_reads = baseline.BaseReads.of(seen, tops(p))
-    return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),), base_reads=base_reads)
+    base = _base_report(p, head)
+    if to_do.keep and baseline.cacheable(base):
+        _store(r, base, baseline.BaseReads.of(seen, tops(p)))
+    return Sides(head, base, "run", (nothing_to_compare_note(p),))
 
 
-def each_in_its_own(r: _Run) -> Sides:
-    """The change touches what `setup:` installs: the base's steps build its environment in its
-    checkout, the head's in the working tree (checks/environments), and each side runs every
-    entrypoint there (fresh processes with that environment's Python: the warm server's children
-    are forks of gbbot's)."""
-    p, cache = r.setup, r.options.cache
-    total = len(select(p.config, p.options))
-    with git.worktree(p.top, p.base_sha) as tree, contextlib.ExitStack() as stack:
-        runas.reach(tree)  # the base's setup steps read its files as the run-as user
-        base_root = tree / p.prefix
-        r.log(f"the change touches what setup: installs: the base {p.base_sha[:7]} gets an environment of its own")
-        base_config = replace(p.config, setup=base_steps(p))
-        base_env = None
-        if base_root.is_dir():  # else its entrypoints are skipped: the config root is not there
-            base_env = stack.enter_context(environments.ready(base_root, base_config, cache))
-        r.log("and so does the head")
-        head_env = stack.enter_context(environments.ready(p.root, p.config, cache))
-        on_done = r.progress(2 * total)
-        head = check(p.root, p.config, replace(p.options, venv=head_env.venv), on_done)
-        base_options = replace(p.options, venv=base_env.venv if base_env else None)
-        base = baseline.run_base(tree, p.prefix, p.config, base_options, _labelled(on_done, p.base_sha))
-    if base_env is None:
-        return Sides(head, base, "run")
-    changes = tuple(PackageChange(*d) for d in environments.differences(base_env, head_env))
+def _each_in_its_own(r: _Run, base: Sealed) -> Sides:
+    """The change touches what `setup:` installs: the base ran in an environment its steps built in
+    its checkout; the head's steps build the head's in the working tree, never kept (the change's
+    code built it), and the head runs every entrypoint there (fresh processes with that
+    environment's Python: the warm server's children are forks of gbbot's)."""
+    p = r.setup
+    if r.options.setup is SetupRun.SIDES:
+        _head_setup(r)  # the one environment, for what runs after the diff
+    r.log("and so does the head")
+    with environments.ready(p.root, p.config, None) as head_env:
+        head = check(p.root, p.config, replace(p.options, venv=head_env.venv), r.progress(len(p.names)))
+    if base.environment is None:
+        return Sides(head, base.report, "run")
+    changes = tuple(PackageChange(*d) for d in environments.differences(base.environment, head_env))
     head = replace(head, packages=ran_with(head_env, changes, "head"))
-    base = replace(base, packages=ran_with(base_env, changes, "base"))
-    return Sides(head, base, "run", (own_environments_note(changes, r.setup),), packages=changes)
+    base_report = replace(base.report, packages=ran_with(base.environment, changes, "base"))
+    return Sides(head, base_report, "run", (own_environments_note(changes, r.setup),), packages=changes)
 
 
 def ran_with(env: environments.Environment, changes: Sequence[PackageChange], side: str) -> tuple[tuple[str, str], ...]:
@@ -403,8 +437,10 @@ def _store(r: _Run, base: Report, base_reads: baseline.BaseReads | None) -> None
 
 def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
     """Only the head runs; then what only its run can tell (the torch its entrypoints really
-    imported) is checked against the baseline, and the plan says what a misfit leads to."""
+    imported) is checked against the baseline, and the plan says what a misfit leads to: never a
+    run of the base, which would come after the change's code."""
     p, recorded = r.setup, r.options.recorded
+    _head_setup(r)
     head = _head(to_do, known, r)
     if known.origin is plan.KnownFrom.RECORD and recorded is not None:
         late, base = recorded.settled(known.report, head)
@@ -414,10 +450,11 @@ def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
         return Sides(head, base, known.source, (*known.notes, *_head_notes(to_do)))
     if to_do.from_base:  # what was taken from an unfit base is no result of the head
         head = check(p.root, p.config, p.options, r.progress(len(to_do.from_base) + len(to_do.head)))
-    if to_do.unfit is plan.Unfit.RUN:
+    if to_do.unfit is plan.Unfit.UNKNOWN:
         what = recorded.what if recorded is not None and known.origin is plan.KnownFrom.RECORD else "cached baseline"
-        r.log(f"the {what} does not fit ({late}): running the base")
-        return Sides(head, _run_base_only(p), "run")
+        r.log(f"the {what} does not fit ({late}): there is no base to compare with")
+        unknown = f"the {what} does not fit: {late}"
+        return Sides(head, _base_report(p, head, unknown), known.source)
     if to_do.unfit is plan.Unfit.REFUSE:
         raise ReportError(baseline.refusal(r.options.baseline or "", [late]))
     labels = (*known.notes, *baseline.label([late], r.options.baseline or ""))
@@ -437,12 +474,10 @@ def _head(to_do: plan.Plan, known: plan.Known, r: _Run) -> Report:
     for e in known.report.entrypoints:
         if e.name in to_do.from_base:
             found[e.name] = replace(e, from_base=to_do.from_base[e.name])
-    entries = [found[e.name] for e in select(p.config, p.options) if e.name in found]
+    entries = [found[name] for name in p.names if name in found]
     version = (ran.torch_version if ran else None) or known.report.torch_version
     shard = str(p.options.shard) if p.options.shard else None
-    return report.new_report(
-        entries, p.options.mode or p.config.mode, version, git.head_sha(p.root), p.config.digest, shard
-    )
+    return report.new_report(entries, p.mode, version, git.head_sha(p.root), p.config.digest, shard)
 
 
 def _head_notes(to_do: plan.Plan) -> tuple[str, ...]:
@@ -468,25 +503,6 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
-def head_then_base(r: _Run) -> Sides:
-    """The head, then the base for only the entrypoints whose runs read something the change
-    touches (gbbot/analysis/reads.py); the others' base results are the head's."""
-    p = r.setup
-    seen: dict[str, Reads | None] = {}
-    head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(select(p.config, p.options)))))
-    changes = working_changes(p) if plan.recorded_any(head, seen) else None  # else spare the git calls
-    why = plan.base_reruns(head, seen, changes, tops(p))
-    same = [e.name for e in head.entrypoints if e.name not in why]
-    if same:  # the skipping is at work: say why each of the others runs on the base
-        for name, reason in why.items():
-            r.log(f"the base runs `{name}` again: {reason}")
-    base_seen: dict[str, Reads | None] = {}
-    ran, tree_tops = _run_base_for(p, list(why), r.progress(len(why)), base_seen) if why else (None, ())
-    base = _base_report(p, head, ran, why)
-    base_reads = baseline.BaseReads.of(base_seen, tree_tops) if not same else None
-    return Sides(head, base, "run", _reuse_notes(same, len(head.entrypoints)), tuple(same), base_reads)
-
-
 def working_changes(p: Setup) -> reads.Changes:
     """The working tree against the base commit, as git says it now."""
     base_files, name_status = git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha)
@@ -502,38 +518,13 @@ def _tops(top: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys((str(top), str(top.resolve()))))
 
 
-def _run_base_for(
-    p: Setup, names: Sequence[str], on_done: OnDone, seen: dict[str, Reads | None]
-) -> tuple[Report, tuple[str, ...]]:
-    """The base's report for `names` (each run's reads kept in `seen`), and where its checkout was
-    (what those reads lie below)."""
-    only = replace(p.options, only=tuple(names), shard=None)  # already this shard's
-    with git.worktree(p.top, p.base_sha) as tree:
-        found = baseline.run_base(tree, p.prefix, p.config, only, _collecting(seen, _labelled(on_done, p.base_sha)))
-        return found, _tops(tree)
-
-
-def _base_report(p: Setup, head: Report, ran: Report | None, why: Mapping[str, str]) -> Report:
-    by_name = {e.name: e for e in ran.entrypoints} if ran else {}
-    entries = [by_name[e.name] if e.name in why else e for e in head.entrypoints]
-    version = (ran.torch_version if ran else None) or head.torch_version
-    mode = p.options.mode or p.config.mode
+def _base_report(p: Setup, head: Report, unknown: str | None = None) -> Report:
+    """A base report of the head's entries: the head's run itself (the same commit), or, with
+    `unknown` (why there is no base), each entry skipped for that reason."""
+    entries = [skipped(e.name, unknown) if unknown else e for e in head.entrypoints]
     shard = str(p.options.shard) if p.options.shard else None
-    return report.new_report(entries, mode, version, p.base_sha, p.config.digest, shard)
-
-
-def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
-    if not same:
-        return ()
-    return (
-        f"The base was not run again for {len(same)} of {total} entrypoint{'s' * (total != 1)} ({_listed(same)}): "
-        "they read no file this change touches, so their base results are the head's.",
-    )
-
-
-def _run_base_only(p: Setup) -> Report:
-    with git.worktree(p.top, p.base_sha) as tree:
-        return baseline.run_base(tree, p.prefix, p.config, p.options)
+    digest = p.base.digest if p.base else None
+    return report.new_report(entries, p.mode, head.torch_version, p.base_sha, digest, shard)
 
 
 def check_and_keep(
@@ -601,9 +592,7 @@ def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     how = break_diff.Comparison(
         p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base, gaps
     )
-    found = break_diff.diff(s.head, s.base, how)
-    marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
-    return replace(found, entrypoints=marked)
+    return break_diff.diff(s.head, s.base, how)
 
 
 def run_diff(
@@ -617,10 +606,8 @@ def run_diff(
     if note:
         log(note.replace("`", ""))
     r = _Run(p, options, progress, log)
-    to_do = plan.decide(gather(r, head_sha, changed))
-    if options.setup is SetupRun.HERE and config.setup and to_do.base is not plan.BaseRun.OWN_ENVIRONMENT:
-        setup_steps.run(p.root, config)  # the one environment both sides run in
-    s = execute(to_do, r)
+    facts = gather(r, head_sha, changed)
+    s = execute(plan.decide(facts), r, facts)
     packages = packages_note(p) if s.packages is None else None
     if packages:
         s = replace(s, notes=(*s.notes, packages))

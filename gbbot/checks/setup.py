@@ -30,7 +30,7 @@ from gbbot.backends.contract import inherited
 from gbbot.backends.groups import LIVE
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.edges import installed, process, vault
+from gbbot.edges import console, installed, process, vault
 
 STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
 TAIL_LINES = 25
@@ -93,7 +93,8 @@ class Log:
         title = f"gbbot setup {number}/{total}: {one_line(command)}"
         if self.actions:
             self._resume = uuid.uuid4().hex
-            self.out.write(f"::group::{title}\n::stop-commands::{self._resume}\n")
+            console.obeyed([f"::group::{title}"], self.out)
+            self.out.write(f"::stop-commands::{self._resume}\n")
         else:
             self.out.write(f"gbbot: {title}\n")
         self.out.flush()
@@ -104,7 +105,8 @@ class Log:
 
     def end(self, summary: str) -> None:
         if self.actions:
-            self.out.write(f"::{self._resume}::\n::endgroup::\n")
+            self.out.write(f"::{self._resume}::\n")
+            console.obeyed(["::endgroup::"], self.out)
         self.out.write(f"gbbot: {summary}\n")
         self.out.flush()
 

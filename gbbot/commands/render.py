@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gbbot import api
 from gbbot.core.model import Report
+from gbbot.edges import console
 from gbbot.render import annotations, markdown, sarif
 
 FORMATS: dict[str, Callable[[Report], str]] = {
@@ -37,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     text = FORMATS[args.format](api.load_report(args.report))
     if args.output:
         args.output.write_text(text, encoding="utf-8")
+    elif args.format == "annotations":  # workflow commands, to be obeyed where the runner reads them
+        console.obeyed(text.splitlines())
     else:
         sys.stdout.write(text)
     return 0

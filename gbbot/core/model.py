@@ -479,14 +479,11 @@ class EntrypointDiff:
     graph_delta: int | None = None
     no_baseline: str | None = None
     hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
-    # The base was not run for it: its base result is the head's (the head's run read no file the
-    # change touches, by the head run's own record of its reads, which the head's code could forge).
-    base_from_head: bool = False
     revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
     # Set when head and base failed with the same compile error: compared, not "no baseline".
     still_failing: str | None = None
     # An entrypoint the change did not add whose base gave nothing to compare with: why, in words
-    # ("it timed out there"). Its breaks were neither compared nor counted as new.
+    # ("it timed out there"). The comparison could not be made: its breaks count as new.
     lost_baseline: str | None = None
 
 

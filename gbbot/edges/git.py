@@ -74,7 +74,10 @@ def _argv(args: Sequence[str]) -> list[str]:
     if flags:
         at = list(args).index(command) + 1
         args = [*args[:at], *flags, *args[at:]]
-    return [git_program(), *HARDENED, *args]
+    program = git_program()
+    if program is None:
+        raise GitError(NO_GIT)
+    return [program, *HARDENED, *args]
 
 
 def run(
@@ -123,7 +126,7 @@ class UserConfig:
 
 _LOCK = threading.RLock()
 _USER_CONFIG: dict[tuple[str, ...], UserConfig] = {}
-_GIT: list[str] = []  # git's absolute path, resolved once
+_GIT: list[str] = []  # git's absolute path, resolved once ("": none only root could have put there)
 _PINS: dict[Path, dict[str, bytes | None]] = {}  # git dir → {file: bytes, None when absent}
 _GIT_DIRS: dict[Path, Path] = {}
 _PRIVATE: list[Path] = []
@@ -189,15 +192,35 @@ def _file_copies(contents: Sequence[bytes]) -> UserConfig:
     return UserConfig(copies[0], copies[1])
 
 
-def git_program() -> str:
-    """git's absolute path, looked up on PATH the first time it is asked (gbbot asks at start,
-    before any code of the repository ran): an executable named `git` planted later in a
-    directory of PATH is never run. "git" when there is none (the call then says so)."""
+# Where a git that only root can have put there is looked for after PATH.
+SYSTEM_DIRECTORIES = ("/usr/bin", "/bin", "/usr/local/bin")
+NO_GIT = (
+    "no git in a directory that only root can write (on PATH, or /usr/bin): gbbot runs no git that "
+    "the repository's code, in this run or an earlier one, could have put in its place"
+)
+
+
+def git_program() -> str | None:
+    """git's absolute path, looked up the first time it is asked (gbbot asks at start, before any
+    code of the repository ran), and only where root alone could have put it: a file that, with
+    every directory above it, root owns and nobody else can write. So an executable named `git`
+    planted in a directory of PATH the repository's code can write (gbbot's own virtualenv's
+    `bin/`, where gbbot runs as that code's user, on a runner that keeps it from one run to the
+    next) is never run. None when there is no such git."""
     with _LOCK:
         if not _GIT:
-            found = shutil.which("git")
-            _GIT.append(os.path.abspath(found) if found else "git")
-        return _GIT[0]
+            directories = [d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+            found = (Path(d, "git").resolve() for d in (*directories, *SYSTEM_DIRECTORIES))
+            _GIT.append(next((str(g) for g in found if _root_only(g) and os.access(g, os.X_OK)), ""))
+        return _GIT[0] or None
+
+
+def _root_only(path: Path) -> bool:
+    """`path` exists and it and every directory above it are root's, writable by root alone."""
+    try:
+        return all((st := p.stat()).st_uid == 0 and not st.st_mode & 0o022 for p in (path, *path.parents))
+    except OSError:
+        return False
 
 
 def _read(path: Path) -> bytes | None:
@@ -212,10 +235,10 @@ def _git_dir(root: Path) -> Path | None:
     key = Path(os.path.abspath(root))
     with _LOCK:
         if key not in _GIT_DIRS:
-            argv = _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"])
             try:
+                argv = _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"])
                 finished = process.run(argv, cwd=root, env=_environment(None), pass_fds=_user_config().fds)
-            except (FileNotFoundError, NotADirectoryError):
+            except (FileNotFoundError, NotADirectoryError, GitError):
                 return None
             found = finished.stdout.decode("utf-8", "replace").strip()
             if finished.code != 0 or not found:

@@ -80,19 +80,6 @@ def run(
     return finished
 
 
-def cmd_output(
-    *cmd: str, cwd: Path | str | None = None, check: bool = True, env: Mapping[str, str] | None = None
-) -> tuple[int, str, str]:
-    """`run` with text out: (exit code, stdout, stderr). A program that is not there exits 127."""
-    try:
-        finished = run(cmd, cwd=cwd, env=env)
-    except FileNotFoundError as exc:
-        finished = Finished(tuple(cmd), 127, b"", str(exc).encode())
-    if check and finished.code != 0:
-        raise finished.error()
-    return finished.code, _text(finished.stdout), _text(finished.stderr)
-
-
 def start(
     cmd: Sequence[str] | str,
     *,

@@ -76,11 +76,14 @@ def current() -> Runner | None:
     return _STATE["runner"]
 
 
-def chown_tree(path: Path, uid: int, gid: int) -> None:
-    os.chown(path, uid, gid, follow_symlinks=False)
-    for parent, dirs, files in os.walk(path):
-        for name in dirs + files:
-            os.chown(os.path.join(parent, name), uid, gid, follow_symlinks=False)
+def chown_tree(path: Path, uid: int, gid: int, unwritable: bool = False) -> None:
+    """`path` and everything below it (links not followed) made `uid`'s; with `unwritable`, made
+    writable by its owner alone too."""
+    for entry in [str(path), *(os.path.join(d, n) for d, dirs, files in os.walk(path) for n in dirs + files)]:
+        os.chown(entry, uid, gid, follow_symlinks=False)
+        mode = os.lstat(entry).st_mode
+        if unwritable and not stat.S_ISLNK(mode) and mode & 0o022:
+            os.chmod(entry, stat.S_IMODE(mode) & ~0o022)
 
 
 def _prepare(uid: int, gid: int, name: str) -> Runner:
@@ -149,6 +152,16 @@ def hand_over(tree: Path) -> None:
     holder = tree.resolve().parent
     holder.chmod(stat.S_IMODE(holder.stat().st_mode) | stat.S_IXOTH)
     _traversable(holder.parents)
+
+
+def take_back(tree: Path) -> None:
+    """Make `tree` gbbot's again, writable by gbbot alone: gbbot's cache directory before any code
+    of the repository runs (a cache a workflow restored is the runner's user's), the base side's
+    environment once its steps have built it (the head's code runs as the same user next).
+    Nothing where there is no run-as user: then that code runs as gbbot's own user."""
+    if current() is None or not os.path.lexists(tree):
+        return
+    chown_tree(tree, os.geteuid(), os.getegid(), unwritable=True)
 
 
 def _traversable(parents: Sequence[Path]) -> None:

@@ -26,7 +26,7 @@ from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config, Entrypoint
 from gbbot.core.fixes import Counts
 from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
-from gbbot.edges import git
+from gbbot.edges import git, runas
 from gbbot.fix.patch import FilePatch
 
 NEVER_COPIED = (".git", "__pycache__")
@@ -79,6 +79,7 @@ class Scratch:
         self.base = Path(tempfile.mkdtemp(prefix="gbbot-fix-", dir=parent))
         self.root = self.base / "tree"
         copy_tree(root, self.root)
+        runas.reach(self.root)  # the entrypoints run there as the run-as user
         self._runs = 0
 
     def close(self) -> None:

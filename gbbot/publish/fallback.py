@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from gbbot.analysis.policy import Policy
 from gbbot.core.limits import WORKFLOW_ANNOTATIONS_SHOWN
 from gbbot.core.model import Report
+from gbbot.edges import console
 from gbbot.render import annotations
 from gbbot.render.escape import md_code, md_text
 from gbbot.render.findings import Finding
@@ -78,5 +79,4 @@ def fallback(report: Report, policy: Policy, reason: str) -> Fallback:
 
 def annotate(found: Fallback) -> None:
     """Print the fallback's workflow commands, where the runner reads them (stdout)."""
-    for line in found.commands:
-        print(line, flush=True)
+    console.obeyed(found.commands)

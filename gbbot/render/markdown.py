@@ -488,10 +488,11 @@ def not_clean_line(report: Report) -> str:
 
 def lost_baseline_lines(report: Report) -> list[str]:
     """One ⚠️ line each, above the headline: an entrypoint the change did not add whose base gave
-    nothing to compare with, so the headline's counts leave its breaks out. One that did not run
-    cleanly on the head either is said once, by the line about its failure."""
+    nothing to compare with, so its breaks count as new. One that did not run cleanly on the head
+    either is said once, by the line about its failure."""
     return [
-        f"⚠️ {md_code(e.name)} lost its baseline: {md_text(e.lost_baseline or '')}; its graph breaks were not compared."
+        f"⚠️ {md_code(e.name)} lost its baseline: {md_text(e.lost_baseline or '')}; the comparison could not be made, "
+        "so its graph breaks count as new."
         for e in _lost(report)
     ]
 
@@ -523,9 +524,13 @@ def _exit(code: int | None) -> str:
 
 
 def verdict(report: Report) -> str:
-    """What to say when no break is listed: never a plain all-clear when some entrypoint did not
-    run cleanly or compiled nothing, since then its breaks are unknown."""
-    not_clean = counts.counts(report).not_clean
+    """What to say when no break is shown: never a plain all-clear while the report holds a break,
+    or when some entrypoint did not run cleanly or compiled nothing, since then its breaks are
+    unknown."""
+    c = counts.counts(report)
+    not_clean = c.not_clean
+    if c.distinct:
+        return f"{plural(c.distinct, 'graph break')}" + (", none of them new." if report.diff else ".")
     if not not_clean:
         return "No graph breaks. 🎉"
     names = ", ".join(md_code(n) for n in not_clean)

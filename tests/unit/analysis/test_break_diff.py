@@ -200,7 +200,7 @@ NO_BASELINE = "no baseline for `train` on base bbbbbbb: "
 @pytest.mark.parametrize(
     ("base", "reason"),
     [
-        (None, "the baseline report does not have this entrypoint"),
+        (None, "entrypoint not defined there (the base's config or report does not have it)"),
         (
             base_run(Status.FAILED, 1, "Traceback …\nModuleNotFoundError: No module named 'pkg.bench'\n"),
             "entrypoint not defined there (ModuleNotFoundError: No module named 'pkg.bench')",
@@ -226,22 +226,23 @@ NO_BASELINE = "no baseline for `train` on base bbbbbbb: "
         "skipped silently",
     ],
 )
-def test_an_entrypoint_without_a_baseline_says_why_and_its_breaks_are_new_only_if_it_is(base, reason):
+def test_an_entrypoint_without_a_baseline_says_why_and_its_breaks_are_new(base, reason):
+    """Unknown is new: a base that could not run the entrypoint shows none of its breaks."""
     head = entrypoint("train", [brk("a" * 16), brk("n" * 16)])
     base_report = report_of(*([base] if base is not None else [entrypoint("other")]))
     result = break_diff.diff(report_of(head), base_report, break_diff.Comparison("main", BASE_SHA))
     (train,) = result.entrypoints
     assert train.fixed == train.persisting == () and train.graph_delta is None
     assert result.fixed == result.persisting == ()
-    if "not defined there" in reason or base is None:  # taken as new in the change, and its breaks
-        assert train.no_baseline == NO_BASELINE + reason
-        assert train.new == result.new == ("a" * 16, "n" * 16)
-    else:  # the base has it and could not run it: nothing to compare with, nothing new
-        assert train.no_baseline == NO_BASELINE + reason + "; its 2 graph breaks are not compared, not counted as new"
-        assert train.new == result.new == ()
+    assert train.new == result.new == ("a" * 16, "n" * 16)
+    if "not defined there" in reason or base is None:  # taken as new in the change
+        assert train.no_baseline == NO_BASELINE + reason and train.lost_baseline is None
+    else:  # the base has it and could not run it: no comparison, said above the headline
+        made = "; the comparison could not be made, so its 2 graph breaks count as new"
+        assert train.no_baseline == NO_BASELINE + reason + made and train.lost_baseline == reason
 
 
-def test_a_base_that_lacks_a_module_says_where_it_is_and_a_module_the_change_adds_makes_it_new():
+def test_a_base_that_lacks_a_module_says_where_it_is_and_its_breaks_are_new():
     from gbbot.analysis import dependence
 
     head = entrypoint("train", [brk("a" * 16)])
@@ -258,12 +259,12 @@ def test_a_base_that_lacks_a_module_says_where_it_is_and_a_module_the_change_add
     assert untracked.no_baseline.startswith(
         NO_BASELINE + "`wrapper.py` is only in the working tree (untracked), so the base's checkout lacks it"
     )
-    assert untracked.new == ()
+    assert untracked.new == ("a" * 16,) and untracked.lost_baseline
     added = with_change(frozenset())
     assert added.no_baseline.startswith(
         NO_BASELINE + "entrypoint not defined there: `wrapper.py` is new in this change"
     )
-    assert added.new == ("a" * 16,)
+    assert added.new == ("a" * 16,) and added.lost_baseline is None
     nothing = dependence.Change(lambda _p: None, lambda _p: None, frozenset())
     how = break_diff.Comparison("main", BASE_SHA, gaps=lambda e: dependence.gap(e, nothing))
     elsewhere = break_diff.diff(report_of(head), base, how).entrypoints[0]

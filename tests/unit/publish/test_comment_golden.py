@@ -250,7 +250,7 @@ def shares_a_failure():
 
 def loses_a_baseline():
     """`bench` ran on the base before and runs on the head with a break of its own, but the base
-    timed out on it: nothing of it could be compared, which the headline's counts leave out."""
+    timed out on it: nothing of it could be compared, so its break counts as new."""
     head = report_of(entrypoint("train-step", [ITEM]), entrypoint("bench", [PRINTED]), commit=HEAD_SHA)
     timed_out = entrypoint("bench", status=Status.TIMEOUT, exit_code=None, graph_count=0, error="timed out after 600s")
     base = report_of(entrypoint("train-step", [ITEM]), timed_out, commit=BASE_SHA)
@@ -372,8 +372,11 @@ def test_an_entrypoint_that_started_failing_is_said_before_anything_else() -> No
 def test_an_entrypoint_that_lost_its_baseline_is_said_above_the_headline() -> None:
     made = loses_a_baseline()
     lines = shown(made).splitlines()
-    assert lines[2] == ("⚠️ `bench` lost its baseline: it timed out there; its graph breaks were not compared.")
-    assert lines[4] == "This PR makes no change in graph breaks or recompilations."
+    assert lines[2] == (
+        "⚠️ `bench` lost its baseline: it timed out there; the comparison could not be made, "
+        "so its graph breaks count as new."
+    )
+    assert lines[4] == "This PR adds **1** graph break."  # never "no change" above a listed break
     assert comment.has_news(made)
     assert "no baseline for" not in shown(made)  # said once, above the headline
 
