@@ -15,9 +15,10 @@ from gbbot.analysis.policy import Policy
 from gbbot.core import counts, limits
 from gbbot.core.model import Report
 from gbbot.publish import retry
-from gbbot.publish.content import Content, Texts, fitted
+from gbbot.publish.content import Texts, fitted
 from gbbot.render.annotations import changed_findings, every_finding
 from gbbot.render.findings import FailureFinding, Finding
+from gbbot.render.markdown import Options
 from gbbot.render.recompile_findings import RecompileFinding
 
 
@@ -79,7 +80,7 @@ class CheckRunRequest:
     details_url: str | None = None
 
 
-def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str, Any]], Content]:
+def capped(notes: list[dict[str, Any]], content: Options) -> tuple[list[dict[str, Any]], Options]:
     """At most CHECK_RUN_ANNOTATIONS_MAX annotations (each 50 is a request); the summary counts the rest."""
     sent = notes[: limits.CHECK_RUN_ANNOTATIONS_MAX]
     more = len(notes) - len(sent)
@@ -94,7 +95,7 @@ def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str
 def request(
     texts: Texts,
     policy: Policy,
-    content: Content,
+    content: Options,
     name: str,
     head_sha: str,
     external_id: str,

@@ -115,8 +115,12 @@ class Folded:
 
 @dataclass(frozen=True)
 class Options:
+    """How the report is titled, how much of it shows, and what its footer says (the comment, the
+    check run and the job summary each render it with their own)."""
+
     title: str = TITLE
-    footer: tuple[str, ...] = ()
+    pointer: str = ""  # trusted markdown: where the full report is (workflow run, artifact)
+    notes: tuple[str, ...] = ()  # trusted markdown lines at the end: where figures come from, what was left out
     max_items: int | None = None  # per section; the rest is counted, not shown
     links: SourceLinks | None = None  # `file:line` as links to the line (none: plain code)
     gb_fix: bool = False  # the repository answers `/gb-fix` comments (it has that workflow)
@@ -124,6 +128,24 @@ class Options:
     # The entrypoints' table; the comment shows it only when it changes the reading (an
     # entrypoint that did not run cleanly, or one without a base to compare with).
     entrypoint_table: bool = True
+
+    def noted(self, line: str) -> Options:
+        return replace(self, notes=(*self.notes, line))
+
+    def for_comment(self) -> Options:
+        return replace(self, process_notes=False, entrypoint_table=False)
+
+    def stable(self) -> Options:
+        """What a reader sees that stays the same from commit to commit: no pointer to this run,
+        no links at this commit."""
+        return replace(self, pointer="", links=None)
+
+    @property
+    def footer(self) -> tuple[str, ...]:
+        size = (
+            () if self.max_items is None else (f"_Showing at most {self.max_items} breaks per section (size limit)._",)
+        )
+        return (*size, *self.notes, *((self.pointer,) if self.pointer else ()))
 
 
 def _environment() -> jinja2.Environment:

@@ -29,9 +29,9 @@ from gbbot.core.model import (
 )
 from gbbot.publish import checkrun, comment
 from gbbot.publish.comment import CommentMode
-from gbbot.publish.content import Content, Texts, fitted
+from gbbot.publish.content import Texts, fitted
 from gbbot.render import annotations
-from gbbot.render.markdown import SourceLinks
+from gbbot.render.markdown import Options, SourceLinks
 from tests.builders import (
     BASE_SHA,
     DTYPE,
@@ -50,7 +50,7 @@ from tests.conftest import GOLDEN
 
 WEB = "https://github.com/octo-org/octo-repo"
 LINKS = SourceLinks(WEB, HEAD_SHA)
-CONTENT = Content(pointer="📄 The full report is the `gbbot-report` artifact of this workflow run.", links=LINKS)
+CONTENT = Options(pointer="📄 The full report is the `gbbot-report` artifact of this workflow run.", links=LINKS)
 FIRST_SCREEN = 15  # lines of markdown
 
 # The breaks of a small model: a print in the block's forward, reached one call deeper than the

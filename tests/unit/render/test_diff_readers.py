@@ -16,8 +16,9 @@ from gbbot.analysis.policy import Policy
 from gbbot.core import counts
 from gbbot.core.model import BreakChange, ChangeState, Diff, EntrypointDiff, Report
 from gbbot.publish import checkrun, comment
-from gbbot.publish.content import Content, Texts
+from gbbot.publish.content import Texts
 from gbbot.render import annotations, markdown, sarif, terminal
+from gbbot.render.markdown import Options
 from tests.builders import BASE_SHA, HEAD_SHA, entrypoint, report_of, traced_break
 
 GBBOT = Path(__file__).resolve().parents[3] / "gbbot"
@@ -60,7 +61,7 @@ def views(report: Report) -> dict[str, object]:
     policy = Policy.of("new")
     return {
         "markdown": markdown.render(report),
-        "comment": comment.body(Texts(report), Content(), "", None),
+        "comment": comment.body(Texts(report), Options(), "", None),
         "news": comment.has_news(report),
         "check run": (checkrun.title(report), checkrun.annotations(report, policy)),
         "sarif": sarif.render(report, policy),
