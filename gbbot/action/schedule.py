@@ -32,7 +32,7 @@ from gbbot.audit.fixpr import Action, Outcome
 from gbbot.audit.record import Record
 from gbbot.core.errors import GbbotError
 from gbbot.core.fixes import verified_only
-from gbbot.core.model import Report
+from gbbot.core.model import ChangeState, Report
 from gbbot.deliver import commit as fix_commit
 from gbbot.deliver.push import OnBranch, replace_own_branch
 from gbbot.deliver.sources import Pinned, Unreadable
@@ -99,8 +99,8 @@ def handle(ctx: Context, event: OtherEvent) -> int:
         ctx.env.output,
         {
             **outputs.counts(report),
-            "new-breaks": str(len(changes.new)),
-            "regressions": str(len(changes.new) + len(changes.stopped)),
+            "new-breaks": str(len(changes.of(ChangeState.NEW))),
+            "regressions": str(len(changes.of(ChangeState.NEW)) + len(changes.stopped)),
             "report-path": str(ctx.report_path),
             "conclusion": "failure" if audit.exit_code(result, policy) else "success",
             "issue-url": issue_url,

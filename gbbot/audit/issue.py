@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gbbot.audit.changes import Change, Changes, Stopped
+from gbbot.audit.changes import Changes, Stopped
 from gbbot.audit.record import BreakEntry, Record
 from gbbot.core import limits
 from gbbot.core.doc_links import graph_break_doc
+from gbbot.core.model import Change, ChangeState, GraphBreak
 from gbbot.render.escape import md_code, md_code_block, md_text
 
 MARKER = "<!-- gbbot:audit-issue -->"
@@ -57,7 +58,7 @@ def _range(changes: Changes, where: Where) -> str:
     return ", ".join(parts) or "the same commit and torch (a flaky run, or the environment)"
 
 
-def _break_line(names: str | Sequence[str], brk: BreakEntry) -> str:
+def _break_line(names: str | Sequence[str], brk: BreakEntry | GraphBreak) -> str:
     what = md_code(brk.key) + f" {md_text(brk.gb_type)}" if brk.gb_id else md_code(brk.gb_type)
     listed = ", ".join(md_code(n) for n in ([names] if isinstance(names, str) else names))
     return f"{what} at {md_code(f'{brk.file}:{brk.line}')} in {listed}" + (f": {md_code(brk.code)}" if brk.code else "")
@@ -65,9 +66,9 @@ def _break_line(names: str | Sequence[str], brk: BreakEntry) -> str:
 
 def _change_line(change: Change) -> str:
     line = _break_line(change.entrypoints, change.brk)
-    if change.by is not None:
-        where = md_code(f"{change.by.file}:{change.by.line}")
-        line += f" — its frame now runs eagerly because of {md_code(change.by.key)} at {where}"
+    if change.hidden_by is not None:
+        where = md_code(f"{change.hidden_by.file}:{change.hidden_by.line}")
+        line += f" — its frame now runs eagerly because of {md_code(change.hidden_by.key)} at {where}"
     return line
 
 
@@ -85,8 +86,8 @@ def callout(changes: Changes, where: Where) -> list[str]:
     if not changes.regression:
         return [f"✅ No regression since the previous audit ({_range(changes, where)}).", ""]
     found = []
-    if changes.new:
-        found.append(f"{len(changes.new)} new graph break{'s' * (len(changes.new) != 1)}")
+    if new := changes.of(ChangeState.NEW):
+        found.append(f"{len(new)} new graph break{'s' * (len(new) != 1)}")
     if changes.stopped:
         names = ", ".join(md_code(s.name) for s in changes.stopped)
         found.append(f"{len(changes.stopped)} entrypoint{'s' * (len(changes.stopped) != 1)} stopped running ({names})")
@@ -187,15 +188,16 @@ def changed(changes: Changes, where: Where) -> list[str]:
     if changes.previous is None:
         return []
     out = [f"### Since the previous audit ({_range(changes, where)})", ""]
-    if not (changes.new or changes.fixed or changes.hidden or changes.revealed):
+    if not changes.changes:
         out += ["No break appeared or went away.", ""]
     listed = (
-        ("🆕 New", changes.new),
-        ("✅ Fixed", changes.fixed),
-        ("🙈 Hidden, not fixed", changes.hidden),
-        ("👀 Revealed, not new", changes.revealed),
+        ("🆕 New", ChangeState.NEW),
+        ("✅ Fixed", ChangeState.FIXED),
+        ("🙈 Hidden, not fixed", ChangeState.HIDDEN),
+        ("👀 Revealed, not new", ChangeState.REVEALED),
     )
-    for label, items in listed:
+    for label, state in listed:
+        items = changes.of(state)
         if items:
             out.append(f"**{label}** ({len(items)}):")
             out += [f"- {_change_line(c)}" for c in items[:LISTED_CHANGES]]

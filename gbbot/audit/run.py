@@ -18,7 +18,7 @@ from gbbot.checks.head_and_base import commit_source
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GitError
-from gbbot.core.model import Report
+from gbbot.core.model import ChangeState, Report
 from gbbot.edges import git
 
 Check = Callable[[int], Report]  # the run's index (0-based) → its report
@@ -139,6 +139,7 @@ def verdict(result: Outcome) -> str | None:
     changes = result.changes
     if not changes.regression:
         return None
-    parts = [f"{len(changes.new)} new graph break(s)"] if changes.new else []
+    new = changes.of(ChangeState.NEW)
+    parts = [f"{len(new)} new graph break(s)"] if new else []
     parts += [f"{len(changes.stopped)} entrypoint(s) stopped running"] if changes.stopped else []
     return f"audit regression ({changes.cause}): {', '.join(parts)}"

@@ -72,8 +72,7 @@ def has_news(report: Report) -> bool:
     recompilation problems, an entrypoint that failed or lost its baseline."""
     diff = report.diff
     failed = any(e.status not in counts.CLEAN for e in report.entrypoints)
-    recompiles = diff.recompiles if diff else None
-    recompiled = bool(recompiles and (recompiles.new or recompiles.fixed))
+    recompiled = bool(diff and diff.recompiled(ChangeState.NEW, ChangeState.FIXED))
     gone = bool(diff and any(c.state in (ChangeState.FIXED, ChangeState.HIDDEN) for c in diff.changes))
     lost = bool(diff and any(e.lost_baseline for e in diff.entrypoints))
     return bool(report_.new_breaks(report)) or gone or recompiled or failed or lost

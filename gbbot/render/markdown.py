@@ -23,9 +23,9 @@ from gbbot.core.counts import BreakCounts
 from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import (
-    BreakChange,
     BreakMessage,
     Cause,
+    Change,
     ChangeState,
     Diff,
     EntrypointDiff,
@@ -227,7 +227,7 @@ def items(report: Report) -> list[Item]:
     ]
 
 
-def hidden_note(change: BreakChange) -> str:
+def hidden_note(change: Change) -> str:
     """Why a hidden break is in its section: the new break that makes its frame run eagerly."""
     hider = change.hidden_by
     if hider is None:
@@ -309,12 +309,11 @@ def _changes(counted: list[tuple[int, str]], noun: str) -> list[str]:
 
 
 def _recompile_change(report: Report) -> str:
-    compared = report.diff.recompiles if report.diff else None
-    if compared is None:
+    d = report.diff
+    if d is None or d.recompiles is None:
         return ""
-    return listed(
-        _changes([(len(compared.new), "adds"), (len(compared.fixed), "fixes")], "recompilation problem") or [""]
-    )
+    counted = [(len(d.recompiled(ChangeState.NEW)), "adds"), (len(d.recompiled(ChangeState.FIXED)), "fixes")]
+    return listed(_changes(counted, "recompilation problem") or [""])
 
 
 # What a change did to a break, as the headline of a dependency change says it, in that order.
@@ -322,12 +321,12 @@ STATE_VERBS = ((ChangeState.FIXED, "fixes"), (ChangeState.NEW, "adds"), (ChangeS
                (ChangeState.REVEALED, "reveals"))  # fmt: skip
 
 
-def _by_cause(diff: Diff, cause: Cause) -> list[BreakChange]:
+def _by_cause(diff: Diff, cause: Cause) -> list[Change]:
     found = diff.dependencies
     return [c for c in diff.changes if found is not None and found.cause(c.fingerprint) is cause]
 
 
-def _state_counts(changes: list[BreakChange]) -> str:
+def _state_counts(changes: list[Change]) -> str:
     """`fixes **1** graph break, adds **1**`."""
     counted = [(sum(1 for c in changes if c.state is state), verb) for state, verb in STATE_VERBS]
     return ", ".join(_changes(counted, "graph break"))
@@ -335,11 +334,11 @@ def _state_counts(changes: list[BreakChange]) -> str:
 
 def _recompiles_by_cause(diff: Diff, cause: Cause) -> tuple[int, int]:
     """(new, fixed) recompilation problems put down to `cause`."""
-    found, compared = diff.dependencies, diff.recompiles
-    if found is None or compared is None:
+    found = diff.dependencies
+    if found is None:
         return 0, 0
-    came = sum(1 for f in (*compared.new, *compared.new_limit) if found.cause(f) is cause)
-    return came, sum(1 for f in compared.fixed if found.cause(f) is cause)
+    came = sum(1 for f in diff.recompiled(ChangeState.NEW, ChangeState.NEW_LIMIT) if found.cause(f) is cause)
+    return came, sum(1 for f in diff.recompiled(ChangeState.FIXED) if found.cause(f) is cause)
 
 
 def _counts_with_recompiles(diff: Diff, cause: Cause) -> str:
@@ -386,7 +385,7 @@ def dependency_blocks(report: Report, links: SourceLinks | None) -> list[str]:
     return blocks
 
 
-def _change_line(change: BreakChange, links: SourceLinks | None) -> str:
+def _change_line(change: Change, links: SourceLinks | None) -> str:
     return f"- {change.state.value}: {md_text(what(change.brk))} at {where(change.brk, links)}"
 
 
@@ -730,8 +729,8 @@ def recompile_lines(report: Report) -> RecompileLines:
     """With a base, frames with a new problem are shown, a new break's with it, and the rest folded:
     those with a problem the base had as on the base, those with none as automatic dynamic shapes."""
     compared = report.diff.recompiles if report.diff else None
-    new = set(compared.new) if compared else set()
-    persisting = set(compared.persisting) if compared else set()
+    new = {f for f, s in compared or () if s is ChangeState.NEW}
+    persisting = {f for f, s in compared or () if s is ChangeState.PERSISTING}
     breaks = {b.fingerprint: b for b in report.breaks}
     lines = RecompileLines([], [], [])
     for rc in recompile.ordered(report):

@@ -145,7 +145,8 @@ def recompile_table(report: Report, columns: int) -> Table:
     """After the breaks: one row per frame that compiled more than once, limit hits first, then
     by count; under its place, each failing guard with how many recompiles it caused, and what to
     do where there is something to do."""
-    new = set(report.diff.recompiles.new) if report.diff and report.diff.recompiles else None
+    d = report.diff
+    new = set(d.recompiled(ChangeState.NEW)) if d is not None and d.recompiles is not None else None
     breaks = {b.fingerprint: b for b in report.breaks}
     table = Table(title="Recompilations, highest impact first", title_justify="left", show_lines=True)
     room = _main_width(columns, len("compiles"), 2)
@@ -260,10 +261,9 @@ def dependency_line(d: Diff) -> str:
     def said(cause: Cause) -> str:
         n = Counter(c.state.value for c in d.changes if found.cause(c.fingerprint) is cause)
         breaks = [f"{n[state]} {state}" for state in ("fixed", "new", "hidden", "revealed") if n[state]]
-        compared = d.recompiles
-        if compared is not None:
-            came = sum(1 for f in (*compared.new, *compared.new_limit) if found.cause(f) is cause)
-            went = sum(1 for f in compared.fixed if found.cause(f) is cause)
+        if d.recompiles is not None:
+            came = sum(1 for f in d.recompiled(ChangeState.NEW, ChangeState.NEW_LIMIT) if found.cause(f) is cause)
+            went = sum(1 for f in d.recompiled(ChangeState.FIXED) if found.cause(f) is cause)
             for count, word in ((went, "fixed"), (came, "new")):
                 breaks += [f"{count} {word} recompilation problem{'s' * (count != 1)}"] if count else []
         return ", ".join(breaks)

@@ -74,7 +74,7 @@ def test_every_line_link_points_at_the_line_it_names(example) -> None:
         assert sha in (head, made.diff.base_sha)
         shown = line_at(repo, sha, path, int(line))
         assert shown.strip(), f"{path}:{line} at {sha[:7]} is an empty line"
-    new = next(b for b in made.breaks if b.fingerprint in made.diff.new)
+    new = made.diff.breaks(ChangeState.NEW)[0]
     assert "warnings.warn" in line_at(repo, head, new.file, new.line)
     (fixed,) = made.diff.breaks(ChangeState.FIXED)
     assert "print(" in line_at(repo, made.diff.base_sha, fixed.file, fixed.line)
