@@ -320,39 +320,7 @@ def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> str 
     return f"`{head.name}` is still failing (same error as the base): {error.gb_id or error.gb_type} at {where}"
 
 
-@dataclass(frozen=True)
-class Settled:
-    """One entrypoint's changes as dicts, for gbbot/fix/ until it reads the changes themselves."""
-
-    fixed: dict[str, GraphBreak]
-    hidden: dict[str, tuple[GraphBreak, str]]
-    new: dict[str, GraphBreak]
-    revealed: dict[str, GraphBreak]
-
-
 def settle(
-    head: EntrypointReport,
-    base: EntrypointReport,
-    now: Mapping[str, GraphBreak],
-    before: Mapping[str, GraphBreak],
-    in_head: CodeCheck = unknown,
-    in_base: CodeCheck = unknown,
-    to_base: LineMap | None = None,
-) -> Settled:
-    changes = _settle(head, base, now, before, in_head, in_base, to_base)
-
-    def of(state: ChangeState) -> dict[str, GraphBreak]:
-        return {c.fingerprint: c.brk for c in changes if c.state is state}
-
-    hidden = {
-        c.fingerprint: (c.brk, c.hidden_by.fingerprint if c.hidden_by else "")
-        for c in changes
-        if c.state is ChangeState.HIDDEN
-    }
-    return Settled(of(ChangeState.FIXED), hidden, of(ChangeState.NEW), of(ChangeState.REVEALED))
-
-
-def _settle(
     head: EntrypointReport,
     base: EntrypointReport,
     now: Mapping[str, GraphBreak],
@@ -455,7 +423,7 @@ def _compare(
     # A head run that did not finish saw only some of its breaks, and one that failed as the base
     # did gave nothing to call gone: nothing can be called fixed.
     compared = before if head.status is Status.OK and not still else {f: now[f] for f in before if f in now}
-    settled = _settle(head, base, now, compared, *code)
+    settled = settle(head, base, now, compared, *code)
     if still:  # the same failure on both sides: what it kept, and what it added, are said
         settled = tuple(c for c in settled if c.state is ChangeState.NEW)
     persisting = tuple(Change(b, ChangeState.PERSISTING, name) for f, b in now.items() if f in before)
