@@ -25,9 +25,11 @@ from gbbot.core.model import (
     FrameRef,
     GraphBreak,
     Origin,
+    Reason,
     Recompiled,
     Report,
     Status,
+    Why,
 )
 
 # How a missing module, function or script reads in a failed run's stderr.
@@ -126,29 +128,23 @@ def relative_renames(renames: Mapping[str, str], prefix: str) -> dict[str, str]:
 # --- why there is no baseline ------------------------------------------------------------------
 
 
-def no_baseline_reason(
-    name: str, base_sha: str, base: EntrypointReport | None, gap: dependence.Gap | None = None
-) -> str:
-    """In words a reader understands: why `name` has nothing to compare with on the base (`gap`:
-    what the base's checkout lacked, where that is known)."""
-    where = f"no baseline for `{name}` on base {base_sha[:7]}"
+def why_no_baseline(base: EntrypointReport | None, gap: dependence.Gap | None = None) -> Reason:
+    """Why an entrypoint has nothing to compare with on the base (`gap`: what the base's checkout
+    lacked, where that is known)."""
     if base is None:
-        return f"{where}: entrypoint not defined there (the base's config or report does not have it)"
+        return Reason(Why.NOT_IN_BASE)
     error = base.error or ""
-    missing = NOT_DEFINED_RE.search(error)
+    found = NOT_DEFINED_RE.search(error)
+    missing = _short(found.group(0)) if found else ""
     if base.status is Status.FAILED and gap is not None:
-        said = f"entrypoint not defined there: {gap.words}" if gap.new_in_change else gap.words
-        return f"{where}: {said}" + (f" ({_short(missing.group(0))})" if missing else "")
-    if base.status is Status.FAILED and (missing or base.exit_code == 127):
-        detail = f" ({_short(missing.group(0))})" if missing else ""
-        return f"{where}: entrypoint not defined there{detail}"
+        return Reason(Why.LACKS, (gap.reason, missing, gap.new_in_change))
+    if base.status is Status.FAILED and (found or base.exit_code == 127):
+        return Reason(Why.NOT_DEFINED, (missing,))
     if base.status is Status.TIMEOUT:
-        return f"{where}: it timed out there"
+        return Reason(Why.TIMED_OUT)
     if base.status is Status.SKIPPED:
-        return f"{where}: it was skipped there ({_short(error) or 'no reason given'})"
-    code = f" (exit {base.exit_code})" if base.exit_code is not None else ""
-    last = _last_line(error)
-    return f"{where}: it {base.status.value} there{code}" + (f": {last}" if last else "")
+        return Reason(Why.SKIPPED, (_short(error),))
+    return Reason(Why.ENDED, (base.status.value, base.exit_code, _last_line(error)))
 
 
 def _short(text: str) -> str:
@@ -308,16 +304,15 @@ def code_in(lookup: classify.SourceLookup) -> CodeCheck:
     return dependence.line_in(lookup)
 
 
-def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> str | None:
-    """In words, when head and base ended with the same compile error: the same failure on both
+def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> Reason | None:
+    """Set when head and base ended with the same compile error: the same failure on both
     sides is no missing baseline, and nothing about it is new."""
     if base is None or head.compile_error is None or base.compile_error is None:
         return None
     if head.compile_error.key != base.compile_error.key:
         return None
     error = head.compile_error
-    where = f"{error.file}:{error.line}"
-    return f"`{head.name}` is still failing (same error as the base): {error.gb_id or error.gb_type} at {where}"
+    return Reason(Why.STILL_FAILING, (head.name, error.gb_id or error.gb_type, error.file, error.line))
 
 
 def settle(
@@ -392,17 +387,13 @@ def _no_baseline(
     it, but it failed, crashed, timed out there or lacked what only the working tree has) also
     says, above the headline, that it lost its baseline."""
     gap = gaps(base.error or "") if base is not None and base.status is Status.FAILED else None
-    reason = no_baseline_reason(head.name, base_sha, base, gap)
+    why = why_no_baseline(base, gap)
     # Without word of what the base lacked, a base that does not define the entrypoint is taken
     # as one the change adds.
     new_here = gap.new_in_change if gap is not None else base is None or _not_defined(base)
-    if new_here:
-        return EntrypointDiff(head.name, no_baseline=reason)
-    why = reason.split(": ", 1)[-1]
-    if now:
-        counted = "its graph break counts" if len(now) == 1 else f"its {len(now)} graph breaks count"
-        reason += f"; the comparison could not be made, so {counted} as new"
-    return EntrypointDiff(head.name, no_baseline=reason, lost_baseline=why)
+    lost = None if new_here else why
+    said = Reason(Why.NO_BASELINE, (head.name, base_sha, why, len(now) if lost else 0))
+    return EntrypointDiff(head.name, no_baseline=said, lost_baseline=lost)
 
 
 def _compare(

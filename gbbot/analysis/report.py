@@ -14,7 +14,7 @@ import jsonschema
 
 from gbbot import __version__
 from gbbot.analysis import break_diff
-from gbbot.core import counts, fixes, limits, untrusted_json
+from gbbot.core import counts, fixes, limits, untrusted_json, words
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     RECOMPILE_ORDER,
@@ -38,6 +38,7 @@ from gbbot.core.model import (
     Mode,
     Origin,
     PackageChange,
+    Reason,
     Recompilation,
     Recompiled,
     RecompileReason,
@@ -46,6 +47,7 @@ from gbbot.core.model import (
     Status,
     Tool,
     TraceLog,
+    Why,
 )
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
@@ -218,6 +220,15 @@ def _diff_json(diff: Diff) -> dict:
     }
 
 
+def _said(reason: Reason | None) -> str | None:
+    return words.say(reason) if reason is not None else None
+
+
+def _heard(text: str | None) -> Reason | None:
+    """A reason as a report's JSON words it."""
+    return Reason(Why.SAID, (text,)) if text is not None else None
+
+
 def _entrypoint_diff_json(entry: EntrypointDiff, compared: tuple[Change, ...]) -> dict:
     mine = tuple(c for c in compared if c.entrypoints == (entry.name,))
 
@@ -228,11 +239,11 @@ def _entrypoint_diff_json(entry: EntrypointDiff, compared: tuple[Change, ...]) -
         "name": entry.name,
         **{state.value: listed(state) for state in (ChangeState.NEW, ChangeState.FIXED, ChangeState.PERSISTING)},
         "graph_delta": entry.graph_delta,
-        "no_baseline": entry.no_baseline,
+        "no_baseline": _said(entry.no_baseline),
         "hidden": listed(ChangeState.HIDDEN),
         "revealed": listed(ChangeState.REVEALED),
-        "still_failing": entry.still_failing,
-        **({"lost_baseline": entry.lost_baseline} if entry.lost_baseline else {}),
+        "still_failing": _said(entry.still_failing),
+        **({"lost_baseline": words.say(entry.lost_baseline)} if entry.lost_baseline else {}),
     }
 
 
@@ -385,7 +396,7 @@ def _compile_error(data: dict) -> CompileError:
     return CompileError(**{**data, "category": Category(data["category"])})
 
 
-DIFF_LISTS = tuple(state.value for state in SIDE_ORDER)
+REASONS = ("no_baseline", "still_failing", "lost_baseline")  # an entrypoint's, in EntrypointDiff's order
 RETIRED = ("base_from_head",)  # what older reports said that no diff says now: read and dropped
 
 
@@ -426,7 +437,9 @@ def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
         base_ref=data["base"]["ref"],
         base_sha=data["base"]["sha"],
         changes=break_diff.located(changes, compared),
-        entrypoints=tuple(EntrypointDiff(**{k: v for k, v in e.items() if k not in DIFF_LISTS}) for e in kept),
+        entrypoints=tuple(
+            EntrypointDiff(e["name"], e.get("graph_delta"), *(_heard(e.get(k)) for k in REASONS)) for e in kept
+        ),
         baseline_source=data.get("baseline_source", "run"),
         notes=tuple(data.get("notes", ())),
         recompiles=tuple((f, ChangeState(k)) for k, found in data["recompiles"].items() for f in found)

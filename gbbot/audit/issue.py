@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gbbot.audit.changes import Changes, Stopped
 from gbbot.audit.record import BreakEntry, Record
-from gbbot.core import limits
+from gbbot.core import limits, words
 from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.model import Change, ChangeState, GraphBreak
 from gbbot.render.escape import md_code, md_code_block, md_text
@@ -66,10 +66,7 @@ def _break_line(names: str | Sequence[str], brk: BreakEntry | GraphBreak) -> str
 
 def _change_line(change: Change) -> str:
     line = _break_line(change.entrypoints, change.brk)
-    if change.hidden_by is not None:
-        where = md_code(f"{change.hidden_by.file}:{change.hidden_by.line}")
-        line += f" — its frame now runs eagerly because of {md_code(change.hidden_by.key)} at {where}"
-    return line
+    return line + (words.hidden_by(change.hidden_by, md_code) if change.hidden_by else "")
 
 
 def _doc(brk: BreakEntry) -> str:
@@ -85,13 +82,8 @@ def callout(changes: Changes, where: Where) -> list[str]:
         return ["> [!NOTE]", "> The first audit: later ones are compared with this one.", ""]
     if not changes.regression:
         return [f"✅ No regression since the previous audit ({_range(changes, where)}).", ""]
-    found = []
-    if new := changes.of(ChangeState.NEW):
-        found.append(f"{len(new)} new graph break{'s' * (len(new) != 1)}")
-    if changes.stopped:
-        names = ", ".join(md_code(s.name) for s in changes.stopped)
-        found.append(f"{len(changes.stopped)} entrypoint{'s' * (len(changes.stopped) != 1)} stopped running ({names})")
-    return ["> [!CAUTION]", f"> **Regression:** {'; '.join(found)} — {_range(changes, where)}.", ""]
+    found = words.regression(len(changes.of(ChangeState.NEW)), [md_code(s.name) for s in changes.stopped])
+    return ["> [!CAUTION]", f"> **Regression:** {found} — {_range(changes, where)}.", ""]
 
 
 def totals(records: Sequence[Record], where: Where) -> list[str]:
@@ -100,9 +92,9 @@ def totals(records: Sequence[Record], where: Where) -> list[str]:
     eager = sum(e.frames_eager for e in now.entrypoints)
     breaks, graphs = now.total_breaks(), now.total_graphs()
     lines = [
-        f"**{breaks} graph break{'s' * (breaks != 1)}** ({len(now.breaks())} distinct) in "
-        f"{graphs} graph{'s' * (graphs != 1)}, "
-        f"{eager} frame{'s' * (eager != 1)} running eagerly; {ran} of {len(now.entrypoints)} entrypoints ran. "
+        f"**{words.plural(breaks, 'graph break')}** ({len(now.breaks())} distinct) in "
+        f"{words.plural(graphs, 'graph')}, "
+        f"{words.plural(eager, 'frame')} running eagerly; {ran} of {len(now.entrypoints)} entrypoints ran. "
         f"Audited {_commit(now.commit, where)} on {now.date[:10]} with torch {md_code(now.torch or 'unknown')}, "
         f"{md_code(now.mode)} mode" + (f", {now.repeat} runs each" if now.repeat > 1 else "") + ".",
     ]
@@ -190,13 +182,7 @@ def changed(changes: Changes, where: Where) -> list[str]:
     out = [f"### Since the previous audit ({_range(changes, where)})", ""]
     if not changes.changes:
         out += ["No break appeared or went away.", ""]
-    listed = (
-        ("🆕 New", ChangeState.NEW),
-        ("✅ Fixed", ChangeState.FIXED),
-        ("🙈 Hidden, not fixed", ChangeState.HIDDEN),
-        ("👀 Revealed, not new", ChangeState.REVEALED),
-    )
-    for label, state in listed:
+    for state, label in words.AUDIT_SECTIONS:
         items = changes.of(state)
         if items:
             out.append(f"**{label}** ({len(items)}):")
@@ -219,7 +205,7 @@ def impact_order(rec: Record) -> list[tuple[str, BreakEntry]]:
 def top_breaks(rec: Record) -> list[str]:
     ordered = impact_order(rec)
     if not ordered:
-        return ["### Top breaks", "", "No graph breaks. 🎉", ""]
+        return ["### Top breaks", "", words.ALL_CLEAR, ""]
     fixes = dict(rec.fixes)
     out = [
         "### Top breaks by impact",

@@ -16,6 +16,7 @@ from gbbot.audit.changes import Changes, compare
 from gbbot.audit.record import Record, from_reports
 from gbbot.checks.head_and_base import commit_source
 from gbbot.checks.tree import CheckOptions, check
+from gbbot.core import words
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GitError
 from gbbot.core.model import ChangeState, Report
@@ -139,7 +140,5 @@ def verdict(result: Outcome) -> str | None:
     changes = result.changes
     if not changes.regression:
         return None
-    new = changes.of(ChangeState.NEW)
-    parts = [f"{len(new)} new graph break(s)"] if new else []
-    parts += [f"{len(changes.stopped)} entrypoint(s) stopped running"] if changes.stopped else []
-    return f"audit regression ({changes.cause}): {', '.join(parts)}"
+    found = words.regression(len(changes.of(ChangeState.NEW)), [s.name for s in changes.stopped], markdown=False)
+    return f"audit regression ({changes.cause}): {found}"

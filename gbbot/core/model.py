@@ -452,19 +452,44 @@ class EntrypointReport:
     from_base: str | None = None
 
 
+class Why(str, enum.Enum):
+    """What a reason says, by id; gbbot/core/words.py words each, with the arguments named here."""
+
+    NO_BASELINE = "no-baseline"  # entrypoint, base commit, why (a Reason), breaks counted as new (0: none)
+    NOT_IN_BASE = "not-in-base"  # the base's config or report does not have the entrypoint
+    NOT_DEFINED = "not-defined"  # the line of its error that says what is missing ("" when none)
+    LACKS = "lacks"  # what the base's checkout lacked (a Reason), that error line, whether the change adds it
+    UNTRACKED = "untracked"  # path: only in the working tree
+    ADDED = "added"  # path: new in the change
+    MISSING_MODULE = "missing-module"  # module: on neither side
+    TIMED_OUT = "timed-out"
+    SKIPPED = "skipped"  # why, as the run said it ("" when it did not)
+    ENDED = "ended"  # how (a Status value), exit code or None, the output's last line
+    STILL_FAILING = "still-failing"  # entrypoint, the compile error's id, where it is
+    SAID = "said"  # words read back from a report
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why something is so, as data: an id and its arguments (pylint's style); worded once, by
+    gbbot/core/words.py, for every surface."""
+
+    why: Why
+    args: tuple = ()
+
+
 @dataclass(frozen=True)
 class EntrypointDiff:
-    """One entrypoint's side of a diff besides its changes (`Diff.compared`); `no_baseline` says in
-    words why there is none."""
+    """One entrypoint's side of a diff besides its changes (`Diff.compared`)."""
 
     name: str
     graph_delta: int | None = None
-    no_baseline: str | None = None
+    no_baseline: Reason | None = None  # why it has nothing to compare with (Why.NO_BASELINE)
     # Set when head and base failed with the same compile error: compared, not "no baseline".
-    still_failing: str | None = None
-    # An entrypoint the change did not add whose base gave nothing to compare with: why, in words
-    # ("it timed out there"). The comparison could not be made: its breaks count as new.
-    lost_baseline: str | None = None
+    still_failing: Reason | None = None
+    # An entrypoint the change did not add whose base gave nothing to compare with: why ("it timed
+    # out there"). The comparison could not be made: its breaks count as new.
+    lost_baseline: Reason | None = None
 
 
 class ChangeState(str, enum.Enum):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gbbot.analysis import report as report_
-from gbbot.core import counts, limits
+from gbbot.core import counts, limits, words
 from gbbot.core.model import ChangeState, Report
 from gbbot.publish.content import Texts, fitted
 from gbbot.render.markdown import Options
@@ -25,7 +25,6 @@ MARKER_RE = re.compile(
 )
 HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 DEFAULT_HEADER = "gbbot"
-ALL_FIXED = "✅ **No new graph breaks any more:** every new break reported earlier on this PR is fixed."
 
 
 class CommentMode(str, enum.Enum):
@@ -83,7 +82,7 @@ def body(texts: Texts, content: Options, header: str, previous: Marker | None) -
     content = content.for_comment()
     now_new = bool(report_.new_breaks(texts.report))
     marker = Marker(header_key(header), now_new or bool(previous and previous.had_new), content_hash(texts, content))
-    lead = f"{marker}\n" + (f"{ALL_FIXED}\n\n" if marker.had_new and not now_new else "")
+    lead = f"{marker}\n" + (f"{words.ALL_FIXED}\n\n" if marker.had_new and not now_new else "")
     return lead + fitted(texts, content, limits.COMMENT_BODY_MAX - len(lead)), marker
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from github import Github
 
 from gbbot.core.fixes import FixStatus
+from gbbot.core.words import plural
 from gbbot.edges.console import say
 from gbbot.publish import checkrun, comment, retry
 from gbbot.publish.client import DEFAULT_RETRIES, bot_login
@@ -66,7 +67,7 @@ class CheckRunSink:
             where.annotate_all,
         )
         posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
-        requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"
+        requests = plural(posted.requests, "request")
         s.log(f"check run {posted.conclusion} with {posted.annotations} annotations in {requests}")
         return posted
 

@@ -23,8 +23,11 @@ from gbbot.core.model import (
     FrameRef,
     GraphBreak,
     Origin,
+    Reason,
     Status,
+    Why,
 )
+from gbbot.core.words import say
 from tests.builders import (
     AT_LIMIT,
     DTYPE,
@@ -241,10 +244,10 @@ def test_an_entrypoint_without_a_baseline_says_why_and_its_breaks_are_new(base, 
     assert listed(result).fixed == listed(result).persisting == ()
     assert listed(result, "train").new == listed(result).new == ("a" * 16, "n" * 16)
     if "not defined there" in reason or base is None:  # taken as new in the change
-        assert train.no_baseline == NO_BASELINE + reason and train.lost_baseline is None
+        assert say(train.no_baseline) == NO_BASELINE + reason and train.lost_baseline is None
     else:  # the base has it and could not run it: no comparison, said above the headline
         made = "; the comparison could not be made, so its 2 graph breaks count as new"
-        assert train.no_baseline == NO_BASELINE + reason + made and train.lost_baseline == reason
+        assert say(train.no_baseline) == NO_BASELINE + reason + made and say(train.lost_baseline) == reason
 
 
 def test_a_base_that_lacks_a_module_says_where_it_is_and_its_breaks_are_new():
@@ -261,24 +264,24 @@ def test_a_base_that_lacks_a_module_says_where_it_is_and_its_breaks_are_new():
         return break_diff.diff(report_of(head), base, how)
 
     untracked = with_change(frozenset({"wrapper.py"}))
-    assert untracked.entrypoints[0].no_baseline.startswith(
+    assert say(untracked.entrypoints[0].no_baseline).startswith(
         NO_BASELINE + "`wrapper.py` is only in the working tree (untracked), so the base's checkout lacks it"
     )
     assert listed(untracked, "train").new == ("a" * 16,) and untracked.entrypoints[0].lost_baseline
     added = with_change(frozenset())
-    assert added.entrypoints[0].no_baseline.startswith(
+    assert say(added.entrypoints[0].no_baseline).startswith(
         NO_BASELINE + "entrypoint not defined there: `wrapper.py` is new in this change"
     )
     assert listed(added, "train").new == ("a" * 16,) and added.entrypoints[0].lost_baseline is None
     nothing = dependence.Change(lambda _p: None, lambda _p: None, frozenset())
     how = break_diff.Comparison("main", BASE_SHA, gaps=lambda e: dependence.gap(e, nothing))
     elsewhere = break_diff.diff(report_of(head), base, how).entrypoints[0]
-    assert elsewhere.no_baseline.startswith(NO_BASELINE + "module `wrapper` is missing on the base")
+    assert say(elsewhere.no_baseline).startswith(NO_BASELINE + "module `wrapper` is missing on the base")
 
 
 def test_a_long_failure_is_cut_in_the_reason():
     base = base_run(Status.FAILED, 1, "RuntimeError: " + "x" * 1000)
-    reason = break_diff.no_baseline_reason("train", BASE_SHA, base)
+    reason = say(Reason(Why.NO_BASELINE, ("train", BASE_SHA, break_diff.why_no_baseline(base), 0)))
     assert reason.startswith(NO_BASELINE + "it failed there (exit 1): RuntimeError: xxx") and reason.endswith("…")
     assert len(reason) < len(NO_BASELINE) + 40 + break_diff.REASON_CHARS
 
@@ -587,7 +590,7 @@ def test_the_same_compile_error_on_both_sides_is_still_failing_not_no_baseline()
         report_of(failing("m", [earlier])), report_of(failing("m", [earlier])), break_diff.Comparison("main", BASE_SHA)
     )
     (m,) = result.entrypoints
-    assert m.no_baseline is None and m.still_failing.startswith("`m` is still failing (same error as the base)")
+    assert m.no_baseline is None and say(m.still_failing).startswith("`m` is still failing (same error as the base)")
     assert (listed(result).new, listed(result).fixed, listed(result).persisting) == ((), (), ("a" * 16,))
 
 

@@ -12,8 +12,9 @@ import pytest
 from gbbot.analysis.policy import Policy
 from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
+from gbbot.core.words import ALL_FIXED
 from gbbot.publish.client import ACTIONS_BOT, github_client
-from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
+from gbbot.publish.comment import CommentMode, Marker
 from gbbot.publish.content import Texts
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
