@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gbbot.core.errors import ConfigError
-from gbbot.core.schema import Map, Pairs, Seq, choice, each, fail, identifier, integer, matching, text, that
+from gbbot.core.schema import Map, Pairs, Seq, choice, each, fail, finite, identifier, integer, matching, text, that
 
 # YAML spellings → torch dtype attribute names
 DTYPES = {
@@ -74,7 +74,7 @@ def _drawn(path: str, key: str, spec: dict[str, Any]) -> None:
     if spec.get("low", 0) >= spec.get("high", DEFAULT_HIGH):
         raise ConfigError(path, f"{key}.high", "must be greater than low (randint draws from low to high - 1)")
     if "fill" in spec and ("low" in spec or "high" in spec):
-        raise fail(path, f"{key}.fill", "a number or boolean, without low/high", spec["fill"])
+        raise fail(path, f"{key}.fill", "a finite number or boolean, without low/high", spec["fill"])
 
 
 TENSOR = Map(
@@ -84,7 +84,9 @@ TENSOR = Map(
         "seed": _seed,
         "low": _whole,
         "high": _whole,
-        "fill": that(lambda value: isinstance(value, int | float), "a number or boolean, without low/high"),
+        "fill": that(
+            lambda value: isinstance(value, bool) or finite(value), "a finite number or boolean, without low/high"
+        ),
         "device": text("a device name such as cpu or cuda"),
     },
     required=("tensor",),

@@ -28,7 +28,7 @@ from gbbot.core.schema import (
     fail,
     identifier,
     matching,
-    number,
+    positive,
     string,
     text,
     that,
@@ -257,7 +257,7 @@ ENTRYPOINT = Map(
         "inputs": call_args.check_args,
         "input_kwargs": call_args.check_kwargs,
         "train": boolean,
-        "timeout": number,
+        "timeout": positive("seconds"),
         "env": Pairs(matching(ENV_NAME_RE, "an environment variable name"), _env_value, "a mapping of NAME: value"),
         "verify_output": boolean,
         "pytest": _pytest_args,
@@ -297,7 +297,7 @@ RUNNER = Map(
         "gpus": _gpus,
         "network": choice("none", "host"),
         "memory": string,
-        "cpus": number,
+        "cpus": positive("CPUs"),
         "warm": boolean,
         "preload": Seq(
             matching(MODULE_RE, "a module name, e.g. transformers"), "a list of module names, e.g. [transformers]"

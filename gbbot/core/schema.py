@@ -170,10 +170,20 @@ boolean = that(lambda value: isinstance(value, bool), "true or false")
 MAX_NUMBER = 1_000_000  # seconds (11 days) or CPUs: larger is a typo, and overflows timers
 
 
-def number(path: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise fail(path, key, "a positive number of seconds", value)
-    # .nan compares false with everything and .inf passes `> 0`: both must be refused here
-    if not (isinstance(value, int) or math.isfinite(value)) or value > MAX_NUMBER:
-        raise fail(path, key, f"a finite positive number of at most {MAX_NUMBER}", value)
-    return float(value)
+def finite(value: Any) -> bool:
+    """A YAML number that is one: not a boolean, not .nan or .inf."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+
+
+def positive(unit: str) -> Check:
+    """A positive number of `unit` (seconds, CPUs), bounded."""
+
+    def check(path: str, key: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise fail(path, key, f"a positive number of {unit}", value)
+        # .nan compares false with everything and .inf passes `> 0`: both must be refused here
+        if not finite(value) or value > MAX_NUMBER:
+            raise fail(path, key, f"a finite positive number of at most {MAX_NUMBER}", value)
+        return float(value)
+
+    return check
