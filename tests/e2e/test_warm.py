@@ -20,9 +20,11 @@ from gbbot.backends.contract import RunRequest
 from gbbot.backends.warm import launch_of
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import ConfigError, parse_config
+from gbbot.core.model import Report
 from gbbot.edges import machine
 from gbbot.main import main
-from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
+from tests.conftest import git
+from tests.e2e.conftest import PATTERNS_CONFIG
 from tests.unit.checks.test_tree import HANG, alive
 
 
@@ -63,21 +65,23 @@ def test_python_entrypoints_fork_from_the_server_the_rest_start_fresh(tmp_path):
     assert (tmp_path / "script").read_text() == "False"
 
 
-def test_example_project_reports_the_same(tmp_path):
-    repo = tmp_path / "example"
-    subprocess.run(["cp", "-r", str(EXAMPLES), str(repo)], check=True)
+def same_as_fresh(warm: Report, root: Path, body: str) -> dict:
+    """A report the warm server made (a session's shared run) against fresh processes' on `root`."""
+    found, fresh = {e.name: e for e in warm.entrypoints}, entries(root, body, warm=False)
+    assert {n: observable(e) for n, e in found.items()} == {n: observable(e) for n, e in fresh.items()}
+    return found
+
+
+def test_example_project_reports_the_same(example_checked):
+    repo = example_checked.repo
     body = (repo / ".gbbot.yml").read_text().replace("version: 1\n", "")
-    warm = same_both_ways(repo, body)
+    warm = same_as_fresh(example_checked.report, repo, body)
     assert len({b.fingerprint for e in warm.values() for b in e.breaks}) == 6
     assert warm["train-step"].frames_skipped == 1
 
 
-def test_break_patterns_report_the_same(tmp_path):
-    (tmp_path / "patterns.py").write_text((PATTERNS / "patterns.py").read_text())
-    body = (
-        f"entrypoints:\n  - {{name: patterns, run: python patterns.py, env: {{PYTHONPATH: '{FAKE_SITE_PACKAGES}'}}}}\n"
-    )
-    warm = same_both_ways(tmp_path, body)
+def test_break_patterns_report_the_same(patterns_repo, patterns_report):
+    warm = same_as_fresh(patterns_report, patterns_repo, PATTERNS_CONFIG)
     assert len(warm["patterns"].breaks) > 10
 
 
