@@ -16,10 +16,8 @@ from pathlib import Path
 import pytest
 
 from gbbot.backends import warm as warm_backend
-from gbbot.backends.contract import RunRequest
-from gbbot.backends.warm import launch_of
 from gbbot.checks.tree import CheckOptions, check
-from gbbot.core.config import ConfigError, parse_config
+from gbbot.core.config import parse_config
 from gbbot.core.model import Report
 from gbbot.edges import machine
 from gbbot.main import main
@@ -235,34 +233,6 @@ def test_a_child_records_what_it_read_and_one_that_dies_early_leaves_no_record(t
     assert files == {"reads.py", "helper.py", "data.txt"}  # not out.txt, nothing of gbbot's or the trace's
     assert "helper" in seen["live"].searched[str(tmp_path)] and seen["live"].spawned is None
     assert seen["die"] is None
-
-
-@pytest.mark.parametrize(
-    ("run", "expected"),
-    [
-        ("python train.py --steps 2", ("script", "train.py", ("--steps", "2"))),
-        ("python -m pkg.mod a 'b c'", ("module", "pkg.mod", ("a", "b c"))),
-        ("python train.py | tee log", None),
-        ("SEED=1 python train.py", None),
-        ("torchrun train.py", None),
-        ("python -u train.py", None),
-        ("python -c 'print(1)'", None),
-    ],
-)
-def test_only_plain_python_commands_run_warm(tmp_path, run, expected):
-    (tmp_path / "train.py").write_text("")
-    config = parse_config(f"version: 1\nentrypoints: [{{name: e, run: {json.dumps(run)}}}]\n")
-    launch = launch_of(RunRequest(config.entrypoints[0], tmp_path, tmp_path / "w"), os.environ)
-    assert (launch and (launch.kind, launch.target, launch.args)) == expected
-
-
-def test_config_keys_and_no_warm(tmp_path):
-    config = parse_config(
-        "version: 1\nentrypoints: [{name: e, run: 'true'}]\nrunner: {warm: false, preload: [transformers]}\n"
-    )
-    assert config.runner.warm is False and config.runner.preload == ("transformers",)
-    with pytest.raises(ConfigError, match=r"\.gbbot\.yml.*runner\.preload\[0\].*module name"):
-        parse_config("version: 1\nentrypoints: [{name: e, run: 'true'}]\nrunner: {preload: ['no good']}\n")
 
 
 BREAKS = """\
