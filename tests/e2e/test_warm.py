@@ -161,15 +161,6 @@ def hanging_check(tmp_path: Path, entrypoints: str) -> tuple[subprocess.Popen, i
     return gbbot, int(pid_file.read_text())
 
 
-def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly(tmp_path):
-    gbbot, child = hanging_check(tmp_path, "  - {name: hang, run: python hang.py, timeout: 600}\n")
-    assert Path(f"/proc/{child}/status").read_text().count("PPid") and os.getppid() != child
-    gbbot.send_signal(signal.SIGINT)
-    _, err = gbbot.communicate(timeout=30)
-    assert gbbot.returncode == 130 and "interrupted" in err
-    assert not alive(child)
-
-
 def test_diff_runs_base_and_head_on_one_server(in_git_dir):
     repo, parents = in_git_dir, in_git_dir.parent / "parents.txt"
     (repo / "who.py").write_text(f"import os\nopen({str(parents)!r}, 'a').write(f'{{os.getppid()}}\\n')\n")
@@ -393,7 +384,9 @@ def standby_project(tmp_path: Path, monkeypatch) -> Path:
     return repo
 
 
-def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_environment(tmp_path, monkeypatch):
+def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_environment_one_job_per_core_has_none(
+    tmp_path, monkeypatch
+):
     repo = standby_project(tmp_path, monkeypatch)
     assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
     found = {n: json.loads((repo / n).read_text()) for n in "abc"}
@@ -406,20 +399,24 @@ def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_envir
     assert found["b"] == {"when": early, "seen": "b"}  # imported under its own `env:`, not the server's
     assert found["c"] == {"when": early, "seen": "c"}
 
-
-def test_one_job_per_core_leaves_no_core_for_a_standby_child(tmp_path, monkeypatch):
-    repo = standby_project(tmp_path, monkeypatch)
+    # one job per core leaves no core for a standby child: each imports when its program runs (the
+    # same server: it learns nothing with `preload: []`, and its children's imports stay theirs)
+    served = dict(warm_backend._SHARED)
+    for name in "abc":
+        (repo / name).unlink()
     monkeypatch.setattr(machine, "cores", lambda: 1)
     assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
     assert {json.loads((repo / n).read_text())["when"]["first"] for n in "abc"} == {"program"}
+    assert warm_backend._SHARED == served
 
 
-def test_ctrl_c_drops_the_standby_child_too(tmp_path):
+def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly_and_drops_the_standby_child_too(tmp_path):
     assert machine.cores() > 1, "gbbot runs in a process of its own here: it needs a core to spare"
     (tmp_path / "next.py").write_text("import json\nopen('ran', 'w').write('ran')\n")
     gbbot, child = hanging_check(
         tmp_path, "  - {name: hang, run: python hang.py, timeout: 600}\n  - {name: next, run: python next.py}\n"
     )
+    assert Path(f"/proc/{child}/status").read_text().count("PPid") and os.getppid() != child
     server = int(Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[1])
     deadline = time.monotonic() + 30  # the standby child for `next`: the server's other child
     while len(children_of(server)) < 2 and time.monotonic() < deadline:
