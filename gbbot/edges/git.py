@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 from gbbot.core.errors import CalledProcessError, GitError
 from gbbot.core.secret_names import looks_secret, matches
-from gbbot.edges import process
+from gbbot.edges import process, runas
 from gbbot.edges.console import say
 from gbbot.edges.interrupt import sigterm_as_interrupt
 
@@ -622,7 +622,7 @@ def push(root: Path, remote: Remote, commit: str, branch: str, replacing: str | 
     ref = f"refs/heads/{branch}"
     lease = [f"--force-with-lease={ref}:{replacing}"] if replacing else []
     args = ["push", "--quiet", *lease, "--", remote.url, f"{commit}:{ref}"]
-    process.end_untrusted()
+    runas.end_untrusted()
     code, _, err = plumbing(root, *args, env=remote.env, check=False)
     if code == 0:
         return None
@@ -634,7 +634,7 @@ def fetch_branch(root: Path, remote: Remote, branch: str, into: str) -> str | No
     """The remote branch's tip, fetched into the local ref `into` (never a branch of the clone);
     None when the remote has no such branch."""
     ref = f"refs/heads/{branch}"
-    process.end_untrusted()
+    runas.end_untrusted()
     _, out, _ = plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
     if not out.strip():
         return None
