@@ -233,7 +233,7 @@ def gather(p: Setup) -> plan.Facts:
         entrypoints=p.names,
         same_commit=same,
         known=known,
-        records_reads=records_reads(p),
+        records_reads=p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm,
         caching=caching,
         allow_mismatch=p.diff.allow_mismatch,
         change=None if same else the_change(p),
@@ -271,11 +271,6 @@ def known_baseline(p: Setup, expected: baseline.Expected) -> plan.Known | None:
         p.log(f"baseline for {p.repo.base[:7]} from the cache ({key.path(cache.directory)})")
         return plan.Known(cached, plan.KnownFrom.CACHE, "cache", reads=cache.load_reads(key))
     return None
-
-
-def records_reads(p: Setup) -> bool:
-    """Whether the runs record what they read: the warm server does."""
-    return p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm
 
 
 def nothing_to_compare_note(p: Setup) -> str:
@@ -505,15 +500,6 @@ def check_and_keep(
     return found
 
 
-def base_sources(p: Setup, renames: Mapping[str, str]) -> SourceFiles:
-    """The base commit's files that differ, by their head paths below the config root (`renames`:
-    old path → head path), as read from git objects before anything ran."""
-    inside = f"{p.repo.prefix}/" if p.repo.prefix else ""
-    held = {path.removeprefix(inside): blob for path, blob in p.repo.base_blobs.items() if path.startswith(inside)}
-    old = {new: before for before, new in renames.items()}
-    return SourceFiles({path: held[old.get(path, path)] for path in {*held, *old} if old.get(path, path) in held})
-
-
 def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
     """`commit`'s source of a file, by its later path below the config root `prefix` (`renames`:
     old path → later path), read from git objects; None when the commit has no such file."""
@@ -532,12 +518,14 @@ def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str
 
 
 def changed_source(p: Setup, renames: Mapping[str, str]) -> dependence.Change:
-    """The change as the diff's rule reads it: the head's source (the working tree), the base's,
-    and the files that differ between them (committed, uncommitted or untracked)."""
+    """The change as the diff's rule reads it: the head's source (the working tree), the base's (of
+    the files that differ, by their head paths: `renames`, old path → head path, followed; read from
+    git objects before anything ran), and the files that differ (committed, uncommitted, untracked)."""
+    inside, old = f"{p.repo.prefix}/" if p.repo.prefix else "", {new: before for before, new in renames.items()}
+    base = {path: p.repo.base_blobs.get(inside + old.get(path, path)) for path in p.touched}
+    held = SourceFiles({path: blob for path, blob in base.items() if blob is not None})
     only_here = dependence.touched_paths(p.repo.untracked, p.repo.prefix)
-    return dependence.Change(
-        SourceTree(p.root.resolve()).get, base_sources(p, renames).get, frozenset(p.touched), only_here
-    )
+    return dependence.Change(SourceTree(p.root.resolve()).get, held.get, frozenset(p.touched), only_here)
 
 
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:

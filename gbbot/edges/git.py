@@ -414,12 +414,6 @@ def name_status(root: Path, commit: str, head: str | None = None) -> tuple[tuple
     return tuple(zip(fields[0::2], fields[1::2], strict=False))  # a torn last pair is dropped
 
 
-def unified_diff(root: Path, base: str) -> str:
-    """`git diff -M -U0 BASE`: the working tree's changed lines against `base`, without context."""
-    _, out, _ = run(root, "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base)
-    return out.decode("utf-8", "replace")
-
-
 def untracked(root: Path) -> tuple[str, ...]:
     """Files git would track but does not yet (not ignored), relative to the top level."""
     _, out, _ = cmd_output("git", "ls-files", "-z", "--others", "--exclude-standard", "--full-name", ":/", cwd=root)
@@ -439,7 +433,7 @@ class Snapshot:
     differ: tuple[tuple[str, str], ...]  # `name_status` against the base
     renames: Mapping[str, str]  # old path → new path, against the base
     untracked: tuple[str, ...]
-    lines: str  # `unified_diff` against the base
+    lines: str  # `git diff -M -U0 BASE`: the changed lines against the base, without context
     base_files: tuple[str, ...]
     # the base's content of each regular file among the paths that differ below `prefix`, and `also`
     base_blobs: Mapping[str, bytes]
@@ -460,7 +454,8 @@ def snapshot(root: Path, ref: str, also: Sequence[Path] = ()) -> Snapshot | None
     wanted += [p.resolve().relative_to(real).as_posix() for p in also if p.resolve().is_relative_to(real)]
     wanted = [path for path in dict.fromkeys(wanted) if path in files and files[path][0].startswith("100")]
     blobs = dict(zip(wanted, read_blobs(top, [files[path][1] for path in wanted]), strict=True))
-    found = (changed_paths(top), differ, renames(top, base), untracked(top), unified_diff(top, base))
+    lines = run(top, "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base)[1].decode("utf-8", "replace")
+    found = (changed_paths(top), differ, renames(top, base), untracked(top), lines)
     return Snapshot(top, prefix, head_sha(top), base, *found, tuple(files), blobs)
 
 

@@ -45,13 +45,6 @@ class Finished:
     stdout: bytes
     stderr: bytes
 
-    def error(self) -> CalledProcessError:
-        return CalledProcessError(list(self.cmd), self.code, _text(self.stdout), _text(self.stderr))
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
-
 
 def run(
     cmd: Sequence[str],
@@ -75,10 +68,10 @@ def run(
         timeout=timeout,
         pass_fds=tuple(pass_fds),
     )
-    finished = Finished(tuple(cmd), proc.returncode, proc.stdout, proc.stderr)
-    if check and finished.code != 0:
-        raise finished.error()
-    return finished
+    if check and proc.returncode != 0:
+        out, err = (data.decode("utf-8", "replace") for data in (proc.stdout, proc.stderr))
+        raise CalledProcessError(list(cmd), proc.returncode, out, err)
+    return Finished(tuple(cmd), proc.returncode, proc.stdout, proc.stderr)
 
 
 def start(
