@@ -185,13 +185,12 @@ class Server:
     def _start(self) -> str | None:
         ours, theirs = socket.socketpair()
         try:
-            self._process = process.start(
+            self._process = runas.start(  # its children run the repository's code
                 [*self.program, str(theirs.fileno()), *server_arguments(self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
                 session=False,  # its own group: Ctrl-C reaches gbbot, which stops the runs; not the server
-                untrusted=True,  # its children run the repository's code
             )
         except OSError as exc:
             return f"could not start: {exc}"
@@ -207,7 +206,7 @@ class Server:
             ours.sendall(protocol.encode(protocol.Installed(tuple(sorted(names)))))
         threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
         atexit.register(self.close)
-        process.before_credentials(self.end)
+        runas.before_credentials(self.end)
         return None
 
     def _hello(self, ours: socket.socket, lines: BinaryIO) -> str | None:

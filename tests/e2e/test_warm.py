@@ -407,7 +407,7 @@ def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_envir
     monkeypatch.setattr(machine, "cores", lambda: 1)
     assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
     assert {json.loads((repo / n).read_text())["when"]["first"] for n in "abc"} == {"program"}
-    assert warm_backend._SHARED == served
+    assert served == warm_backend._SHARED
 
 
 def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly_and_drops_the_standby_child_too(tmp_path):
