@@ -3,11 +3,16 @@ run as a subprocess (stdout, stderr and exit code as a user sees them)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
+
+import pytest
 
 
 def write(repo: Path, files: dict[str, str]) -> None:
@@ -42,3 +47,23 @@ def gbbot(
     return subprocess.run(
         [sys.executable, "-m", "gbbot", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )
+
+
+def gbbot_here(
+    cwd: Path, *args: str, tmp: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`gbbot()`, but gbbot's `main` called in this process: the same exit code and output, and the
+    entrypoints run by the warm server this process already has (one torch import for every test
+    that runs gbbot here). For tests about what gbbot reports, not about its process: it neither
+    starts the token vault nor handles signals here."""
+    from gbbot.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.chdir(cwd):
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        if tmp:
+            patch.setattr(tempfile, "tempdir", str(tmp))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    return subprocess.CompletedProcess(["gbbot", *args], code, out.getvalue(), err.getvalue())

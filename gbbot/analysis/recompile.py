@@ -481,9 +481,6 @@ def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -
     )
 
 
-RECOMPILE_POLICIES = ("limit", "new", "any", "none")
-
-
 def failing(report: Report, policy: str) -> list[str]:
     """Problem fingerprints that fail `policy`: limit → frames that newly hit the recompile limit
     (every such frame without a baseline); new → every new problem; any → every problem."""

@@ -48,14 +48,8 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
         try:
             with SPAWNING:
                 orphans.become_subreaper()
-                running = process.start(
-                    cmd,
-                    cwd=request.root,
-                    env=environment(request, base),
-                    stdout=out,
-                    stderr=err,
-                    untrusted=True,
-                    venv=request.venv,
+                running = runas.start(
+                    cmd, cwd=request.root, env=environment(request, base), venv=request.venv, stdout=out, stderr=err
                 )
                 LIVE.add(running)
             if STOPPING.is_set():  # the stop came while it started: stop_all did not see it

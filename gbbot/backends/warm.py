@@ -185,21 +185,33 @@ class Server:
     def _start(self) -> str | None:
         ours, theirs = socket.socketpair()
         try:
-            self._process = process.start(
+            self._process = runas.start(  # its children run the repository's code
                 [*self.program, str(theirs.fileno()), *server_arguments(self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
                 session=False,  # its own group: Ctrl-C reaches gbbot, which stops the runs; not the server
-                untrusted=True,  # its children run the repository's code
             )
         except OSError as exc:
             return f"could not start: {exc}"
         finally:
             theirs.close()
         self._sock = ours
-        ours.settimeout(READY_DEADLINE_S)
         lines = ours.makefile("rb")
+        not_ready = self._hello(ours, lines)
+        if not_ready is not None:
+            return not_ready
+        names = installed.before_any_code()
+        if names is not None:
+            ours.sendall(protocol.encode(protocol.Installed(tuple(sorted(names)))))
+        threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
+        atexit.register(self.close)
+        runas.before_credentials(self.end)
+        return None
+
+    def _hello(self, ours: socket.socket, lines: BinaryIO) -> str | None:
+        """Why the server cannot fork, from its first line (None: it is ready)."""
+        ours.settimeout(READY_DEADLINE_S)
         try:
             hello = lines.readline()
         except TimeoutError:
@@ -214,15 +226,7 @@ class Server:
             return f"the server said something else than it was ready: {exc}"
         if not isinstance(ready, protocol.Ready):
             return f"the server said {type(ready).__name__} before it was ready"
-        if ready.reason is not None:
-            return ready.reason
-        names = installed.before_any_code()
-        if names is not None:
-            ours.sendall(protocol.encode(protocol.Installed(tuple(sorted(names)))))
-        threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
-        atexit.register(self.close)
-        process.before_credentials(self.end)
-        return None
+        return ready.reason
 
     def _read(self, lines: BinaryIO) -> None:
         lost = "the server stopped"

@@ -35,8 +35,8 @@ from gbbot.core import untrusted_json
 from gbbot.core.config import Config
 from gbbot.core.errors import ReportError
 from gbbot.core.model import Mode, Reads, Report, RunOutcome, Status
-from gbbot.edges import git
 
+OnDone = Callable[[RunOutcome], None]
 KEEP_BASES = 20  # base commits kept in a cache directory, most recently used first
 MAX_READS_ENTRYPOINTS = 500  # entrypoints whose reads a kept base holds; past it none are kept
 MAX_READS_BYTES = 64 << 20
@@ -137,10 +137,23 @@ class BaseReads:
     entrypoints: Mapping[str, Reads]  # an entrypoint missing here recorded nothing
 
     @classmethod
-    def of(cls, seen: Mapping[str, Reads | None], tops: Sequence[str]) -> BaseReads | None:
-        """From the records of a run in the checkout at `tops`; None when nothing was recorded."""
+    def of(cls, seen: Mapping[str, Reads | None], top: Path) -> BaseReads | None:
+        """From the records of a run in the checkout at `top` (a record may name it as given or as
+        resolved); None when nothing was recorded."""
+        tops = tuple(dict.fromkeys((str(top), str(top.resolve()))))
         kept = {name: reads.rooted(found, tops) for name, found in seen.items() if found is not None}
         return cls(python_version(), kept) if kept else None
+
+    @staticmethod
+    def recording(seen: dict[str, Reads | None], on_done: OnDone, base: str = "") -> OnDone:
+        """`on_done`, keeping each run's record of its reads in `seen` under the entrypoint's name
+        (for `of`); with `base`, the commit they ran at, each run is told as that base's."""
+
+        def record(outcome: RunOutcome) -> None:
+            seen[outcome.name] = outcome.reads
+            on_done(replace(outcome, name=f"{outcome.name} (base {base[:7]})") if base else outcome)
+
+        return record
 
     def dumps(self) -> str:
         found = {name: reads_record.to_data(r) for name, r in sorted(self.entrypoints.items())}
@@ -335,13 +348,14 @@ def defined(config: Config | None, names: Sequence[str]) -> tuple[str, ...]:
 
 def run_base(
     tree: Path,
+    commit: str,
     prefix: str,
     config: Config | None,
     names: Sequence[str],
     options: CheckOptions,
-    on_done: Callable[[RunOutcome], None] | None = None,
+    on_done: OnDone | None = None,
 ) -> Report:
-    """Run `names` in a checked-out base `tree` as the base's own `config` defines them (None: the
+    """Run `names` in `tree`, `commit` checked out, as the base's own `config` defines them (None: the
     base has none), in `options.mode`; a name it does not define (or whose config root `prefix`,
     below the repository's top level, is not there) is not in the report: the base has no such
     entrypoint."""
@@ -351,7 +365,7 @@ def run_base(
     ran = check(root, config, only, on_done) if here and config is not None else None
     entries = ran.entrypoints if ran else ()
     version = ran.torch_version if ran else None
-    return report.new_report(entries, options.mode, version, git.head_sha(tree), config.digest if config else None)
+    return report.new_report(entries, options.mode, version, commit, config.digest if config else None)
 
 
 def from_file(path: Path, expected: Expected, allow_mismatch: bool) -> tuple[Report, list[str]]:

@@ -3,11 +3,14 @@ the base's report from a baseline file or the cache), and report what changed.
 
 The head side is the working tree as it is, uncommitted edits included (what the user is
 working on); a note says so when the tree is dirty. The base side is the merge-base, checked out
-in a temporary worktree and always removed. The head's .gbbot.yml defines both sides' entrypoints.
+in a temporary worktree and always removed. The head's .gbbot.yml selects the entrypoints; each side
+runs them as its own config defines them.
 
-The walk is three steps: `gather` asks git, the base's own config, the baseline file, the
-recorded base and the cache what is known; checks/plan.py decides from those facts, once, which
-sides run which entrypoints and where the base comes from; `execute` runs that plan. The base side
+The walk is three steps: `setup` asks git once for everything the comparison reads of the
+repository (edges/git.Snapshot: the merge-base, the status, the changed paths and renames, the
+changed lines, the base's config and changed files), and `gather` adds what the baseline file, the
+recorded base and the cache know; checks/plan.py decides from those facts, once, which sides run
+which entrypoints and where the base comes from; `execute` runs that plan. The base side
 comes first, always: known before anything runs, or run whole (its own `setup:` steps, then its
 entrypoints as its own config defines them) and held in gbbot's memory before any code of the
 change runs, the head's `setup:` steps included. When the base's runs recorded what they read (the
@@ -20,13 +23,13 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gbbot.analysis import break_diff, dependence, reads, recompile, report
 from gbbot.analysis import dependency_change as dependency
-from gbbot.analysis.source import SourceMap, SourceTree, source_map
+from gbbot.analysis.source import SourceFiles, SourceMap, SourceTree, source_map
 from gbbot.checks import baseline, environments, plan
 from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select, skipped
@@ -83,16 +86,21 @@ class DiffRun:
 
 @dataclass(frozen=True)
 class Setup:
-    """Where the comparison happens: the config root, the repository top level, the base."""
+    """One comparison: the config root, what git says of it (asked once, before anything runs), the
+    base commit's own config, what was asked, and where progress and messages go."""
 
     root: Path
-    top: Path
-    prefix: str  # the config root below the top level, "" when it is the top level
-    base_ref: str
-    base_sha: str
+    repo: git.Snapshot  # its `prefix`: the config root below the top level
     config: Config
-    options: CheckOptions
-    base: Config | None = None  # the base commit's own config, which defines its entrypoints (None: none)
+    base: Config | None  # the base's config, which defines its entrypoints (None: it has none)
+    diff: DiffOptions
+    dirty: tuple[str, ...] = ()  # the paths with uncommitted changes, less the files gbbot wrote there
+    progress: Progress = no_progress
+    log: Log = say
+
+    @property
+    def options(self) -> CheckOptions:
+        return self.diff.check
 
     @property
     def mode(self) -> Mode:
@@ -103,43 +111,45 @@ class Setup:
         """The selected entrypoints (a shard, --entrypoint), by the head's config."""
         return tuple(e.name for e in select(self.config, self.options))
 
+    @property
+    def touched(self) -> tuple[str, ...]:
+        """The paths below the config root that differ from the base: committed, uncommitted, untracked."""
+        inside = f"{self.repo.prefix}/" if self.repo.prefix else ""
+        paths = [*(path for _, path in self.repo.differ), *self.repo.untracked]
+        return tuple(path.removeprefix(inside) for path in paths if path.startswith(inside))
+
     def expected(self, torch_version: str | None) -> baseline.Expected:
         digest = self.base.digest if self.base else None
-        return baseline.Expected(self.base_sha, digest, torch_version, self.mode, self.names)
+        return baseline.Expected(self.repo.base, digest, torch_version, self.mode, self.names)
 
 
-def setup(root: Path, config: Config, options: DiffOptions) -> Setup:
-    top = git.toplevel(root)
-    if top is None:
+def setup(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> Setup:
+    repo = git.snapshot(root, options.base, [Path(config.path)])
+    if repo is None:
         raise GitError(f"{root} is not inside a git repository: `gbbot diff` compares git commits")
-    base_sha = git.merge_base(top, options.base)
-    prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    prefix = "" if prefix == "." else prefix
-    return Setup(root, top, prefix, options.base, base_sha, config, options.check, base_config(top, config, base_sha))
+    dirty = uncommitted(repo, options.writes)
+    return Setup(root, repo, config, base_config(repo, config), options, dirty, progress, log)
 
 
-def base_config(top: Path, config: Config, commit: str) -> Config | None:
-    """The config as `commit` has it, which defines the entrypoints its side runs: the file at the
-    same place in that commit (a pull request's edits to it are the head's); the same config when
-    it lies outside the repository (no commit's to edit); None when the commit has none that parses."""
+def base_config(repo: git.Snapshot, config: Config) -> Config | None:
+    """The config as the base commit has it, which defines the entrypoints its side runs: the file
+    at the same place there (a pull request's edits to it are the head's); the same config when it
+    lies outside the repository (no commit's to edit); None when the base has none that parses."""
     try:
-        where = Path(config.path).resolve().relative_to(top.resolve()).as_posix()
+        where = Path(config.path).resolve().relative_to(repo.top.resolve()).as_posix()
     except ValueError:
         return config
-    entry = git.tree_entries(top, commit, [where]).get(where)
-    if entry is None or not entry[0].startswith("100"):
-        return None
-    (blob,) = git.read_blobs(top, [entry[1]])
+    blob = repo.base_blobs.get(where)
     try:
-        return parse_config(blob.decode("utf-8", "replace"), f"{where} at {commit[:7]}")
+        return None if blob is None else parse_config(blob.decode("utf-8", "replace"), f"{where} at {repo.base[:7]}")
     except GbbotError:
         return None
 
 
-def uncommitted(p: Setup, writes: tuple[Path, ...] = ()) -> list[str]:
+def uncommitted(repo: git.Snapshot, writes: tuple[Path, ...]) -> tuple[str, ...]:
     """The paths git sees changed in the working tree, less the files gbbot itself wrote there."""
     own = [w.resolve() for w in writes]
-    return [c for c in git.changed_paths(p.top) if not _written_by_gbbot((p.top / c).resolve(), own)]
+    return tuple(c for c in repo.uncommitted if not _written_by_gbbot((repo.top / c).resolve(), own))
 
 
 def dirty_note(head_sha: str | None, changed: Sequence[str]) -> str | None:
@@ -173,22 +183,19 @@ def packages_note(p: Setup) -> str | None:
 
 def install_changes(p: Setup) -> tuple[str, ...]:
     """The changed paths below the config root that say what is installed."""
-    changed = [path for _, path in git.name_status(p.top, p.base_sha)] + list(git.untracked(p.top))
-    inside = f"{p.prefix}/" if p.prefix else ""
-    relative = [path.removeprefix(inside) for path in changed if path.startswith(inside)]
-    found = setup_steps.requirement_changes(relative, p.config.setup)
-    if CONFIG_NAME in relative and p.base is not None and p.base.setup != p.config.setup:
+    found = setup_steps.requirement_changes(p.touched, p.config.setup)
+    if CONFIG_NAME in p.touched and p.base is not None and p.base.setup != p.config.setup:
         found = (*found, CONFIG_NAME)
     return found
 
 
-def per_side(p: Setup, options: DiffOptions) -> tuple[str, ...]:
+def per_side(p: Setup) -> tuple[str, ...]:
     """The changed paths that give each side an environment of its own: when the diff runs the
     setup (or adds to the caller's), the entrypoints run locally, no --baseline file stands for
     the base, and the change touches what `setup:` installs; () otherwise (one environment, as
     without a change of requirements)."""
     local = p.options.backend is None and p.config.runner.backend == "local"
-    if options.setup is SetupRun.NONE or not p.config.setup or not local or options.baseline:
+    if p.diff.setup is SetupRun.NONE or not p.config.setup or not local or p.diff.baseline:
         return ()  # a --baseline file is the base as given
     return install_changes(p)
 
@@ -197,20 +204,6 @@ def _listed(names: Sequence[str]) -> str:
     """The first few names (paths or entrypoints), quoted and cut to a readable length."""
     shown = ", ".join(f"`{n[:MAX_PATH_CHARS]}`" for n in names[:MAX_LISTED_PATHS])
     return shown + (", …" if len(names) > MAX_LISTED_PATHS else "")
-
-
-def _collecting(seen: dict[str, Reads | None], on_done: OnDone) -> OnDone:
-    """`on_done`, keeping each run's record of its reads under the entrypoint's name."""
-
-    def collect(outcome: RunOutcome) -> None:
-        seen[outcome.name] = outcome.reads
-        on_done(outcome)
-
-    return collect
-
-
-def _labelled(on_done: OnDone, sha: str) -> OnDone:
-    return lambda outcome: on_done(replace(outcome, name=f"{outcome.name} (base {sha[:7]})"))
 
 
 @dataclass(frozen=True)
@@ -224,111 +217,93 @@ class Sides:
     packages: tuple[PackageChange, ...] | None = None
 
 
-@dataclass(frozen=True)
-class _Run:
-    """One comparison under way: the setup, what was asked, and where progress and messages go."""
-
-    setup: Setup
-    options: DiffOptions
-    progress: Progress
-    log: Log
-
-
 # --- the facts, gathered at the edges ------------------------------------------------------------
 
 
-def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
+def gather(p: Setup) -> plan.Facts:
     """What git, the base's config, the baseline file, the recorded base and the cache say, before
     anything runs. A known base is looked for only when the head is not the merge-base itself, and
     its packages are the head's."""
-    p = r.setup
-    same = head_sha == p.base_sha and not changed
-    own = () if same else per_side(p, r.options)
+    same = p.repo.head == p.repo.base and not p.dirty
+    own = () if same else per_side(p)
     expected = p.expected(baseline.installed_torch())
-    caching = r.options.cache is not None and baseline.CacheKey.for_run(expected) is not None
-    known = None if same or own else known_baseline(r, expected)
+    caching = p.diff.cache is not None and baseline.CacheKey.for_run(expected) is not None
+    known = None if same or own else known_baseline(p, expected)
     return plan.Facts(
         entrypoints=p.names,
         same_commit=same,
         known=known,
-        records_reads=records_reads(p),
+        records_reads=p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm,
         caching=caching,
-        allow_mismatch=r.options.allow_mismatch,
-        change=None if same else the_change(p, changed),
+        allow_mismatch=p.diff.allow_mismatch,
+        change=None if same else the_change(p),
         own_environments=own,
         redefined=plan.redefined(p.base, p.config, p.names),
     )
 
 
-def the_change(p: Setup, changed: Sequence[str]) -> plan.Change:
+def the_change(p: Setup) -> plan.Change:
     """How the working tree differs from the base commit, for what the head may skip."""
-    paths = working_changes(p)
-    inside = f"{p.prefix}/" if p.prefix else ""
-    below_root = [path.removeprefix(inside) for path in sorted(paths.touched) if path.startswith(inside)]
-    installs = setup_steps.requirement_changes(below_root, p.config.setup)
-    return plan.Change(paths, bool(changed), installs, baseline.python_version())
+    paths = reads.Changes.of(p.repo.base_files, p.repo.differ, p.repo.untracked)
+    installs = setup_steps.requirement_changes(sorted(set(p.touched)), p.config.setup)
+    return plan.Change(paths, bool(p.dirty), installs, baseline.python_version())
 
 
-def known_baseline(r: _Run, expected: baseline.Expected) -> plan.Known | None:
+def known_baseline(p: Setup, expected: baseline.Expected) -> plan.Known | None:
     """The base report without running it: from the baseline file, the audit's record, or a
     cache hit."""
-    p, options = r.setup, r.options
+    options = p.diff
     if options.baseline:
         found, mismatched = baseline.from_file(options.baseline, expected, options.allow_mismatch)
         return plan.Known(found, plan.KnownFrom.FILE, "file", tuple(baseline.label(mismatched, options.baseline)))
     if options.recorded:
-        found = options.recorded.find(p.top, expected, r.log)
+        found = options.recorded.find(p.repo.top, expected, p.log)
         if found is not None:
             return plan.Known(found, plan.KnownFrom.RECORD, options.recorded.name)
     key = baseline.CacheKey.for_run(expected) if options.cache else None
     if key is None:
         if options.cache:
-            r.log("torch is not installed where gbbot runs, so the baseline cache is not used")
+            p.log("torch is not installed where gbbot runs, so the baseline cache is not used")
         return None
     cache = baseline.Cache(options.cache)  # a key means a cache directory was given
     cached = cache.load(key, expected)
     if cached is not None:
-        r.log(f"baseline for {p.base_sha[:7]} from the cache ({key.path(cache.directory)})")
+        p.log(f"baseline for {p.repo.base[:7]} from the cache ({key.path(cache.directory)})")
         return plan.Known(cached, plan.KnownFrom.CACHE, "cache", reads=cache.load_reads(key))
     return None
 
 
-def records_reads(p: Setup) -> bool:
-    """Whether the runs record what they read: the warm server does."""
-    return p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm
-
-
 def nothing_to_compare_note(p: Setup) -> str:
     return (
-        f"Nothing to compare: the merge-base of `{p.base_ref}` and HEAD is HEAD itself "
-        f"({p.base_sha[:7]}), so the head and the base are one commit and every break is the same on both. "
-        f"To compare a change with `{p.base_ref}`, commit it on a branch of its own."
+        f"Nothing to compare: the merge-base of `{p.diff.base}` and HEAD is HEAD itself "
+        f"({p.repo.base[:7]}), so the head and the base are one commit and every break is the same on both. "
+        f"To compare a change with `{p.diff.base}`, commit it on a branch of its own."
     )
 
 
 # --- the plan, executed ----------------------------------------------------------------------------
 
 
-def execute(to_do: plan.Plan, r: _Run, facts: plan.Facts) -> Sides:
+def execute(to_do: plan.Plan, p: Setup, facts: plan.Facts) -> Sides:
     """Run what the plan says, and nothing it does not: the base side whole, then the head."""
     if to_do.same_commit:
-        return _same_commit(to_do, r)
+        return _same_commit(to_do, p)
     if to_do.known is not None:
-        with baseline.untouched(r.options.cache, r.log):
-            return _with_known(to_do, to_do.known, r)
+        with baseline.untouched(p.diff.cache, p.log):
+            return _with_known(to_do, to_do.known, p)
     own = to_do.base is plan.BaseRun.OWN_ENVIRONMENT
-    base = base_side(r, own)
+    base = base_side(p, own)
     # kept before any code of the change runs; not from its own environment: a cached base is read
     # as one that ran with the head's packages
     if to_do.keep and not own and baseline.cacheable(base.report):
-        _store(r, base.report, base.reads)
-    with baseline.untouched(r.options.cache, r.log):
+        _store(p, base.report, base.reads)
+    with baseline.untouched(p.diff.cache, p.log):
         if own:
-            return _each_in_its_own(r, base)
-        _head_setup(r)
+            return _each_in_its_own(p, base)
+        _head_setup(p)
         known = plan.Known(base.report, plan.KnownFrom.RUN, "run", reads=base.reads)
         after = plan.after_base(to_do, known, facts)
-        return Sides(_head(after, known, r), base.report, "run", _head_notes(after) if after.from_base else ())
+        return Sides(_head(after, known, p), base.report, "run", _head_notes(after) if after.from_base else ())
 
 
 @dataclass(frozen=True)
@@ -340,73 +315,64 @@ class Sealed:
     environment: environments.Environment | None = None  # its own, when the sides have their own
 
 
-@contextlib.contextmanager
-def base_checkout(p: Setup) -> Iterator[Path]:
-    """The merge-base checked out in a temporary worktree that the run-as user can reach (its
-    steps and entrypoints read it as that user): how every base side gets its tree."""
-    with git.worktree(p.top, p.base_sha) as tree:
-        runas.reach(tree)
-        yield tree
-
-
-def base_side(r: _Run, own: bool) -> Sealed:
+def base_side(p: Setup, own: bool) -> Sealed:
     """The base side, whole, before any code of the change runs: its own `setup:` steps (in an
     environment of its own when the change touches what they install, which is then taken back
     from the run-as user; else in the one both sides use), then the selected entrypoints as its
-    own config defines them."""
-    p, seen = r.setup, dict[str, Reads | None]()
-    steps = p.base.setup if p.base is not None and r.options.setup is not SetupRun.NONE else ()
-    with base_checkout(p) as tree, contextlib.ExitStack() as stack:
-        root, env = tree / p.prefix, None
+    own config defines them; in a worktree that the run-as user can reach (they read it as that user)."""
+    seen, sha = dict[str, Reads | None](), p.repo.base
+    steps = p.base.setup if p.base is not None and p.diff.setup is not SetupRun.NONE else ()
+    with git.worktree(p.repo.top, sha) as tree, contextlib.ExitStack() as stack:
+        runas.reach(tree)
+        root, env = tree / p.repo.prefix, None
         if own and p.base is not None and root.is_dir():
-            r.log(f"the change touches what setup: installs: the base {p.base_sha[:7]} gets an environment of its own")
-            env = stack.enter_context(environments.ready(root, p.base, r.options.cache))
+            p.log(f"the change touches what setup: installs: the base {sha[:7]} gets an environment of its own")
+            env = stack.enter_context(environments.ready(root, p.base, p.diff.cache))
             runas.take_back(env.venv)  # the head's code, which runs as that user too, cannot write it
         elif steps and root.is_dir():
             setup_steps.run(root, p.base)  # type: ignore[arg-type]  # steps means a config
         options = replace(p.options, mode=p.mode, venv=env.venv if env else None)
         defined = baseline.defined(p.base, p.names)
-        on_done = _collecting(seen, _labelled(r.progress(len(defined)), p.base_sha))
-        found = baseline.run_base(tree, p.prefix, p.base, p.names, options, on_done)
+        on_done = baseline.BaseReads.recording(seen, p.progress(len(defined)), sha)
+        found = baseline.run_base(tree, sha, p.repo.prefix, p.base, p.names, options, on_done)
         if env is not None and env.built and not baseline.cacheable(found):
             environments.forget(env)  # what it ran with may be why it failed: never kept
-        return Sealed(found, baseline.BaseReads.of(seen, _tops(tree)), env)
+        return Sealed(found, baseline.BaseReads.of(seen, tree), env)
 
 
-def _head_setup(r: _Run) -> None:
+def _head_setup(p: Setup) -> None:
     """The head's `setup:` steps, in the one environment: the first code of the change that runs."""
-    if r.options.setup is not SetupRun.NONE and r.setup.config.setup:
-        setup_steps.run(r.setup.root, r.setup.config)
+    if p.diff.setup is not SetupRun.NONE and p.config.setup:
+        setup_steps.run(p.root, p.config)
 
 
-def _same_commit(to_do: plan.Plan, r: _Run) -> Sides:
+def _same_commit(to_do: plan.Plan, p: Setup) -> Sides:
     """The head is the merge-base: its run is the base's too (and, kept, the next PR's base)."""
-    p, seen = r.setup, dict[str, Reads | None]()
-    _head_setup(r)
-    head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(to_do.head))))
+    seen = dict[str, Reads | None]()
+    _head_setup(p)
+    head = check(p.root, p.config, p.options, baseline.BaseReads.recording(seen, p.progress(len(to_do.head))))
     base = _base_report(p, head)
     if to_do.keep and baseline.cacheable(base):
-        _store(r, base, baseline.BaseReads.of(seen, tops(p)))
+        _store(p, base, baseline.BaseReads.of(seen, p.repo.top))
     return Sides(head, base, "run", (nothing_to_compare_note(p),))
 
 
-def _each_in_its_own(r: _Run, base: Sealed) -> Sides:
+def _each_in_its_own(p: Setup, base: Sealed) -> Sides:
     """The change touches what `setup:` installs: the base ran in an environment its steps built in
     its checkout; the head's steps build the head's in the working tree, never kept (the change's
     code built it), and the head runs every entrypoint there (fresh processes with that
     environment's Python: the warm server's children are forks of gbbot's)."""
-    p = r.setup
-    if r.options.setup is SetupRun.SIDES:
-        _head_setup(r)  # the one environment, for what runs after the diff
-    r.log("and so does the head")
+    if p.diff.setup is SetupRun.SIDES:
+        _head_setup(p)  # the one environment, for what runs after the diff
+    p.log("and so does the head")
     with environments.ready(p.root, p.config, None) as head_env:
-        head = check(p.root, p.config, replace(p.options, venv=head_env.venv), r.progress(len(p.names)))
+        head = check(p.root, p.config, replace(p.options, venv=head_env.venv), p.progress(len(p.names)))
     if base.environment is None:
         return Sides(head, base.report, "run")
     changes = tuple(PackageChange(*d) for d in environments.differences(base.environment, head_env))
     head = replace(head, packages=ran_with(head_env, changes, "head"))
     base_report = replace(base.report, packages=ran_with(base.environment, changes, "base"))
-    return Sides(head, base_report, "run", (own_environments_note(changes, r.setup),), packages=changes)
+    return Sides(head, base_report, "run", (own_environments_note(changes, p),), packages=changes)
 
 
 def ran_with(env: environments.Environment, changes: Sequence[PackageChange], side: str) -> tuple[tuple[str, str], ...]:
@@ -429,19 +395,19 @@ def own_environments_note(changes: Sequence[PackageChange], p: Setup) -> str:
     return f"{where}: {shown}{more}."
 
 
-def _store(r: _Run, base: Report, base_reads: baseline.BaseReads | None) -> None:
-    key = baseline.CacheKey.for_run(r.setup.expected(baseline.installed_torch()))
-    if key is not None and r.options.cache is not None:
-        baseline.Cache(r.options.cache).store(key, base, base_reads)
+def _store(p: Setup, base: Report, base_reads: baseline.BaseReads | None) -> None:
+    key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch()))
+    if key is not None and p.diff.cache is not None:
+        baseline.Cache(p.diff.cache).store(key, base, base_reads)
 
 
-def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
+def _with_known(to_do: plan.Plan, known: plan.Known, p: Setup) -> Sides:
     """Only the head runs; then what only its run can tell (the torch its entrypoints really
     imported) is checked against the baseline, and the plan says what a misfit leads to: never a
     run of the base, which would come after the change's code."""
-    p, recorded = r.setup, r.options.recorded
-    _head_setup(r)
-    head = _head(to_do, known, r)
+    recorded = p.diff.recorded
+    _head_setup(p)
+    head = _head(to_do, known, p)
     if known.origin is plan.KnownFrom.RECORD and recorded is not None:
         late, base = recorded.settled(known.report, head)
     else:
@@ -449,27 +415,26 @@ def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
     if late is None:
         return Sides(head, base, known.source, (*known.notes, *_head_notes(to_do)))
     if to_do.from_base:  # what was taken from an unfit base is no result of the head
-        head = check(p.root, p.config, p.options, r.progress(len(to_do.from_base) + len(to_do.head)))
+        head = check(p.root, p.config, p.options, p.progress(len(to_do.from_base) + len(to_do.head)))
     if to_do.unfit is plan.Unfit.UNKNOWN:
         what = recorded.what if recorded is not None and known.origin is plan.KnownFrom.RECORD else "cached baseline"
-        r.log(f"the {what} does not fit ({late}): there is no base to compare with")
+        p.log(f"the {what} does not fit ({late}): there is no base to compare with")
         unknown = f"the {what} does not fit: {late}"
         return Sides(head, _base_report(p, head, unknown), known.source)
     if to_do.unfit is plan.Unfit.REFUSE:
-        raise ReportError(baseline.refusal(r.options.baseline or "", [late]))
-    labels = (*known.notes, *baseline.label([late], r.options.baseline or ""))
+        raise ReportError(baseline.refusal(p.diff.baseline or "", [late]))
+    labels = (*known.notes, *baseline.label([late], p.diff.baseline or ""))
     return Sides(head, base, known.source, tuple(dict.fromkeys(labels)))  # the file check may have said it
 
 
-def _head(to_do: plan.Plan, known: plan.Known, r: _Run) -> Report:
+def _head(to_do: plan.Plan, known: plan.Known, p: Setup) -> Report:
     """The head's report: its runs of what the change reaches, the base's results for the rest."""
-    p = r.setup
     if not to_do.from_base:
-        return check(p.root, p.config, p.options, r.progress(len(to_do.head)))
+        return check(p.root, p.config, p.options, p.progress(len(to_do.head)))
     for name, reason in to_do.head_runs.items():
-        r.log(f"the head runs `{name}`: {reason}")
+        p.log(f"the head runs `{name}`: {reason}")
     only = replace(p.options, only=to_do.head, shard=None)  # already this shard's
-    ran = check(p.root, p.config, only, r.progress(len(to_do.head))) if to_do.head else None
+    ran = check(p.root, p.config, only, p.progress(len(to_do.head))) if to_do.head else None
     found = {e.name: e for e in ran.entrypoints} if ran else {}
     for e in known.report.entrypoints:
         if e.name in to_do.from_base:
@@ -477,7 +442,7 @@ def _head(to_do: plan.Plan, known: plan.Known, r: _Run) -> Report:
     entries = [found[name] for name in p.names if name in found]
     version = (ran.torch_version if ran else None) or known.report.torch_version
     shard = str(p.options.shard) if p.options.shard else None
-    return report.new_report(entries, p.mode, version, git.head_sha(p.root), p.config.digest, shard)
+    return report.new_report(entries, p.mode, version, p.repo.head, p.config.digest, shard)
 
 
 def _head_notes(to_do: plan.Plan) -> tuple[str, ...]:
@@ -503,28 +468,13 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
-def working_changes(p: Setup) -> reads.Changes:
-    """The working tree against the base commit, as git says it now."""
-    base_files, name_status = git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha)
-    return reads.Changes.of(base_files, name_status, git.untracked(p.top))
-
-
-def tops(p: Setup) -> tuple[str, ...]:
-    """The repository's top level as given and as resolved: a record may name either."""
-    return _tops(p.top)
-
-
-def _tops(top: Path) -> tuple[str, ...]:
-    return tuple(dict.fromkeys((str(top), str(top.resolve()))))
-
-
 def _base_report(p: Setup, head: Report, unknown: str | None = None) -> Report:
     """A base report of the head's entries: the head's run itself (the same commit), or, with
     `unknown` (why there is no base), each entry skipped for that reason."""
     entries = [skipped(e.name, unknown) if unknown else e for e in head.entrypoints]
     shard = str(p.options.shard) if p.options.shard else None
     digest = p.base.digest if p.base else None
-    return report.new_report(entries, p.mode, head.torch_version, p.base_sha, digest, shard)
+    return report.new_report(entries, p.mode, head.torch_version, p.repo.base, digest, shard)
 
 
 def check_and_keep(
@@ -534,7 +484,7 @@ def check_and_keep(
     base of the pull requests that will branch from this commit (a push to the base branch), so
     that theirs runs only what they reach. Kept only for a clean tree at a commit."""
     seen: dict[str, Reads | None] = {}
-    found = check(root, config, options, _collecting(seen, on_done or (lambda outcome: None)))
+    found = check(root, config, options, baseline.BaseReads.recording(seen, on_done or no_progress(0)))
     top = git.toplevel(root) if cache is not None else None
     if cache is None or top is None or found.commit is None or not baseline.cacheable(found):
         return found
@@ -546,14 +496,8 @@ def check_and_keep(
         baseline.Expected(found.commit, config.digest, baseline.installed_torch(), mode, names)
     )
     if key is not None:
-        baseline.Cache(cache).store(key, found, baseline.BaseReads.of(seen, _tops(top)))
+        baseline.Cache(cache).store(key, found, baseline.BaseReads.of(seen, top))
     return found
-
-
-def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
-    """The base commit's source of a file, by its head path below the config root (read from git
-    objects: the base's worktree is gone by now); None when the base has no such file."""
-    return commit_source(p.top, p.prefix, p.base_sha, renames)
 
 
 def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
@@ -574,23 +518,24 @@ def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str
 
 
 def changed_source(p: Setup, renames: Mapping[str, str]) -> dependence.Change:
-    """The change as the diff's rule reads it: the head's source (the working tree), the base's,
-    and the files that differ between them (committed, uncommitted or untracked)."""
-    untracked = git.untracked(p.top)
-    differ = [path for _, path in git.name_status(p.top, p.base_sha)] + list(untracked)
-    touched = dependence.touched_paths(differ, p.prefix)
-    only_here = dependence.touched_paths(untracked, p.prefix)
-    return dependence.Change(SourceTree(p.root.resolve()).get, base_source(p, renames), touched, only_here)
+    """The change as the diff's rule reads it: the head's source (the working tree), the base's (of
+    the files that differ, by their head paths: `renames`, old path → head path, followed; read from
+    git objects before anything ran), and the files that differ (committed, uncommitted, untracked)."""
+    inside, old = f"{p.repo.prefix}/" if p.repo.prefix else "", {new: before for before, new in renames.items()}
+    base = {path: p.repo.base_blobs.get(inside + old.get(path, path)) for path in p.touched}
+    held = SourceFiles({path: blob for path, blob in base.items() if blob is not None})
+    only_here = dependence.touched_paths(p.repo.untracked, p.repo.prefix)
+    return dependence.Change(SourceTree(p.root.resolve()).get, held.get, frozenset(p.touched), only_here)
 
 
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
-    renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
+    renames = break_diff.relative_renames(p.repo.renames, p.repo.prefix)
     notes = (*([note] if note else []), *s.notes)
     change = changed_source(p, renames)
     in_head, in_base = break_diff.code_in(change.head), dependence.unchanged(change)
     gaps = functools.partial(dependence.gap, change=change)
     how = break_diff.Comparison(
-        p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base, gaps
+        p.diff.base, p.repo.base, renames, p.config.ignore, s.source, notes, in_head, in_base, gaps
     )
     return break_diff.diff(s.head, s.base, how)
 
@@ -599,15 +544,13 @@ def run_diff(
     root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say
 ) -> DiffRun:
     """The head's report with its diff against the merge-base of `options.base` and HEAD."""
-    p = setup(root, config, options)
-    head_sha, changed = git.head_sha(p.top), uncommitted(p, options.writes)
-    note = dirty_note(head_sha, changed)
-    log(f"comparing with {p.base_ref} at merge-base {p.base_sha[:7]}")
+    p = setup(root, config, options, progress, log)
+    note = dirty_note(p.repo.head, p.dirty)
+    log(f"comparing with {p.diff.base} at merge-base {p.repo.base[:7]}")
     if note:
         log(note.replace("`", ""))
-    r = _Run(p, options, progress, log)
-    facts = gather(r, head_sha, changed)
-    s = execute(plan.decide(facts), r, facts)
+    facts = gather(p)
+    s = execute(plan.decide(facts), p, facts)
     packages = packages_note(p) if s.packages is None else None
     if packages:
         s = replace(s, notes=(*s.notes, packages))
@@ -620,8 +563,8 @@ def run_diff(
 def attributed(p: Setup, found: Diff, s: Sides) -> DependencyChange:
     """Which breaks and recompilation problems that came or went the dependencies brought, which
     the code change did."""
-    head, base = dependency.changed_lines(git.unified_diff(p.top, p.base_sha), p.prefix)
-    for path in dependence.touched_paths(git.untracked(p.top), p.prefix):
+    head, base = dependency.changed_lines(p.repo.lines, p.repo.prefix)
+    for path in dependence.touched_paths(p.repo.untracked, p.repo.prefix):
         head[path] = None
     code = any(path.endswith(".py") for path in (*head, *base))
     problems = [recompile.problems(recompile.all_recompiles(side)) for side in (s.head, s.base)]

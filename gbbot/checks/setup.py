@@ -30,7 +30,7 @@ from gbbot.backends.contract import inherited
 from gbbot.backends.groups import LIVE
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.edges import console, installed, process, vault
+from gbbot.edges import console, installed, process, runas, vault
 
 STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
 TAIL_LINES = 25
@@ -142,16 +142,7 @@ def run_step(
 ) -> StepEnd:
     """One step, in its own process group, its output streamed to `log`; in `venv` when given."""
     tail: deque[str] = deque(maxlen=TAIL_LINES)
-    running = process.start(
-        command,
-        cwd=root,
-        env=env,
-        stdout=process.PIPE,
-        stderr=process.STDOUT,
-        text=True,
-        untrusted=True,
-        venv=venv,
-    )
+    running = runas.start(command, cwd=root, env=env, venv=venv, stdout=process.PIPE, stderr=process.STDOUT, text=True)
     LIVE.add(running)
     forwarding = _Forwarding(log, tail)
     reader = threading.Thread(target=_stream, args=(running, forwarding), daemon=True)

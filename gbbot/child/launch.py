@@ -113,51 +113,32 @@ def _detached(value):
     return _pytree.tree_map(lambda v: v.detach() if isinstance(v, torch.Tensor) else v, value)
 
 
-def _run_model(target: str, recipe: dict, result_path: str | None) -> int:
-    try:
-        cls = load(target)
-    except MissingTarget as exc:
-        print(f"gbbot: model target {target!r} not found: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # the target's module raised while importing: the user's frames
-        _print_user_traceback(exc)
-        return 1
-    try:
-        compiled, args, kwargs = build_model(cls, recipe)
-        value = _detached(compiled(*args, **kwargs))
-    except NotAModel as exc:
-        print(f"gbbot: model target {target!r}: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:
-        _print_user_traceback(exc)
-        return 1
-    if result_path:
-        import torch
-
-        torch.save(value, result_path)
-    return 0
-
-
 def main(argv: list[str]) -> int:
     sys.path.insert(0, os.getcwd())
+    recipe = arguments = None
     if argv[:1] == ["--model"]:
-        result_path = argv[3] if len(argv) > 3 else None
-        return _run_model(argv[2], call_args.decode_model(argv[1]), result_path)
-    arguments = None
-    if argv[:1] == ["--arguments"]:
+        recipe, argv = call_args.decode_model(argv[1]), argv[2:]
+    elif argv[:1] == ["--arguments"]:
         arguments, argv = argv[1], argv[2:]
     target, result_path = argv[0], (argv[1] if len(argv) > 1 else None)
     try:
-        function = load(target)
+        found = load(target)
     except MissingTarget as exc:
-        print(f"gbbot: call target {target!r} not found: {exc}", file=sys.stderr)
+        print(f"gbbot: {'call' if recipe is None else 'model'} target {target!r} not found: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # the target's module raised while importing: the user's frames
         _print_user_traceback(exc)
         return 1
     try:
-        args, kwargs = call_args.decode(arguments) if arguments else ([], {})  # a call: value imports here
-        value = function(*args, **kwargs)
+        if recipe is None:
+            args, kwargs = call_args.decode(arguments) if arguments else ([], {})  # a call: value imports here
+            value = found(*args, **kwargs)
+        else:
+            compiled, args, kwargs = build_model(found, recipe)
+            value = _detached(compiled(*args, **kwargs))
+    except NotAModel as exc:
+        print(f"gbbot: model target {target!r}: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:
         _print_user_traceback(exc)
         return 1

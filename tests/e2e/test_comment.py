@@ -16,7 +16,7 @@ from gbbot.core.model import ChangeState
 from gbbot.publish import comment
 from gbbot.publish.content import Texts, fitted
 from gbbot.render.markdown import Options, SourceLinks
-from tests.cli_helpers import gbbot, write
+from tests.cli_helpers import gbbot_here, write
 from tests.conftest import git
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -39,7 +39,7 @@ def example(tmp_path_factory) -> tuple[Path, report.Report]:
     model.write_text("import warnings\n" + model.read_text().replace(*CHANGE))
     git(repo, "checkout", "-q", "-b", "change")
     git(repo, "commit", "-q", "-am", "change")
-    done = gbbot(repo, "diff", "--base", "main", "--fail-on", "none", "--json", "diff.json")
+    done = gbbot_here(repo, "diff", "--base", "main", "--fail-on", "none", "--json", "diff.json")
     assert done.returncode == 0, done.stderr
     return repo, report.load(repo / "diff.json")
 
@@ -113,7 +113,7 @@ def test_a_statement_over_several_lines_one_call_deeper_is_shown_whole(tmp_path:
     write(
         tmp_path, {"deeper.py": DEEPER, ".gbbot.yml": 'version: 1\nentrypoints:\n  - {name: run, call: "deeper:run"}\n'}
     )
-    done = gbbot(tmp_path, "check", "--fail-on", "none", "--json", "r.json", "--markdown", "r.md")
+    done = gbbot_here(tmp_path, "check", "--fail-on", "none", "--json", "r.json", "--markdown", "r.md")
     assert done.returncode == 0, done.stderr
     (brk,) = report.load(tmp_path / "r.json").breaks
     assert (brk.file, brk.function) == ("deeper.py", "describe")

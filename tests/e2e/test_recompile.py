@@ -14,11 +14,9 @@ import pytest
 
 from gbbot.analysis import recompile, report
 from gbbot.analysis.policy import Policy
-from gbbot.core.config import parse_config
-from gbbot.core.errors import ConfigError
 from gbbot.core.model import Recompilation
 from tests.builders import states
-from tests.cli_helpers import commit_change, gbbot, write
+from tests.cli_helpers import commit_change, gbbot_here, write
 
 MODELS = """\
 import torch
@@ -121,7 +119,7 @@ entrypoints:
 def checked(tmp_path_factory) -> report.Report:
     repo = tmp_path_factory.mktemp("recompiles")
     write(repo, {"models.py": MODELS, ".gbbot.yml": CONFIG})
-    done = gbbot(repo, "check", "--json", "report.json", "--jobs", "2")
+    done = gbbot_here(repo, "check", "--json", "report.json", "--jobs", "2")
     assert done.returncode in (0, 1), done.stderr
     return report.load(repo / "report.json")
 
@@ -186,7 +184,9 @@ def test_without_a_baseline_a_frame_at_the_limit_fails_the_default_policy(checke
 
 def test_fast_and_faithful_mode_count_the_same_recompilations(checked, tmp_path):
     write(tmp_path, {"models.py": MODELS, ".gbbot.yml": CONFIG})
-    done = gbbot(tmp_path, "check", "--mode", "faithful", "-e", "at_the_limit", "-e", "dtype_flip", "--json", "f.json")
+    done = gbbot_here(
+        tmp_path, "check", "--mode", "faithful", "-e", "at_the_limit", "-e", "dtype_flip", "--json", "f.json"
+    )
     assert done.returncode in (0, 1), done.stderr
     faithful = report.load(tmp_path / "f.json")
     assert faithful.mode.value == "faithful" and checked.mode.value == "fast"
@@ -248,7 +248,7 @@ def test_diff_marks_the_heads_recompile_new_and_the_shifted_one_persisting(in_gi
     config = "version: 1\nentrypoints: [{name: main, call: 'app:main'}]\nfail_on: {breaks: new, recompiles: new}\n"
     commit_change(in_git_dir, {"app.py": BASE, ".gbbot.yml": config}, {"app.py": HEAD})
 
-    done = gbbot(in_git_dir, "diff", "--base", "main", "--json", str(tmp_path / "d.json"), tmp=tmp_path)
+    done = gbbot_here(in_git_dir, "diff", "--base", "main", "--json", str(tmp_path / "d.json"), tmp=tmp_path)
     result = report.load(tmp_path / "d.json")
     by_function = {rc.function: rc for rc in result.entrypoints[0].recompiles}
     assert set(by_function) == {"repeat", "scale"}
@@ -368,7 +368,7 @@ def changed(tmp_path_factory) -> Changed:
     repo.mkdir()
     commit_change(repo, {"app.py": CHANGED_BASE, ".gbbot.yml": CHANGED_CONFIG}, {"app.py": CHANGED_HEAD})
     md = tmp / "d.md"
-    done = gbbot(
+    done = gbbot_here(
         repo,
         "diff",
         "--base",
@@ -381,8 +381,11 @@ def changed(tmp_path_factory) -> Changed:
         env={"COLUMNS": "100"},
     )
     assert done.returncode == 0, done.stderr
+    # the same compiles as gbbot's fast mode (Dynamo's guards do not depend on the backend), without
+    # building kernels
+    eager = "import functools, torch; torch.compile = functools.partial(torch.compile, backend='eager')"
     logs = subprocess.run(
-        [sys.executable, "-c", "import app; app.main()"],
+        [sys.executable, "-c", f"{eager}; import app; app.main()"],
         cwd=repo,
         env={**os.environ, "TORCH_LOGS": "recompiles"},
         capture_output=True,
@@ -486,42 +489,6 @@ def test_a_frame_is_named_at_its_first_line_whichever_code_object_recompiled(cha
 
 # --- config ------------------------------------------------------------------------------------
 
-HEADER = "version: 1\nentrypoints: [{name: a, run: x}]\n"
-
-
-@pytest.mark.parametrize(
-    ("text", "breaks", "recompiles"),
-    [
-        ("fail_on: new\n", "new", None),
-        ("fail_on: {breaks: any, recompiles: new}\n", "any", "new"),
-        ("fail_on: {recompiles: none}\n", "new", "none"),
-    ],
-)
-def test_fail_on_string_and_mapping_forms(text, breaks, recompiles):
-    config = parse_config(HEADER + text, "cfg.yml")
-    assert (config.fail_on, config.fail_on_recompiles) == (breaks, recompiles)
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        (
-            "fail_on: {breaks: new, recompile: new}\n",
-            "cfg.yml: fail_on.recompile: unknown key; did you mean 'recompiles'?",
-        ),
-        ("fail_on: {recompiles: always}\n", "cfg.yml: fail_on.recompiles: expected one of limit, new, any, none"),
-        ("fail_on: {breaks: limit}\n", "cfg.yml: fail_on.breaks: expected one of new, any, none, got 'limit'"),
-        (
-            "fail_on: {}\n",
-            "cfg.yml: fail_on: expected one of new, any, none, or a mapping with breaks: and recompiles:",
-        ),
-    ],
-)
-def test_fail_on_mapping_errors_name_the_file_and_key(text, message):
-    with pytest.raises(ConfigError) as info:
-        parse_config(HEADER + text, "cfg.yml")
-    assert str(info.value).startswith(message)
-
 
 def test_reports_without_recompiles_still_load(tmp_path: Path, checked):
     data = report.to_json(checked)
@@ -578,7 +545,7 @@ def test_a_library_function_at_the_limit_is_reported_at_the_library_and_the_line
     repo = tmp_path / "repo"
     config = f"version: 1\nentrypoints:\n  - {{name: lib, call: 'models:run', env: {{PYTHONPATH: '{site}'}}}}\n"
     write(repo, {"models.py": LIBRARY_CALLER, ".gbbot.yml": config})
-    done = gbbot(repo, "check", "--json", "report.json", "--markdown", "report.md", "--fail-on", "none")
+    done = gbbot_here(repo, "check", "--json", "report.json", "--markdown", "report.md", "--fail-on", "none")
     assert done.returncode == 0, done.stderr
     (entry,) = report.load(repo / "report.json").entrypoints
     (rc,) = [r for r in entry.recompiles if r.limit_hit]

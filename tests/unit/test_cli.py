@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from gbbot.analysis import report
 from gbbot.core.errors import EXIT_CODES_HELP, ExitCode
 from gbbot.main import COMMANDS, main
+from gbbot.render import markdown
+from tests.cli_helpers import gbbot_here, write
 from tests.conftest import ROOT
 
 
@@ -53,3 +57,14 @@ def test_quiet_prints_nothing_for_a_report_within_policy(capsys, tmp_path: Path)
     out, err = capsys.readouterr()
     assert (out, err) == ("", "")
     assert (tmp_path / "r.json").stat().st_size > 0  # the files asked for are still written
+
+
+def test_parse_does_not_claim_a_mode_and_quiet_prints_no_progress(tmp_path: Path):
+    write(tmp_path, {"log.txt": "nothing here\n", ".gbbot.yml": "version: 1\nentrypoints: [{name: t, run: 'true'}]\n"})
+    out = tmp_path / "r.json"
+    gbbot_here(tmp_path, "parse", "log.txt", "--json", str(out), "-q")
+    assert json.loads(out.read_text())["mode"] is None
+    assert "mode `unknown`" in markdown.render(report.load(out))
+    quiet = gbbot_here(tmp_path, "check", "--root", str(tmp_path), "-q")
+    assert quiet.returncode == 1 and "running 1 entrypoint" not in quiet.stderr and "[1/1]" not in quiet.stderr
+    assert "compiled nothing" in quiet.stderr  # the verdict is still shown

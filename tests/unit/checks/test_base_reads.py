@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
+from pathlib import Path
 
 from gbbot.analysis import reads
 from gbbot.analysis.report import new_report
@@ -43,7 +44,7 @@ BASE = new_report([EntrypointReport("train", Status.OK, 0, 1.0, 1, 0, 0, ())], M
 
 def test_the_cache_keeps_the_reads_beside_the_report_and_reads_them_back(tmp_path):
     cache, key = baseline.Cache(tmp_path), cache_key()
-    kept = baseline.BaseReads.of({"train": SEEN, "serve": None}, (TREE,))
+    kept = baseline.BaseReads.of({"train": SEEN, "serve": None}, Path(TREE))
     cache.store(key, BASE, kept)
     assert cache.load_reads(key) == kept and set(kept.entrypoints) == {"train"}  # serve recorded nothing
     cache.store(key, BASE)  # a base run without records replaces the older record too
@@ -52,12 +53,12 @@ def test_the_cache_keeps_the_reads_beside_the_report_and_reads_them_back(tmp_pat
 
 def test_a_damaged_or_forged_record_is_no_record(tmp_path):
     cache, key = baseline.Cache(tmp_path), cache_key()
-    cache.store(key, BASE, baseline.BaseReads.of({"train": SEEN}, (TREE,)))
+    cache.store(key, BASE, baseline.BaseReads.of({"train": SEEN}, Path(TREE)))
     path = baseline.reads_path(key.path(tmp_path))
     for text in ('{"python": "3.11", "entrypoints": {"train": {"files": ["relative.py"]}}}', "[[[[[[[[1]]]]]]]]", "{"):
         path.write_text(text)
         assert cache.load_reads(key) is None
-    assert baseline.BaseReads.of({"train": None}, (TREE,)) is None
+    assert baseline.BaseReads.of({"train": None}, Path(TREE)) is None
 
 
 def test_what_the_changes_code_wrote_into_the_cache_is_removed_and_nothing_else(tmp_path):
@@ -65,7 +66,7 @@ def test_what_the_changes_code_wrote_into_the_cache_is_removed_and_nothing_else(
     (gbbot/checks/baseline.py `untouched`): a report rewritten, a forged base commit, an
     environment with a file added are removed whole; what nobody touched stays."""
     cache, key = baseline.Cache(tmp_path / "cache"), cache_key()
-    cache.store(key, BASE, baseline.BaseReads.of({"train": SEEN}, (TREE,)))
+    cache.store(key, BASE, baseline.BaseReads.of({"train": SEEN}, Path(TREE)))
     other = baseline.CacheKey("b" * 40, "c0ffee", "2.13.0", Mode.FAST, ("train",))
     cache.store(other, BASE)
     for name in ("base-env", "other-env"):

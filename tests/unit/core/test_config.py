@@ -205,6 +205,8 @@ HOSTILE = [
     (ONE % f"timeout: {'9' * 300}", "cfg.yml: line 2, column 42: an integer of 300 digits (at most 30)"),
     (ONE % f"timeout: {'9' * 5000}", "cfg.yml: line 2, column 42: an integer of 5000 digits (at most 30)"),
     ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: local, cpus: .nan}\n", "cfg.yml: runner.cpus: expected a finite positive number of at most 1000000, got nan"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: local, cpus: 0}\n", "cfg.yml: runner.cpus: expected a positive number of CPUs, got 0"),
+    ("version: 1\nentrypoints: [{name: a, model: m:M, inputs: [{tensor: [2], fill: .nan}]}]\n", "cfg.yml: entrypoints[0].inputs[0].fill: expected a finite number or boolean, without low/high, got nan"),
     (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nmode: {'f' * 100_000}\n", f"cfg.yml: mode: expected one of fast, faithful, got '{'f' * 37}...{'f' * 38}'"),
     (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nignore: [{'[' * 15}{']' * 15}]\n", "cfg.yml: ignore[0]: expected a mapping, got [[[...]]]"),
     (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nignore: {'[' * 50}{']' * 50}\n", "cfg.yml: line 3, column 29: nested more than 20 levels deep"),
