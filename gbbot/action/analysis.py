@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gbbot import api
 from gbbot.action.context import Context
+from gbbot.core import words
 from gbbot.core.config import Config
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Report
@@ -80,8 +81,7 @@ def diff(ctx: Context, base: str) -> Report:
     )
     config = ctx.settings.config
     done = api.diff(ctx.root, config, options, progress_printer, say)
-    entrypoints = done.report.diff.entrypoints if done.report.diff else ()
-    notes = (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline))
+    notes = (*done.baseline_notes, *words.no_baselines(done.report.diff))
     return _shown(ctx, config, done.report, notes)
 
 

@@ -20,6 +20,7 @@ import yaml
 from gbbot.analysis import classify
 from gbbot.analysis.frames import compile_key, index
 from gbbot.core.model import (
+    ChangeState,
     Frame,
     FrameMetrics,
     FrameRef,
@@ -27,7 +28,7 @@ from gbbot.core.model import (
     GraphBreak,
     LibrarySite,
     Recompilation,
-    RecompileDiff,
+    Recompiled,
     RecompileReason,
     Report,
     Status,
@@ -456,7 +457,7 @@ def attributed(head: Report, made: dict[str, str]) -> Report:
     return replace(head, entrypoints=entrypoints)
 
 
-def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -> RecompileDiff:
+def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -> tuple[Recompiled, ...]:
     """Problem fingerprints of the head vs the base, over whole reports (as breaks are overall).
     A base problem gone from the head because its frame now runs eagerly (and did not on the
     base) is hidden, not fixed: a frame that is not compiled cannot recompile. A head problem of
@@ -470,13 +471,13 @@ def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -
     newly = _eager(head) - _eager(base)
     gone = {f: rc for f, rc in before.items() if f not in now}
     hidden = {f for f, rc in gone.items() if rc.frame is not None and rc.frame.across in newly}
-    return RecompileDiff(
-        new=new,
-        fixed=tuple(f for f in gone if f not in hidden),
-        persisting=tuple(f for f in now if f in before),
-        new_limit=tuple(f for f in new if f in limits),
-        hidden=tuple(f for f in gone if f in hidden),
-        by_new_break=by_break,
+    return (
+        *((f, ChangeState.NEW) for f in new),
+        *((f, ChangeState.FIXED) for f in gone if f not in hidden),
+        *((f, ChangeState.PERSISTING) for f in now if f in before),
+        *((f, ChangeState.NEW_LIMIT) for f in new if f in limits),
+        *((f, ChangeState.HIDDEN) for f in gone if f in hidden),
+        *((f, ChangeState.BY_NEW_BREAK) for f in by_break),
     )
 
 
@@ -488,8 +489,8 @@ def failing(report: Report, policy: str) -> list[str]:
         return []
     if policy == "any":
         return list(now)
-    diff = report.diff.recompiles if report.diff else None
-    new = list(diff.new) if diff is not None else list(now)
+    found = report.diff.recompiles if report.diff else None
+    new = [f for f, s in found if s is ChangeState.NEW] if found is not None else list(now)
     if policy == "new":
         return new
     limited = {limit_fingerprint(rc) for rc in now.values() if rc.limit_hit}

@@ -14,6 +14,7 @@ from gbbot.commands import common
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.core.measured import DEFAULT_REPEAT, MAX_REPEAT, MIN_REPEAT
 from gbbot.core.model import Mode
+from gbbot.core.words import plural
 from gbbot.edges import console
 from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
@@ -139,9 +140,7 @@ def _missing_breaks(run: FixRun, wanted: list[str]) -> None:
     known = {b.fingerprint for b in run.report.breaks}
     unknown = [f for f in wanted if f not in known]
     if unknown:
-        raise GbbotError(
-            f"--break {unknown[0]}: no such break in the report ({len(known)} break{'s' * (len(known) != 1)} found)"
-        )
+        raise GbbotError(f"--break {unknown[0]}: no such break in the report ({plural(len(known), 'break')} found)")
 
 
 def _print_results(run: FixRun, quiet: bool) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from gbbot import api
 from gbbot.core.config import CONFIG_NAME
 from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.core.words import plural
 from gbbot.edges.console import say
 from gbbot.starter import discover, environment, models, template
 
@@ -87,6 +88,6 @@ def run(args: argparse.Namespace) -> int:
     target = template.write(root, text)
     kinds = Counter(c.kind for c in chosen)
     counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-    say(f"wrote {target}: {len(chosen)} entrypoint{'s' * (len(chosen) != 1)} ({counted})")
+    say(f"wrote {target}: {plural(len(chosen), 'entrypoint')} ({counted})")
     say(f"review it, then run: {template.NEXT_COMMAND}")
     return ExitCode.OK

@@ -25,7 +25,7 @@ from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config, Entrypoint
 from gbbot.core.fixes import Counts
-from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
+from gbbot.core.model import Change, ChangeState, EntrypointReport, GraphBreak, Mode, Report, RunOutcome
 from gbbot.edges import git, runas
 from gbbot.fix.patch import FilePatch
 
@@ -329,10 +329,10 @@ def only_hidden(
     for name in entrypoints:
         if name not in before or name not in after:
             continue
-        for brk, by in settled(before[name], after[name], to_base).hidden.values():
-            if not _same_site(brk, target):
+        for change in settled(before[name], after[name], to_base):
+            brk, hider = change.brk, change.hidden_by
+            if change.state is not ChangeState.HIDDEN or not _same_site(brk, target):
                 continue
-            hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
             if hider is not None and _stops_as_before(hider, before[name], after[name]):
                 continue
             why = f"{_short(hider, to_base)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
@@ -351,7 +351,7 @@ def _stops_as_before(hider: GraphBreak, before: Observation, after: Observation)
     )
 
 
-def settled(before: Observation, after: Observation, to_base: LineMap = same_line) -> break_diff.Settled:
+def settled(before: Observation, after: Observation, to_base: LineMap = same_line) -> tuple[Change, ...]:
     """The patched run against the baseline run, by the rule a PR's diff uses
     (gbbot/analysis/break_diff.py), the patch's lines known: what went away fixed or only hidden,
     what showed up new or revealed (a frame that ran eagerly before is traced now)."""
@@ -366,7 +366,8 @@ def appeared_breaks(
 ) -> tuple[list[GraphBreak], list[GraphBreak]]:
     """Breaks in `after` that `before` did not have, as (new, revealed)."""
     result = settled(before, after, to_base)
-    return list(result.new.values()), list(result.revealed.values())
+    new, revealed = ([c.brk for c in result if c.state is state] for state in (ChangeState.NEW, ChangeState.REVEALED))
+    return new, revealed
 
 
 ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections import Counter
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -12,11 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from gbbot.analysis import recompile
-from gbbot.core import counts
+from gbbot.core import counts, words
 from gbbot.core.model import (
-    Cause,
     ChangeState,
-    Diff,
     EntrypointReport,
     GraphBreak,
     Recompilation,
@@ -145,7 +142,8 @@ def recompile_table(report: Report, columns: int) -> Table:
     """After the breaks: one row per frame that compiled more than once, limit hits first, then
     by count; under its place, each failing guard with how many recompiles it caused, and what to
     do where there is something to do."""
-    new = set(report.diff.recompiles.new) if report.diff and report.diff.recompiles else None
+    d = report.diff
+    new = set(d.recompiled(ChangeState.NEW)) if d is not None and d.recompiles is not None else None
     breaks = {b.fingerprint: b for b in report.breaks}
     table = Table(title="Recompilations, highest impact first", title_justify="left", show_lines=True)
     room = _main_width(columns, len("compiles"), 2)
@@ -187,21 +185,9 @@ def failure(e: EntrypointReport) -> Text:
     if len(lines) > len(shown) and e.status in (Status.TIMEOUT, Status.CRASHED, Status.INTERRUPTED):
         shown = [lines[0], *lines[-(FAILURE_LINES - 1) :]]  # the reason, gbbot's, before the output
     omitted = len(lines) - len(shown)
-    body = [f"  … {omitted} line{'s' * (omitted != 1)} omitted (the report's `error` has them)"] if omitted else []
+    body = [f"  … {words.plural(omitted, 'line')} omitted (the report's `error` has them)"] if omitted else []
     body += [f"  {line}" for line in shown] or ["  (it wrote nothing)"]
     return Text("\n".join([f"{e.name}: {e.status.value}{code}", *body]), style="red")
-
-
-def summary(c: counts.Counts) -> str:
-    line = (
-        f"{c.distinct} graph break{'s' * (c.distinct != 1)} ({c.occurrences} occurrence{'s' * (c.occurrences != 1)})"
-        f" in {c.entrypoints} entrypoint{'s' * (c.entrypoints != 1)}"
-    )
-    if c.trace_problems:
-        line += f", {c.trace_problems} trace problem{'s' * (c.trace_problems != 1)}"
-    if c.not_clean:
-        line += f"; did not run cleanly or compiled nothing: {', '.join(c.not_clean)}"
-    return line
 
 
 def render(report: Report, columns: int = 160, color_system: str | None = None) -> str:
@@ -241,38 +227,11 @@ def _shown(report: Report, columns: int) -> list:
     c = counts.counts(report)
     if report.diff is not None:
         d = report.diff
-        hidden = f", {c.hidden} hidden (their frame now runs eagerly)" if c.hidden else ""
-        hidden += f", {c.revealed} revealed (their frame ran eagerly on the base)" if c.revealed else ""
-        parts.append(
-            Text(f"{c.new} new, {c.fixed} fixed{hidden}, {c.persisting} persisting vs {d.base_ref} ({d.base_sha[:7]})")
-        )
+        parts.append(Text(words.terminal_line(c, d.base_ref, d.base_sha)))
         if d.dependencies is not None and d.dependencies.packages:
-            parts.append(Text(dependency_line(d)))
-    parts.append(Text(summary(c)))
+            parts.append(Text(words.terminal_dependencies(d, d.dependencies.summary, d.dependencies.code_changed)))
+    parts.append(Text(words.terminal_summary(c)))
     return parts
-
-
-def dependency_line(d: Diff) -> str:
-    """`tinydep 1.0 → 2.0: 1 fixed, 1 new; the code change: 1 new`: what each change brought."""
-    found = d.dependencies
-    assert found is not None
-
-    def said(cause: Cause) -> str:
-        n = Counter(c.state.value for c in d.changes if found.cause(c.fingerprint) is cause)
-        breaks = [f"{n[state]} {state}" for state in ("fixed", "new", "hidden", "revealed") if n[state]]
-        compared = d.recompiles
-        if compared is not None:
-            came = sum(1 for f in (*compared.new, *compared.new_limit) if found.cause(f) is cause)
-            went = sum(1 for f in compared.fixed if found.cause(f) is cause)
-            for count, word in ((went, "fixed"), (came, "new")):
-                breaks += [f"{count} {word} recompilation problem{'s' * (count != 1)}"] if count else []
-        return ", ".join(breaks)
-
-    line = f"{found.summary}: {said(Cause.DEPENDENCIES) or 'no change in graph breaks'}"
-    if found.code_changed:
-        line += f"; the code change: {said(Cause.CODE) or 'no change'}"
-    both = said(Cause.BOTH)
-    return line + (f"; both changed under a changed line that calls a library: {both}" if both else "")
 
 
 def inside(rc: Recompilation) -> str:

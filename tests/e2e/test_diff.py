@@ -24,6 +24,7 @@ from gbbot.checks import baseline
 from gbbot.commands import common
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import ChangeState, Mode, Report
+from tests.builders import listed
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -231,18 +232,18 @@ def test_new_fixed_and_persisting(pr):
     d = pr.report.diff
     c = fingerprint_of(pr.report, 'warnings.warn("C")')
     b = fingerprint_of(pr.report, ".item()")
-    entry = fwd_diff(pr.report)
-    assert entry.new == (c,)
+    entry, lists = fwd_diff(pr.report), listed(d, "fwd")
+    assert lists.new == (c,)
     assert [brk.code for brk in d.breaks(ChangeState.FIXED)] == ['print("A")']
-    assert entry.fixed == d.fixed == tuple(brk.fingerprint for brk in d.breaks(ChangeState.FIXED))
-    assert b in entry.persisting
+    assert lists.fixed == listed(d).fixed == tuple(brk.fingerprint for brk in d.breaks(ChangeState.FIXED))
+    assert b in lists.persisting
     assert entry.no_baseline is None
     assert entry.graph_delta == 0  # one break fixed, one added: as many graphs as before
 
 
 def test_edits_that_keep_a_break_persisting(pr):
     """Lines above it, whitespace, the function moved in its file, the file renamed."""
-    persisting = set(fwd_diff(pr.report).persisting)
+    persisting = set(listed(pr.report.diff, "fwd").persisting)
     for code in (".item()", "torch._dynamo.graph_break()", 'warnings.warn("scaling")'):
         assert fingerprint_of(pr.report, code) in persisting, code
     moved = next(b for b in pr.report.breaks if b.function == "late")
@@ -254,7 +255,7 @@ def test_edits_that_keep_a_break_persisting(pr):
 def test_identical_breaks_on_two_lines_stay_distinct(pr):
     ticks = [b for b in pr.report.breaks if b.code == 'print("tick")']
     assert len(ticks) == 2 and ticks[0].fingerprint != ticks[1].fingerprint
-    assert {t.fingerprint for t in ticks} <= set(pr.report.diff.persisting)
+    assert {t.fingerprint for t in ticks} <= set(listed(pr.report.diff).persisting)
 
 
 def test_entrypoints_without_a_baseline_say_why(pr):
@@ -268,7 +269,7 @@ def test_entrypoints_without_a_baseline_say_why(pr):
     assert "RuntimeError: the base cannot run this" in entries["flaky"].no_baseline
     assert entries["added"].graph_delta is None
     # the added entrypoint's break had no baseline: it is new
-    assert fingerprint_of(pr.report, 'print("added")', "added") in pr.report.diff.new
+    assert fingerprint_of(pr.report, 'print("added")', "added") in listed(pr.report.diff).new
     for reason in (entries["added"].no_baseline, entries["flaky"].no_baseline):
         assert reason.replace("`", "") in pr.run.stderr
     assert f"> no baseline for `added` on base {sha}: entrypoint not defined there" in pr.markdown
@@ -326,8 +327,8 @@ def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr, fwd_cache):
     assert "from the cache" in again.stderr
     assert "(base " not in again.stderr  # no base entrypoint ran
     second = report.load(pr.out / "again.json").diff
-    first = fwd_diff(pr.report)
     assert second.baseline_source == "cache"
+    second, first = listed(second), listed(pr.report.diff, "fwd")
     assert (set(second.new), set(second.fixed), set(second.persisting)) == (
         set(first.new),
         set(first.fixed),
@@ -385,7 +386,7 @@ def test_a_mismatched_baseline_can_be_used_with_a_label(pr, fwd_cache, tmp_path)
     (label,) = [n for n in labelled.notes if "does not match this run" in n]
     assert "it was made with torch 2.12.0+cpu, the head runs torch 2.13" in label
     assert "does not match this run" in (tmp_path / "labelled.md").read_text()
-    assert labelled.new == (fingerprint_of(pr.report, 'warnings.warn("C")'),)
+    assert listed(labelled).new == (fingerprint_of(pr.report, 'warnings.warn("C")'),)
 
 
 @pytest.fixture
@@ -402,9 +403,8 @@ def test_ignore_rules_apply_to_both_sides(pr, base):
         break_diff.Comparison("main", pr.report.diff.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules),
     )
     warns = {fingerprint_of(pr.report, 'warnings.warn("C")'), fingerprint_of(pr.report, "scaling")}
-    assert not warns & {*d.new, *d.fixed, *d.persisting}
-    fwd = next(e for e in d.entrypoints if e.name == "fwd")
-    assert fwd.new == () and [b.code for b in d.breaks(ChangeState.FIXED)] == ['print("A")']
+    assert not warns & {*listed(d).new, *listed(d).fixed, *listed(d).persisting}
+    assert listed(d, "fwd").new == () and [b.code for b in d.breaks(ChangeState.FIXED)] == ['print("A")']
     # with only `fwd` compared, nothing is new: fail_on new passes
     only_fwd = replace(head, entrypoints=tuple(e for e in head.entrypoints if e.name == "fwd"))
     ignored = break_diff.diff(
@@ -416,7 +416,7 @@ def test_ignore_rules_apply_to_both_sides(pr, base):
 def test_without_the_rename_map_the_renamed_break_would_look_new(pr, base):
     head = replace(pr.report, diff=None)
     d = break_diff.diff(head, base, break_diff.Comparison("main", pr.report.diff.base_sha))
-    assert fingerprint_of(pr.report, "scaling") in d.new
+    assert fingerprint_of(pr.report, "scaling") in listed(d).new
 
 
 def test_fingerprints_rebuild_exactly_as_classify_made_them(pr, base):
@@ -444,8 +444,7 @@ def test_diff_shards_merge_into_the_whole_diff(pr, base, tmp_path):
         path = tmp_path / f"shard{index}.json"
         report.write(part, path)
         shards.append(ShardReport(str(path), report.load(path)))
-    merged = merge(shards).diff
-    whole = pr.report.diff
+    merged, whole = listed(merge(shards).diff), listed(pr.report.diff)
     assert (set(merged.new), set(merged.fixed), set(merged.persisting)) == (
         set(whole.new),
         set(whole.fixed),

@@ -15,6 +15,7 @@ import pytest
 from gbbot.analysis import recompile, report
 from gbbot.analysis.policy import Policy
 from gbbot.core.model import Recompilation
+from tests.builders import states
 from tests.cli_helpers import commit_change, gbbot_here, write
 
 MODELS = """\
@@ -251,7 +252,7 @@ def test_diff_marks_the_heads_recompile_new_and_the_shifted_one_persisting(in_gi
     result = report.load(tmp_path / "d.json")
     by_function = {rc.function: rc for rc in result.entrypoints[0].recompiles}
     assert set(by_function) == {"repeat", "scale"}
-    changes = result.diff.recompiles
+    changes = states(result.diff.recompiles)
     assert changes.persisting == (by_function["repeat"].reasons[0].fingerprint,)
     assert changes.new == (by_function["scale"].reasons[0].fingerprint,) and changes.fixed == ()
     assert done.returncode == 1 and "fail_on.recompiles=new: 1 recompilation problem" in done.stderr
@@ -410,7 +411,7 @@ def test_code_a_new_break_makes_dynamo_compile_recompiles_as_the_breaks_not_as_n
         "Net.forward": steps.fingerprint,  # a resume function of a frame the base compiled
         "scale": None,
     }
-    compared = changed.result.diff.recompiles
+    compared = states(changed.result.diff.recompiles)
     assert compared.new == () and len(compared.by_new_break) >= 3
     # The policy on recompilations passes; no view advises mark_dynamic for any of them.
     assert "mark_dynamic" not in changed.done.stdout and "mark_dynamic" not in changed.markdown
@@ -425,7 +426,9 @@ def test_only_the_frame_the_base_recompiled_recompiles_as_on_the_base(changed):
     folded = md[md.index("<details><summary>1 frame recompiles as on the base</summary>") :]
     folded = folded[: folded.index("</details>")]
     assert "in `scale` compiled 2×" in folded and "forward" not in folded
-    assert changed.result.diff.recompiles.persisting == (by_function(changed.result)["scale"].reasons[0].fingerprint,)
+    assert states(changed.result.diff.recompiles).persisting == (
+        by_function(changed.result)["scale"].reasons[0].fingerprint,
+    )
 
 
 def qualnames(source: str) -> dict[int, str]:

@@ -12,6 +12,7 @@ import pytest
 
 from gbbot.analysis import report
 from gbbot.audit import record
+from gbbot.core.model import ChangeState
 from tests.cli_helpers import gbbot_here, write
 from tests.conftest import git
 
@@ -90,9 +91,9 @@ def test_the_audit_record_of_the_merge_base_is_the_baseline_and_only_the_head_ru
     assert ran(marker) == ["B"]  # the base's entrypoint never ran
     result = report.load(out)
     assert result.diff.baseline_source == "record"
-    new = [b for b in result.breaks if b.fingerprint in result.diff.new]
-    assert [b.line for b in new] == [8] and not result.diff.fixed
-    assert len(result.diff.persisting) == 1  # print("A"), known from the record
+    new = result.diff.breaks(ChangeState.NEW)
+    assert [b.line for b in new] == [8] and not result.diff.changed(ChangeState.FIXED)
+    assert len(result.diff.changed(ChangeState.PERSISTING)) == 1  # print("A"), known from the record
     assert result.diff.entrypoints[0].graph_delta == 1  # the base's graph count, from the record
 
 

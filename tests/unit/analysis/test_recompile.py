@@ -13,7 +13,7 @@ import pytest
 from gbbot.analysis import recompile
 from gbbot.core.model import CompiledFrame, Frame, FrameRef, Status
 from gbbot.trace import tracelog
-from tests.builders import DTYPE, INFO, entrypoint, recompile_reason, recompiled_frame, report_of, traced_break
+from tests.builders import DTYPE, INFO, entrypoint, recompile_reason, recompiled_frame, report_of, states, traced_break
 from tests.conftest import FIXTURES
 
 RECORDED = FIXTURES / "recompile.trace.log"  # frames 0 (`loop`) and 1 (`apply`)
@@ -152,11 +152,11 @@ def test_a_recompile_gone_because_its_frame_now_runs_eagerly_is_hidden_not_fixed
         entrypoint("train", (), recompiles=(recompiled,), frames=(CompiledFrame(forward, ("0/0", "0/1"), 2, False),))
     )
     head = report_of(entrypoint("train", (), frames=(CompiledFrame(forward, ("0/0",), 0, True, "e" * 16),)))
-    result = recompile.compare(head, base)
+    result = states(recompile.compare(head, base))
     (problem,) = recompile.problems([recompiled])
     assert result.hidden == (problem,) and result.fixed == ()
     still_compiled = report_of(entrypoint("train", (), frames=(CompiledFrame(forward, ("0/0",), 1, False),)))
-    assert recompile.compare(still_compiled, base).fixed == (problem,)
+    assert states(recompile.compare(still_compiled, base)).fixed == (problem,)
 
 
 def test_a_recompiled_frame_is_named_by_its_code_object():
@@ -182,10 +182,10 @@ def test_a_resume_function_is_the_new_break_s_whose_stack_passes_its_line() -> N
     assert recompile.made_by(replace(resumed, resumes_at=None), [brk]) is None
 
     head = report_of(entrypoint("train", [brk], recompiles=(resumed, INFO)))
-    compared = recompile.compare(head, report_of(entrypoint("train")), [brk])
+    compared = states(recompile.compare(head, report_of(entrypoint("train")), [brk]))
     assert compared.new == () and compared.by_new_break == (resumed.reasons[0].fingerprint,)
     # Without the break being new (it was on the base), the same recompilation is new.
-    assert recompile.compare(head, report_of(entrypoint("train"))).new == (resumed.reasons[0].fingerprint,)
+    assert states(recompile.compare(head, report_of(entrypoint("train")))).new == (resumed.reasons[0].fingerprint,)
     marked = recompile.attributed(head, recompile.by_new_breaks(head, [brk]))
     assert [rc.new_break for rc in marked.entrypoints[0].recompiles] == [brk.fingerprint, None]
 
@@ -204,7 +204,7 @@ def test_a_frame_the_base_never_compiled_recompiles_because_of_the_new_break_tha
     )
     inlined = report_of(entrypoint("train", frames=(CompiledFrame(caller, ("0/0",), 1, False),)))
     assert recompile.by_new_breaks(head, [brk], inlined) == {recompiled.fingerprint: brk.fingerprint}
-    assert recompile.compare(head, inlined, [brk]).by_new_break == (shape.fingerprint,)
+    assert states(recompile.compare(head, inlined, [brk])).by_new_break == (shape.fingerprint,)
     compiled = report_of(entrypoint("train", frames=(CompiledFrame(block, ("0/0",), 1, False),)))
     assert recompile.by_new_breaks(head, [brk], compiled) == {}
     failed = report_of(entrypoint("train", status=Status.FAILED))  # what the base compiled is unknown
