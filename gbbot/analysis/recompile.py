@@ -306,22 +306,7 @@ def analyse_function(
     in_repo = classify.relative_to_root(where.file, root) is not None
     source = lookup(path) if in_repo else None
     qualname = source.qualname(where.line, where.function) if source else where.function
-    reasons = []
-    for item in _distinct(code, rules):
-        line, text = _reason_line(item.guard, where.file)
-        reasons.append(
-            RecompileReason(
-                fingerprint=classify.fingerprint(("recompile", path, qualname, item.kind.kind), 0),
-                kind=item.kind.kind,
-                guard=shorten(item.guard.text),
-                count=len(item.seen),
-                dynamic=_is_dynamic(item),
-                cause=item.kind.cause_for(item.guard),
-                advice=item.kind.advice_for(item.guard),
-                line=line,
-                code=shorten(text, 200),
-            )
-        )
+    reasons = [_reason(item, path, qualname, where.file) for item in _distinct(code, rules)]
     resumes = [f for f in code if resumed_at(_compiled_frame(f).function) is not None]
     resume = next((f for f in resumes if f.compilations > 1 or f.limit_hit), resumes[0] if resumes else None)
     return Recompilation(
@@ -336,6 +321,22 @@ def analyse_function(
         frame=replace(frame, qualname=frame.qualname or (qualname if in_repo else "")),
         library_site=_library_site(code[0], root, where),
         resumes_at=resumed_at(_compiled_frame(resume).function) if resume else None,
+    )
+
+
+def _reason(item: _Seen, path: str, qualname: str, file: str) -> RecompileReason:
+    """One distinct guard failure of a function, with the line the guard names and its advice."""
+    line, text = _reason_line(item.guard, file)
+    return RecompileReason(
+        fingerprint=classify.fingerprint(("recompile", path, qualname, item.kind.kind), 0),
+        kind=item.kind.kind,
+        guard=shorten(item.guard.text),
+        count=len(item.seen),
+        dynamic=_is_dynamic(item),
+        cause=item.kind.cause_for(item.guard),
+        advice=item.kind.advice_for(item.guard),
+        line=line,
+        code=shorten(text, 200),
     )
 
 

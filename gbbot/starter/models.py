@@ -184,16 +184,7 @@ def candidates(scan: Scan) -> list[ModelCandidate]:
     registries = {module for module, _ in scan.registered}
 
     shown = list(dict.fromkeys(name for name, _ in scan.shown))
-
-    def place(fc: tuple[FileFacts, ClassFacts]) -> tuple:
-        """(its place in the README, among the exports, its path and line): the README names a
-        class as it imports it (`vit_pytorch.ViT`), or bare when the block imports nothing."""
-        (facts, cls), unknown = fc, (len(public), "")
-        exported, module = public.get(f"{facts.module}.{cls.name}", unknown)
-        names = {cls.name, f"{facts.module}.{cls.name}", f"{module}.{cls.name}"}
-        readme = next((i for i, name in enumerate(shown) if name in names), len(shown))
-        return readme, exported, facts.path, cls.line
-
+    place = functools.partial(_place, public=public, shown=shown)
     # whole models, and those the README builds or the package exports though another class uses
     # them; the README's first, then the exported ones
     users = _users(files)
@@ -216,6 +207,16 @@ def candidates(scan: Scan) -> list[ModelCandidate]:
     for built in factories.values():
         found += _smallest(built, public)
     return _unique(found)
+
+
+def _place(fc: tuple[FileFacts, ClassFacts], public: dict[str, tuple[int, str]], shown: list[str]) -> tuple:
+    """(its place in the README, among the exports, its path and line): the README names a class
+    as it imports it (`vit_pytorch.ViT`), or bare when the block imports nothing."""
+    (facts, cls), unknown = fc, (len(public), "")
+    exported, module = public.get(f"{facts.module}.{cls.name}", unknown)
+    names = {cls.name, f"{facts.module}.{cls.name}", f"{module}.{cls.name}"}
+    readme = next((i for i, name in enumerate(shown) if name in names), len(shown))
+    return readme, exported, facts.path, cls.line
 
 
 def _unique(found: list[ModelCandidate]) -> list[ModelCandidate]:

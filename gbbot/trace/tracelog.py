@@ -291,18 +291,26 @@ def read_trace_lines(
         elif item.kind == "torch_version":
             version = _torch_version(item.payload) or version
             fmt = wording.format_for(version)  # torch logs its version before compiling anything
+        elif (raw := _break(item, fmt, rank, source, test_at)) is not None:
+            breaks.append(raw)
         else:
-            from_rank = rank if rank is not None else _envelope_rank(item.envelope)
-            raw = parse_break_message(item.payload or "", fmt, from_rank)
-            if raw is None:
-                problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
-            else:
-                raw = replace(raw, **_compile_of(item.envelope), log=source)
-                breaks.append(replace(raw, test=test_at(item.lineno)) if test_at else raw)
+            problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
     breaks.extend(fullgraph_failures(breaks, metrics, fmt))
     note = wording.support_note(version)
     problems.extend([f"{source}: {note}"] if note else [])
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))
+
+
+def _break(
+    item: logfiles.TraceRecord, fmt: wording.MessageFormat, rank: int | None, source: str, test_at: TestAt | None
+) -> RawBreak | None:
+    """A graph-break record → RawBreak, with its rank, compile, log and test (None: no reason)."""
+    from_rank = rank if rank is not None else _envelope_rank(item.envelope)
+    raw = parse_break_message(item.payload or "", fmt, from_rank)
+    if raw is None:
+        return None
+    raw = replace(raw, **_compile_of(item.envelope), log=source)
+    return replace(raw, test=test_at(item.lineno)) if test_at else raw
 
 
 def _compile_of(envelope: dict) -> dict[str, int | None]:
