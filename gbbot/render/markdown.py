@@ -640,13 +640,6 @@ def recompile_lines(report: Report) -> RecompileLines:
 def render(report: Report, options: Options = Options()) -> str:
     diff = report.diff
     deltas = {e.name: e for e in diff.entrypoints} if diff else {}
-
-    def graph_delta(name: str) -> str:
-        entry = deltas.get(name)
-        if entry is None or entry.no_baseline or entry.graph_delta is None:
-            return "—"
-        return f"{entry.graph_delta:+d}" if entry.graph_delta else "0"
-
     s = sort(report)
     shown = s.shown if options.max_items is None else s.shown[: options.max_items]
     recompiles = recompile_lines(report)
@@ -663,39 +656,53 @@ def render(report: Report, options: Options = Options()) -> str:
         lost_baseline=lost_baseline_lines(report),
         shared_failures=shared_failure_lines(report),
         notes=notes(report, options),
-        status_icon=STATUS_ICON,
-        distinct_breaks=lambda e: counts.distinct(b for b in e.breaks if not b.ignored),
-        graph_delta=graph_delta,
+        graph_delta=lambda name: _graph_delta(deltas.get(name)),
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
-        compile_error=lambda error: compile_error_words(error, html_text, html_text, explained=False),
-        failure_text=failure_text,
         entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or words.no_baselines(report.diff)),
         table_title="New graph breaks" if diff else "Graph breaks",
         shown=shown,
         more=len(s.shown) - len(shown),
         folds_first=first,
         folds_last=last,
-        what=what,
-        where=lambda brk: where(brk, options.links),
-        one_line=lambda brk: one_line(statement(brk)),
-        statement=statement,
-        todo=lambda item: todo(item, options),
-        frame_note=lambda item: frame_note(item, options.links),
-        eager=lambda item: eager_words(item, options.links),
-        stack=lambda brk: stack_lines(brk, options.links),
-        explanation=advice.curated_explanation,
-        reading=lambda item: more_reading(item, options),
         recompiles_shown=recompiles.shown,
         recompiles_as_on_base=recompiles.as_on_base,
         recompiles_settled=recompiles.settled,
-        recompile_advice=recompile_advice,
         recompiled_after=lambda brk: [line for line in recompiles.shown if line.by_break == brk],
         recompile_doc=recompile.load_rules().doc_url,
         verdict=words.verdict(counts.counts(report), report.diff is not None, md_code),
         footer=options.footer,
-        plural=plural,
+        **_wording(options),
     )
     return tidy(text.strip() + "\n")
+
+
+def _graph_delta(entry: EntrypointDiff | None) -> str:
+    """An entrypoint's change in graphs against the base; a dash where it was not compared."""
+    if entry is None or entry.no_baseline or entry.graph_delta is None:
+        return "—"
+    return f"{entry.graph_delta:+d}" if entry.graph_delta else "0"
+
+
+def _wording(options: Options) -> dict[str, object]:
+    """What the template calls to word one break or entrypoint, under these options."""
+    return {
+        "status_icon": STATUS_ICON,
+        "distinct_breaks": lambda e: counts.distinct(b for b in e.breaks if not b.ignored),
+        "compile_error": lambda error: compile_error_words(error, html_text, html_text, explained=False),
+        "failure_text": failure_text,
+        "what": what,
+        "where": lambda brk: where(brk, options.links),
+        "one_line": lambda brk: one_line(statement(brk)),
+        "statement": statement,
+        "todo": lambda item: todo(item, options),
+        "frame_note": lambda item: frame_note(item, options.links),
+        "eager": lambda item: eager_words(item, options.links),
+        "stack": lambda brk: stack_lines(brk, options.links),
+        "explanation": advice.curated_explanation,
+        "reading": lambda item: more_reading(item, options),
+        "recompile_advice": recompile_advice,
+        "plural": plural,
+    }
 
 
 def recompile_advice(rc: Recompilation, reason: object) -> str:
