@@ -405,25 +405,7 @@ def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
     it (`breaks`: the report's), a fixed or hidden one the base's record the JSON carries; a
     fingerprint with no record to take is not read (a hand-made JSON's)."""
     kept = [{k: v for k, v in e.items() if k not in RETIRED} for e in data.get("entrypoints", ())]
-    first = {b.fingerprint: b for b in reversed(breaks)}  # each fingerprint's first record
-    at = {b.fingerprint: b for b in breaks}
-    by = data.get("hidden_by", {})
-
-    def on_head(state: ChangeState) -> list[Change]:
-        return [Change(first[f], state) for f in data.get(state.value, ()) if f in first]
-
-    def gone(state: ChangeState) -> list[Change]:
-        listed = set(data.get(state.value, ()))
-        found = (_break(b) for b in data.get(f"{state.value}_breaks", ()))
-        return [Change(b, state, hidden_by=at.get(by.get(b.fingerprint, ""))) for b in found if b.fingerprint in listed]
-
-    changes = (
-        *on_head(ChangeState.NEW),
-        *gone(ChangeState.FIXED),
-        *on_head(ChangeState.PERSISTING),
-        *gone(ChangeState.HIDDEN),
-        *on_head(ChangeState.REVEALED),
-    )
+    changes = _overall(data, breaks)
     records = {c.fingerprint: c.brk for c in changes}
     each = [
         Change(records[f], s, (e["name"],))
@@ -447,6 +429,29 @@ def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
         else None,
         dependencies=_dependencies(data["dependencies"]) if "dependencies" in data else None,
         compared=compared,
+    )
+
+
+def _overall(data: dict, breaks: tuple[GraphBreak, ...]) -> tuple[Change, ...]:
+    """The diff's changes, one per break, from v1's overall lists (see _diff)."""
+    first = {b.fingerprint: b for b in reversed(breaks)}  # each fingerprint's first record
+    at = {b.fingerprint: b for b in breaks}
+    by = data.get("hidden_by", {})
+
+    def on_head(state: ChangeState) -> list[Change]:
+        return [Change(first[f], state) for f in data.get(state.value, ()) if f in first]
+
+    def gone(state: ChangeState) -> list[Change]:
+        listed = set(data.get(state.value, ()))
+        found = (_break(b) for b in data.get(f"{state.value}_breaks", ()))
+        return [Change(b, state, hidden_by=at.get(by.get(b.fingerprint, ""))) for b in found if b.fingerprint in listed]
+
+    return (
+        *on_head(ChangeState.NEW),
+        *gone(ChangeState.FIXED),
+        *on_head(ChangeState.PERSISTING),
+        *gone(ChangeState.HIDDEN),
+        *on_head(ChangeState.REVEALED),
     )
 
 
