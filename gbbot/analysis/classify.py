@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from gbbot.analysis import labels, triggers
+from gbbot.analysis import labels
 from gbbot.analysis.source import SourceMap
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import BreakMessage, Category, CompileError, Frame, GraphBreak, LibrarySite, Origin, RawBreak
@@ -465,10 +465,11 @@ def classify(
 
 
 def _recipe(root: BreakMessage, rule: Rule | None) -> str | None:
-    """The recipe whose trigger takes the break's GB id (the rule's, for a message the registry
-    gave no id); the label then asks the statement (gbbot/analysis/labels.py)."""
-    trigger = triggers.by_id(root.gb_id or (rule.gb_id if rule else None))
-    return trigger.recipe if trigger else None
+    """The recipe that takes the break's GB id (the rule's, for a message the registry gave no
+    id); the label then asks the statement (gbbot/analysis/labels.py)."""
+    from gbbot import recipes  # LibCST: loaded when a break is classified, not by every reader of reports
+
+    return recipes.by_id(root.gb_id or (rule.gb_id if rule else None))
 
 
 def occurrences(raws: Iterable[RawBreak]) -> int:

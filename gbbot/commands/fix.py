@@ -19,8 +19,8 @@ from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
-from gbbot.fix.recipes import RECIPES
 from gbbot.fix.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
+from gbbot.recipes import RECIPES
 from gbbot.render import markdown, width
 
 GB_ID_RE = re.compile(r"GB\d{4}", re.IGNORECASE)

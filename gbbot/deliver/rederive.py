@@ -15,8 +15,9 @@ from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.model import GraphBreak, Report
 from gbbot.deliver.patchcheck import Dropped
 from gbbot.deliver.sources import SourceReader, Unreadable
-from gbbot.fix import engine, plan, scaffold
-from gbbot.fix.recipes import choices
+from gbbot.fix import plan, scaffold
+from gbbot.recipes import choices
+from gbbot.recipes.base import SourceError
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def derive(
             found, _ = plan.candidates(brk, text, reader, (*paths, *result.paths))
     except plan.Unpatchable as exc:
         return str(exc)
-    except engine.SourceError as exc:
+    except SourceError as exc:
         return f"{brk.file} does not parse at the PR's head ({exc})"
     match = next((c for c in found if (c.recipe.id, c.recipe.variant) == (result.recipe, result.variant)), None)
     if match is None:

@@ -13,8 +13,8 @@ from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, Planned
-from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.verify import Goal, Judgement
+from gbbot.recipes.base import Recipe
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, InPlace, put_in_place, write_all
 from gbbot.fix.batch import Scope, Trial, verify_all
-from gbbot.fix.engine import SourceError
 from gbbot.fix.measure import measure
 from gbbot.fix.patch import FilePatch, original_line
 from gbbot.fix.present import BYSTANDERS
@@ -52,6 +51,7 @@ from gbbot.fix.verify import (
     settled,
 )
 from gbbot.fix.workspace import copy_reader, library_lookup, python_files
+from gbbot.recipes.base import SourceError
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
 

@@ -7,18 +7,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gbbot.analysis import triggers
-from gbbot.analysis.branches import decides_branch
 from gbbot.analysis.classify import normalise_code
-from gbbot.analysis.labels import ITEM_ID, statement_of
+from gbbot.analysis.labels import ITEM_ID
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
-from gbbot.fix import advice, engine, override, scaffold
+from gbbot.fix import advice, override, scaffold
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.recipes import choices, variants
-from gbbot.fix.recipes.base import BreakSite, Recipe
 from gbbot.fix.sites import CompileSite, describe, search, unresolved_site
+from gbbot.recipes import by_id, choices, engine, takes, variants
+from gbbot.recipes.base import BreakSite, Recipe, SourceError, wrapped
+from gbbot.recipes.branches import decides_branch
 
 
 class Unpatchable(Exception):
@@ -121,21 +120,21 @@ def candidates(
     `torch.compile` calls that compile the break's frame, searched in `paths`), in preference
     order, and why the others do not (SourceError when the break's file does not parse). Two
     recipes writing the same patch count once."""
+    wrapped(text)  # SourceError when it does not parse
     found: list[Candidate] = []
     fed = brk.gb_id == ITEM_ID and decides_branch(text, brk.line)
     why_not: list[str] = [BRANCH_FED] if fed else []
     reader = _remembered(read or (lambda _path: text))
     family = recipe_family(brk, text)
-    statement = statement_of(brk, source_map(text))
     for chosen in choices(family):
         recipe = _for_break(chosen, brk)
         if recipe is None:
             continue
-        if not recipe.trigger.accepts(statement):  # the label said the same: no promise to keep
+        if not takes(recipe.id, text, brk.line, brk.statement or brk.code):  # as the label: no promise to keep
             if recipe in variants(family):
                 why_not.append(f"line {brk.line} is not a pattern the {recipe.id} recipe rewrites ({recipe.title})")
             continue
-        if getattr(recipe, "at_compile_site", False):
+        if recipe.at_compile_site:
             if getattr(recipe, "flag", None) == SCALARS and fed:
                 continue
             at_compile, why = _at_compile_site(brk, recipe, reader, paths)
@@ -171,8 +170,7 @@ def recipe_family(brk: GraphBreak, text: str) -> str | None:
     variants then only say why not). An `.item()` whose number decides a branch says so instead."""
     if brk.fix or brk.gb_id is None or (brk.gb_id == ITEM_ID and decides_branch(text, brk.line)):
         return brk.fix
-    own = triggers.by_id(brk.gb_id)
-    return own.recipe if own else None
+    return by_id(brk.gb_id)
 
 
 def _written(candidate: Candidate) -> tuple[tuple[str, str], ...]:
@@ -308,7 +306,7 @@ def _applied(brk: GraphBreak, recipe: type[Recipe], sites: Sequence[CompileSite]
         text = read(path)
         try:
             outcome = engine.apply(text, [engine.Request(f"{s.line}", recipe, BreakSite(s.line)) for s in here])
-        except engine.SourceError:
+        except SourceError:
             continue
         if outcome.applied:
             patches.append(FilePatch(path, text, outcome.after))
@@ -334,7 +332,7 @@ def _call_site(
         raise _NoPatch(stale)
     try:
         return (*candidates(brk, text, read, paths), recipe_family(brk, text))
-    except engine.SourceError as exc:
+    except SourceError as exc:
         raise _NoPatch(f"{brk.file} does not parse ({exc}); nothing in it is patched") from None
 
 
@@ -377,7 +375,7 @@ def library_settings(
     `capture_dynamic_output_shape_ops`), each at the compiles in the user's code that trace the
     break's frame; and why none is tried, where one was meant to be."""
     family = _setting_family(brk)
-    settings = [v for v in variants(family) if getattr(v, "at_compile_site", False)]
+    settings = [v for v in variants(family) if v.at_compile_site]
     site = brk.library_site
     text = lookup(site.path) if site else None
     if not settings or site is None:
@@ -407,15 +405,14 @@ SETTING_FAMILY = {"GB0033": "item"}
 def _setting_family(brk: GraphBreak) -> str | None:
     """The recipe whose compile-site settings a break inside a library may get: its GB id's, or
     the one its message's setting belongs to."""
-    own = triggers.by_id(brk.gb_id)
-    return own.recipe if own else SETTING_FAMILY.get(brk.gb_id or "")
+    return by_id(brk.gb_id) or SETTING_FAMILY.get(brk.gb_id or "")
 
 
 def library_setting_recipes(brk: GraphBreak) -> tuple[type[Recipe], ...]:
     """The compile-site settings a break inside a library may get."""
     if brk.origin is not Origin.THIRD_PARTY or brk.library_site is None:
         return ()
-    return tuple(v for v in variants(_setting_family(brk)) if getattr(v, "at_compile_site", False))
+    return tuple(v for v in variants(_setting_family(brk)) if v.at_compile_site)
 
 
 def library_setting(

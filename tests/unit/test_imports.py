@@ -92,7 +92,7 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def unit(module: str) -> str:
-    """A module's package inside gbbot (gbbot.fix.recipes.item → gbbot.fix); a top-level module
+    """A module's package inside gbbot (gbbot.fix.plan → gbbot.fix); a top-level module
     is a unit of its own."""
     parts = module.split(".")
     return ".".join(parts[:2])

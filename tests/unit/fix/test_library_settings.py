@@ -10,10 +10,11 @@ from dataclasses import replace
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Frame, FrameRef, LibrarySite, Origin
 from gbbot.deliver import rederive
-from gbbot.fix import engine, plan
-from gbbot.fix.recipes.base import BreakSite
-from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored
+from gbbot.fix import plan
 from gbbot.fix.sites import search
+from gbbot.recipes import engine
+from gbbot.recipes.base import BreakSite
+from gbbot.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored
 from tests.builders import graph_break
 
 LIBRARY = """\

@@ -10,8 +10,8 @@ from gbbot.core.fixes import Counts, FixStatus
 from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, LibrarySite, Origin, RunOutcome, Status
 from gbbot.fix import batch
 from gbbot.fix.plan import Candidate, Planned
-from gbbot.fix.recipes.logger import LoggerGuard
 from gbbot.fix.verify import Judgement, Observation, judge, no_better
+from gbbot.recipes.logger import LoggerGuard
 from tests.builders import graph_break
 
 CALL = Entrypoint("fwd", call="m:f")

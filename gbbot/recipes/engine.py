@@ -7,7 +7,6 @@ replacements name (reusing an existing `import torch as T`), and returns the new
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -18,12 +17,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gbbot.core import source_limits
-from gbbot.fix.recipes.base import BreakSite, Edit, Names, Recipe
-
-
-class SourceError(Exception):
-    """The file does not parse: nothing in it is patched."""
+from gbbot.recipes.base import BreakSite, Edit, Names, Recipe, wrapped
 
 
 @dataclass(frozen=True)
@@ -57,25 +51,6 @@ def torch_names(module: cst.Module) -> Names:
                 if dotted == "torch" or (dotted.startswith("torch.") and alias.asname is None):
                     return Names("torch", True)
     return Names("torch", False)
-
-
-def parse(source: str) -> cst.Module:
-    """`source` as LibCST's tree; SourceError when it does not parse or is refused before LibCST
-    sees it (core/source_limits: deeper or larger than LibCST survives)."""
-    refused = source_limits.refusal(source)
-    if refused:
-        raise SourceError(refused)
-    try:
-        return cst.parse_module(source)
-    except (RecursionError, MemoryError):
-        raise SourceError("it nests deeper than gbbot parses") from None
-    except cst.ParserSyntaxError as exc:
-        where, message = f"line {exc.raw_line}, column {exc.raw_column}", exc.message
-    try:  # Python's own parser names the place better (LibCST's tokenizer says "line 1" for some)
-        ast.parse(source)
-    except SyntaxError as exc:
-        where, message = f"line {exc.lineno}", exc.msg
-    raise SourceError(f"{where}: {message}")
 
 
 class _Replace(cst.CSTTransformer):
@@ -203,7 +178,7 @@ def _collect(
 
 def apply(source: str, requests: Sequence[Request]) -> Outcome:
     """Run every request's recipe on `source` and apply the edits that do not collide."""
-    wrapper = MetadataWrapper(parse(source))
+    wrapper = wrapped(source)
     names = torch_names(wrapper.module)
     edits, applied, missed = _collect(wrapper, names, requests)
     if not edits:

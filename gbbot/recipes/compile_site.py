@@ -20,8 +20,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.branches import decides_branch
 
 COMPILE = "torch.compile"
 
@@ -48,8 +48,13 @@ class CompileSiteConfig(Recipe):
     is turned on in the statement before the compile, for the rest of the process."""
 
     flag: ClassVar[str]
-    at_compile_site: ClassVar[bool] = True
+    at_compile_site = True
     imports: ClassVar[tuple[str, ...]] = ("torch",)  # what the setting's text names
+
+    @classmethod
+    def matches(cls, source: str, line: int, code: str) -> bool:
+        """A setting takes every break of its kind: it is written where the frame is compiled."""
+        return True
 
     def value(self) -> str:
         """The setting's value, as code."""
@@ -292,7 +297,8 @@ LOOK_ALIKES = (
 
 
 class ItemCaptureScalars(CompileSiteConfig):
-    trigger = triggers.ITEM
+    id = "item"
+    gb_ids = ("GB0124",)
     variant = "capture_scalar_outputs"
     flag = "capture_scalar_outputs"
     title = "turn on `capture_scalar_outputs` for the compile that traces it"
@@ -304,6 +310,13 @@ class ItemCaptureScalars(CompileSiteConfig):
         "function runs. Results are unchanged, but code that branches on the scalar can then hit a "
         "data-dependent error instead of a graph break."
     )
+
+    @classmethod
+    def matches(cls, source: str, line: int, code: str) -> bool:
+        """An `.item()` whose number decides no branch: capturing one that does would only move
+        the break to the `if` (data-dependent branching)."""
+        return not decides_branch(source, line)
+
     examples = _examples(
         "capture_scalar_outputs", "return x / x.sum().item()", "n = x.sum().item()", "capture_dynamic_output_shape_ops"
     )
@@ -323,7 +336,8 @@ class ItemCaptureScalars(CompileSiteConfig):
 
 
 class DynamicShapeCaptureOps(CompileSiteConfig):
-    trigger = triggers.DYNAMIC_SHAPE
+    id = "dynamic_shape"
+    gb_ids = ("GB0036",)
     variant = "capture_dynamic_output_shape_ops"
     flag = "capture_dynamic_output_shape_ops"
     title = "turn on `capture_dynamic_output_shape_ops` for the compile that traces it"
@@ -346,7 +360,8 @@ class RnnAllowed(CompileSiteConfig):
     setting and calls the support experimental, so the fix is confirmed with the backend the code
     names before it is kept (fix/confirm.py)."""
 
-    trigger = triggers.RNN
+    id = "rnn"
+    gb_ids = ("GB0014",)
     variant = "allow_rnn"
     flag = "allow_rnn"
     title = "turn on `allow_rnn` for the compile that traces it"
@@ -369,7 +384,9 @@ class LoggerIgnored(CompileSiteConfig):
     `ignore_logger_methods` is an alias) for the compile that traces it. `method` is the logger
     method the break's line calls (`warning`, `warning_once`); `for_code` makes the recipe for one."""
 
-    trigger = triggers.LOGGER
+    id = "logger"
+    gb_ids = ("GB0291",)
+    leads = True
     variant = "ignore_logging_functions"
     flag = "ignore_logging_functions"
     method: ClassVar[str] = "warning"
@@ -431,6 +448,10 @@ class LoggerIgnored(CompileSiteConfig):
         ),
     )
     untouched = LOOK_ALIKES
+
+    @classmethod
+    def matches(cls, source: str, line: int, code: str) -> bool:
+        return _called_method(code) is not None
 
     def value(self) -> str:
         return f"{{logging.Logger.{self.method}}}"

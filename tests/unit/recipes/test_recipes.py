@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.fix import engine
-from gbbot.fix.recipes import RECIPES, all_variants
-from gbbot.fix.recipes.base import MARKER, BreakSite, Recipe, code
-from gbbot.fix.recipes.deepcopy import DeepcopyClone
-from gbbot.fix.recipes.print_call import PrintGuard
-from gbbot.fix.recipes.skipped_call import SkippedCallGuard
+from gbbot.recipes import RECIPES, all_variants, engine
+from gbbot.recipes.base import MARKER, BreakSite, Recipe, SourceError, code
+from gbbot.recipes.deepcopy import DeepcopyClone
+from gbbot.recipes.print_call import PrintGuard
+from gbbot.recipes.skipped_call import SkippedCallGuard
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -138,7 +137,7 @@ def test_a_fix_that_would_drop_a_comment_is_not_offered():
 
 
 def test_a_syntax_error_is_a_source_error():
-    with pytest.raises(engine.SourceError, match="line 2"):
+    with pytest.raises(SourceError, match="line 2"):
         engine.apply("def f(x):\n    print(x  # BREAK\n", [engine.Request("k", PrintGuard, BreakSite(2))])
 
 
