@@ -14,13 +14,15 @@ line marked `# BREAK` is that compile call.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import ClassVar
 
 import libcst as cst
 import libcst.matchers as m
+import yaml
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Example, Recipe, code, example
 from gbbot.recipes.branches import decides_branch
 
 COMPILE = "torch.compile"
@@ -175,111 +177,15 @@ def _defines_function(module: cst.Module, name: str) -> bool:
     return any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body)
 
 
-def _examples(flag: str, expr: str, before_line: str, other: str) -> tuple:
-    """The shapes every compile-site recipe handles: an immediate call, a decorator, a kept
-    compiled module, a module compiling itself, and a compile an earlier fix wrapped already
-    (`other` is the setting that fix turned on)."""
-    return (
-        example(
-            """
-            import torch
+EXAMPLES = Path(__file__).parent.parent / "data" / "compile_site_examples.yaml"
 
 
-            def build(model):
-                model = torch.compile(model)  # BREAK
-                model.eval()
-                return model
-            """,
-            f"""
-            import torch
-
-
-            def build(model):
-                torch._dynamo.config.{flag} = True
-                model = torch.compile(model)  # BREAK
-                model.eval()
-                return model
-            """,
-        ),
-        example(
-            """
-            def train(model, batch):
-                # compile once
-                model.compile(mode="default")  # BREAK
-                return model(batch)
-            """,
-            f"""
-            import torch
-
-            def train(model, batch):
-                # compile once
-                torch._dynamo.config.{flag} = True
-                model.compile(mode="default")  # BREAK
-                return model(batch)
-            """,
-        ),
-        example(
-            f"""
-            import torch
-
-
-            def run(v, batch):
-                return torch._dynamo.config.patch({other}=True)(torch.compile(v))(batch)  # BREAK
-            """,
-            f"""
-            import torch
-
-
-            def run(v, batch):
-                return torch._dynamo.config.patch({other}=True, {flag}=True)(torch.compile(v))(batch)  # BREAK
-            """,
-        ),
-        example(
-            f"""
-            import torch
-
-
-            def normalise(x):
-                {expr}
-
-
-            def run(x):
-                return torch.compile(normalise)(x)  # BREAK
-            """,
-            f"""
-            import torch
-
-
-            def normalise(x):
-                {expr}
-
-
-            def run(x):
-                return torch._dynamo.config.patch({flag}=True)(torch.compile(normalise))(x)  # BREAK
-            """,
-        ),
-        example(
-            f"""
-            import torch as T
-
-
-            @T.compile(dynamic=False)  # BREAK
-            def normalise(x):
-                {before_line}
-                return x * 2
-            """,
-            f"""
-            import torch as T
-
-
-            @T._dynamo.config.patch({flag}=True)
-            @T.compile(dynamic=False)  # BREAK
-            def normalise(x):
-                {before_line}
-                return x * 2
-            """,
-        ),
-    )
+def _examples(flag: str, expr: str, before_line: str, other: str) -> tuple[Example, ...]:
+    """The shapes every compile-site recipe handles (gbbot/data/compile_site_examples.yaml), for
+    the setting `flag`; `other` is the setting an earlier fix turned on."""
+    fields = {"flag": flag, "expr": expr, "before_line": before_line, "other": other}
+    found = yaml.safe_load(EXAMPLES.read_text(encoding="utf-8"))["examples"]
+    return tuple(Example(e["before"].format(**fields), e["after"].format(**fields)) for e in found)
 
 
 LOOK_ALIKES = (
