@@ -264,7 +264,7 @@ class RnnAllowed(CompileSiteConfig):
     """An `nn.LSTM`, `nn.GRU` or `nn.RNN` module, which Dynamo does not trace unless told to (most
     often inside a library model: an audio codec's LSTM). torch's own hint for the break names the
     setting and calls the support experimental, so the fix is confirmed with the backend the code
-    names before it is kept (fix/confirm.py)."""
+    names before it is kept (fix/trials.py)."""
 
     id = "rnn"
     gb_ids = ("GB0014",)
