@@ -310,7 +310,13 @@ COMPILE_OPTIONS = {
     "dynamo": "a mapping of Dynamo settings, e.g. {capture_scalar_outputs: true}",
 }
 # the Dynamo settings a model: entrypoint's compile may turn on (gbbot's own compile-site fixes)
-DYNAMO_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "ignore_logging_functions")
+DYNAMO_SETTINGS = (
+    "capture_scalar_outputs",
+    "capture_dynamic_output_shape_ops",
+    "allow_rnn",
+    "nested_graph_breaks",
+    "ignore_logging_functions",
+)
 LISTS = ("ignore_logging_functions",)
 
 

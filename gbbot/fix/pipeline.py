@@ -22,6 +22,7 @@ from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, InPlace, put_in_place, write_all
 from gbbot.fix.batch import Scope, Trial, verify_all
+from gbbot.fix.compiles import ConfigFile
 from gbbot.fix.measure import measure
 from gbbot.fix.patch import FilePatch, original_line
 from gbbot.fix.rounds import Round
@@ -39,7 +40,7 @@ from gbbot.fix.verify import (
     never,
     settled,
 )
-from gbbot.fix.workspace import copy_reader, library_lookup, python_files
+from gbbot.fix.workspace import config_path, copy_reader, library_lookup, python_files
 from gbbot.recipes.base import SourceError
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
@@ -91,10 +92,11 @@ class FixRun:
         return tuple({b.fingerprint: b for b in [*self.report.breaks, *later, *self.left]}.values())
 
 
-def _trials(scratch: Scratch, config: Config, options: FixOptions) -> Trials:
-    backend = options.backend or default_backend(config)
+def _trials(root: Path, scratch: Scratch, config: Config, options: FixOptions) -> Trials:
+    backend = options.backend or default_backend(config, scratch.base / "inductor")
     compare = options.compare or ChildComparer(scratch.root, scratch.base / "compare", config, backend)
-    return Trials(scratch, config, options.mode, options.jobs, backend, compare, options.progress)
+    where = config_path(root, config)
+    return Trials(scratch, config, options.mode, options.jobs, backend, compare, options.progress, where)
 
 
 def _start(root: Path, trials: Trials, options: FixOptions, given: Report | None) -> Report:
@@ -153,7 +155,7 @@ def _round(
     originals, current = texts
     scope = Scope(report, ctx.config)
     lookup = library_lookup(ctx.root, ctx.config)
-    planned, others = planning.plan(found, ctx.read, lookup, ctx.paths)
+    planned, others = planning.plan(found, ctx.read, lookup, ctx.paths, _config_file(ctx))
     later = functools.partial(fixable_later, ctx.read) if number < ctx.options.rounds else never
     ctx.trials.begin_round(number, Lens(later, functools.partial(_in_original, originals, current)))
     verified = verify_all(planned, scope, ctx.trials.attempt, ctx.options.progress)
@@ -168,6 +170,15 @@ def _round(
         return results, None
     in_place = put_in_place(scope, chosen, ctx.trials.keep, ctx.options.progress, ctx.trials.attempt)
     return [_left_out(r, in_place.dropped) for r in results], in_place
+
+
+def _config_file(ctx: Context) -> ConfigFile | None:
+    """The configuration as the scratch copy holds it now (a `model:` entry's setting goes there)."""
+    path = config_path(ctx.root, ctx.config)
+    try:
+        return ConfigFile(path, ctx.read(path)) if path else None
+    except planning.Unpatchable:
+        return None
 
 
 def _left_out(result: FixResult, dropped: dict[str, str]) -> FixResult:
@@ -257,7 +268,8 @@ def _bystanders(trials: Trials, report: Report, final: Sequence[FilePatch]) -> J
         with trials.without(final):
             trials.fill(missing, into=first)
     root = trials.scratch.root
-    paths = {str(root / p.path) for p in final} | {str((root / p.path).resolve()) for p in final}
+    code = [p for p in final if p.path != trials.config_file]  # a `compile:` option is its entry's alone
+    paths = {str(root / p.path) for p in code} | {str((root / p.path).resolve()) for p in code}
     names = sorted(n for n, run in first.items() if last.get(n, run) is run and _reads_any(run, paths))
     if not names:
         return None
@@ -301,7 +313,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
     """Find (or take) the breaks, verify a patch for each fixable one, and fix what those patches
     reveal in further rounds (at most `options.rounds`); apply on request."""
     with Scratch(root) as scratch:
-        trials = _trials(scratch, config, options)
+        trials = _trials(root, scratch, config, options)
         first_report = _start(root, trials, options, report)
         ctx = Context(root, config, options, trials, copy_reader(root, scratch.root), python_files(root))
         found = _selected(planning.found_breaks(first_report), options)

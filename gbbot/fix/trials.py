@@ -20,13 +20,14 @@ verdict out. Every run happens in one scratch copy, and the service owns what th
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from gbbot.backends.contract import Backend
-from gbbot.core.config import Config, Entrypoint
+from gbbot.core.config import Config, ConfigError, Entrypoint, parse_config
 from gbbot.core.model import Mode, Report, Status, Tool
 from gbbot.fix.batch import Trial
 from gbbot.fix.patch import FilePatch, original_line
@@ -116,9 +117,13 @@ class Trials:
         backend: Backend,
         compare: ResultComparer,
         progress: Callable[[str], None],
+        config_file: str | None = None,
     ) -> None:
         self.scratch, self.config, self.mode, self.jobs = scratch, config, mode, jobs
         self.backend, self.compare, self.progress = backend, compare, progress
+        self.config_file = config_file  # the configuration's path in the repository: a fix may edit it
+        self._configs: dict[str, Config] = {}
+        self._runs: dict[tuple, Observation] = {}  # (entrypoint, mode, patched texts it reads) → its run
         self.first: Runs = {}  # each entrypoint's run before any patch
         self.baseline: Runs = self.first  # the round's runs without its patches
         self.standing: Runs = {}  # the runs once the round's patches are in place
@@ -130,16 +135,72 @@ class Trials:
     # --- runs --------------------------------------------------------------------------------
 
     def observe(
-        self, names: Iterable[str], mode: Mode | None = None, jobs: int | None = None, time_calls: bool = False
+        self,
+        names: Iterable[str],
+        mode: Mode | None = None,
+        jobs: int | None = None,
+        time_calls: bool = False,
+        fresh: bool = False,
     ) -> tuple[Report, Runs]:
         """Run the named entrypoints that the configuration still has, in the scratch copy as it
-        stands (in the fix's mode unless told)."""
-        known = {e.name for e in self.config.entrypoints}
-        wanted = [n for n in names if n in known]
-        if not wanted:  # (check() would take "no names" for "all of them")
-            return Report(Tool(), None, self.mode or self.config.mode, None, ()), {}
-        mode = mode or self.mode
-        return observe(self.scratch, self.config, wanted, mode, jobs or self.jobs, self.backend, time_calls)
+        stands (in the fix's mode unless told). An entrypoint that already ran in this mode on the
+        same text of every patched file it reads is not run again (`fresh`: it is)."""
+        config = self._config()
+        mode = mode or self.mode or config.mode
+        wanted = [n for n in names if config.entrypoint(n) is not None]
+        keys = {n: self._state(n, mode) for n in wanted}
+        known = {} if fresh or time_calls else {n: self._runs[k] for n, k in keys.items() if k in self._runs}
+        missing = [n for n in wanted if n not in known]
+        if not missing:  # (check() would take "no names" for "all of them")
+            return Report(Tool(), None, mode, None, tuple(known[n].report for n in wanted)), known
+        report, runs = observe(self.scratch, config, missing, mode, jobs or self.jobs, self.backend, time_calls)
+        self._runs.update((keys[n], run) for n, run in runs.items())
+        runs = {**known, **runs}
+        ran = tuple(runs[n].report for n in wanted if n in runs)
+        return replace(report, entrypoints=ran), {n: runs[n] for n in wanted if n in runs}
+
+    def _state(self, name: str, mode: Mode) -> tuple:
+        """What a run of `name` in `mode` depends on that a patch may change: the text of each
+        patched file it reads (by its first run's record; every patched file when there is none)."""
+        first = self.first.get(name)
+        reads = first.outcome.reads if first is not None else None
+        root = self.scratch.root
+        known = reads is not None and not reads.overflow
+
+        def read_by(path: str) -> bool:
+            return (
+                not known
+                or path == self.config_file
+                or not {str(root / path), str((root / path).resolve())}.isdisjoint(reads.files)
+            )  # type: ignore[union-attr]
+
+        texts = []
+        for path, original in sorted(self.scratch.written.items()):
+            try:
+                now = (root / path).read_bytes()
+            except OSError:
+                now = b""
+            if now != original and read_by(path):  # (a file back as it was is no patch)
+                texts.append((path, hashlib.sha256(now).hexdigest()))
+        return name, mode, tuple(texts)
+
+    def _config(self) -> Config:
+        """The configuration as the scratch copy holds it (a patch may set a `model:` entry's
+        `compile:` option); the one given where it is not in the repository or does not load."""
+        if self.config_file is None:
+            return self.config
+        try:
+            text = (self.scratch.root / self.config_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return self.config
+        if not self._configs:
+            self._configs[text] = self.config  # the first read: the text the configuration came from
+        if text not in self._configs:
+            try:
+                self._configs[text] = parse_config(text, self.config.path)
+            except ConfigError:
+                self._configs[text] = self.config
+        return self._configs[text]
 
     def start(self, names: Sequence[str]) -> Report:
         """The first run of `names`, without any patch: the first round's baseline."""
@@ -235,7 +296,7 @@ class Trials:
             return
         runs = self.baseline if runs is None else runs
         self.progress(f"a second unpatched run of {', '.join(wanted)}, to see whether its result is reproducible…")
-        _report, again = self.observe(wanted)
+        _report, again = self.observe(wanted, fresh=True)
         for name in wanted:
             differs = changed_behaviour(runs[name], again[name], self.compare) if name in again else None
             self._unstable[name] = differs or ""

@@ -80,6 +80,7 @@ class Scratch:
         self.root = self.base / "tree"
         copy_tree(root, self.root)
         self._runs = 0
+        self.written: dict[str, bytes] = {}  # every file a patch was ever written to → its text before
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
@@ -98,6 +99,8 @@ class Scratch:
     def write(self, patches: Sequence[FilePatch], after: bool = True) -> None:
         for patch in patches:
             path = own_file(self.root, patch.path)
+            if patch.path not in self.written:
+                self.written[patch.path] = path.read_bytes() if path.exists() else b""
             path.write_text(patch.after if after else patch.before, encoding="utf-8", newline="")
             for stale in path.parent.glob(f"__pycache__/{path.stem}.*.pyc"):
                 stale.unlink(missing_ok=True)  # same size and second as before: never trust it
@@ -146,10 +149,15 @@ class Observation:
     outcome: RunOutcome
 
 
-def default_backend(config: Config) -> Backend:
+def default_backend(config: Config, inductor_cache: Path | None = None) -> Backend:
     """The backend the config's `runner:` names, as `gbbot check` uses it: a fix is verified
-    where the breaks were found. Rewritten files must never meet a stale .pyc from an earlier run."""
-    return backend_for(config.runner, pinned={"PYTHONDONTWRITEBYTECODE": "1"})
+    where the breaks were found. Rewritten files must never meet a stale .pyc from an earlier run.
+    `inductor_cache`: one Inductor cache for every run of one `gbbot fix` (its own, in its scratch
+    directory): the faithful runs of the same code compile once."""
+    pinned = {"PYTHONDONTWRITEBYTECODE": "1"}
+    if inductor_cache is not None:
+        pinned["TORCHINDUCTOR_CACHE_DIR"] = str(inductor_cache)
+    return backend_for(config.runner, pinned=pinned)
 
 
 def observe(

@@ -379,3 +379,73 @@ def _called_method(code: str) -> str | None:
     (the first line of a call spread over several lines too)."""
     found = CALLED_METHOD.search(code)
     return found[1] if found else None
+
+
+class SettingAtCall(CompileSiteConfig):
+    """Base of a setting turned on around the statement that calls the compiled model, not at its
+    compile: the compile is in a helper that other entrypoints share (`compiled(model)` in a
+    `build.py` every model's module calls), where a setting would reach every model compiled
+    there. `with torch._dynamo.config.patch(flag=True):` holds while the call runs, which is when
+    Dynamo traces. A statement already wrapped so (an earlier fix's) gets the setting joined."""
+
+    examples = (
+        example(
+            """
+            import torch
+
+            from app.build import compiled
+
+
+            def run(model, x):
+                model = compiled(model)
+                out = model(x)  # BREAK
+                return out
+            """,
+            """
+            import torch
+
+            from app.build import compiled
+
+
+            def run(model, x):
+                model = compiled(model)
+                with torch._dynamo.config.patch(capture_scalar_outputs=True):
+                    out = model(x)  # BREAK
+                return out
+            """,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        return None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        return None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if self.edits or not self.on_site(node):
+            return
+        block = self.parent(node)
+        wrapper = self.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        if isinstance(wrapper, cst.With) and len(block.body) == 1 and len(wrapper.items) == 1:  # type: ignore[union-attr]
+            call = wrapper.items[0].item
+            if isinstance(call, cst.Call) and _is_patch_call(call):
+                self._join(call)
+                return
+        body = cst.IndentedBlock([node.with_changes(leading_lines=())])
+        wrapped = cst.With([cst.WithItem(self._patch_call())], body, leading_lines=node.leading_lines)
+        self.record(node, wrapped, self.imports)
+
+
+def at_call(setting: type[CompileSiteConfig]) -> type[CompileSiteConfig]:
+    """`setting` turned on around the call of the compiled model (SettingAtCall)."""
+    flag = setting.flag
+    description = (
+        f"The `torch.compile` is in a helper other code shares, so the setting goes around the statement that "
+        f"calls the compiled model instead: `with torch._dynamo.config.patch({flag}=...):`, which holds while "
+        f"that call runs (when Dynamo traces) and reaches no other model compiled by the helper. "
+        f"{setting.description}"
+    )
+    title = f"turn on `{flag}` around the call of the compiled model"
+    attributes = {"variant": f"{setting.variant}_at_call", "title": title, "description": description}
+    return type(f"{setting.__name__}AtCall", (SettingAtCall, setting), attributes)

@@ -192,3 +192,21 @@ def test_two_breaks_on_one_statement_that_get_the_same_guard_share_one_edit():
     outcome = engine.apply(source, requests)
     assert outcome.applied == ("print", "item") and outcome.missed == ()
     assert outcome.after.count("if not torch.compiler.is_compiling():") == 1
+
+
+def test_a_setting_around_the_models_call_takes_a_second_setting_in_the_same_with():
+    from gbbot.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, SettingAtCall, at_call
+
+    (example,) = SettingAtCall.examples
+    scalars, shapes = at_call(ItemCaptureScalars), at_call(DynamicShapeCaptureOps)
+    line = next(n for n, text in enumerate(example.before.splitlines(), 1) if MARKER in text)
+    once = engine.apply(example.before, [engine.Request("a", scalars, BreakSite(line))])
+    assert once.after == example.after and scalars.variant == "capture_scalar_outputs_at_call"
+    both = engine.apply(
+        example.before, [engine.Request("a", scalars, BreakSite(line)), engine.Request("b", shapes, BreakSite(line))]
+    )
+    assert both.applied == ("a", "b")
+    joined = "with torch._dynamo.config.patch(capture_scalar_outputs=True, capture_dynamic_output_shape_ops=True):"
+    assert joined in both.after
+    again = engine.apply(once.after, [engine.Request("b", shapes, BreakSite(line + 1))])  # an earlier fix's with
+    assert joined in again.after and again.after.count("with ") == 1
