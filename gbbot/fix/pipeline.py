@@ -62,6 +62,7 @@ class FixOptions:
     rounds: int = rounding.DEFAULT_ROUNDS  # 1: fix only the breaks the first run shows
     measure: bool = False  # time each first-round verified fix, `repeat` faithful runs a side
     repeat: int = DEFAULT_REPEAT
+    inductor_cache: Path | None = None  # Inductor's cache kept between runs; None: one of this run's own
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class FixRun:
 
 
 def _trials(root: Path, scratch: Scratch, config: Config, options: FixOptions) -> Trials:
-    backend = options.backend or default_backend(config, scratch.base / "inductor")
+    backend = options.backend or default_backend(config, options.inductor_cache or scratch.base / "inductor")
     compare = options.compare or ChildComparer(scratch.root, scratch.base / "compare", config, backend)
     where = config_path(root, config)
     return Trials(scratch, config, options.mode, options.jobs, backend, compare, options.progress, where)
