@@ -420,7 +420,8 @@ def summary(
     observations = list(observations)
     removed = before.breaks - (after.breaks - revealed)
     across = f" across {len(observations)} entrypoints" if len(observations) > 1 else ""
-    parts = [f"removes {removed} break{'s' * (removed != 1)}{across}"]
+    verb = "removes" if removed >= 0 else "adds"
+    parts = [f"{verb} {abs(removed)} break{'s' * (abs(removed) != 1)}{across}"]
     if revealed:
         parts.append(f"reveals {revealed} that an eager frame hid")
     parts.append(f"graphs {before.graphs} → {after.graphs}")
@@ -428,6 +429,16 @@ def summary(
         parts.append(f"frames run eagerly {before.frames_skipped} → {after.frames_skipped}")
     parts.append("outputs differ" if changed else _equal_phrase(observations))
     return "; ".join(parts)
+
+
+def _new_breaks(
+    name: str, found: Sequence[GraphBreak], before: Observation, after: Observation, to_base: LineMap
+) -> str | None:
+    """The breaks a patched run of `name` shows new, in a few words: the first, and how many more."""
+    other_kind = changed_kind(found, before, after)
+    shown = list(dict.fromkeys(_short(b, to_base) for b in found if b not in other_kind))
+    more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
+    return f"new break{'s' * bool(more)} in {name}: {shown[0]}{more}" if shown else None
 
 
 def judge(
@@ -450,9 +461,7 @@ def judge(
         found, shown = appeared_breaks(before[name], after[name], to_base)
         revealed.extend(shown)
         changed = changed or problem is not None
-        problems += [problem] if problem else []
-        other_kind = changed_kind(found, before[name], after[name])
-        problems += [f"new break in {name}: {_short(b, to_base)}" for b in found if b not in other_kind]
+        problems += [p for p in (problem, _new_breaks(name, found, before[name], after[name], to_base)) if p]
     instead: list[GraphBreak] = []
     for target, entrypoints in goals:
         problem = still_there(target, entrypoints, before, after)
@@ -463,8 +472,7 @@ def judge(
                 f"the break comes back as {_short(successor[0], to_base)} in {successor[1]}: "
                 "the patch renames it, it does not fix it"
             )
-        problem = problem or only_hidden(target, entrypoints, before, after, to_base)
-        problems += [problem] if problem else []
+        problems += [p for p in [problem or only_hidden(target, entrypoints, before, after, to_base)] if p]
     if goals and not problems:
         worse = no_better(old, new, revealed, later, to_base)
         problems += [worse] if worse else []
@@ -472,4 +480,4 @@ def judge(
     count = sum(b.count for b in revealed)
     text = summary(old, new, count, (after[n] for n in names), changed)
     fingerprints = tuple(dict.fromkeys(b.fingerprint for b in revealed))
-    return Judgement(not problems, "; ".join(problems), text, old, new, fingerprints, tuple(instead))
+    return Judgement(not problems, "; ".join(dict.fromkeys(problems)), text, old, new, fingerprints, tuple(instead))

@@ -88,6 +88,14 @@ def test_a_new_break_drops_the_patch():
     assert verdict.reason == "new break in fwd: GB0124 at m.py:3 (n = x.item())"
 
 
+def test_new_breaks_are_said_once_each_and_counted_not_listed_and_the_summary_says_they_were_added():
+    # timm's `.item()` range check: one patch, four new breaks on the lines it wrote
+    new = [brk(f"{n}" * 16, gb_id="GB0124", code=f"n{n} = x.item()", line=3 + n) for n in range(1, 5)]
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(*new)}, same)
+    assert verdict.reason == "new breaks in fwd: GB0124 at m.py:4 (n1 = x.item()) and 3 more"
+    assert verdict.summary.startswith("adds 3 breaks;")  # never "removes -3 breaks"
+
+
 def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not_held_against_it():
     loop = brk("d" * 16, gb_id="GB0025", code="torch._dynamo.graph_break()", frame_skipped=True)
     hidden = brk("e" * 16, code='print("after")')
