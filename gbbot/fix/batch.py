@@ -15,7 +15,6 @@ from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.verify import Goal, Judgement
 from gbbot.recipes.base import Recipe
-from gbbot.recipes.compile_site import NestedBreaks
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,6 @@ class Trial:
     patches: tuple[FilePatch, ...]
     goals: tuple[Goal, ...]
     names: tuple[str, ...]
-    cuts_graphs: bool = False  # a lever that leaves the breaks: it must cut the graphs instead
 
 
 # Put the trials' patches in place, re-run their entrypoints: one judgement per trial, and the runs.
@@ -119,14 +117,7 @@ class Work:
         return self.planned.candidates[self.index]
 
     def trial(self) -> Trial:
-        if leaves_the_break(self.candidate):
-            return Trial(self.candidate.patches, (), self.names, cuts_graphs=True)
         return Trial(self.candidate.patches, ((self.planned.brk, self.planned.entrypoints),), self.names)
-
-
-def leaves_the_break(candidate: Candidate) -> bool:
-    """The `nested_graph_breaks` lever: the break stays, the graphs around it join up."""
-    return issubclass(candidate.recipe, NestedBreaks)
 
 
 def pack(waiting: Sequence[Work]) -> list[Work]:
@@ -158,9 +149,6 @@ def advance(work: Work, judgement: Judgement, together: bool) -> Work | FixResul
     tried = (*work.tried, f"{work.candidate.recipe.variant}: {judgement.reason}")
     if work.index + 1 < len(work.planned.candidates):
         return replace(work, index=work.index + 1, alone=False, tried=tried)
-    otherwise = work.planned.otherwise
-    if otherwise is not None:  # the lever failed: the break keeps its advice or scaffold, and says so
-        return replace(otherwise, reason=f"{otherwise.reason}; {tried[-1]} (tried, not kept)")
     return _dropped(work.planned, judgement, work.names, tried)
 
 

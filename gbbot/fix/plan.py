@@ -19,7 +19,7 @@ from gbbot.fix.sites import CompileSite, Search, describe, search, unresolved_si
 from gbbot.recipes import by_id, choices, engine, takes, variants
 from gbbot.recipes.base import BreakSite, Recipe, SourceError, wrapped
 from gbbot.recipes.branches import decides_branch
-from gbbot.recipes.compile_site import NestedBreaks, SettingAtCall, at_call
+from gbbot.recipes.compile_site import SettingAtCall, at_call
 
 
 class Unpatchable(Exception):
@@ -80,14 +80,11 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Planned:
-    """A fixable break, the entrypoints it appeared in, and its candidates in preference order;
-    `otherwise`: what the break gets when none holds (its advice or scaffold, where the only
-    candidate is the `nested_graph_breaks` lever)."""
+    """A fixable break, the entrypoints it appeared in, and its candidates in preference order."""
 
     brk: GraphBreak
     entrypoints: tuple[str, ...]
     candidates: tuple[Candidate, ...]
-    otherwise: FixResult | None = None
 
 
 def found_breaks(report: Report) -> list[tuple[GraphBreak, tuple[str, ...]]]:
@@ -442,43 +439,6 @@ def plan_break(
     lookup: scaffold.SourceLookup,
     paths: Sequence[str] = (),
     compiles: Compiles = UNKNOWN,
-) -> Planned | FixResult:
-    """The break's candidates; where there are none and the break is in a function its frame
-    calls, the `nested_graph_breaks` lever (its advice or scaffold kept for when the lever fails)."""
-    planned = _planned(brk, entrypoints, read, lookup, paths, compiles)
-    if isinstance(planned, Planned) or planned.status is FixStatus.SKIPPED:
-        return planned
-    found = lever(brk, read, paths, lookup, compiles)
-    return planned if found is None else Planned(brk, entrypoints, (found,), otherwise=planned)
-
-
-def in_callee(brk: GraphBreak) -> bool:
-    """Is the break in a function its compiled frame calls (not in the frame's own code)?"""
-    frame = brk.frames[0] if brk.frames else None
-    site = brk.library_site
-    where = (site.path, site.function) if site else (brk.file, brk.function.rsplit(".", 1)[-1])
-    return frame is not None and brk.origin is not Origin.TORCH and where != (frame.file, frame.function)
-
-
-def lever(
-    brk: GraphBreak, read: FileReader, paths: Sequence[str], lookup: scaffold.SourceLookup, compiles: Compiles
-) -> Candidate | None:
-    """`nested_graph_breaks` at the compile of the break's frame, for a break in a callee."""
-    if not in_callee(brk):
-        return None
-    owners = (
-        {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None} if brk.library_site else None
-    )
-    return _at_compile_site(brk, NestedBreaks, read, paths, compiles, owners)[0]
-
-
-def _planned(
-    brk: GraphBreak,
-    entrypoints: tuple[str, ...],
-    read: FileReader,
-    lookup: scaffold.SourceLookup,
-    paths: Sequence[str],
-    compiles: Compiles,
 ) -> Planned | FixResult:
     if brk.origin is Origin.TORCH:
         return advice.advise(brk, "the break is inside torch itself; the options below are the documented ones")

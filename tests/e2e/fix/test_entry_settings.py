@@ -8,10 +8,7 @@ One project, one `gbbot fix --apply` (its run is shared by the tests):
   compiles `GPT`, in its `if __name__ == "__main__":` block, which neither entrypoint runs: nothing
   is written there;
 - `bench` compiles `Odd` in a way gbbot cannot follow, and `odd.py`'s only `torch.compile` is in
-  its `__main__` block: the break gets a one-line reason, no patch;
-- `clip`'s break is a data-dependent branch in a function its compiled `forward` calls: no recipe
-  removes it, so `nested_graph_breaks` is tried at its compile, and kept because the graphs around
-  the break join up (3 → 2), outputs equal, confirmed with Inductor.
+  its `__main__` block: the break gets a one-line reason, no patch.
 """
 
 from __future__ import annotations
@@ -84,33 +81,6 @@ FILES = {
         def run():
             return build(Odd())(torch.ones(2))
         """,
-    "tiny/clip.py": """
-        import torch
-        from torch import nn
-
-
-        def clip(x):
-            if x.abs().max() > 10:
-                x = x / 10
-            return x
-
-
-        class Clipped(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.a = nn.Linear(4, 4)
-                self.b = nn.Linear(4, 4)
-
-            def forward(self, x):
-                return self.b(clip(self.a(x)))
-
-
-        def run():
-            torch.manual_seed(0)
-            model = torch.compile(Clipped())
-            with torch.no_grad():
-                return model(torch.ones(2, 4))
-        """,
     ".gbbot.yml": """
         version: 1
         entrypoints:
@@ -121,7 +91,6 @@ FILES = {
             inputs: [{tensor: [2, 4]}]
           - {name: serve, call: 'tiny.serve:run'}
           - {name: bench, call: 'tiny.bench:run'}
-          - {name: clip, call: 'tiny.clip:run'}
         """,
 }
 
@@ -153,8 +122,7 @@ def test_a_model_entrys_setting_is_verified_in_its_compile_option_and_applied(ap
     config = (root / ".gbbot.yml").read_text()
     assert "    inputs: [{tensor: [2, 4]}]\n    compile: {dynamo: {capture_scalar_outputs: true}}\n" in config
     assert config.startswith("version: 1\nentrypoints:\n  # gbbot builds and compiles this one\n")  # kept as written
-    written = (done.stdout + done.stderr).split("gbbot fix: wrote ", 1)[1].splitlines()[0].split(", ")
-    assert set(written) == {"tiny/serve.py", "tiny/clip.py", ".gbbot.yml"}
+    assert "gbbot fix: wrote tiny/serve.py, .gbbot.yml" in done.stdout + done.stderr
 
 
 def test_the_setting_goes_to_the_compile_the_entrypoint_runs_not_a_main_block(applied) -> None:
@@ -172,12 +140,3 @@ def test_a_break_whose_only_compile_is_a_main_block_it_never_runs_gets_a_one_lin
         "that bench never run"
     )
     assert (root / "tiny/odd.py").read_text() == textwrap.dedent(FILES["tiny/odd.py"]).lstrip("\n")
-
-
-def test_a_break_in_a_callee_no_recipe_removes_gets_nested_graph_breaks_when_it_cuts_the_graphs(applied) -> None:
-    root, done = applied
-    (verdict,) = [line for line in done.stdout.splitlines() if line.startswith("# tiny/clip.py:6 nested")]
-    assert "verified: the break stays, resumed in its function;" in verdict and "graphs 3 → 2" in verdict
-    assert verdict.endswith("outputs equal; confirmed in faithful mode")
-    clip = (root / "tiny/clip.py").read_text()
-    assert "    torch._dynamo.config.nested_graph_breaks = True\n    model = torch.compile(Clipped())\n" in clip

@@ -6,18 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gbbot.core.config import Entrypoint
-from gbbot.core.fixes import Counts, FixResult, FixStatus
-from gbbot.core.model import (
-    Category,
-    EntrypointReport,
-    Frame,
-    FrameRef,
-    GraphBreak,
-    LibrarySite,
-    Origin,
-    RunOutcome,
-    Status,
-)
+from gbbot.core.fixes import Counts, FixStatus
+from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, LibrarySite, Origin, RunOutcome, Status
 from gbbot.fix import batch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.verify import Judgement, Observation, judge, no_better
@@ -240,22 +230,3 @@ def test_a_dropped_fix_gives_one_account_in_summary_reason_and_revealed():
     assert result.reason == "the break is still reported in train"
     assert result.summary.startswith("not kept (the break is still reported in train); the patched run: removes 2")
     assert result.revealed == ("aaaa", "bbbb")
-
-
-def test_the_nested_lever_that_does_not_cut_the_graphs_leaves_the_breaks_advice_and_says_it_was_tried():
-    from gbbot.fix.trials import Lens, judge_trial
-    from gbbot.recipes.compile_site import NestedBreaks
-
-    brk = graph_break(1, file="m.py", line=3, frames=(FrameRef("m.py", 1, "forward"),), function="clip")
-    advised = FixResult(brk.fingerprint, FixStatus.ADVICE, "m.py", 3, reason="no mechanical fix for this kind of break")
-    work = batch.Work(Planned(brk, ("fwd",), (Candidate(brk, NestedBreaks, ()),), otherwise=advised), ("fwd",))
-    trial = work.trial()
-    assert trial.goals == () and trial.cuts_graphs  # the break stays: no goal, the graphs must drop
-    same_graphs = judge_trial(trial, {"fwd": seen(TARGET)}, {"fwd": seen(TARGET)}, same, Lens())
-    assert not same_graphs.ok and "it did not cut the graphs (2 → 2" in same_graphs.reason
-    result = batch.advance(work, same_graphs, together=False)
-    assert result.status is FixStatus.ADVICE
-    assert result.reason.startswith("no mechanical fix for this kind of break; nested_graph_breaks: ")
-    assert result.reason.endswith("(tried, not kept)")
-    fewer = judge_trial(trial, {"fwd": seen(TARGET)}, {"fwd": seen(TARGET, graphs=1)}, same, Lens())
-    assert fewer.ok and fewer.summary.startswith("the break stays, resumed in its function; ")
