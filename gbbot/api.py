@@ -11,6 +11,7 @@ values, and raises `GbbotError` (gbbot/core/errors.py) for what a user can corre
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ from gbbot.checks import build as _build
 from gbbot.checks import interpreter as _interpreter
 from gbbot.checks import setup as _setup
 from gbbot.checks.baseline import RecordedBase
+from gbbot.checks.baseline import untouched as untouched_cache
 from gbbot.checks.head_and_base import (
     DiffOptions,
     DiffRun,
@@ -82,6 +84,7 @@ __all__ = [
     "setup",
     "setup_not_run",
     "try_models",
+    "untouched_cache",
     "write_report",
 ]
 
@@ -109,10 +112,13 @@ def interpreter_note(config: Config, report: Report) -> _interpreter.Note | None
     return _interpreter.note(config, report, os.environ)
 
 
-def try_models(root: Path, config: Config) -> dict[str, str]:
-    """`gbbot init`'s check: each `model:` entrypoint built and called once, uncompiled, in a child
-    (it runs the repository's code); those that failed, by name, with their error's last line."""
-    return _build.try_models(root, config.entrypoints)
+def try_models(
+    root: Path, candidates: Sequence[Mapping], settings: Mapping[str, object], wanted: int
+) -> dict[str, dict]:
+    """`gbbot init`'s builds: model candidates built small and called once, uncompiled, in a child
+    (it runs the repository's code), in order until `wanted` ran; by name, the checked config
+    values that ran, or the error."""
+    return _build.try_models(root, candidates, settings, wanted)
 
 
 def setup_not_run(root: Path, config: Config, report: Report, command: str = "check") -> str | None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from gbbot import __version__
 from gbbot.core.errors import EXIT_CODES_HELP, ExitCode, GbbotError
-from gbbot.edges import git, vault
+from gbbot.edges import console, git, vault
 from gbbot.edges.console import internal_error
+from gbbot.edges.interrupt import exit_status, sigterm_as_interrupt
 
 # name → (module in gbbot.commands, one-line help)
 COMMANDS = {
@@ -58,9 +59,21 @@ def _selected(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Ctrl-C and SIGTERM stop gbbot at any point, its imports and setup included: what runs is
+    stopped, and the exit status is a shell's for that signal (130, 143)."""
+    try:
+        with sigterm_as_interrupt():
+            return _main(argv)
+    except KeyboardInterrupt as stop:
+        print("gbbot: interrupted", file=sys.stderr)
+        return exit_status(stop)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     if argv is None:  # the program, not a call from a library or a test
         vault.start()
         git.pin(Path.cwd())  # before any entrypoint: the user's git config and this repository's
+        console.stop_commands()  # the repository's code prints into this log: as data
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser(_selected(argv)).parse_args(argv)
     command = importlib.import_module(f"gbbot.commands.{COMMANDS[args.command][0]}")
@@ -69,12 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GbbotError as exc:
         print(f"gbbot: error: {exc}", file=sys.stderr)
         return int(exc.exit_code)
-    except KeyboardInterrupt:
-        print("gbbot: interrupted", file=sys.stderr)
-        return ExitCode.INTERRUPTED
     except Exception as exc:
         internal_error(exc)
         return ExitCode.INTERNAL
+    finally:
+        console.resume_commands()
 
 
 if __name__ == "__main__":

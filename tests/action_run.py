@@ -6,9 +6,11 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pwd
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,11 +74,17 @@ def run_action(
     extra_env: dict[str, str] | None = None,
     python: str = sys.executable,
     program: tuple[str, ...] = ("-m", "gbbot"),
+    command: Sequence[str] | None = None,
+    uid: int | None = None,
+    merged: bool = False,
     **inputs: str,
 ) -> ActionRun:
     """`python -m gbbot action` in `workspace`; `python` is the job's interpreter (another virtual
     environment's, whose bin/ then comes first on PATH as activating it would put it); `program`:
-    what runs gbbot (tests/render_count.py counts its renders)."""
+    what runs gbbot (tests/render_count.py counts its renders); `command`: what starts instead
+    (the image's entrypoint script); `uid`: the user it runs as, with that user's group and no
+    other (the files it writes are made that user's); `merged`: stderr into stdout, interleaved
+    as a job log reads them."""
     scratch.mkdir(parents=True, exist_ok=True)
     event_path, output, summary = scratch / "event.json", scratch / "output.txt", scratch / "summary.md"
     event_path.write_text(json.dumps(payload))
@@ -107,7 +115,35 @@ def run_action(
     env.update(extra_env or {})
     env["INPUT_TOKEN"] = token
     env.update({f"INPUT_{name.upper().replace('_', '-')}": value for name, value in inputs.items()})
+    gid = pwd.getpwuid(uid).pw_gid if uid is not None else None
+    if uid is not None:
+        for path in (output, summary):
+            os.chown(path, uid, gid)
     done = subprocess.run(
-        [python, *program, "action"], cwd=workspace, env=env, capture_output=True, text=True, timeout=600
+        list(command or (python, *program, "action")),
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+        text=True,
+        timeout=600,
+        **({"user": uid, "group": gid, "extra_groups": []} if uid is not None else {}),
     )
-    return ActionRun(done.returncode, done.stdout, done.stderr, parse_outputs(output.read_text()), summary.read_text())
+    return ActionRun(
+        done.returncode, done.stdout, done.stderr or "", parse_outputs(output.read_text()), summary.read_text()
+    )
+
+
+def obeyed(log: str) -> list[str]:
+    """The workflow commands a runner obeys in `log`, read as it reads a step's output: after
+    `::stop-commands::TOKEN` none until a line `::TOKEN::`."""
+    stopped, found = None, []
+    for line in log.splitlines():
+        text = line.strip()
+        if stopped is not None:
+            stopped = None if text == f"::{stopped}::" else stopped
+        elif text.startswith("::stop-commands::"):
+            stopped = text.removeprefix("::stop-commands::")
+        elif text.startswith("::"):
+            found.append(text)
+    return found

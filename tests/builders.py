@@ -11,11 +11,13 @@ a report; `report` is one entrypoint's report with a diff against the PR's base,
 from __future__ import annotations
 
 import hashlib
+from types import SimpleNamespace
 
 from gbbot.analysis import recompile
+from gbbot.analysis import report as report_
 from gbbot.core.model import (
-    BreakChange,
     Category,
+    Change,
     ChangeState,
     Diff,
     EntrypointDiff,
@@ -25,7 +27,6 @@ from gbbot.core.model import (
     Mode,
     Origin,
     Recompilation,
-    RecompileDiff,
     RecompileReason,
     Report,
     Status,
@@ -121,9 +122,27 @@ def report_of(*entrypoints: EntrypointReport, **changes) -> Report:
     return Report(**values)
 
 
-def changed(breaks: list[GraphBreak], state: ChangeState, *entrypoints: str) -> tuple[BreakChange, ...]:
+def changed(breaks: list[GraphBreak], state: ChangeState, *entrypoints: str) -> tuple[Change, ...]:
     """`breaks` (each once) in `state`, in `entrypoints`."""
-    return tuple(BreakChange(b, state, entrypoints) for b in {b.fingerprint: b for b in breaks}.values())
+    return tuple(Change(b, state, entrypoints) for b in {b.fingerprint: b for b in breaks}.values())
+
+
+def listed(diff: Diff, entrypoint: str | None = None) -> SimpleNamespace:
+    """A diff's fingerprints per state, over all its entrypoints or in one's own comparison, as the
+    report's JSON lists them (`.new`, `.fixed`, `.hidden_by`, …; `.recompiles.new`, …)."""
+    data = report_.to_json(report_of(diff=diff))["diff"]
+    if entrypoint is not None:
+        data = next(e for e in data["entrypoints"] if e["name"] == entrypoint)
+    lists = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in STATE_NAMES}
+    return SimpleNamespace(**lists, hidden_by=data.get("hidden_by"), recompiles=states(diff.recompiles or ()))
+
+
+STATE_NAMES = {s.value for s in ChangeState}
+
+
+def states(recompiles: tuple[tuple[str, ChangeState], ...]) -> SimpleNamespace:
+    """Recompilation problems' fingerprints per state (`.new`, `.by_new_break`, …)."""
+    return SimpleNamespace(**{s.value: tuple(f for f, state in recompiles if state is s) for s in ChangeState})
 
 
 def report(
@@ -139,18 +158,18 @@ def report(
     entry = entrypoint(name, breaks, frames_skipped=0)
     diff = None
     if new is not None:
-        new_fps = tuple(b.fingerprint for b in new)
-        persisting = tuple(b.fingerprint for b in breaks if b.fingerprint not in new_fps)
-        fixed_fps = tuple(b.fingerprint for b in fixed)
+        new_fps = {b.fingerprint for b in new}
+        changes = (
+            *changed(new, ChangeState.NEW, name),
+            *changed(list(fixed), ChangeState.FIXED, name),
+            *changed([b for b in breaks if b.fingerprint not in new_fps], ChangeState.PERSISTING, name),
+        )
         diff = Diff(
             base_ref="main",
             base_sha=BASE_SHA,
-            changes=(
-                *changed(new, ChangeState.NEW, name),
-                *changed(fixed, ChangeState.FIXED, name),
-                *changed([b for b in breaks if b.fingerprint in persisting], ChangeState.PERSISTING, name),
-            ),
-            entrypoints=(EntrypointDiff(name, new_fps, fixed_fps, persisting, graph_delta=len(new)),),
+            changes=changes,
+            entrypoints=(EntrypointDiff(name, graph_delta=len(new)),),
+            compared=changes,
         )
     return report_of(entry, commit=commit, diff=diff)
 
@@ -229,10 +248,10 @@ def recompiled_report(
             base_sha=BASE_SHA,
             changes=changed(breaks, ChangeState.NEW),
             entrypoints=(),
-            recompiles=RecompileDiff(
-                new=new,
-                persisting=tuple(f for f in problems if f in old),
-                new_limit=tuple(f for f in new if f in limits),
+            recompiles=(
+                *((f, ChangeState.NEW) for f in new),
+                *((f, ChangeState.PERSISTING) for f in problems if f in old),
+                *((f, ChangeState.NEW_LIMIT) for f in new if f in limits),
             ),
         )
     return report_of(entry, commit=HEAD_SHA, diff=diff)

@@ -58,15 +58,19 @@ def in_git_dir(tmp_path: Path) -> Path:
     return repo
 
 
-@pytest.fixture
-def example_repo(tmp_path: Path) -> Path:
-    """A copy of examples/ as its own git repository."""
-    repo = tmp_path / "example"
+def copy_of_example(repo: Path) -> Path:
+    """examples/ copied to `repo`, as its own git repository."""
     shutil.copytree(EXAMPLES, repo, ignore=shutil.ignore_patterns("__pycache__"))
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "example")
     return repo
+
+
+@pytest.fixture
+def example_repo(tmp_path: Path) -> Path:
+    """A copy of examples/ as its own git repository."""
+    return copy_of_example(tmp_path / "example")
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,10 @@ tags it `v<version>`; `--tag` refuses a tagged commit whose action.yml is not pi
 pinning the action by commit (or by tag) pins the code that runs. A tag whose action.yml names
 another version would make every user of that tag run an old image, or one that does not exist; a
 README naming another tag than the release's (`@v1` while the release is v0.1.0) sends users to a
-tag that was never pushed. Standard library only: it runs before anything is installed.
+tag that was never pushed. A pin by commit (`@<sha> # v0.1.0`, as the README's workflow has it: a
+tag can be moved) names a release already out, whose commit is known; it is brought to the new
+release's commit after the release, and must only say which release it is. Standard library only:
+it runs before anything is installed.
 """
 
 from __future__ import annotations
@@ -33,12 +36,18 @@ PROJECT_VERSION = re.compile(
 )
 
 
-# `uses: gbbot/gbbot@REF` in what users copy (the owner may be any: a fork releases as itself)
-USES = re.compile(r"^\s*(?:-\s+)?uses:\s*[\"']?[\w.-]+/gbbot@(?P<ref>[^\s\"'#]+)", re.MULTILINE)
+# `uses: gbbot/gbbot@REF` in what users copy (the owner may be any: a fork releases as itself), with
+# the comment after it: a pin by commit says which release's commit it is (`@<sha> # v0.1.0`)
+USES = re.compile(
+    r"^\s*(?:-\s+)?uses:\s*[\"']?[\w.-]+/gbbot@(?P<ref>[^\s\"'#]+)[\"']?[ \t]*(?:#[ \t]*(?P<names>\S*))?",
+    re.MULTILINE,
+)
+COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def documented_uses(root: Path) -> list[tuple[str, str]]:
-    """(file, ref) for every `uses: …/gbbot@ref` in the README, docs/ and the example workflows."""
+    """(file, ref) for every `uses: …/gbbot@ref` in the README, docs/ and the example workflows; a
+    pin by commit as `<sha> # <the release it names>`."""
     files = [
         root / "README.md",
         *sorted((root / "docs").glob("*.md")),
@@ -47,7 +56,14 @@ def documented_uses(root: Path) -> list[tuple[str, str]]:
     found = []
     for path in files:
         if path.is_file():
-            found += [(str(path.relative_to(root)), m["ref"]) for m in USES.finditer(path.read_text(encoding="utf-8"))]
+            text = path.read_text(encoding="utf-8")
+            found += [
+                (
+                    str(path.relative_to(root)),
+                    f"{m['ref']} # {m['names'] or ''}" if COMMIT.fullmatch(m["ref"]) else m["ref"],
+                )
+                for m in USES.finditer(text)
+            ]
     return found
 
 
@@ -102,11 +118,11 @@ def problems(root: Path, owner: str, tag: str | None) -> list[str]:
         found.append(f"action.yml runs {named}: a release tag pins ghcr.io/{owner.lower()}/gbbot by digest (--pin)")
     elif tag is None and named != wanted and not pinned_image(owner, named):
         found.append(f"action.yml runs {named}, the release pushes {wanted}")
-    found += [
-        f"{name} uses gbbot@{ref}, the release is v{version}"
-        for name, ref in documented_uses(root)
-        if ref != f"v{version}"
-    ]
+    for name, ref in documented_uses(root):
+        if COMMIT.match(ref) and not re.fullmatch(r"[0-9a-f]{40} # v\d+(\.\d+)*", ref):
+            found.append(f"{name} pins gbbot@{ref[:40]} without saying which release's commit it is (# vX.Y.Z)")
+        elif not COMMIT.match(ref) and ref != f"v{version}":
+            found.append(f"{name} uses gbbot@{ref}, the release is v{version}")
     return found
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gbbot import api
 from gbbot.action.context import Context
+from gbbot.core import words
 from gbbot.core.config import Config
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Report
@@ -67,7 +68,9 @@ def check(ctx: Context) -> Report:
 
 def diff(ctx: Context, base: str) -> Report:
     ctx.report_path.unlink(missing_ok=True)  # a report left from before is not this run's
-    prepare(ctx)  # the one environment, which the fix step's runs use too
+    # setup: steps run inside the diff, each side's before its runs and the base's first, so that
+    # no code of the change has run when the base's results are taken; the head's build the one
+    # environment the fix step's runs use too
     options = api.DiffOptions(
         base=base,
         check=check_options(ctx),
@@ -78,8 +81,7 @@ def diff(ctx: Context, base: str) -> Report:
     )
     config = ctx.settings.config
     done = api.diff(ctx.root, config, options, progress_printer, say)
-    entrypoints = done.report.diff.entrypoints if done.report.diff else ()
-    notes = (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline))
+    notes = (*done.baseline_notes, *words.no_baselines(done.report.diff))
     return _shown(ctx, config, done.report, notes)
 
 
@@ -95,7 +97,8 @@ def with_fixes(ctx: Context, report: Report, fingerprints: tuple[str, ...] | Non
         fingerprints=new, mode=ctx.settings.mode, jobs=ctx.settings.jobs, progress=_progress
     )
     try:
-        done = api.fix(ctx.root, ctx.settings.config, options, report)
+        with api.untouched_cache(ctx.inputs.cache_dir, ctx.log):  # the fixes run the change's code again
+            done = api.fix(ctx.root, ctx.settings.config, options, report)
     except GbbotError as exc:
         ctx.log(f"no fix suggestions: {exc}")
         return report

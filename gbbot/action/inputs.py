@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbbot.core import jobs
+from gbbot.core.config import FAIL_ON
 from gbbot.core.errors import GbbotError
+from gbbot.core.model import Mode
 from gbbot.publish.comment import CommentMode
 
 # name → (default, description); action.yml's `inputs:` mirror this table.
@@ -55,9 +57,7 @@ INPUTS: dict[str, tuple[str, str]] = {
 }
 GB_FIX_STAGES = ("authorize", "fix", "push")
 FIX_PERMISSIONS = ("write", "maintain", "admin")
-FAIL_ON = ("new", "any", "none")
 ANNOTATE = ("changed", "all")
-MODES = ("fast", "faithful")
 
 
 def env_name(name: str) -> str:
@@ -118,7 +118,7 @@ def read(environ: Mapping[str, str] = os.environ) -> Inputs:
     return Inputs(
         config=Path(get("config")) if get("config") else None,
         base_ref=get("base-ref"),
-        mode=_choice("mode", get("mode"), MODES),
+        mode=_choice("mode", get("mode"), tuple(m.value for m in Mode)),
         fail_on=_choice("fail-on", get("fail-on"), FAIL_ON),
         comment_mode=CommentMode(comment_mode),
         header=get("header"),

@@ -14,12 +14,12 @@ from gbbot.core import counts as counts_
 from gbbot.core import limits
 from gbbot.core.errors import ExitCode
 from gbbot.core.model import Report
-from gbbot.publish.content import Content, Texts, fitted, title_for
+from gbbot.publish.content import Texts, fitted, title_for
 from gbbot.publish.fallback import annotate
 from gbbot.publish.sink import Published
 from gbbot.render import sarif
 from gbbot.render.escape import md_code
-from gbbot.render.markdown import SourceLinks
+from gbbot.render.markdown import Options, SourceLinks
 
 # A workflow that runs this action's `/gb-fix` stages: the repository answers `/gb-fix` comments.
 GB_FIX_STAGE = re.compile(r"^\s*gb-fix:\s*['\"]?authorize\b", re.MULTILINE)
@@ -52,11 +52,11 @@ def source_links(ctx: Context, head_sha: str | None) -> SourceLinks | None:
         return None
 
 
-def content(ctx: Context, report: Report, run_url: str | None, head_sha: str | None = None) -> Content:
+def content(ctx: Context, report: Report, run_url: str | None, head_sha: str | None = None) -> Options:
     where = f"[this workflow run]({run_url})" if run_url else "this workflow run"
     artifact = md_code(ctx.inputs.artifact_name)  # only a workflow that uploads it names it
     pointer = f"📄 The full report is the {artifact} artifact of {where}." if ctx.inputs.artifact_name else ""
-    return Content(
+    return Options(
         title=title_for(ctx.inputs.header),
         pointer=pointer,
         links=source_links(ctx, head_sha),
@@ -100,7 +100,7 @@ def _step_outputs(ctx: Context, report: Report, policy: Policy, published: Publi
     }
 
 
-def finish(ctx: Context, texts: Texts, policy: Policy, text: Content, published: Published | None) -> None:
+def finish(ctx: Context, texts: Texts, policy: Policy, text: Options, published: Published | None) -> None:
     """SARIF, outputs, job summary (the check run's text when it fits: rendered once), and the
     fallback's annotations."""
     report = texts.report

@@ -6,10 +6,11 @@ from __future__ import annotations
 from gbbot.action.context import Context
 from gbbot.api import Policy
 from gbbot.publish.comment import header_key
-from gbbot.publish.content import Content, Texts
+from gbbot.publish.content import Texts
 from gbbot.publish.fallback import fallback
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.sink import Destination, Published
+from gbbot.render.markdown import Options
 
 
 def destination(ctx: Context, number: int, head_sha: str, policy: Policy, run_url: str | None) -> Destination:
@@ -29,7 +30,7 @@ def destination(ctx: Context, number: int, head_sha: str, policy: Policy, run_ur
     )
 
 
-def publish_or_fallback(ctx: Context, texts: Texts, text: Content, where: Destination) -> Published:
+def publish_or_fallback(ctx: Context, texts: Texts, text: Options, where: Destination) -> Published:
     if not ctx.inputs.token:
         ctx.log("no token given: not publishing; the breaks are shown as annotations instead")
         reason = "no token was given to the action"

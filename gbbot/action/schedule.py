@@ -32,7 +32,8 @@ from gbbot.audit.fixpr import Action, Outcome
 from gbbot.audit.record import Record
 from gbbot.core.errors import GbbotError
 from gbbot.core.fixes import verified_only
-from gbbot.core.model import Report
+from gbbot.core.model import ChangeState, Report
+from gbbot.core.words import plural
 from gbbot.deliver import commit as fix_commit
 from gbbot.deliver.push import OnBranch, replace_own_branch
 from gbbot.deliver.sources import Pinned, Unreadable
@@ -62,9 +63,7 @@ def _history(ctx: Context, client: Github, mine: Record) -> tuple[list[Record], 
     url = retry.call(lambda: repo.clone_url, "read the repository's clone URL", ctx.retries, ctx.log)
     remote = history.Remote(url, ctx.inputs.token)
     pushed = history.append_remote(ctx.root, remote, branch, mine, ctx.log)
-    ctx.log(
-        f"audit record added to {branch} ({pushed.commit[:7]}, {pushed.tries} tr{'y' if pushed.tries == 1 else 'ies'})"
-    )
+    ctx.log(f"audit record added to {branch} ({pushed.commit[:7]}, {plural(pushed.tries, 'try', 'tries')})")
     return list(history.read(ctx.root, pushed.commit, ctx.log).records), url
 
 
@@ -99,8 +98,8 @@ def handle(ctx: Context, event: OtherEvent) -> int:
         ctx.env.output,
         {
             **outputs.counts(report),
-            "new-breaks": str(len(changes.new)),
-            "regressions": str(len(changes.new) + len(changes.stopped)),
+            "new-breaks": str(len(changes.of(ChangeState.NEW))),
+            "regressions": str(len(changes.of(ChangeState.NEW)) + len(changes.stopped)),
             "report-path": str(ctx.report_path),
             "conclusion": "failure" if audit.exit_code(result, policy) else "success",
             "issue-url": issue_url,

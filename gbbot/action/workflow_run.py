@@ -19,9 +19,10 @@ from gbbot.core.errors import ExitCode
 from gbbot.core.model import Report
 from gbbot.deliver import rederive, sources
 from gbbot.publish import retry
-from gbbot.publish.content import Content, Texts
+from gbbot.publish.content import Texts
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.sink import Published
+from gbbot.render.markdown import Options
 
 # The check run and the comment say so for a fork's run: its workflow file is the fork's to edit.
 FORK_NOTE = (
@@ -105,7 +106,7 @@ def believed(ctx: Context, report: Report, target: Target | None, head_sha: str)
 
 def _content(
     ctx: Context, done: rederive.Rederived, target: Target | None, run_url: str | None, head_sha: str
-) -> Content:
+) -> Options:
     text = outputs.content(ctx, done.report, run_url, head_sha)
     note = rederive.dropped_note(done.dropped)
     text = text.noted(note) if note else text

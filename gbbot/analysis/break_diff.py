@@ -9,13 +9,14 @@ path inside the fingerprint, so the base's fingerprints are recomputed with the 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 
 from gbbot.analysis import classify, dependence, recompile
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import (
-    BreakChange,
+    RECOMPILE_ORDER,
+    Change,
     ChangeState,
     CompileError,
     Diff,
@@ -24,9 +25,11 @@ from gbbot.core.model import (
     FrameRef,
     GraphBreak,
     Origin,
-    RecompileDiff,
+    Reason,
+    Recompiled,
     Report,
     Status,
+    Why,
 )
 
 # How a missing module, function or script reads in a failed run's stderr.
@@ -125,29 +128,23 @@ def relative_renames(renames: Mapping[str, str], prefix: str) -> dict[str, str]:
 # --- why there is no baseline ------------------------------------------------------------------
 
 
-def no_baseline_reason(
-    name: str, base_sha: str, base: EntrypointReport | None, gap: dependence.Gap | None = None
-) -> str:
-    """In words a reader understands: why `name` has nothing to compare with on the base (`gap`:
-    what the base's checkout lacked, where that is known)."""
-    where = f"no baseline for `{name}` on base {base_sha[:7]}"
+def why_no_baseline(base: EntrypointReport | None, gap: dependence.Gap | None = None) -> Reason:
+    """Why an entrypoint has nothing to compare with on the base (`gap`: what the base's checkout
+    lacked, where that is known)."""
     if base is None:
-        return f"{where}: the baseline report does not have this entrypoint"
+        return Reason(Why.NOT_IN_BASE)
     error = base.error or ""
-    missing = NOT_DEFINED_RE.search(error)
+    found = NOT_DEFINED_RE.search(error)
+    missing = _short(found.group(0)) if found else ""
     if base.status is Status.FAILED and gap is not None:
-        said = f"entrypoint not defined there: {gap.words}" if gap.new_in_change else gap.words
-        return f"{where}: {said}" + (f" ({_short(missing.group(0))})" if missing else "")
-    if base.status is Status.FAILED and (missing or base.exit_code == 127):
-        detail = f" ({_short(missing.group(0))})" if missing else ""
-        return f"{where}: entrypoint not defined there{detail}"
+        return Reason(Why.LACKS, (gap.reason, missing, gap.new_in_change))
+    if base.status is Status.FAILED and (found or base.exit_code == 127):
+        return Reason(Why.NOT_DEFINED, (missing,))
     if base.status is Status.TIMEOUT:
-        return f"{where}: it timed out there"
+        return Reason(Why.TIMED_OUT)
     if base.status is Status.SKIPPED:
-        return f"{where}: it was skipped there ({_short(error) or 'no reason given'})"
-    code = f" (exit {base.exit_code})" if base.exit_code is not None else ""
-    last = _last_line(error)
-    return f"{where}: it {base.status.value} there{code}" + (f": {last}" if last else "")
+        return Reason(Why.SKIPPED, (_short(error),))
+    return Reason(Why.ENDED, (base.status.value, base.exit_code, _last_line(error)))
 
 
 def _short(text: str) -> str:
@@ -171,13 +168,12 @@ def _counted(breaks: Iterable[GraphBreak], ignore: Sequence[IgnoreRule], entrypo
 
 @dataclass(frozen=True)
 class _Side:
-    """One entrypoint compared: the sets, and the base's records of what was fixed or hidden."""
+    """One entrypoint compared: what it says besides its changes, its changes (new, revealed,
+    persisting, fixed, hidden, in that order) and the base's breaks it was compared with."""
 
     result: EntrypointDiff
-    base: dict[str, GraphBreak]  # empty without a baseline
-    fixed: dict[str, GraphBreak]
-    hidden: dict[str, tuple[GraphBreak, str]]  # fingerprint → (base record, the head break hiding it)
-    revealed: dict[str, GraphBreak] = field(default_factory=dict)
+    changes: tuple[Change, ...]
+    base: Mapping[str, GraphBreak]  # empty without a baseline
 
 
 # --- gone, hidden, revealed: the one rule ------------------------------------------------------
@@ -308,28 +304,15 @@ def code_in(lookup: classify.SourceLookup) -> CodeCheck:
     return dependence.line_in(lookup)
 
 
-def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> str | None:
-    """In words, when head and base ended with the same compile error: the same failure on both
+def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> Reason | None:
+    """Set when head and base ended with the same compile error: the same failure on both
     sides is no missing baseline, and nothing about it is new."""
     if base is None or head.compile_error is None or base.compile_error is None:
         return None
     if head.compile_error.key != base.compile_error.key:
         return None
     error = head.compile_error
-    where = f"{error.file}:{error.line}"
-    return f"`{head.name}` is still failing (same error as the base): {error.gb_id or error.gb_type} at {where}"
-
-
-@dataclass(frozen=True)
-class Settled:
-    """One entrypoint's breaks on two sides, settled by the rule: of those only the base has,
-    which are fixed and which hidden (by which head break); of those only the head has, which
-    are new and which revealed."""
-
-    fixed: dict[str, GraphBreak]
-    hidden: dict[str, tuple[GraphBreak, str]]
-    new: dict[str, GraphBreak]
-    revealed: dict[str, GraphBreak]
+    return Reason(Why.STILL_FAILING, (head.name, error.gb_id or error.gb_type, error.file, error.line))
 
 
 def settle(
@@ -340,13 +323,16 @@ def settle(
     in_head: CodeCheck = unknown,
     in_base: CodeCheck = unknown,
     to_base: LineMap | None = None,
-) -> Settled:
-    """`now` and `before`: the breaks to compare of each side, by fingerprint (the head's own
-    ignore rules applied); the entrypoints' frames say what ran eagerly where. A gone break
-    whose code the head no longer has is fixed whatever its frame does; a head break is revealed
-    only when `in_base` shows that what it depends on is the base's (gbbot/analysis/dependence.py:
-    its repository lines and the callee it is about), and new otherwise, unknown included.
-    `to_base`: where the head's lines are known as base lines (see LineMap)."""
+) -> tuple[Change, ...]:
+    """One entrypoint's breaks on two sides, settled by the rule: of those only the head has,
+    which are new and which revealed; of those only the base has, which are fixed and which
+    hidden (by which head break). `now` and `before`: the breaks to compare of each side, by
+    fingerprint (the head's own ignore rules applied); the entrypoints' frames say what ran
+    eagerly where. A gone break whose code the head no longer has is fixed whatever its frame
+    does; a head break is revealed only when `in_base` shows that what it depends on is the
+    base's (gbbot/analysis/dependence.py: its repository lines and the callee it is about), and
+    new otherwise, unknown included. `to_base`: where the head's lines are known as base lines
+    (see LineMap)."""
     head_eager, base_eager = EagerFrames.of(head), EagerFrames.of(base)
     had = {b.fingerprint for b in base.breaks}
     newly = newly_eager(head_eager, base_eager, had)
@@ -361,8 +347,8 @@ def settle(
         for f, b in gone.items()
         if in_head(b) is not False and (by := hidden_by(b, newly, head_eager, base_eager)) is not None
     }
+    stops = {b.fingerprint: b for b in head.breaks}
     if to_base is not None:
-        stops = {b.fingerprint: b for b in head.breaks}
         hidden = {
             f: (b, by)
             for f, (b, by) in hidden.items()
@@ -370,11 +356,13 @@ def settle(
         }
     appeared = {f: b for f, b in now.items() if f not in before}
     shown = {f: b for f, b in appeared.items() if in_base(b) is True and revealed(b, base_eager, head_eager)}
-    return Settled(
-        fixed={f: b for f, b in gone.items() if f not in hidden},
-        hidden=hidden,
-        new={f: b for f, b in appeared.items() if f not in shown},
-        revealed=shown,
+    first = {b.fingerprint: b for b in reversed(head.breaks)}  # each fingerprint's first record
+    name = (head.name,)
+    return (
+        *(Change(b, ChangeState.NEW, name) for f, b in appeared.items() if f not in shown),
+        *(Change(b, ChangeState.REVEALED, name) for b in shown.values()),
+        *(Change(b, ChangeState.FIXED, name) for f, b in gone.items() if f not in hidden),
+        *(Change(b, ChangeState.HIDDEN, name, first.get(by)) for b, by in hidden.values()),
     )
 
 
@@ -393,21 +381,19 @@ def _not_defined(base: EntrypointReport) -> bool:
 def _no_baseline(
     head: EntrypointReport, base: EntrypointReport | None, base_sha: str, now: Mapping[str, GraphBreak], gaps: Gaps
 ) -> EntrypointDiff:
-    """An entrypoint the base did not run: its breaks are new only when the entrypoint is new in
-    the change (the baseline does not have it, or the change adds the module it failed to import);
-    otherwise there is nothing to compare them with, and the reason says so."""
+    """An entrypoint the base did not run cleanly: nothing shows any of its breaks on the base, so
+    every one is new (new is what the base is not shown to have, unknown included), and the
+    reason says why the comparison could not be made. One the change did not add (the base has
+    it, but it failed, crashed, timed out there or lacked what only the working tree has) also
+    says, above the headline, that it lost its baseline."""
     gap = gaps(base.error or "") if base is not None and base.status is Status.FAILED else None
-    reason = no_baseline_reason(head.name, base_sha, base, gap)
+    why = why_no_baseline(base, gap)
     # Without word of what the base lacked, a base that does not define the entrypoint is taken
     # as one the change adds.
     new_here = gap.new_in_change if gap is not None else base is None or _not_defined(base)
-    if new_here:
-        return EntrypointDiff(head.name, new=tuple(now), no_baseline=reason)
-    why = reason.split(": ", 1)[-1]
-    if now:
-        counted = "its graph break is" if len(now) == 1 else f"its {len(now)} graph breaks are"
-        reason += f"; {counted} not compared, not counted as new"
-    return EntrypointDiff(head.name, no_baseline=reason, lost_baseline=why)
+    lost = None if new_here else why
+    said = Reason(Why.NO_BASELINE, (head.name, base_sha, why, len(now) if lost else 0))
+    return EntrypointDiff(head.name, no_baseline=said, lost_baseline=lost)
 
 
 def _compare(
@@ -419,34 +405,22 @@ def _compare(
     gaps: Gaps = no_gap,
 ) -> _Side:
     now = _counted(head.breaks, ignore, head.name)
+    name = (head.name,)
     still = still_failing(head, base)
-    if still:
-        before = _counted(base.breaks, ignore, head.name) if base else {}
-        settled = settle(head, base, now, {f: now[f] for f in before if f in now}, *code)  # type: ignore[arg-type]
-        result = EntrypointDiff(
-            head.name,
-            new=tuple(settled.new),
-            persisting=tuple(f for f in now if f in before),
-            graph_delta=head.graph_count - base.graph_count if base else None,
-            still_failing=still,
-        )
-        return _Side(result, before, {}, {})
-    if base is None or base.status is not Status.OK:
-        return _Side(_no_baseline(head, base, base_sha, now, gaps), {}, {}, {})
+    if base is None or (base.status is not Status.OK and not still):
+        every = tuple(Change(b, ChangeState.NEW, name) for b in now.values())
+        return _Side(_no_baseline(head, base, base_sha, now, gaps), every, {})
     before = _counted(base.breaks, ignore, head.name)
-    # A head run that did not finish saw only some of its breaks: nothing can be called fixed.
-    compared = before if head.status is Status.OK else {f: now[f] for f in before if f in now}
+    # A head run that did not finish saw only some of its breaks, and one that failed as the base
+    # did gave nothing to call gone: nothing can be called fixed.
+    compared = before if head.status is Status.OK and not still else {f: now[f] for f in before if f in now}
     settled = settle(head, base, now, compared, *code)
-    result = EntrypointDiff(
-        head.name,
-        new=tuple(settled.new),
-        fixed=tuple(settled.fixed),
-        persisting=tuple(f for f in now if f in before),
-        graph_delta=head.graph_count - base.graph_count,
-        hidden=tuple(settled.hidden),
-        revealed=tuple(settled.revealed),
-    )
-    return _Side(result, before, settled.fixed, settled.hidden, settled.revealed)
+    if still:  # the same failure on both sides: what it kept, and what it added, are said
+        settled = tuple(c for c in settled if c.state is ChangeState.NEW)
+    persisting = tuple(Change(b, ChangeState.PERSISTING, name) for f, b in now.items() if f in before)
+    on_head = tuple(c for c in settled if c.state.on_head)
+    changes = (*on_head, *persisting, *(c for c in settled if not c.state.on_head))
+    return _Side(EntrypointDiff(head.name, head.graph_count - base.graph_count, still_failing=still), changes, before)
 
 
 @dataclass(frozen=True)
@@ -469,69 +443,88 @@ class Comparison:
 
 
 def diff(head: Report, base: Report, how: Comparison) -> Diff:
-    """Compare each of the head's entrypoints with the base's of the same name; the base's other
-    entrypoints (removed, or outside this shard) play no part.
-
-    Overall, a fingerprint is persisting when the base had it in some entrypoint and the head has
-    it; revealed when only the head has it, in some entrypoint a frame it lies in ran eagerly
-    in the base and `in_base` shows that what it depends on is the base's; new when only the head
-    has it otherwise. A fingerprint only the base has is
-    hidden when in some entrypoint a frame it lies in runs eagerly on the head and did not on the
-    base (or a new break makes it so), and fixed otherwise. `in_head` says whether a break's
-    code (by its head path) is in the head's source: a gone break whose code the head no longer
+    """Compare each of the head's entrypoints with the base's of the same name (the base's other
+    entrypoints, removed or outside this shard, play no part), then fold their changes
+    (`overall`). A gone break whose code (by its head path) `in_head` shows the head no longer
     has is fixed, whatever its frame did. `in_base` (gbbot/analysis/dependence.py): whether a
-    head break's repository lines and the callee it is about are the base's; unknown is new.
-    An entrypoint the base did not run has no baseline; its breaks are new only when it is new in
+    head break's repository lines and the callee it is about are the base's; unknown is new. An
+    entrypoint the base did not run has no baseline; its breaks are new only when it is new in
     the change (`gaps` says what the base's checkout lacked)."""
     by_name = {e.name: e for e in rename_report(base, how.renames).entrypoints}
     sides = [
         _compare(e, by_name.get(e.name), how.base_sha, how.ignore, (how.in_head, how.in_base), how.gaps)
         for e in head.entrypoints
     ]
-    now = {f: None for s in sides for f in (*s.result.new, *s.result.revealed, *s.result.persisting)}
-    before = {f for s in sides for f in s.base}
-    hidden = {f: h for s in sides for f, h in s.hidden.items() if f not in now}
-    fixed = {f: b for s in sides for f, b in s.fixed.items() if f not in now and f not in hidden}
-    shown = {f: None for s in sides for f in s.revealed if f not in before}
-    first: dict[str, GraphBreak] = {}
-    for brk in head.breaks:
-        first.setdefault(brk.fingerprint, brk)
-    at = {b.fingerprint: b for b in head.breaks}
-    results = [s.result for s in sides]
-
-    def change(brk: GraphBreak, state: ChangeState, by: GraphBreak | None = None) -> BreakChange:
-        return BreakChange(brk, state, in_state(results, brk.fingerprint, state), by)
-
-    changes = (
-        *(change(first[f], ChangeState.NEW) for f in now if f not in before and f not in shown),
-        *(change(b, ChangeState.FIXED) for b in fixed.values()),
-        *(change(first[f], ChangeState.PERSISTING) for f in now if f in before),
-        *(change(b, ChangeState.HIDDEN, at.get(by)) for b, by in hidden.values()),
-        *(change(first[f], ChangeState.REVEALED) for f in shown),
-    )
+    each = tuple(c for s in sides for c in s.changes)
+    changes = overall(head, each, {f for s in sides for f in s.base})
     return Diff(
         base_ref=how.base_ref,
         base_sha=how.base_sha,
         changes=changes,
-        entrypoints=tuple(results),
+        entrypoints=tuple(s.result for s in sides),
         baseline_source=how.source,
         notes=tuple(how.notes),
         recompiles=recompile_diff(head, base, _new_breaks(head, changes)),
+        compared=recorded(each, changes),
     )
 
 
-def _new_breaks(head: Report, changes: Sequence[BreakChange]) -> tuple[GraphBreak, ...]:
+def overall(head: Report, compared: Sequence[Change], before: Set[str]) -> tuple[Change, ...]:
+    """The entrypoints' changes folded, each distinct break once (`before`: the base's breaks in
+    any entrypoint compared). A break is persisting when the base had it in some entrypoint and
+    the head has it; revealed when only the head has it and it is revealed in some entrypoint;
+    new when only the head has it otherwise. One only the base has is hidden when it is hidden
+    in some entrypoint, and fixed otherwise. Its record is the head's first when the head has
+    it, else the base's from the last entrypoint that gave it its state; its entrypoints those
+    whose own comparison gives it that state."""
+
+    def last(*states: ChangeState) -> dict[str, Change]:
+        """Each fingerprint some entrypoint gives one of `states`, in the order first given, with
+        the last entrypoint's change."""
+        return {c.fingerprint: c for c in compared if c.state in states}
+
+    now = last(ChangeState.NEW, ChangeState.REVEALED, ChangeState.PERSISTING)
+    hidden = {f: c for f, c in last(ChangeState.HIDDEN).items() if f not in now}
+    fixed = {f: c for f, c in last(ChangeState.FIXED).items() if f not in now and f not in hidden}
+    shown = {f: c for f, c in last(ChangeState.REVEALED).items() if f not in before}
+    first = {b.fingerprint: b for b in reversed(head.breaks)}  # each fingerprint's first record
+    at = {b.fingerprint: b for b in head.breaks}
+    changes = (
+        *(Change(first[f], ChangeState.NEW) for f in now if f not in before and f not in shown),
+        *fixed.values(),
+        *(Change(first[f], ChangeState.PERSISTING) for f in now if f in before),
+        *(replace(c, hidden_by=at.get(c.hidden_by.fingerprint) if c.hidden_by else None) for c in hidden.values()),
+        *(Change(first[f], ChangeState.REVEALED) for f in shown),
+    )
+    return located(changes, compared)
+
+
+def recorded(compared: Sequence[Change], changes: Sequence[Change]) -> tuple[Change, ...]:
+    """Each entrypoint's changes with the diff's record of each break and, hidden, what hides it
+    (what the report's JSON gives back)."""
+    of = {c.fingerprint: c for c in changes}
+    return tuple(
+        replace(c, brk=of[f].brk, hidden_by=of[f].hidden_by if c.state is ChangeState.HIDDEN else None)
+        for c in compared
+        if (f := c.fingerprint) in of
+    )
+
+
+def _new_breaks(head: Report, changes: Sequence[Change]) -> tuple[GraphBreak, ...]:
     """Every head record of a break the change adds (one per stack it was met on)."""
-    new = {c.brk.fingerprint for c in changes if c.state is ChangeState.NEW}
+    new = {c.fingerprint for c in changes if c.state is ChangeState.NEW}
     return tuple(b for b in head.breaks if b.fingerprint in new)
 
 
-def in_state(entrypoints: Sequence[EntrypointDiff], fingerprint: str, state: ChangeState) -> tuple[str, ...]:
-    """The entrypoints whose own comparison gives `fingerprint` that state."""
-    return tuple(e.name for e in entrypoints if fingerprint in getattr(e, state.value))
+def located(changes: Sequence[Change], compared: Sequence[Change]) -> tuple[Change, ...]:
+    """Each change with the entrypoints whose own comparison gives its break its state."""
+    where: dict[tuple[str, ChangeState], tuple[str, ...]] = {}
+    for e in compared:
+        where[e.fingerprint, e.state] = (*where.get((e.fingerprint, e.state), ()), *e.entrypoints)
+    return tuple(replace(c, entrypoints=where.get((c.fingerprint, c.state), ())) for c in changes)
 
 
-def recompile_diff(head: Report, base: Report, new_breaks: Sequence[GraphBreak] = ()) -> RecompileDiff:
+def recompile_diff(head: Report, base: Report, new_breaks: Sequence[GraphBreak] = ()) -> tuple[Recompiled, ...]:
     """Recompilations new, fixed or persisting between the entrypoints both reports share that the
     base ran cleanly; the base's others give nothing to compare with, so all there is new, but
     for the recompilations of resume functions that `new_breaks` made (theirs)."""
@@ -552,15 +545,12 @@ def joined(a: ChangeState, b: ChangeState) -> ChangeState:
     return ChangeState.HIDDEN if ChangeState.HIDDEN in (a, b) else ChangeState.FIXED
 
 
-Contribution = tuple[str, ChangeState]  # a fingerprint and its state in one of the diffs joined
-
-
-def folded(contributions: Sequence[Contribution]) -> dict[str, ChangeState]:
+def folded(contributions: Sequence[tuple[str, ChangeState]]) -> dict[str, ChangeState]:
     """Each fingerprint's state over every diff, folded by `joined`, in the order the report's
     lists keep: a state's fingerprints as the diffs first give them that state; a break persisting
     only because the diffs disagree comes after the others, as it was first new, else revealed."""
     state: dict[str, ChangeState] = {}
-    first: dict[Contribution, int] = {}
+    first: dict[tuple[str, ChangeState], int] = {}
     for i, (f, s) in enumerate(contributions):
         state[f] = joined(state[f], s) if f in state else s
         first.setdefault((f, s), i)
@@ -579,7 +569,7 @@ def union(diffs: Sequence[Diff]) -> Diff:
     one in the state it ends in; its entrypoints those that gave it that state."""
     head = diffs[0]
     every = [c for d in diffs for c in d.changes]
-    of: dict[str, list[BreakChange]] = {}
+    of: dict[str, list[Change]] = {}
     for c in every:
         of.setdefault(c.fingerprint, []).append(c)
     changes = []
@@ -597,31 +587,34 @@ def union(diffs: Sequence[Diff]) -> Diff:
         baseline_source=head.baseline_source,
         notes=tuple({n: None for d in diffs for n in d.notes}),
         recompiles=_recompile_union([d.recompiles for d in diffs if d.recompiles is not None]),
+        compared=recorded([c for d in diffs for c in d.compared], changes),
     )
 
 
 RECOMPILE_STATES = (ChangeState.NEW, ChangeState.FIXED, ChangeState.PERSISTING, ChangeState.HIDDEN)
 
 
-def _recompile_union(diffs: Sequence[RecompileDiff]) -> RecompileDiff | None:
-    """As `union` does for breaks, by the same fold (a recompilation problem is never revealed)."""
+def _recompile_union(diffs: Sequence[tuple[Recompiled, ...]]) -> tuple[Recompiled, ...] | None:
+    """As `union` does for breaks, by the same fold (a recompilation problem is never revealed);
+    one that some shard puts down to a new break is that break's, unless it persists."""
     if not diffs:
         return None
-    state = folded([(f, s) for d in diffs for s in RECOMPILE_STATES for f in getattr(d, s.value)])
-    persisting = tuple(f for f, s in state.items() if s is ChangeState.PERSISTING)
-    by_break = tuple({f: None for d in diffs for f in d.by_new_break if f not in persisting})
-    return RecompileDiff(
-        new=tuple(f for f, s in state.items() if s is ChangeState.NEW and f not in by_break),
-        fixed=tuple(f for f, s in state.items() if s is ChangeState.FIXED),
-        persisting=persisting,
-        new_limit=tuple(f for d in diffs for f in d.new_limit if f not in persisting),
-        hidden=tuple(f for f, s in state.items() if s is ChangeState.HIDDEN),
-        by_new_break=by_break,
-    )
+    state = folded([(f, s) for d in diffs for f, s in d if s in RECOMPILE_STATES])
+
+    def kept(wanted: ChangeState) -> list[str]:
+        return [f for d in diffs for f, s in d if s is wanted and state.get(f) is not ChangeState.PERSISTING]
+
+    by_break = dict.fromkeys(kept(ChangeState.BY_NEW_BREAK))
+    found = [
+        *((f, s) for f, s in state.items() if not (s is ChangeState.NEW and f in by_break)),
+        *((f, ChangeState.NEW_LIMIT) for f in kept(ChangeState.NEW_LIMIT)),
+        *((f, ChangeState.BY_NEW_BREAK) for f in by_break),
+    ]
+    return tuple(sorted(found, key=lambda p: RECOMPILE_ORDER.index(p[1])))
 
 
-def with_diff(head: Report, result: Diff) -> Report:
-    """The head with its diff, each recompilation of a resume function a new break made marked
-    with that break."""
+def with_diff(head: Report, result: Diff, base: Report | None = None) -> Report:
+    """The head with its diff, each recompilation of code a new break made (`base`: what the
+    base compiled) marked with that break."""
     new = _new_breaks(head, result.changes)
-    return replace(recompile.attributed(head, recompile.by_new_breaks(head, new)), diff=result)
+    return replace(recompile.attributed(head, recompile.by_new_breaks(head, new, base)), diff=result)

@@ -489,11 +489,17 @@ def _recipe(root: BreakMessage, rule: Rule | None) -> str | None:
 
 
 def occurrences(raws: Iterable[RawBreak]) -> int:
-    """How often a break was hit, as torch's counters["graph_break"] counts it: each record that
-    split a graph. A record that instead ended its frame's compile (the frame fell back to eager,
-    or Dynamo could not resume and skipped the rest of it) is the same break met by a caller that
-    inlined it, not another hit; a break met only that way was still hit once."""
-    return max(1, sum(1 for r in raws if not r.ends_frame))
+    """How often a break was hit: once per compile that met it, whether it split that compile's
+    graph or ended it (the frame fell back to eager, or Dynamo skipped the rest of it), so a break
+    that makes four frames run eagerly was hit four times, as TORCH_LOGS=graph_breaks shows it. A
+    compile Dynamo restarted records the break again: one compile, one hit. A record that names
+    no compile (saved TORCH_LOGS text) counts when it split a graph; a break was hit at least once."""
+    raws = list(raws)
+    compiles = {
+        (r.log, r.frame_id, r.compile_index) for r in raws if r.frame_id is not None and r.compile_index is not None
+    }
+    unnamed = sum(1 for r in raws if (r.frame_id is None or r.compile_index is None) and not r.ends_frame)
+    return max(1, len(compiles) + unnamed)
 
 
 def _frames_of(same: list[_Located], frames: FrameIndex | None) -> tuple[tuple, tuple]:

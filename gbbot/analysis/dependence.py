@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from gbbot.analysis import classify
 from gbbot.analysis.source import SourceMap
-from gbbot.core.model import Frame, GraphBreak, Origin
+from gbbot.core.model import Frame, GraphBreak, Origin, Reason, Why
 
 # Breaks about a callee rather than the line they are reported at: a function wrapped in
 # `torch.compiler.disable` (GB0098, GB0099 in torch's graph-break registry). Its code, decorator
@@ -220,10 +220,10 @@ MISSING_MODULE_RE = re.compile(r"ModuleNotFoundError: No module named '(?P<name>
 
 @dataclass(frozen=True)
 class Gap:
-    """Why the base could not run an entrypoint, in the user's words, and whether the change
+    """Why the base could not run an entrypoint (what its checkout lacked), and whether the change
     brings what the base lacked (then the entrypoint is new in it, and so are its breaks)."""
 
-    words: str
+    reason: Reason
     new_in_change: bool
 
 
@@ -247,7 +247,7 @@ def gap(error: str, change: Change) -> Gap | None:
         return None
     for path in module_files(found.group("name")):
         if path in change.untracked:
-            return Gap(f"`{path}` is only in the working tree (untracked), so the base's checkout lacks it", False)
+            return Gap(Reason(Why.UNTRACKED, (path,)), False)
         if path in change.touched and change.head(path) is not None and change.base(path) is None:
-            return Gap(f"`{path}` is new in this change", True)
-    return Gap(f"module `{found.group('name')}` is missing on the base", False)
+            return Gap(Reason(Why.ADDED, (path,)), True)
+    return Gap(Reason(Why.MISSING_MODULE, (found.group("name"),)), False)

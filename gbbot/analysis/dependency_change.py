@@ -17,8 +17,8 @@ import re
 from collections.abc import Mapping, Set
 
 from gbbot.core.model import (
-    BreakChange,
     Cause,
+    Change,
     ChangeState,
     DependencyChange,
     Diff,
@@ -91,7 +91,7 @@ def recompile_cause(rc: Recompilation, lines: Lines, code_changed: bool) -> Caus
     return Cause.BOTH if rc.library_site is not None else Cause.CODE
 
 
-def cause(change: BreakChange, head: Lines, base: Lines, code_changed: bool) -> Cause:
+def cause(change: Change, head: Lines, base: Lines, code_changed: bool) -> Cause:
     if not code_changed or not crosses(change.brk, head if change.state in CAME else base):
         return Cause.DEPENDENCIES
     # a changed line of the repository calls into a library: the call and the library both changed
@@ -111,11 +111,10 @@ def attribute(
     versions that differ. `head_problems`/`base_problems`: each side's problem fingerprint → the
     frame that recompiled."""
     causes = [(c.fingerprint, cause(c, head, base, code_changed)) for c in diff.changes if c.state in (*CAME, *WENT)]
-    compared = diff.recompiles
-    if compared is not None:
+    if diff.recompiles is not None:
         for fingerprints, lines, problems in (
-            ((*compared.new, *compared.new_limit), head, head_problems or {}),
-            (compared.fixed, base, base_problems or {}),
+            (diff.recompiled(ChangeState.NEW, ChangeState.NEW_LIMIT), head, head_problems or {}),
+            (diff.recompiled(ChangeState.FIXED), base, base_problems or {}),
         ):
             for f in fingerprints:  # a problem whose frame is not known: the code's, when there is code
                 found = recompile_cause(problems[f], lines, code_changed) if f in problems else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gbbot.analysis import report as report_
-from gbbot.core import counts
+from gbbot.core import counts, words
 from gbbot.core.config import FAIL_ON, FAIL_ON_RECOMPILES, Config
 from gbbot.core.errors import ExitCode
 from gbbot.core.model import EntrypointReport, GraphBreak, Report, Status
@@ -86,8 +86,7 @@ class Policy:
             what = "frame(s) newly at the recompile limit" if self.recompiles == "limit" else "recompilation problem(s)"
             return Verdict(False, f"policy fail_on.recompiles={self.recompiles}: {len(frames)} {what}")
         if failing := counts.distinct(self.failing_breaks(report)):
-            what = "new graph break" if self.breaks == "new" and report.diff else "graph break"
-            return Verdict(False, f"policy fail_on={self.breaks}: {failing} {what}{'s' * (failing != 1)}")
+            return Verdict(False, words.failing_breaks(self.breaks, failing, report.diff is not None))
         return PASSED
 
 

@@ -1,20 +1,24 @@
-"""Whether the merge-base would read what the head read: when it would, its run would do what the
-head's did, so `diff` takes the head's result for the base instead of running it again.
+"""Whether the other side of a diff would read what one side's run read: when it would, its run
+would do what this one did, so `diff` takes this result for the other side instead of running it.
+The side whose record decides is the base (checks/plan.py): it ran first, before any code of the
+change, so the change's code wrote nothing of the record.
 
 A warm child records every file it opens for reading and every directory it lists (see
-runner/warm_server.py), and for the import system's searches, the module names it looked for in
-each directory. An entrypoint's base run is skipped only when that record is whole (it started no
-other program, it did not overflow) and nothing the change touches is in it: no file it read was
-modified, added or removed; no directory it listed gained or lost an entry (for a directory the
-import system searched, an entry named like a module it looked for there; for one searched for
-installed packages, a `*.dist-info` or `*.egg-info`); and no file it read is missing from the base
-commit (an ignored or untracked file: the base's checkout would not have it). What is outside
-the repository (the interpreter, site-packages, /tmp) is the same for both runs, since both run
-with the same interpreter and environment.
+backends/warm_server.py), and for the import system's searches, the module names it looked for in
+each directory. An entrypoint is skipped only when that record is whole (it started no other
+program, it did not overflow) and nothing the change touches is in it: no file it read was
+modified, added or removed (matched as the file read: a `.pyc` the change adds is that `.pyc`);
+no file it tried to open and did not find is one the change adds; no directory it listed gained
+or lost an entry (for a directory the import system searched, an entry named like a module it
+looked for there; for one searched for installed packages, a `*.dist-info` or `*.egg-info`); and
+no file it read is missing from the base commit (an ignored or untracked file), but a bytecode
+cache the run wrote itself, which stands for its source. What is outside the repository (the
+interpreter, site-packages, /tmp) is the same for both runs, since both run with the same
+interpreter and environment.
 
 What such a record cannot see: a file read by C code that opens it itself (not through Python's
 `open`), and a file whose mere existence (`os.path.exists`) changes what the program does without
-it being opened or its directory listed. `--no-warm` runs the base every time.
+it being opened or its directory listed. `--no-warm` runs both sides every time.
 
 Pure: paths and sets in, a reason or None out.
 """
@@ -117,18 +121,21 @@ def rooted(found: Reads, tops: Sequence[str]) -> Reads:
     )
 
 
-def source_of(path: str) -> str:
-    """A module's bytecode cache stands for its source: `pkg/__pycache__/m.cpython-311.pyc` is
-    what the import system reads instead of `pkg/m.py`, and is never committed."""
+def compiled_from(path: str) -> str | None:
+    """The source a bytecode cache the run wrote itself was compiled from:
+    `pkg/__pycache__/m.cpython-311.pyc` → `pkg/m.py`; None for any other path."""
     pure = PurePosixPath(path)
     if pure.suffix != ".pyc" or pure.parent.name != "__pycache__":
-        return path
+        return None
     return str(pure.parent.parent / (pure.name.split(".", 1)[0] + ".py")).removeprefix("./")
 
 
 def why_rerun(reads: Reads | None, changes: Changes, tops: Sequence[str]) -> str | None:
-    """Why the base must run this entrypoint itself, in words; None when the head's result is the
-    base's: everything it read is in the base commit, unchanged."""
+    """Why this entrypoint must run again on the other side, in words; None when its result there
+    would be this one: everything it read is in the base commit, unchanged. A file is matched as
+    the file that was read (a committed `.pyc` the change adds is that `.pyc`, never the source
+    beside it); only a bytecode cache the commit lacks, which the run wrote itself, stands for the
+    source it was compiled from."""
     if reads is None:
         return NOT_RECORDED
     if reads.spawned:
@@ -139,15 +146,18 @@ def why_rerun(reads: Reads | None, changes: Changes, tops: Sequence[str]) -> str
         rel = relative(path, tops)
         if not rel:
             continue
-        rel = source_of(rel)
         if rel in changes.touched:
             return f"it read `{rel}`, which the change touches"
         if rel not in changes.base_files:
-            return f"it read `{rel}`, which is not in the base commit"
-    for path in sorted(reads.absent):  # not in the head: only the base could have opened it
+            source = compiled_from(rel)
+            if source is None or source not in changes.base_files:
+                return f"it read `{rel}`, which is not in the base commit"
+            if source in changes.touched:
+                return f"it read `{rel}`, compiled from `{source}`, which the change touches"
+    for path in sorted(reads.absent):  # not where it ran: the other side may have it
         rel = relative(path, tops)
         if rel and (rel in changes.base_files or rel in changes.touched):
-            return f"it tried to read `{rel}`, which the change removes"
+            return f"it tried to read `{rel}`, which the change adds or removes"
     return _why_listing(reads, changes, tops)
 
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 
 from gbbot.analysis import classify
+from gbbot.analysis.frames import compile_key, index
 from gbbot.core.model import (
+    ChangeState,
     Frame,
     FrameMetrics,
     FrameRef,
@@ -26,12 +28,13 @@ from gbbot.core.model import (
     GraphBreak,
     LibrarySite,
     Recompilation,
-    RecompileDiff,
+    Recompiled,
     RecompileReason,
     Report,
+    Status,
     TraceLog,
 )
-from gbbot.trace.tracelog import original_function, resumed_at
+from gbbot.trace.tracelog import resumed_at
 
 RULES_PATH = Path(__file__).parent.parent / "data" / "recompile_rules.yaml"
 # "recompile limit" in torch 2.13, "cache_size_limit" / "cache size limit" in older releases.
@@ -40,11 +43,13 @@ REASON_HEAD_RE = re.compile(r"^\d+/\d+: ")
 LOCATION_RE = re.compile(r"(?P<path>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+)")
 FRAME_RE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
 SOURCE_RE = re.compile(r"""\b[LG]\[['"]([^'"]+)['"]\]""")
-TENSOR_RE = re.compile(r"^tensor '([^']+)'")
+# `tensor 'x' size mismatch …`; a parameter's name holds quotes of its own:
+# `tensor 'self._modules['mlp']._parameters['bias']' dtype mismatch …`
+TENSOR_RE = re.compile(r"^tensor '(.+?)'(?=\s|$)")
 INDEX_RE = re.compile(r"\bat index (\d+)")
 # `len(xs) == 2`, `___check_type_id(self._modules['act'], 9412…)`, `___check_obj_id(fn.__code__, …)`
 CALLED_RE = re.compile(r"^(?:len|___check_type_id|___check_obj_id)\((?P<arg>[^,)]+)")
-SUBMODULE_RE = re.compile(r"""\._modules\[['"](\w+)['"]\]""")
+SUBMODULE_RE = re.compile(r"""\._(?:modules|parameters|buffers)\[['"](\w+)['"]\]""")
 GUARD_CHARS = 160
 
 
@@ -124,7 +129,13 @@ class Guard:
             return ""
         called = CALLED_RE.match(self.text)
         name = unwrap(called.group("arg")) if called else self.subject
-        return SUBMODULE_RE.sub(r".\1", name).removesuffix(".__code__").strip()
+        return SUBMODULE_RE.sub(_attribute, name).removesuffix(".__code__").strip()
+
+
+def _attribute(found: re.Match[str]) -> str:
+    """`._modules['mlp']` → `.mlp`, `._modules['2']` → `[2]` (an nn.Sequential's item)."""
+    name = found.group(1)
+    return f"[{name}]" if name.isdigit() else f".{name}"
 
 
 def unwrap(source: str) -> str:
@@ -215,16 +226,6 @@ def _compiled_frame(frames: FrameCompiles) -> Frame:
     return Frame(first.co_filename, first.co_firstlineno or 0, first.co_name)
 
 
-def frame_ref(frames: FrameCompiles, root: str, lookup: classify.SourceLookup) -> FrameRef:
-    """The code object that recompiled, as compiled frames are named (gbbot/analysis/frames.py)."""
-    code = _compiled_frame(frames)
-    path = classify.display_path(code.file, root)
-    source = lookup(path) if _in_repo(code.file, root) else None
-    scope = source.scope(code.line) if source else None
-    qualname = scope.qualname if scope and scope.start == code.line else ""
-    return FrameRef(path, code.line, original_function(code.function), qualname)
-
-
 def _in_repo(file: str, root: str) -> bool:
     return classify.relative_to_root(file, root) is not None and not classify.SITE_RE.search(file)
 
@@ -254,71 +255,87 @@ def _reason_line(guard: Guard, file: str) -> tuple[int | None, str]:
 class _Seen:
     guard: Guard
     kind: Kind
-    indexes: tuple[int | None, ...]  # compile indexes of the records carrying it
+    seen: tuple[tuple[FrameCompiles, int | None], ...]  # the code object and compile of each recompile
 
 
-def _distinct(frames: FrameCompiles, rules: Rules) -> list[_Seen]:
-    seen: dict[tuple[str, str], _Seen] = {}
-    for m in frames.metrics:
-        guard = parse_reason(m.recompile_reason or "")
-        if guard is None:
-            continue
-        kind = rules.kind(guard.text)
-        key = (kind.kind, guard.subject)
-        before = seen.get(key)
-        indexes = (*(before.indexes if before else ()), m.compile_index)
-        seen[key] = _Seen(before.guard if before else guard, kind, indexes)
+def _guard_key(guard: Guard, kind: Kind) -> tuple[str, str, str]:
+    """Recompiles that failed on one guard: its kind, what it is about and the dimension it names
+    (index 1 and index 2 of one tensor are two guards, as TORCH_LOGS=recompiles shows them)."""
+    dim = INDEX_RE.search(guard.text)
+    return (kind.kind, guard.subject, dim.group(1) if dim else "")
+
+
+def _distinct(code: Sequence[FrameCompiles], rules: Rules) -> list[_Seen]:
+    """Each recompile counted once, under the guard that failed first (the one Dynamo reports)."""
+    seen: dict[tuple[str, str, str], _Seen] = {}
+    for frames in code:
+        for m in frames.metrics:
+            guard = parse_reason(m.recompile_reason or "")
+            if guard is None:
+                continue
+            kind = rules.kind(guard.text)
+            key = _guard_key(guard, kind)
+            before = seen.get(key)
+            at = (*(before.seen if before else ()), (frames, m.compile_index))
+            seen[key] = _Seen(before.guard if before else guard, kind, at)
     return list(seen.values())
 
 
-def _is_dynamic(item: _Seen, frames: FrameCompiles) -> bool:
-    """Automatic dynamic: a kind that can be, failing once, after which the value became a symbol."""
+def _is_dynamic(item: _Seen) -> bool:
+    """Automatic dynamic: a kind that can be, failing once in each code object, after which the
+    value became a symbol there."""
+    objects = [frames.frame_id for frames, _ in item.seen]
     return (
         item.kind.dynamic
-        and len(item.indexes) == 1
-        and frames.made_dynamic(item.indexes[0], item.guard.subject)
-        and not frames.limit_hit
+        and len(set(objects)) == len(objects)
+        and all(frames.made_dynamic(index, item.guard.subject) and not frames.limit_hit for frames, index in item.seen)
     )
 
 
-def analyse_frame(
-    frames: FrameCompiles, root: str, lookup: classify.SourceLookup, rules: Rules
+def analyse_function(
+    code: Sequence[FrameCompiles], frame: FrameRef, root: str, lookup: classify.SourceLookup, rules: Rules
 ) -> Recompilation | None:
-    if frames.compilations < 2 and not frames.limit_hit:
+    """One function's recompiles: those of its code object and of each resume function Dynamo
+    made of it (a code object of its own, which recompiles on its own), all named by `frame`, the
+    function (gbbot/analysis/frames.py). None when every code object compiled once."""
+    if not any(f.compilations > 1 or f.limit_hit for f in code):
         return None
-    where = site(frames, root)
+    compiled = _compiled_frame(code[0])
+    where = Frame(compiled.file, frame.line, frame.function) if _in_repo(compiled.file, root) else site(code[0], root)
     path = classify.display_path(where.file, root)
     in_repo = classify.relative_to_root(where.file, root) is not None
     source = lookup(path) if in_repo else None
     qualname = source.qualname(where.line, where.function) if source else where.function
     reasons = []
-    for item in _distinct(frames, rules):
-        line, code = _reason_line(item.guard, where.file)
+    for item in _distinct(code, rules):
+        line, text = _reason_line(item.guard, where.file)
         reasons.append(
             RecompileReason(
                 fingerprint=classify.fingerprint(("recompile", path, qualname, item.kind.kind), 0),
                 kind=item.kind.kind,
                 guard=shorten(item.guard.text),
-                count=len(item.indexes),
-                dynamic=_is_dynamic(item, frames),
+                count=len(item.seen),
+                dynamic=_is_dynamic(item),
                 cause=item.kind.cause_for(item.guard),
                 advice=item.kind.advice_for(item.guard),
                 line=line,
-                code=shorten(code, 200),
+                code=shorten(text, 200),
             )
         )
+    resumes = [f for f in code if resumed_at(_compiled_frame(f).function) is not None]
+    resume = next((f for f in resumes if f.compilations > 1 or f.limit_hit), resumes[0] if resumes else None)
     return Recompilation(
         fingerprint=classify.fingerprint(("recompile", path, qualname), 0),
         file=path,
         line=where.line,
         function=qualname,
-        compilations=frames.compilations,
-        limit_hit=frames.limit_hit,
+        compilations=sum(f.compilations for f in code),
+        limit_hit=any(f.limit_hit for f in code),
         reasons=tuple(sorted(reasons, key=lambda r: (r.dynamic, -r.count, r.kind))),
         doc_url=rules.doc_url,
-        frame=frame_ref(frames, root, lookup),
-        library_site=_library_site(frames, root, where),
-        resumes_at=resumed_at(_compiled_frame(frames).function),
+        frame=replace(frame, qualname=frame.qualname or (qualname if in_repo else "")),
+        library_site=_library_site(code[0], root, where),
+        resumes_at=resumed_at(_compiled_frame(resume).function) if resume else None,
     )
 
 
@@ -336,17 +353,34 @@ def impact_order(rc: Recompilation) -> tuple:
     return (not rc.limit_hit, rc.info_only, -rc.compilations, rc.file, rc.line, rc.function)
 
 
+def functions(
+    log: TraceLog, root: str, lookup: classify.SourceLookup
+) -> dict[tuple[str, FrameRef], list[FrameCompiles]]:
+    """(trace file, function) → its code objects, the function's own and its resume functions'."""
+    refs = index(log, root, lookup).refs
+    found: dict[tuple[str, FrameRef], list[FrameCompiles]] = {}
+    for code in group_frames(log):
+        first = code.metrics[0]
+        key = compile_key(first.log, first.frame_id, first.compile_index)
+        compiled = _compiled_frame(code)
+        ref = refs.get(key) if key else None
+        ref = ref or FrameRef(classify.display_path(compiled.file, root), compiled.line, compiled.function)
+        found.setdefault((code.frame_id[0], ref), []).append(code)
+    return found
+
+
 def analyse(
     log: TraceLog, root: str, lookup: classify.SourceLookup = lambda _path: None, rules: Rules | None = None
 ) -> tuple[Recompilation, ...]:
     rules = rules or load_rules()
-    frames: dict[str, Recompilation] = {}
-    for found in (analyse_frame(f, root, lookup, rules) for f in group_frames(log)):
+    found: dict[str, Recompilation] = {}
+    for (_, frame), code in functions(log, root, lookup).items():
+        rc = analyse_function(code, frame, root, lookup, rules)
         # One frame in several files (one per rank): reported once, as the file that saw the worst.
-        seen = frames.get(found.fingerprint) if found else None
-        if found is not None and (seen is None or impact_order(found) < impact_order(seen)):
-            frames[found.fingerprint] = found
-    return tuple(sorted(frames.values(), key=impact_order))
+        seen = found.get(rc.fingerprint) if rc else None
+        if rc is not None and (seen is None or impact_order(rc) < impact_order(seen)):
+            found[rc.fingerprint] = rc
+    return tuple(sorted(found.values(), key=impact_order))
 
 
 # --- comparing and policy ----------------------------------------------------------------------
@@ -385,11 +419,31 @@ def made_by(rc: Recompilation, breaks: Iterable[GraphBreak]) -> GraphBreak | Non
     return next((b for b in breaks if at in {(b.file, b.line), *((f.file, f.line) for f in b.user_stack)}), None)
 
 
-def by_new_breaks(head: Report, new_breaks: Iterable[GraphBreak]) -> dict[str, str]:
-    """Recompilation fingerprint → the new break that made its resume function."""
+def by_new_breaks(head: Report, new_breaks: Iterable[GraphBreak], base: Report | None = None) -> dict[str, str]:
+    """Recompilation fingerprint → the new break that made the code that recompiles: the break
+    whose resume function it is (`made_by`), or, given the base, a frame the base's entrypoint of
+    the same name never compiled (it ran cleanly) that a new break was traced in (its caller now
+    breaks at the call, so Dynamo compiles it on its own) or that compiles on its own because a
+    new break makes its caller run eagerly."""
     new_breaks = tuple(new_breaks)
-    found = {rc.fingerprint: made_by(rc, new_breaks) for rc in all_recompiles(head)}
-    return {f: brk.fingerprint for f, brk in found.items() if brk is not None}
+    new = {b.fingerprint for b in new_breaks}
+    compiled = _compiled_on(base) if base is not None else {}
+    found: dict[str, str] = {}
+    for entry in head.entrypoints:
+        eager = [b for b in entry.breaks if b.fingerprint in new and b.makes_eager]
+        for rc in entry.recompiles:
+            brk = made_by(rc, new_breaks)
+            on_base = compiled.get(entry.name)
+            if brk is None and on_base is not None and rc.frame is not None and rc.frame.across not in on_base:
+                brk = next((b for b in new_breaks if rc.frame in b.frames), eager[0] if eager else None)
+            if brk is not None:
+                found.setdefault(rc.fingerprint, brk.fingerprint)
+    return found
+
+
+def _compiled_on(base: Report) -> dict[str, set[tuple]]:
+    """Entrypoint → the frames it compiled, for those that ran cleanly and recorded their frames."""
+    return {e.name: {f.frame.across for f in e.frames} for e in base.entrypoints if e.status is Status.OK and e.frames}
 
 
 def attributed(head: Report, made: dict[str, str]) -> Report:
@@ -403,13 +457,13 @@ def attributed(head: Report, made: dict[str, str]) -> Report:
     return replace(head, entrypoints=entrypoints)
 
 
-def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -> RecompileDiff:
+def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -> tuple[Recompiled, ...]:
     """Problem fingerprints of the head vs the base, over whole reports (as breaks are overall).
     A base problem gone from the head because its frame now runs eagerly (and did not on the
     base) is hidden, not fixed: a frame that is not compiled cannot recompile. A head problem of
     a resume function a new break made is that break's (`by_new_break`), not new: the break is
     what the reader is asked to look at, and `mark_dynamic` would not be the remedy."""
-    made = by_new_breaks(head, new_breaks)
+    made = by_new_breaks(head, new_breaks, base)
     now, before = problems(all_recompiles(head)), problems(all_recompiles(base))
     limits = {limit_fingerprint(rc) for rc in all_recompiles(head) if rc.limit_hit}
     by_break = tuple(f for f, rc in now.items() if f not in before and rc.fingerprint in made)
@@ -417,17 +471,14 @@ def compare(head: Report, base: Report, new_breaks: Iterable[GraphBreak] = ()) -
     newly = _eager(head) - _eager(base)
     gone = {f: rc for f, rc in before.items() if f not in now}
     hidden = {f for f, rc in gone.items() if rc.frame is not None and rc.frame.across in newly}
-    return RecompileDiff(
-        new=new,
-        fixed=tuple(f for f in gone if f not in hidden),
-        persisting=tuple(f for f in now if f in before),
-        new_limit=tuple(f for f in new if f in limits),
-        hidden=tuple(f for f in gone if f in hidden),
-        by_new_break=by_break,
+    return (
+        *((f, ChangeState.NEW) for f in new),
+        *((f, ChangeState.FIXED) for f in gone if f not in hidden),
+        *((f, ChangeState.PERSISTING) for f in now if f in before),
+        *((f, ChangeState.NEW_LIMIT) for f in new if f in limits),
+        *((f, ChangeState.HIDDEN) for f in gone if f in hidden),
+        *((f, ChangeState.BY_NEW_BREAK) for f in by_break),
     )
-
-
-RECOMPILE_POLICIES = ("limit", "new", "any", "none")
 
 
 def failing(report: Report, policy: str) -> list[str]:
@@ -438,8 +489,8 @@ def failing(report: Report, policy: str) -> list[str]:
         return []
     if policy == "any":
         return list(now)
-    diff = report.diff.recompiles if report.diff else None
-    new = list(diff.new) if diff is not None else list(now)
+    found = report.diff.recompiles if report.diff else None
+    new = [f for f, s in found if s is ChangeState.NEW] if found is not None else list(now)
     if policy == "new":
         return new
     limited = {limit_fingerprint(rc) for rc in now.values() if rc.limit_hit}

@@ -14,13 +14,15 @@ import jsonschema
 
 from gbbot import __version__
 from gbbot.analysis import break_diff
-from gbbot.core import counts, fixes, limits, untrusted_json
+from gbbot.core import counts, fixes, limits, untrusted_json, words
 from gbbot.core.errors import ReportError
 from gbbot.core.model import (
-    BreakChange,
+    RECOMPILE_ORDER,
+    SIDE_ORDER,
     BreakCost,
     Category,
     Cause,
+    Change,
     ChangeState,
     CompiledFrame,
     CompileError,
@@ -36,21 +38,22 @@ from gbbot.core.model import (
     Mode,
     Origin,
     PackageChange,
+    Reason,
     Recompilation,
-    RecompileDiff,
+    Recompiled,
     RecompileReason,
     Report,
     RunOutcome,
     Status,
     Tool,
     TraceLog,
+    Why,
 )
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "report.schema.json"
 # Fields written only when non-empty: reports without pytest entrypoints look as they always did.
 OMITTED_WHEN_EMPTY = frozenset(
-    {"tests", "statement", "base_from_head", "qualname", "from_base", "resumes_at", "new_break", "by_new_break"}
-    | {"lost_baseline"}
+    {"tests", "statement", "qualname", "from_base", "resumes_at", "new_break", "by_new_break"} | {"lost_baseline"}
 )
 ERROR_TAIL_CHARS = 4000
 
@@ -87,11 +90,21 @@ def compiled_nothing(log: TraceLog, trace_files: int) -> str | None:
 
 def _status(outcome: RunOutcome, no_compile: str | None) -> tuple[Status, str | None]:
     if outcome.status is not Status.OK:
-        detail = outcome.stderr_tail.strip()[-ERROR_TAIL_CHARS:]
+        detail = output_tail(outcome)[-ERROR_TAIL_CHARS:]
         return outcome.status, "\n".join(part for part in (outcome.reason, detail) if part) or None
     if no_compile:
         return Status.NO_COMPILE, f"compiled nothing: {no_compile}"
     return Status.OK, None
+
+
+def output_tail(outcome: RunOutcome) -> str:
+    """The end of what a run that did not end cleanly wrote: stderr, or stdout when stderr is
+    empty (a script that reports on stdout and exits 1); both, labelled, for a timeout, whose last
+    output on either says where it hung."""
+    err, out = outcome.stderr_tail.strip(), outcome.stdout_tail.strip()
+    if outcome.status is Status.TIMEOUT and err and out:
+        return f"stdout:\n{out[-ERROR_TAIL_CHARS // 2 :]}\nstderr:\n{err[-ERROR_TAIL_CHARS // 2 :]}"
+    return err or out
 
 
 def entrypoint_report(
@@ -182,24 +195,61 @@ def _plain(value: Any) -> Any:
 
 
 def _diff_json(diff: Diff) -> dict:
-    """The typed changes as schema v1's lists: fingerprints per state, the base's records of what
-    was fixed or hidden, and what hides each hidden one."""
+    """The typed changes as schema v1's lists: fingerprints per state, overall and per entrypoint,
+    the base's records of what was fixed or hidden, and what hides each hidden one."""
+
+    def listed(state: ChangeState, changes: tuple[Change, ...] = diff.changes) -> list[str]:
+        return [c.fingerprint for c in changes if c.state is state]
+
+    hidden = diff.changed(ChangeState.HIDDEN)
     return {
         "base": {"ref": diff.base_ref, "sha": diff.base_sha},
-        "new": list(diff.new),
-        "fixed": list(diff.fixed),
-        "persisting": list(diff.persisting),
-        "entrypoints": [_plain(e) for e in diff.entrypoints],
-        "fixed_breaks": [_plain(c.brk) for c in diff.changed(ChangeState.FIXED)],
+        "new": listed(ChangeState.NEW),
+        "fixed": listed(ChangeState.FIXED),
+        "persisting": listed(ChangeState.PERSISTING),
+        "entrypoints": [_entrypoint_diff_json(e, diff.compared) for e in diff.entrypoints],
+        "fixed_breaks": [_plain(b) for b in diff.breaks(ChangeState.FIXED)],
         "baseline_source": diff.baseline_source,
         "notes": list(diff.notes),
-        **({"recompiles": _plain(diff.recompiles)} if diff.recompiles is not None else {}),
-        "hidden": list(diff.hidden),
-        "hidden_breaks": [_plain(c.brk) for c in diff.changed(ChangeState.HIDDEN)],
-        "hidden_by": dict(diff.hidden_by),
-        "revealed": list(diff.revealed),
+        **({"recompiles": _recompiles_json(diff.recompiles)} if diff.recompiles is not None else {}),
+        "hidden": listed(ChangeState.HIDDEN),
+        "hidden_breaks": [_plain(c.brk) for c in hidden],
+        "hidden_by": {c.fingerprint: c.hidden_by.fingerprint if c.hidden_by else "" for c in hidden},
+        "revealed": listed(ChangeState.REVEALED),
         **({"dependencies": _dependencies_json(diff.dependencies)} if diff.dependencies is not None else {}),
     }
+
+
+def _said(reason: Reason | None) -> str | None:
+    return words.say(reason) if reason is not None else None
+
+
+def _heard(text: str | None) -> Reason | None:
+    """A reason as a report's JSON words it."""
+    return Reason(Why.SAID, (text,)) if text is not None else None
+
+
+def _entrypoint_diff_json(entry: EntrypointDiff, compared: tuple[Change, ...]) -> dict:
+    mine = tuple(c for c in compared if c.entrypoints == (entry.name,))
+
+    def listed(state: ChangeState) -> list[str]:
+        return [c.fingerprint for c in mine if c.state is state]
+
+    return {
+        "name": entry.name,
+        **{state.value: listed(state) for state in (ChangeState.NEW, ChangeState.FIXED, ChangeState.PERSISTING)},
+        "graph_delta": entry.graph_delta,
+        "no_baseline": _said(entry.no_baseline),
+        "hidden": listed(ChangeState.HIDDEN),
+        "revealed": listed(ChangeState.REVEALED),
+        "still_failing": _said(entry.still_failing),
+        **({"lost_baseline": words.say(entry.lost_baseline)} if entry.lost_baseline else {}),
+    }
+
+
+def _recompiles_json(found: tuple[Recompiled, ...]) -> dict:
+    listed = {state.value: [f for f, s in found if s is state] for state in RECOMPILE_ORDER}
+    return {k: v for k, v in listed.items() if v or k not in OMITTED_WHEN_EMPTY}
 
 
 def _dependencies_json(found: DependencyChange) -> dict:
@@ -346,54 +396,58 @@ def _compile_error(data: dict) -> CompileError:
     return CompileError(**{**data, "category": Category(data["category"])})
 
 
-DIFF_LISTS = ("new", "fixed", "persisting", "hidden", "revealed")
+REASONS = ("no_baseline", "still_failing", "lost_baseline")  # an entrypoint's, in EntrypointDiff's order
+RETIRED = ("base_from_head",)  # what older reports said that no diff says now: read and dropped
 
 
 def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
     """Schema v1's lists → typed changes. A head-side fingerprint takes the head's first record of
     it (`breaks`: the report's), a fixed or hidden one the base's record the JSON carries; a
     fingerprint with no record to take is not read (a hand-made JSON's)."""
-    entrypoints = tuple(
-        EntrypointDiff(**{**e, **{k: tuple(e.get(k, ())) for k in DIFF_LISTS}}) for e in data.get("entrypoints", ())
-    )
-    first: dict[str, GraphBreak] = {}
-    for brk in breaks:
-        first.setdefault(brk.fingerprint, brk)
+    kept = [{k: v for k, v in e.items() if k not in RETIRED} for e in data.get("entrypoints", ())]
+    first = {b.fingerprint: b for b in reversed(breaks)}  # each fingerprint's first record
     at = {b.fingerprint: b for b in breaks}
     by = data.get("hidden_by", {})
 
-    def change(brk: GraphBreak, state: ChangeState, hider: GraphBreak | None = None) -> BreakChange:
-        return BreakChange(brk, state, break_diff.in_state(entrypoints, brk.fingerprint, state), hider)
+    def on_head(state: ChangeState) -> list[Change]:
+        return [Change(first[f], state) for f in data.get(state.value, ()) if f in first]
 
-    def on_head(state: ChangeState) -> list[BreakChange]:
-        return [change(first[f], state) for f in data.get(state.value, ()) if f in first]
+    def gone(state: ChangeState) -> list[Change]:
+        listed = set(data.get(state.value, ()))
+        found = (_break(b) for b in data.get(f"{state.value}_breaks", ()))
+        return [Change(b, state, hidden_by=at.get(by.get(b.fingerprint, ""))) for b in found if b.fingerprint in listed]
 
-    fixed, hidden = (tuple(_break(b) for b in data.get(k, ())) for k in ("fixed_breaks", "hidden_breaks"))
-    listed = {k: set(data.get(k, ())) for k in ("fixed", "hidden")}
+    changes = (
+        *on_head(ChangeState.NEW),
+        *gone(ChangeState.FIXED),
+        *on_head(ChangeState.PERSISTING),
+        *gone(ChangeState.HIDDEN),
+        *on_head(ChangeState.REVEALED),
+    )
+    records = {c.fingerprint: c.brk for c in changes}
+    each = [
+        Change(records[f], s, (e["name"],))
+        for e in kept
+        for s in SIDE_ORDER
+        for f in e.get(s.value, ())
+        if f in records
+    ]
+    compared = break_diff.recorded(each, changes)
     return Diff(
         base_ref=data["base"]["ref"],
         base_sha=data["base"]["sha"],
-        changes=(
-            *on_head(ChangeState.NEW),
-            *(change(b, ChangeState.FIXED) for b in fixed if b.fingerprint in listed["fixed"]),
-            *on_head(ChangeState.PERSISTING),
-            *(
-                change(b, ChangeState.HIDDEN, at.get(by.get(b.fingerprint, "")))
-                for b in hidden
-                if b.fingerprint in listed["hidden"]
-            ),
-            *on_head(ChangeState.REVEALED),
+        changes=break_diff.located(changes, compared),
+        entrypoints=tuple(
+            EntrypointDiff(e["name"], e.get("graph_delta"), *(_heard(e.get(k)) for k in REASONS)) for e in kept
         ),
-        entrypoints=entrypoints,
         baseline_source=data.get("baseline_source", "run"),
         notes=tuple(data.get("notes", ())),
-        recompiles=_recompile_diff(data["recompiles"]) if "recompiles" in data else None,
+        recompiles=tuple((f, ChangeState(k)) for k, found in data["recompiles"].items() for f in found)
+        if "recompiles" in data
+        else None,
         dependencies=_dependencies(data["dependencies"]) if "dependencies" in data else None,
+        compared=compared,
     )
-
-
-def _recompile_diff(data: dict) -> RecompileDiff:
-    return RecompileDiff(**{key: tuple(value) for key, value in data.items()})
 
 
 def from_json(data: Any) -> Report:

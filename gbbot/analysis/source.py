@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,3 +127,16 @@ class SourceTree:
             return source_map((self.root / relative).read_text(encoding="utf-8", errors="replace"))
         except OSError:
             return None
+
+
+class SourceFiles:
+    """Files held in memory (a commit's, read from git objects), each read as source once; a file
+    not held maps to None."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = files
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 - one set per diff, freed with it
+    def get(self, relative: str) -> SourceMap | None:
+        blob = self.files.get(relative)
+        return None if blob is None else source_map(blob.decode("utf-8", "replace"))

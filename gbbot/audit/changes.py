@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from gbbot.analysis import break_diff
 from gbbot.analysis import report as report_
 from gbbot.audit import reuse
-from gbbot.audit.record import BreakEntry, Record, break_entry
-from gbbot.core.model import BreakChange, ChangeState, Report, Status
+from gbbot.audit.record import Record
+from gbbot.core.model import Change, ChangeState, Report, Status
 
 
 @dataclass(frozen=True)
@@ -27,29 +27,21 @@ class Stopped:
 
 
 @dataclass(frozen=True)
-class Change:
-    """One distinct break that came or went, with the entrypoints it did so in; for a hidden one,
-    the new break that makes its frame run eagerly (when the record names it)."""
-
-    entrypoints: tuple[str, ...]
-    brk: BreakEntry
-    by: BreakEntry | None = None
-
-
-@dataclass(frozen=True)
 class Changes:
     previous: Record | None
     current: Record
-    new: tuple[Change, ...]
-    fixed: tuple[Change, ...]
+    # The diff's breaks that came or went (new, fixed, hidden, revealed), each once with the
+    # entrypoints it did so in; a flaky one never came.
+    changes: tuple[Change, ...]
     stopped: tuple[Stopped, ...]  # ran cleanly in the previous record, not in this one
     failing: tuple[Stopped, ...]  # not running now (stopped or not)
-    hidden: tuple[Change, ...] = ()  # gone only because a frame they lie in now runs eagerly
-    revealed: tuple[Change, ...] = ()  # there before, untraced: their frame ran eagerly then
+
+    def of(self, state: ChangeState) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.state is state)
 
     @property
     def regression(self) -> bool:
-        return bool(self.new or self.stopped)
+        return bool(self.of(ChangeState.NEW) or self.stopped)
 
     @property
     def cause(self) -> str:
@@ -89,7 +81,7 @@ def compare(
     that shows up is revealed only where `in_base` shows what it depends on is the earlier's."""
     failing = tuple(Stopped(e.name, e.status, e.error) for e in current.entrypoints if not e.ran)
     if previous is None:
-        return Changes(previous, current, (), (), (), failing)
+        return Changes(previous, current, (), (), failing)
     stopped = []
     both: set[str] = set()
     for entry in current.entrypoints:
@@ -102,23 +94,16 @@ def compare(
             both.add(entry.name)
     head, base = _report(current, both, steady_only=False), _report(previous, both, steady_only=True)
     how = break_diff.Comparison("previous audit", previous.commit, renames, in_base=in_base)
-    diff = break_diff.diff(head, base, how)
     now = current.breaks()
 
-    def changed(state: ChangeState) -> list[BreakChange]:
-        """The diff's changes in `state` in some entrypoint, without the flaky head breaks."""
-        return [c for c in diff.changed(state) if c.entrypoints and not (state.on_head and now[c.fingerprint].flaky)]
+    def came(c: Change) -> bool:
+        """Not a head break the record saw in only some runs, and in some entrypoint."""
+        return bool(c.entrypoints) and not now[c.fingerprint].flaky
 
-    def hider(c: BreakChange) -> BreakEntry | None:
-        return now.get(c.hidden_by.fingerprint) if c.hidden_by else None
+    found = break_diff.diff(head, base, how).changes
+    changes = tuple(c for c in found if c.state in WENT or (c.state in CAME and came(c)))
+    return Changes(previous, current, changes, tuple(stopped), failing)
 
-    return Changes(
-        previous,
-        current,
-        new=tuple(Change(c.entrypoints, now[c.fingerprint]) for c in changed(ChangeState.NEW)),
-        fixed=tuple(Change(c.entrypoints, break_entry(c.brk)) for c in diff.changed(ChangeState.FIXED)),
-        stopped=tuple(stopped),
-        failing=failing,
-        hidden=tuple(Change(c.entrypoints, break_entry(c.brk), hider(c)) for c in diff.changed(ChangeState.HIDDEN)),
-        revealed=tuple(Change(c.entrypoints, now[c.fingerprint]) for c in changed(ChangeState.REVEALED)),
-    )
+
+CAME = (ChangeState.NEW, ChangeState.REVEALED)
+WENT = (ChangeState.FIXED, ChangeState.HIDDEN)

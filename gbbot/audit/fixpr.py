@@ -13,6 +13,7 @@ from typing import Any
 
 from gbbot.core.fixes import Counts, FixResult
 from gbbot.core.model import Report
+from gbbot.core.words import plural
 from gbbot.deliver.commit import dropped_lines, fixed_lines
 from gbbot.deliver.patchcheck import Dropped
 from gbbot.publish import retry
@@ -38,7 +39,7 @@ def body(
     n = len(fixes)
     lines = [
         MARKER,
-        f"gbbot's nightly audit of {md_code(audited[:12])} found {n} graph break{'s' * (n != 1)} "
+        f"gbbot's nightly audit of {md_code(audited[:12])} found {plural(n, 'graph break')} "
         "with a verified fix. This branch is gbbot's own: each night's audit replaces its one commit "
         "with the fixes for the commit it audited, so push nothing to it.",
         "",

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gbbot.audit.changes import Change, Changes, Stopped
+from gbbot.audit.changes import Changes, Stopped
 from gbbot.audit.record import BreakEntry, Record
-from gbbot.core import limits
+from gbbot.core import limits, words
 from gbbot.core.doc_links import graph_break_doc
+from gbbot.core.model import Change, ChangeState, GraphBreak
 from gbbot.render.escape import md_code, md_code_block, md_text
 
 MARKER = "<!-- gbbot:audit-issue -->"
@@ -57,7 +58,7 @@ def _range(changes: Changes, where: Where) -> str:
     return ", ".join(parts) or "the same commit and torch (a flaky run, or the environment)"
 
 
-def _break_line(names: str | Sequence[str], brk: BreakEntry) -> str:
+def _break_line(names: str | Sequence[str], brk: BreakEntry | GraphBreak) -> str:
     what = md_code(brk.key) + f" {md_text(brk.gb_type)}" if brk.gb_id else md_code(brk.gb_type)
     listed = ", ".join(md_code(n) for n in ([names] if isinstance(names, str) else names))
     return f"{what} at {md_code(f'{brk.file}:{brk.line}')} in {listed}" + (f": {md_code(brk.code)}" if brk.code else "")
@@ -65,10 +66,7 @@ def _break_line(names: str | Sequence[str], brk: BreakEntry) -> str:
 
 def _change_line(change: Change) -> str:
     line = _break_line(change.entrypoints, change.brk)
-    if change.by is not None:
-        where = md_code(f"{change.by.file}:{change.by.line}")
-        line += f" — its frame now runs eagerly because of {md_code(change.by.key)} at {where}"
-    return line
+    return line + (words.hidden_by(change.hidden_by, md_code) if change.hidden_by else "")
 
 
 def _doc(brk: BreakEntry) -> str:
@@ -84,13 +82,8 @@ def callout(changes: Changes, where: Where) -> list[str]:
         return ["> [!NOTE]", "> The first audit: later ones are compared with this one.", ""]
     if not changes.regression:
         return [f"✅ No regression since the previous audit ({_range(changes, where)}).", ""]
-    found = []
-    if changes.new:
-        found.append(f"{len(changes.new)} new graph break{'s' * (len(changes.new) != 1)}")
-    if changes.stopped:
-        names = ", ".join(md_code(s.name) for s in changes.stopped)
-        found.append(f"{len(changes.stopped)} entrypoint{'s' * (len(changes.stopped) != 1)} stopped running ({names})")
-    return ["> [!CAUTION]", f"> **Regression:** {'; '.join(found)} — {_range(changes, where)}.", ""]
+    found = words.regression(len(changes.of(ChangeState.NEW)), [md_code(s.name) for s in changes.stopped])
+    return ["> [!CAUTION]", f"> **Regression:** {found} — {_range(changes, where)}.", ""]
 
 
 def totals(records: Sequence[Record], where: Where) -> list[str]:
@@ -99,9 +92,9 @@ def totals(records: Sequence[Record], where: Where) -> list[str]:
     eager = sum(e.frames_eager for e in now.entrypoints)
     breaks, graphs = now.total_breaks(), now.total_graphs()
     lines = [
-        f"**{breaks} graph break{'s' * (breaks != 1)}** ({len(now.breaks())} distinct) in "
-        f"{graphs} graph{'s' * (graphs != 1)}, "
-        f"{eager} frame{'s' * (eager != 1)} running eagerly; {ran} of {len(now.entrypoints)} entrypoints ran. "
+        f"**{words.plural(breaks, 'graph break')}** ({len(now.breaks())} distinct) in "
+        f"{words.plural(graphs, 'graph')}, "
+        f"{words.plural(eager, 'frame')} running eagerly; {ran} of {len(now.entrypoints)} entrypoints ran. "
         f"Audited {_commit(now.commit, where)} on {now.date[:10]} with torch {md_code(now.torch or 'unknown')}, "
         f"{md_code(now.mode)} mode" + (f", {now.repeat} runs each" if now.repeat > 1 else "") + ".",
     ]
@@ -187,15 +180,10 @@ def changed(changes: Changes, where: Where) -> list[str]:
     if changes.previous is None:
         return []
     out = [f"### Since the previous audit ({_range(changes, where)})", ""]
-    if not (changes.new or changes.fixed or changes.hidden or changes.revealed):
+    if not changes.changes:
         out += ["No break appeared or went away.", ""]
-    listed = (
-        ("🆕 New", changes.new),
-        ("✅ Fixed", changes.fixed),
-        ("🙈 Hidden, not fixed", changes.hidden),
-        ("👀 Revealed, not new", changes.revealed),
-    )
-    for label, items in listed:
+    for state, label in words.AUDIT_SECTIONS:
+        items = changes.of(state)
         if items:
             out.append(f"**{label}** ({len(items)}):")
             out += [f"- {_change_line(c)}" for c in items[:LISTED_CHANGES]]
@@ -217,7 +205,7 @@ def impact_order(rec: Record) -> list[tuple[str, BreakEntry]]:
 def top_breaks(rec: Record) -> list[str]:
     ordered = impact_order(rec)
     if not ordered:
-        return ["### Top breaks", "", "No graph breaks. 🎉", ""]
+        return ["### Top breaks", "", words.ALL_CLEAR, ""]
     fixes = dict(rec.fixes)
     out = [
         "### Top breaks by impact",

@@ -16,9 +16,10 @@ from gbbot.audit.changes import Changes, compare
 from gbbot.audit.record import Record, from_reports
 from gbbot.checks.head_and_base import commit_source
 from gbbot.checks.tree import CheckOptions, check
+from gbbot.core import words
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GitError
-from gbbot.core.model import Report
+from gbbot.core.model import ChangeState, Report
 from gbbot.edges import git
 
 Check = Callable[[int], Report]  # the run's index (0-based) → its report
@@ -139,6 +140,5 @@ def verdict(result: Outcome) -> str | None:
     changes = result.changes
     if not changes.regression:
         return None
-    parts = [f"{len(changes.new)} new graph break(s)"] if changes.new else []
-    parts += [f"{len(changes.stopped)} entrypoint(s) stopped running"] if changes.stopped else []
-    return f"audit regression ({changes.cause}): {', '.join(parts)}"
+    found = words.regression(len(changes.of(ChangeState.NEW)), [s.name for s in changes.stopped], markdown=False)
+    return f"audit regression ({changes.cause}): {found}"

@@ -42,7 +42,8 @@ SUPPORT = "support"  # under the work dir: the fast-mode shim and gbbot.child.la
 PYTHON = "python3"  # what every Python image has; Debian's Python has no `python`
 LABEL = "gbbot.entrypoint"  # on every container gbbot starts, so leftovers can be found
 SHM_SIZE = "1g"  # Docker's default 64 MB /dev/shm breaks DataLoader worker processes
-LAUNCH = Path(contract.PACKAGE_DIR) / "child" / "launch.py"
+# gbbot.child.launch and the modules of gbbot it imports, copied into the work dir: the image has no gbbot
+LAUNCH_MODULES = ("child/launch.py", "core/call_args.py", "core/schema.py", "core/errors.py")
 MOUNTINFO = Path("/proc/self/mountinfo")
 # A container's /etc/hostname, /etc/hosts, /etc/resolv.conf are mounted from the engine's
 # containers/<id>/ directory, so the id shows in mountinfo even with a custom --hostname.
@@ -221,17 +222,18 @@ def own_mounts(client: docker.DockerClient) -> tuple[Mount, ...] | None:
 
 
 def stage_support(work_dir: Path) -> None:
-    """Copy the fast-mode shim and gbbot.child.launch into the work dir: the image has no gbbot.
-    Empty gbbot/__init__.py and gbbot/child/__init__.py keep gbbot's own imports (and dependencies)
-    out of the image."""
+    """Copy the fast-mode shim and gbbot.child.launch (with the modules it imports) into the work
+    dir: the image has no gbbot. Empty __init__.py files keep gbbot's other imports (and its
+    dependencies) out of the image."""
     support = work_dir / SUPPORT
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(contract.SHIM_DIR, support / "shim", dirs_exist_ok=True, ignore=ignore)
     package = support / "pkg" / "gbbot"
-    (package / "child").mkdir(parents=True, exist_ok=True)
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "child" / "__init__.py").write_text("", encoding="utf-8")
-    shutil.copy2(LAUNCH, package / "child" / "launch.py")
+    for module in LAUNCH_MODULES:
+        (package / module).parent.mkdir(parents=True, exist_ok=True)
+        for init in (package / "__init__.py", (package / module).parent / "__init__.py"):
+            init.touch()
+        shutil.copy2(Path(contract.PACKAGE_DIR) / module, package / module)
 
 
 def _wait(container: Container, timeout: float) -> tuple[int | None, bool]:

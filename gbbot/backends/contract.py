@@ -19,9 +19,9 @@ from gbbot.core import call_args
 from gbbot.core.config import Entrypoint
 from gbbot.core.errors import GbbotError
 from gbbot.core.model import Mode, RunOutcome, Status
-from gbbot.core.secret_names import ALLOWED, NEVER, SECRET_LOOKING, matches
+from gbbot.core.secret_names import ALLOWED, NEVER, SECRET_LOOKING, carries_credentials, matches
 from gbbot.edges import git, installed, running, vault
-from gbbot.edges.interrupt import sigterm_as_interrupt
+from gbbot.edges.interrupt import STOPPING, sigterm_as_interrupt
 
 PACKAGE_DIR = Path(gbbot.__file__).parent
 SHIM_DIR = PACKAGE_DIR / "child" / "_shim"
@@ -35,15 +35,19 @@ def inherits(
     scrub: Sequence[str] = (),
     held: Collection[str] = (),
     widened: Sequence[str] = (),
+    credentials: Collection[str] = (),
 ) -> bool:
     """Pure: whether an entrypoint gets gbbot's variable `name`. `widened` (GBBOT_PASS_ENV, set by
     whoever started gbbot) adds names and globs to the allow-list; so does `pass_env` (the config:
     a file of the repository, which the pull request can edit), but never for a name in `held`,
-    what gbbot held at start; `scrub` removes names even if allowed."""
+    what gbbot held at start; `scrub` removes names even if allowed. A name in `credentials` (a
+    proxy whose URL holds a password) passes only when `widened` names it exactly."""
     # Names that look like credentials (core/secret_names) pass only when listed exactly, never by
     # a glob; the NEVER ones (the token, the action's inputs, ACTIONS_*) in no case.
     if matches(name, NEVER) or matches(name, scrub):
         return False
+    if name in credentials:
+        return name.upper() in {listed.upper() for listed in widened}
     lists = (*widened, *(() if name in held else pass_env))
     if name.upper() in {listed.upper() for listed in lists}:
         return True
@@ -54,7 +58,8 @@ def inherited(base: Mapping[str, str], pass_env: Sequence[str], scrub: Sequence[
     """What a process running the repository's code gets of `base`: `inherits`, with what gbbot
     holds and its starter's widening (edges/vault)."""
     held, widened = frozenset(vault.held_names()), vault.widened()
-    return {name: value for name, value in base.items() if inherits(name, pass_env, scrub, held, widened)}
+    credentials = {name for name, value in base.items() if carries_credentials(name, value)}
+    return {name: value for name, value in base.items() if inherits(name, pass_env, scrub, held, widened, credentials)}
 
 
 @dataclass(frozen=True)
@@ -201,6 +206,8 @@ def ended(
     reason += timed_out_in(request) if timed_out else ""
     if status is Status.CRASHED:
         reason = f"killed by signal {signal_no}" if signal_no or not unexplained_crash else unexplained_crash
+    if STOPPING.is_set() and status is not Status.OK:  # gbbot stopped it: nothing the entrypoint did
+        status, reason = Status.INTERRUPTED, STOPPED
     return RunOutcome(
         name=request.entrypoint.name,
         status=status,
@@ -213,6 +220,14 @@ def ended(
         reason=reason,
         env_withheld=withheld(request, base),
     )
+
+
+STOPPED = "stopped: gbbot was interrupted (Ctrl-C or SIGTERM)"
+
+
+def not_started(request: RunRequest) -> RunOutcome:
+    """A request whose turn came after gbbot began to stop: it is not started."""
+    return RunOutcome(request.entrypoint.name, Status.INTERRUPTED, None, 0.0, reason=STOPPED)
 
 
 def timed_out_in(request: RunRequest) -> str:
@@ -243,13 +258,16 @@ def run_all(
             on_done(outcome)
         return outcome
 
+    STOPPING.clear()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
-    backend.prepare(requests, jobs)
     try:
         with sigterm_as_interrupt():
+            backend.prepare(requests, jobs)
             return list(pool.map(one, requests))
     except KeyboardInterrupt:
-        # Ctrl-C or a cancelled CI job: stop what runs now, start nothing more.
+        # Ctrl-C or a cancelled CI job: stop what runs now, start nothing more, and stop what a
+        # backend starts while this is under way (edges/interrupt.STOPPING).
+        STOPPING.set()
         pool.shutdown(wait=False, cancel_futures=True)
         backend.stop_all()
         raise

@@ -13,11 +13,13 @@ from gbbot.backends.contract import (
     command,
     ended,
     environment,
+    not_started,
     signal_number,
 )
 from gbbot.backends.groups import LIVE, SPAWNING
 from gbbot.core.model import RunOutcome, Status
 from gbbot.edges import process, runas, vault
+from gbbot.edges.interrupt import STOPPING
 
 
 def _reap_orphans(request: RunRequest) -> None:
@@ -38,22 +40,20 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
     runas.grant(request.work_dir)  # the entrypoint writes its trace there
     out_path, err_path = request.work_dir / "stdout.txt", request.work_dir / "stderr.txt"
     cmd = command(request)
+    if STOPPING.is_set():
+        return not_started(request)
     base = vault.environ() if base_env is None else base_env
     started = time.monotonic()
     with out_path.open("wb") as out, err_path.open("wb") as err:
         try:
             with SPAWNING:
                 orphans.become_subreaper()
-                running = process.start(
-                    cmd,
-                    cwd=request.root,
-                    env=environment(request, base),
-                    stdout=out,
-                    stderr=err,
-                    untrusted=True,
-                    venv=request.venv,
+                running = runas.start(
+                    cmd, cwd=request.root, env=environment(request, base), venv=request.venv, stdout=out, stderr=err
                 )
                 LIVE.add(running)
+            if STOPPING.is_set():  # the stop came while it started: stop_all did not see it
+                process.kill_group(running)
         except OSError as exc:
             return RunOutcome(request.entrypoint.name, Status.CRASHED, None, 0.0, reason=f"could not start: {exc}")
         try:

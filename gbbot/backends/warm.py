@@ -38,6 +38,7 @@ from gbbot.backends.contract import (
     ended,
     environment,
     inherits,
+    not_started,
     signal_number,
 )
 from gbbot.backends.groups import LIVE, SPAWNING
@@ -45,6 +46,7 @@ from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
 from gbbot.edges import installed, machine, process, runas, vault
 from gbbot.edges.console import say
+from gbbot.edges.interrupt import STOPPING
 from gbbot.edges.process import KILL_GRACE_S
 
 SERVER_FILE = Path(__file__).with_name("warm_server.py")
@@ -194,27 +196,39 @@ class Server:
     def tell_once(self) -> None:
         with self._lock:
             told, self._told = self._told, True
-        if not told and self._reason:
+        if not told and self._reason and not STOPPING.is_set():
             say(f"warm server off, entrypoints run in fresh processes: {self._reason}")
 
     def _start(self) -> str | None:
         ours, theirs = socket.socketpair()
         try:
-            self._process = process.start(
+            self._process = runas.start(  # its children run the repository's code
                 [*self.program, str(theirs.fileno()), *server_arguments(self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
                 session=False,  # its own group: Ctrl-C reaches gbbot, which stops the runs; not the server
-                untrusted=True,  # its children run the repository's code
             )
         except OSError as exc:
             return f"could not start: {exc}"
         finally:
             theirs.close()
         self._sock = ours
-        ours.settimeout(READY_DEADLINE_S)
         lines = ours.makefile("rb")
+        not_ready = self._hello(ours, lines)
+        if not_ready is not None:
+            return not_ready
+        names = installed.before_any_code()
+        if names is not None:
+            ours.sendall(protocol.encode(protocol.Installed(tuple(sorted(names)))))
+        threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
+        atexit.register(self.close)
+        runas.before_credentials(self.end)
+        return None
+
+    def _hello(self, ours: socket.socket, lines: BinaryIO) -> str | None:
+        """Why the server cannot fork, from its first line (None: it is ready)."""
+        ours.settimeout(READY_DEADLINE_S)
         try:
             hello = lines.readline()
         except TimeoutError:
@@ -229,15 +243,7 @@ class Server:
             return f"the server said something else than it was ready: {exc}"
         if not isinstance(ready, protocol.Ready):
             return f"the server said {type(ready).__name__} before it was ready"
-        if ready.reason is not None:
-            return ready.reason
-        names = installed.before_any_code()
-        if names is not None:
-            ours.sendall(protocol.encode(protocol.Installed(tuple(sorted(names)))))
-        threading.Thread(target=self._read, args=(lines,), name="gbbot-warm", daemon=True).start()
-        atexit.register(self.close)
-        process.before_credentials(self.end)
-        return None
+        return ready.reason
 
     def _read(self, lines: BinaryIO) -> None:
         lost = "the server stopped"
@@ -265,9 +271,11 @@ class Server:
             self._replies.clear()
         for replies in waiting:
             replies.put(Lost(self._reason))
-        self._kill()
+        self.kill()
 
-    def _kill(self) -> None:
+    def kill(self) -> None:
+        """The server's process group killed, without waiting for anything (no lock: a thread
+        may hold it while the server starts)."""
         if self._process is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._process.pid, signal.SIGKILL)
@@ -328,9 +336,9 @@ class Server:
                 self._sock.shutdown(socket.SHUT_RDWR)
         if self._process is not None:
             if not process.wait(self._process, KILL_GRACE_S):
-                self._kill()
+                self.kill()
                 self._process.wait()
-            self._kill()  # what is left of its group (a process a learned module started)
+            self.kill()  # what is left of its group (a process a learned module started)
 
 
 def server_arguments(preload: tuple[str, ...] | None) -> list[str]:
@@ -515,6 +523,9 @@ def start_child(
             return forked
         child = _Child(*forked, server=server)
         RUNNING.add(child.pid)
+    if STOPPING.is_set():  # the stop came while the server forked it: stop_all did not see it
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
     return child
 
 
@@ -592,6 +603,8 @@ class WarmBackend:
             waiting.add_done_callback(_drop)
 
     def __call__(self, request: RunRequest) -> RunOutcome:
+        if STOPPING.is_set():
+            return not_started(request)
         base = {**vault.environ(), **self.pinned}
         child = self._claim(request)
         if child is None:
@@ -664,9 +677,12 @@ class WarmBackend:
             waiting.set_result(child)
 
     def stop_all(self) -> None:
+        """Every child killed, and the server with them: a run waiting for it to start or to fork
+        (it may be importing torch) learns at once that it is gone, and starts nothing."""
         for group in RUNNING():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
+        self.server.kill()
         self.fallback.stop_all()
 
 

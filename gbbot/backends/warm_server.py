@@ -810,13 +810,21 @@ def _stop(children: Children) -> None:
             os.kill(children.probe.pid, signal.SIGKILL)
 
 
+def _request(line: bytes) -> Any:
+    """The request on `line`; None for anything else (a bug in gbbot, or not gbbot writing)."""
+    try:
+        message = protocol.decode(line)
+    except protocol.ProtocolError:
+        return None
+    return message if isinstance(message, protocol.Request) else None
+
+
 def serve(sock: socket.socket, site_tail: Sequence[str], learn: bool, warm: Callable[[], str | None] = warm_up) -> None:
     """Fork a child per request and report each one's exit; tell a standby child when its turn
     comes. The warm-up runs right after the first fork, beside that child (on another core),
     instead of before it: gbbot waits for no one. What the server learns to preload is tried in a
-    probe and imported one module at a time between messages. A line that is not a request (a bug
-    in gbbot, or not gbbot writing) ends the server as gbbot's going away does: gbbot's runs learn
-    that the server stopped."""
+    probe and imported one module at a time between messages. A line that is not a request ends
+    the server as gbbot's going away does: gbbot's runs learn that the server stopped."""
     children = Children(learn)
     pending = b""
     warmed = False
@@ -833,28 +841,19 @@ def serve(sock: socket.socket, site_tail: Sequence[str], learn: bool, warm: Call
                 _learn(sock, children, broken)
                 continue
             data = sock.recv(1 << 16)
-            if not data:
-                _stop(children)
-                return
-            pending += data
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                try:
-                    message = protocol.decode(line)
-                except protocol.ProtocolError:
+            *lines, pending = (pending + data).split(b"\n")
+            for message in map(_request, lines) if data else [None]:  # no data: gbbot went away
+                if message is None:
                     _stop(children)
                     return
                 if isinstance(message, protocol.Go):
                     children.go(message.id)
                 elif isinstance(message, protocol.Installed):
                     children.installed = frozenset(message.names)
-                elif isinstance(message, protocol.Fork):
+                else:
                     _send(sock, _fork(sock, message, children, site_tail, broken))
                     if not warmed:
                         warmed, broken = True, warm()
-                else:  # a reply: only the server sends those
-                    _stop(children)
-                    return
 
 
 def _site_tail() -> list[str]:

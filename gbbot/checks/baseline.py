@@ -13,33 +13,52 @@ directory by a prefix key and gbbot picks what fits.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
+import os
 import platform
+import re
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+import stat
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from gbbot.analysis import reads, report
 from gbbot.backends import reads_record
-from gbbot.checks.tree import CheckOptions, check, select, skipped
+from gbbot.checks.tree import CheckOptions, check
 from gbbot.core import untrusted_json
 from gbbot.core.config import Config
 from gbbot.core.errors import ReportError
 from gbbot.core.model import Mode, Reads, Report, RunOutcome, Status
-from gbbot.edges import git
 
+OnDone = Callable[[RunOutcome], None]
 KEEP_BASES = 20  # base commits kept in a cache directory, most recently used first
 MAX_READS_ENTRYPOINTS = 500  # entrypoints whose reads a kept base holds; past it none are kept
 MAX_READS_BYTES = 64 << 20
 
 
+# `__version__ = '2.14.1+cu130'` in torch/version.py (an annotation allowed)
+TORCH_VERSION_RE = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"\n]+)['"]""", re.MULTILINE)
+
+
 def installed_torch() -> str | None:
-    """The torch the entrypoints will import, read without importing it (gbbot never imports
-    torch at startup: that alone costs seconds)."""
+    """The torch build the entrypoints will import, named as `torch.__version__` names it, which is
+    what a report holds (`2.14.1+cu130`; the package metadata of a CUDA build says `2.14.1`): read
+    from the installed package's `version.py`, without importing torch (that alone costs seconds);
+    its metadata's version where that file says nothing."""
+    spec = importlib.util.find_spec("torch")
+    for where in (spec.submodule_search_locations or ()) if spec else ():
+        try:
+            found = TORCH_VERSION_RE.search((Path(where) / "version.py").read_text(errors="replace")[:8192])
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
@@ -51,7 +70,7 @@ class Expected:
     """What a baseline for this comparison must have been made with."""
 
     commit: str
-    config_hash: str
+    config_hash: str | None  # the base's config's (None: it has none)
     torch_version: str | None  # None: not known before the head has run
     mode: Mode
     entrypoints: tuple[str, ...]  # the names this run selects (a shard, --entrypoint)
@@ -89,7 +108,7 @@ def mismatches(baseline: Report, expected: Expected) -> list[str]:
     if baseline.config_hash != expected.config_hash:
         found.append(
             f"it was made with another .gbbot.yml (config hash {baseline.config_hash or 'unknown'}, "
-            f"the head's is {expected.config_hash})"
+            f"the merge-base's is {expected.config_hash or 'none: it has no config'})"
         )
     return found
 
@@ -104,8 +123,9 @@ def torch_mismatch(baseline: Report, torch_version: str | None) -> str | None:
 
 
 def cacheable(base: Report) -> bool:
-    """A timeout or a crash may not happen next time: such a baseline is not kept."""
-    return not any(e.status in (Status.TIMEOUT, Status.CRASHED) for e in base.entrypoints)
+    """Only a base whose every entrypoint ran cleanly and compiled is kept: one that failed,
+    crashed, timed out, was skipped or compiled nothing says nothing a later run should believe."""
+    return bool(base.entrypoints) and all(e.status is Status.OK for e in base.entrypoints)
 
 
 @dataclass(frozen=True)
@@ -117,10 +137,23 @@ class BaseReads:
     entrypoints: Mapping[str, Reads]  # an entrypoint missing here recorded nothing
 
     @classmethod
-    def of(cls, seen: Mapping[str, Reads | None], tops: Sequence[str]) -> BaseReads | None:
-        """From the records of a run in the checkout at `tops`; None when nothing was recorded."""
+    def of(cls, seen: Mapping[str, Reads | None], top: Path) -> BaseReads | None:
+        """From the records of a run in the checkout at `top` (a record may name it as given or as
+        resolved); None when nothing was recorded."""
+        tops = tuple(dict.fromkeys((str(top), str(top.resolve()))))
         kept = {name: reads.rooted(found, tops) for name, found in seen.items() if found is not None}
         return cls(python_version(), kept) if kept else None
+
+    @staticmethod
+    def recording(seen: dict[str, Reads | None], on_done: OnDone, base: str = "") -> OnDone:
+        """`on_done`, keeping each run's record of its reads in `seen` under the entrypoint's name
+        (for `of`); with `base`, the commit they ran at, each run is told as that base's."""
+
+        def record(outcome: RunOutcome) -> None:
+            seen[outcome.name] = outcome.reads
+            on_done(replace(outcome, name=f"{outcome.name} (base {base[:7]})") if base else outcome)
+
+        return record
 
     def dumps(self) -> str:
         found = {name: reads_record.to_data(r) for name, r in sorted(self.entrypoints.items())}
@@ -150,7 +183,7 @@ def python_version() -> str:
 @dataclass(frozen=True)
 class CacheKey:
     base_sha: str
-    config_hash: str
+    config_hash: str | None
     torch_version: str
     mode: Mode
     entrypoints: tuple[str, ...]
@@ -222,6 +255,80 @@ class Cache:
             shutil.rmtree(stale, ignore_errors=True)
 
 
+# What a cache directory holds, by path below it: (inode, change time, size), for a directory its
+# inode alone (its change time moves with its entries, which are there themselves).
+Snapshot = Mapping[str, tuple[int, int, int]]
+
+
+def snapshot(directory: Path) -> dict[str, tuple[int, int, int]]:
+    """Every entry of `directory` (links not followed) with what no process can set back once it
+    changed: taken before any code of the change runs. Empty when there is no such directory."""
+    found: dict[str, tuple[int, int, int]] = {}
+    try:
+        top = os.lstat(directory)
+    except FileNotFoundError:
+        return found
+    found["."] = (top.st_ino, 0, 0)
+    if not stat.S_ISDIR(top.st_mode):
+        return found
+    for parent, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            path = os.path.join(parent, name)
+            st = os.lstat(path)
+            kept = (st.st_ino, 0, 0) if stat.S_ISDIR(st.st_mode) else (st.st_ino, st.st_ctime_ns, st.st_size)
+            found[os.path.relpath(path, directory)] = kept
+    return found
+
+
+def sweep(directory: Path, before: Snapshot) -> tuple[str, ...]:
+    """Remove from `directory` each part a later run reads whole (a base commit's reports, one
+    environment) in which anything was added, changed or removed since `before`: what the
+    change's code wrote there is never read as gbbot's. All of it when the directory itself was
+    replaced. The parts removed, by path."""
+    now = snapshot(directory)
+    changed = {rel for rel in now.keys() | before.keys() if now.get(rel) != before.get(rel)}
+    if "." in changed:
+        _remove(directory)
+        return (".",) if now else ()
+    parts = sorted({_part(rel) for rel in changed})
+    for part in parts:
+        _remove(directory / part)
+        _remove(directory / f"{part}.lock")  # an environment's lock file goes with it
+    return tuple(parts)
+
+
+@contextlib.contextmanager
+def untouched(cache: Path | None, log: Callable[[str], None]) -> Iterator[None]:
+    """Around code of a change (its `setup:` steps, its runs, a fix's verification): the cache
+    directory as it is before is what a later run may read; whatever that code added, changed or
+    removed there (as gbbot's own user, or by replacing a directory it may rename) is removed
+    afterwards, saying so."""
+    before = snapshot(cache) if cache is not None else None
+    try:
+        yield
+    finally:
+        if cache is not None and before is not None:
+            for part in sweep(cache, before):
+                log(f"removed `{part}` from the cache {cache}: it changed while the change's code ran")
+
+
+def _part(rel: str) -> str:
+    """The part of the cache a path belongs to: `<sha>/…` for reports, `environments/<key>` for an
+    environment (its `.lock` file included)."""
+    parts = rel.split(os.sep)
+    if parts[0] == "environments" and len(parts) > 1:
+        return os.path.join(parts[0], parts[1].removesuffix(".lock"))
+    return parts[0]
+
+
+def _remove(path: Path) -> None:
+    """`path` gone, whatever it is; a link is removed, never followed."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def reads_path(report_path: Path) -> Path:
     return report_path.with_name(report_path.stem + ".reads.json")
 
@@ -234,21 +341,31 @@ def base_options(options: CheckOptions) -> CheckOptions:
     return replace(options, keep_traces=keep)
 
 
+def defined(config: Config | None, names: Sequence[str]) -> tuple[str, ...]:
+    """Those of `names` the base's own config defines (None: it has none)."""
+    return () if config is None else tuple(n for n in names if config.entrypoint(n) is not None)
+
+
 def run_base(
     tree: Path,
+    commit: str,
     prefix: str,
-    config: Config,
+    config: Config | None,
+    names: Sequence[str],
     options: CheckOptions,
-    on_done: Callable[[RunOutcome], None] | None = None,
+    on_done: OnDone | None = None,
 ) -> Report:
-    """Run the head's entrypoints in a checked-out base `tree`; `prefix` is where the config's
-    root sits below the repository's top level ("" when it is the top level)."""
+    """Run `names` in `tree`, `commit` checked out, as the base's own `config` defines them (None: the
+    base has none), in `options.mode`; a name it does not define (or whose config root `prefix`,
+    below the repository's top level, is not there) is not in the report: the base has no such
+    entrypoint."""
     root = tree / prefix
-    if not root.is_dir():
-        reason = f"the directory `{prefix}` does not exist there"
-        entries = (skipped(e, reason) for e in select(config, options))
-        return report.new_report(entries, options.mode or config.mode, None, git.head_sha(tree), config.digest)
-    return check(root, config, base_options(options), on_done)
+    here = defined(config, names) if root.is_dir() else ()
+    only = base_options(replace(options, only=here, shard=None))
+    ran = check(root, config, only, on_done) if here and config is not None else None
+    entries = ran.entrypoints if ran else ()
+    version = ran.torch_version if ran else None
+    return report.new_report(entries, options.mode, version, commit, config.digest if config else None)
 
 
 def from_file(path: Path, expected: Expected, allow_mismatch: bool) -> tuple[Report, list[str]]:

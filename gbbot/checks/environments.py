@@ -5,13 +5,15 @@ site-packages first, gbbot's after it), so `tinydep==1.0` on the base and `tinyd
 head both run as written, and nothing is installed into gbbot's environment or the other side's.
 
 The steps run as they do for one environment (checks/setup): the allow-listed environment (no
-token), as the run-as user where there is one (the venv is made theirs to write). An environment is
-kept in the cache directory (`--cache`, the action's `cache-dir`) under a key of what built it: the
-steps, the contents of the requirement files they name, the Python and gbbot's torch; the `KEEP`
-most recently used stay, and any a run is using (it holds the environment's lock file shared). Steps
-that install the repository itself (`pip install -e .`) make an environment that points into its
-checkout: that one is built for this run only, like every environment when there is no cache
-directory.
+token), as the run-as user where there is one (the venv is made theirs to write, and the base's is
+made gbbot's again before the head's code runs). Only the base's environment is kept in the cache
+directory (`--cache`, the action's `cache-dir`), under a key of what built it: the steps, the
+contents of the requirement files they name, the Python and gbbot's torch; and only once the base
+ran cleanly in it. The head's is built by the change's code, for this run alone: it is never under
+a key a later run's base reads. The `KEEP` most recently used stay, and any a run is using (it
+holds the environment's lock file shared). Steps that install the repository itself (`pip install
+-e .`) make an environment that points into its checkout: that one is built for this run only, like
+every environment when there is no cache directory.
 """
 
 from __future__ import annotations
@@ -190,6 +192,12 @@ def _build(root: Path, config: Config, venv: Path, log: setup_steps.Log | None) 
     runas.hand_over(venv)  # where the steps run as another user, theirs to install into
     setup_steps.run(root, config, log=log, venv=venv)
     return Environment(venv, True, round(time.monotonic() - started, 1), packages(venv))
+
+
+def forget(env: Environment) -> None:
+    """Never hand `env` to a later run (the base that ran in it did not run cleanly): left
+    unmarked as complete, the next run that wants it builds it again."""
+    (env.venv / COMPLETE).unlink(missing_ok=True)
 
 
 def _prune(shared: Path, keep: Path) -> None:

@@ -3,14 +3,19 @@ the base's report from a baseline file or the cache), and report what changed.
 
 The head side is the working tree as it is, uncommitted edits included (what the user is
 working on); a note says so when the tree is dirty. The base side is the merge-base, checked out
-in a temporary worktree and always removed. The head's .gbbot.yml defines both sides' entrypoints.
+in a temporary worktree and always removed. The head's .gbbot.yml selects the entrypoints; each side
+runs them as its own config defines them.
 
-The walk is three steps: `gather` asks git, the baseline file, the recorded base and the cache
-what is known; checks/plan.py decides from those facts, once, which sides run which entrypoints
-and where the base comes from; `execute` runs that plan. When the head's runs record what they
-read (the warm server), the head runs first and the base runs only the entrypoints whose reads
-the change touches (gbbot/analysis/reads.py); the others' base results are the head's, and a note
-says which.
+The walk is three steps: `setup` asks git once for everything the comparison reads of the
+repository (edges/git.Snapshot: the merge-base, the status, the changed paths and renames, the
+changed lines, the base's config and changed files), and `gather` adds what the baseline file, the
+recorded base and the cache know; checks/plan.py decides from those facts, once, which sides run
+which entrypoints and where the base comes from; `execute` runs that plan. The base side
+comes first, always: known before anything runs, or run whole (its own `setup:` steps, then its
+entrypoints as its own config defines them) and held in gbbot's memory before any code of the
+change runs, the head's `setup:` steps included. When the base's runs recorded what they read (the
+warm server), the head then runs only the entrypoints whose reads the change touches
+(gbbot/analysis/reads.py); the others' head results are the base's, and a note says which.
 """
 
 from __future__ import annotations
@@ -19,19 +24,18 @@ import contextlib
 import enum
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gbbot.analysis import break_diff, dependence, reads, recompile, report
 from gbbot.analysis import dependency_change as dependency
-from gbbot.analysis.source import SourceMap, SourceTree, source_map
+from gbbot.analysis.source import SourceFiles, SourceMap, SourceTree, source_map
 from gbbot.checks import baseline, environments, plan
 from gbbot.checks import setup as setup_steps
-from gbbot.checks.tree import CheckOptions, check, select
+from gbbot.checks.tree import CheckOptions, check, select, skipped
 from gbbot.core.config import CONFIG_NAME, Config, parse_config
 from gbbot.core.errors import GbbotError, GitError, ReportError
-from gbbot.core.model import DependencyChange, Diff, PackageChange, Reads, Report, RunOutcome
+from gbbot.core.model import DependencyChange, Diff, Mode, PackageChange, Reads, Report, RunOutcome
 from gbbot.edges import git, runas
 from gbbot.edges.console import say
 
@@ -52,9 +56,11 @@ class SetupRun(enum.Enum):
     """Who runs the config's `setup:` steps for a diff."""
 
     NONE = "none"  # nobody: the entrypoints run in the environment gbbot was started in
-    HERE = "here"  # the diff: once, or once per side when the change touches what they install
-    # the caller, once, before the diff (later steps run there too); a change that touches what
-    # they install gets one environment per side on top
+    # the diff, once per side, each side's steps right before its runs (the base's first): in the
+    # one environment, or each side in its own when the change touches what they install
+    HERE = "here"
+    # as HERE, and the head's steps also build the one environment when the sides have their own
+    # (the caller's later steps, the fix step's runs, use it)
     SIDES = "sides"
 
 
@@ -80,35 +86,70 @@ class DiffRun:
 
 @dataclass(frozen=True)
 class Setup:
-    """Where the comparison happens: the config root, the repository top level, the base."""
+    """One comparison: the config root, what git says of it (asked once, before anything runs), the
+    base commit's own config, what was asked, and where progress and messages go."""
 
     root: Path
-    top: Path
-    prefix: str  # the config root below the top level, "" when it is the top level
-    base_ref: str
-    base_sha: str
+    repo: git.Snapshot  # its `prefix`: the config root below the top level
     config: Config
-    options: CheckOptions
+    base: Config | None  # the base's config, which defines its entrypoints (None: it has none)
+    diff: DiffOptions
+    dirty: tuple[str, ...] = ()  # the paths with uncommitted changes, less the files gbbot wrote there
+    progress: Progress = no_progress
+    log: Log = say
+
+    @property
+    def options(self) -> CheckOptions:
+        return self.diff.check
+
+    @property
+    def mode(self) -> Mode:
+        return self.options.mode or self.config.mode
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The selected entrypoints (a shard, --entrypoint), by the head's config."""
+        return tuple(e.name for e in select(self.config, self.options))
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        """The paths below the config root that differ from the base: committed, uncommitted, untracked."""
+        inside = f"{self.repo.prefix}/" if self.repo.prefix else ""
+        paths = [*(path for _, path in self.repo.differ), *self.repo.untracked]
+        return tuple(path.removeprefix(inside) for path in paths if path.startswith(inside))
 
     def expected(self, torch_version: str | None) -> baseline.Expected:
-        names = tuple(e.name for e in select(self.config, self.options))
-        mode = self.options.mode or self.config.mode
-        return baseline.Expected(self.base_sha, self.config.digest, torch_version, mode, names)
+        digest = self.base.digest if self.base else None
+        return baseline.Expected(self.repo.base, digest, torch_version, self.mode, self.names)
 
 
-def setup(root: Path, config: Config, options: DiffOptions) -> Setup:
-    top = git.toplevel(root)
-    if top is None:
+def setup(root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say) -> Setup:
+    repo = git.snapshot(root, options.base, [Path(config.path)])
+    if repo is None:
         raise GitError(f"{root} is not inside a git repository: `gbbot diff` compares git commits")
-    base_sha = git.merge_base(top, options.base)
-    prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    return Setup(root, top, "" if prefix == "." else prefix, options.base, base_sha, config, options.check)
+    dirty = uncommitted(repo, options.writes)
+    return Setup(root, repo, config, base_config(repo, config), options, dirty, progress, log)
 
 
-def uncommitted(p: Setup, writes: tuple[Path, ...] = ()) -> list[str]:
+def base_config(repo: git.Snapshot, config: Config) -> Config | None:
+    """The config as the base commit has it, which defines the entrypoints its side runs: the file
+    at the same place there (a pull request's edits to it are the head's); the same config when it
+    lies outside the repository (no commit's to edit); None when the base has none that parses."""
+    try:
+        where = Path(config.path).resolve().relative_to(repo.top.resolve()).as_posix()
+    except ValueError:
+        return config
+    blob = repo.base_blobs.get(where)
+    try:
+        return None if blob is None else parse_config(blob.decode("utf-8", "replace"), f"{where} at {repo.base[:7]}")
+    except GbbotError:
+        return None
+
+
+def uncommitted(repo: git.Snapshot, writes: tuple[Path, ...]) -> tuple[str, ...]:
     """The paths git sees changed in the working tree, less the files gbbot itself wrote there."""
     own = [w.resolve() for w in writes]
-    return [c for c in git.changed_paths(p.top) if not _written_by_gbbot((p.top / c).resolve(), own)]
+    return tuple(c for c in repo.uncommitted if not _written_by_gbbot((repo.top / c).resolve(), own))
 
 
 def dirty_note(head_sha: str | None, changed: Sequence[str]) -> str | None:
@@ -142,38 +183,19 @@ def packages_note(p: Setup) -> str | None:
 
 def install_changes(p: Setup) -> tuple[str, ...]:
     """The changed paths below the config root that say what is installed."""
-    changed = [path for _, path in git.name_status(p.top, p.base_sha)] + list(git.untracked(p.top))
-    inside = f"{p.prefix}/" if p.prefix else ""
-    relative = [path.removeprefix(inside) for path in changed if path.startswith(inside)]
-    found = setup_steps.requirement_changes(relative, p.config.setup)
-    if CONFIG_NAME in relative and base_steps(p) != p.config.setup:
+    found = setup_steps.requirement_changes(p.touched, p.config.setup)
+    if CONFIG_NAME in p.touched and p.base is not None and p.base.setup != p.config.setup:
         found = (*found, CONFIG_NAME)
     return found
 
 
-def base_steps(p: Setup) -> tuple[str, ...]:
-    """The base's own `setup:` steps, from its .gbbot.yml beside the head's (the head's when the
-    base has none there, or one that does not parse)."""
-    where = "/".join(part for part in (p.prefix, CONFIG_NAME) if part)
-    if Path(p.config.path).resolve() != (p.root / CONFIG_NAME).resolve():
-        return p.config.setup  # --config elsewhere: both sides are set up by it
-    entry = git.tree_entries(p.top, p.base_sha, [where]).get(where)
-    if entry is None or not entry[0].startswith("100"):
-        return p.config.setup
-    (blob,) = git.read_blobs(p.top, [entry[1]])
-    try:
-        return parse_config(blob.decode("utf-8", "replace"), f"{where} at {p.base_sha[:7]}").setup
-    except GbbotError:
-        return p.config.setup
-
-
-def per_side(p: Setup, options: DiffOptions) -> tuple[str, ...]:
+def per_side(p: Setup) -> tuple[str, ...]:
     """The changed paths that give each side an environment of its own: when the diff runs the
     setup (or adds to the caller's), the entrypoints run locally, no --baseline file stands for
     the base, and the change touches what `setup:` installs; () otherwise (one environment, as
     without a change of requirements)."""
     local = p.options.backend is None and p.config.runner.backend == "local"
-    if options.setup is SetupRun.NONE or not p.config.setup or not local or options.baseline:
+    if p.diff.setup is SetupRun.NONE or not p.config.setup or not local or p.diff.baseline:
         return ()  # a --baseline file is the base as given
     return install_changes(p)
 
@@ -184,195 +206,173 @@ def _listed(names: Sequence[str]) -> str:
     return shown + (", …" if len(names) > MAX_LISTED_PATHS else "")
 
 
-def split_jobs(jobs: int) -> tuple[int, int]:
-    """(head, base) share of --jobs when both sides run at once."""
-    return max(1, (jobs + 1) // 2), max(1, jobs // 2)
-
-
-def run_both(p: Setup, on_done: OnDone) -> tuple[Report, Report, baseline.BaseReads | None]:
-    """Head and base at the same time, --jobs shared between them. The worktree is opened here, in
-    the calling thread, so that Ctrl-C or SIGTERM removes it even while runs are in flight."""
-    seen: dict[str, Reads | None] = {}
-    on_base = _collecting(seen, _labelled(on_done, p.base_sha))
-    with git.worktree(p.top, p.base_sha) as tree:
-        head_jobs, base_jobs = split_jobs(p.options.jobs)
-        pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gbbot-side")
-        try:
-            base_options = replace(p.options, jobs=base_jobs)
-            base_future = pool.submit(baseline.run_base, tree, p.prefix, p.config, base_options, on_base)
-            head = check(p.root, p.config, replace(p.options, jobs=head_jobs), on_done)
-            return head, base_future.result(), baseline.BaseReads.of(seen, _tops(tree))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _collecting(seen: dict[str, Reads | None], on_done: OnDone) -> OnDone:
-    """`on_done`, keeping each run's record of its reads under the entrypoint's name."""
-
-    def collect(outcome: RunOutcome) -> None:
-        seen[outcome.name] = outcome.reads
-        on_done(outcome)
-
-    return collect
-
-
-def _labelled(on_done: OnDone, sha: str) -> OnDone:
-    return lambda outcome: on_done(replace(outcome, name=f"{outcome.name} (base {sha[:7]})"))
-
-
 @dataclass(frozen=True)
 class Sides:
     head: Report
     base: Report
     source: str  # run | cache | file | record
     notes: tuple[str, ...] = ()
-    from_head: tuple[str, ...] = ()  # entrypoints whose base result is the head's (not run on the base)
-    base_reads: baseline.BaseReads | None = None  # what the base's runs read, when the base ran
     # each side ran in its own environment: the versions that differ between them (None: one
     # environment for both)
     packages: tuple[PackageChange, ...] | None = None
 
 
-@dataclass(frozen=True)
-class _Run:
-    """One comparison under way: the setup, what was asked, and where progress and messages go."""
-
-    setup: Setup
-    options: DiffOptions
-    progress: Progress
-    log: Log
-
-
 # --- the facts, gathered at the edges ------------------------------------------------------------
 
 
-def gather(r: _Run, head_sha: str | None, changed: Sequence[str]) -> plan.Facts:
-    """What git, the baseline file, the recorded base and the cache say, before anything runs. A
-    known base is looked for only when the head is not the merge-base itself, and its packages
-    are the head's."""
-    p = r.setup
-    same = head_sha == p.base_sha and not changed
-    own = () if same else per_side(p, r.options)
+def gather(p: Setup) -> plan.Facts:
+    """What git, the base's config, the baseline file, the recorded base and the cache say, before
+    anything runs. A known base is looked for only when the head is not the merge-base itself, and
+    its packages are the head's."""
+    same = p.repo.head == p.repo.base and not p.dirty
+    own = () if same else per_side(p)
     expected = p.expected(baseline.installed_torch())
-    caching = r.options.cache is not None and baseline.CacheKey.for_run(expected) is not None
-    known = None if same or own else known_baseline(r, expected)
+    caching = p.diff.cache is not None and baseline.CacheKey.for_run(expected) is not None
+    known = None if same or own else known_baseline(p, expected)
     return plan.Facts(
-        entrypoints=tuple(e.name for e in select(p.config, p.options)),
+        entrypoints=p.names,
         same_commit=same,
         known=known,
-        records_reads=records_reads(p),
-        jobs=p.options.jobs,
+        records_reads=p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm,
         caching=caching,
-        allow_mismatch=r.options.allow_mismatch,
-        change=the_change(p, changed) if known is not None and known.reads is not None else None,
+        allow_mismatch=p.diff.allow_mismatch,
+        change=None if same else the_change(p),
         own_environments=own,
+        redefined=plan.redefined(p.base, p.config, p.names),
     )
 
 
-def the_change(p: Setup, changed: Sequence[str]) -> plan.Change:
+def the_change(p: Setup) -> plan.Change:
     """How the working tree differs from the base commit, for what the head may skip."""
-    paths = working_changes(p)
-    inside = f"{p.prefix}/" if p.prefix else ""
-    below_root = [path.removeprefix(inside) for path in sorted(paths.touched) if path.startswith(inside)]
-    installs = setup_steps.requirement_changes(below_root, p.config.setup)
-    return plan.Change(paths, bool(changed), installs, baseline.python_version())
+    paths = reads.Changes.of(p.repo.base_files, p.repo.differ, p.repo.untracked)
+    installs = setup_steps.requirement_changes(sorted(set(p.touched)), p.config.setup)
+    return plan.Change(paths, bool(p.dirty), installs, baseline.python_version())
 
 
-def known_baseline(r: _Run, expected: baseline.Expected) -> plan.Known | None:
+def known_baseline(p: Setup, expected: baseline.Expected) -> plan.Known | None:
     """The base report without running it: from the baseline file, the audit's record, or a
     cache hit."""
-    p, options = r.setup, r.options
+    options = p.diff
     if options.baseline:
         found, mismatched = baseline.from_file(options.baseline, expected, options.allow_mismatch)
         return plan.Known(found, plan.KnownFrom.FILE, "file", tuple(baseline.label(mismatched, options.baseline)))
     if options.recorded:
-        found = options.recorded.find(p.top, expected, r.log)
+        found = options.recorded.find(p.repo.top, expected, p.log)
         if found is not None:
             return plan.Known(found, plan.KnownFrom.RECORD, options.recorded.name)
     key = baseline.CacheKey.for_run(expected) if options.cache else None
     if key is None:
         if options.cache:
-            r.log("torch is not installed where gbbot runs, so the baseline cache is not used")
+            p.log("torch is not installed where gbbot runs, so the baseline cache is not used")
         return None
     cache = baseline.Cache(options.cache)  # a key means a cache directory was given
     cached = cache.load(key, expected)
     if cached is not None:
-        r.log(f"baseline for {p.base_sha[:7]} from the cache ({key.path(cache.directory)})")
+        p.log(f"baseline for {p.repo.base[:7]} from the cache ({key.path(cache.directory)})")
         return plan.Known(cached, plan.KnownFrom.CACHE, "cache", reads=cache.load_reads(key))
     return None
 
 
-def records_reads(p: Setup) -> bool:
-    """Whether the runs record what they read: the warm server does."""
-    return p.options.backend is None and p.config.runner.backend == "local" and p.config.runner.warm
-
-
 def nothing_to_compare_note(p: Setup) -> str:
     return (
-        f"Nothing to compare: the merge-base of `{p.base_ref}` and HEAD is HEAD itself "
-        f"({p.base_sha[:7]}), so the head and the base are one commit and every break is the same on both. "
-        f"To compare a change with `{p.base_ref}`, commit it on a branch of its own."
+        f"Nothing to compare: the merge-base of `{p.diff.base}` and HEAD is HEAD itself "
+        f"({p.repo.base[:7]}), so the head and the base are one commit and every break is the same on both. "
+        f"To compare a change with `{p.diff.base}`, commit it on a branch of its own."
     )
 
 
 # --- the plan, executed ----------------------------------------------------------------------------
 
 
-def execute(to_do: plan.Plan, r: _Run) -> Sides:
-    """Run what the plan says, and nothing it does not."""
+def execute(to_do: plan.Plan, p: Setup, facts: plan.Facts) -> Sides:
+    """Run what the plan says, and nothing it does not: the base side whole, then the head."""
     if to_do.same_commit:
-        sides = _same_commit(to_do, r)
-    elif to_do.known is not None:
-        return _with_known(to_do, to_do.known, r)
-    elif to_do.base is plan.BaseRun.OWN_ENVIRONMENT:
-        return each_in_its_own(r)  # not kept: a cached base is read as one that ran with the head's packages
-    elif to_do.base is plan.BaseRun.AFTER_HEAD:
-        sides = head_then_base(r)
-    else:
-        head, base, base_reads = run_both(r.setup, r.progress(2 * len(to_do.head)))
-        sides = Sides(head, base, "run", base_reads=base_reads)
-    # A base made partly of the head's results is no report of the base: it would outlive this
-    # PR under the base's SHA, and the head's code wrote the record that let the base be skipped.
-    if to_do.keep and baseline.cacheable(sides.base) and not sides.from_head:
-        _store(r, sides.base, sides.base_reads)
-    return sides
+        return _same_commit(to_do, p)
+    if to_do.known is not None:
+        with baseline.untouched(p.diff.cache, p.log):
+            return _with_known(to_do, to_do.known, p)
+    own = to_do.base is plan.BaseRun.OWN_ENVIRONMENT
+    base = base_side(p, own)
+    # kept before any code of the change runs; not from its own environment: a cached base is read
+    # as one that ran with the head's packages
+    if to_do.keep and not own and baseline.cacheable(base.report):
+        _store(p, base.report, base.reads)
+    with baseline.untouched(p.diff.cache, p.log):
+        if own:
+            return _each_in_its_own(p, base)
+        _head_setup(p)
+        known = plan.Known(base.report, plan.KnownFrom.RUN, "run", reads=base.reads)
+        after = plan.after_base(to_do, known, facts)
+        return Sides(_head(after, known, p), base.report, "run", _head_notes(after) if after.from_base else ())
 
 
-def _same_commit(to_do: plan.Plan, r: _Run) -> Sides:
+@dataclass(frozen=True)
+class Sealed:
+    """The base side's results, held in gbbot's memory before any code of the change runs."""
+
+    report: Report
+    reads: baseline.BaseReads | None  # what its runs read, when they recorded it
+    environment: environments.Environment | None = None  # its own, when the sides have their own
+
+
+def base_side(p: Setup, own: bool) -> Sealed:
+    """The base side, whole, before any code of the change runs: its own `setup:` steps (in an
+    environment of its own when the change touches what they install, which is then taken back
+    from the run-as user; else in the one both sides use), then the selected entrypoints as its
+    own config defines them; in a worktree that the run-as user can reach (they read it as that user)."""
+    seen, sha = dict[str, Reads | None](), p.repo.base
+    steps = p.base.setup if p.base is not None and p.diff.setup is not SetupRun.NONE else ()
+    with git.worktree(p.repo.top, sha) as tree, contextlib.ExitStack() as stack:
+        runas.reach(tree)
+        root, env = tree / p.repo.prefix, None
+        if own and p.base is not None and root.is_dir():
+            p.log(f"the change touches what setup: installs: the base {sha[:7]} gets an environment of its own")
+            env = stack.enter_context(environments.ready(root, p.base, p.diff.cache))
+            runas.take_back(env.venv)  # the head's code, which runs as that user too, cannot write it
+        elif steps and root.is_dir():
+            setup_steps.run(root, p.base)  # type: ignore[arg-type]  # steps means a config
+        options = replace(p.options, mode=p.mode, venv=env.venv if env else None)
+        defined = baseline.defined(p.base, p.names)
+        on_done = baseline.BaseReads.recording(seen, p.progress(len(defined)), sha)
+        found = baseline.run_base(tree, sha, p.repo.prefix, p.base, p.names, options, on_done)
+        if env is not None and env.built and not baseline.cacheable(found):
+            environments.forget(env)  # what it ran with may be why it failed: never kept
+        return Sealed(found, baseline.BaseReads.of(seen, tree), env)
+
+
+def _head_setup(p: Setup) -> None:
+    """The head's `setup:` steps, in the one environment: the first code of the change that runs."""
+    if p.diff.setup is not SetupRun.NONE and p.config.setup:
+        setup_steps.run(p.root, p.config)
+
+
+def _same_commit(to_do: plan.Plan, p: Setup) -> Sides:
     """The head is the merge-base: its run is the base's too (and, kept, the next PR's base)."""
-    p, seen = r.setup, dict[str, Reads | None]()
-    head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(to_do.head))))
-    base_reads = baseline.BaseReads.of(seen, tops(p))
-    return Sides(head, _base_report(p, head, None, {}), "run", (nothing_to_compare_note(p),), base_reads=base_reads)
+    seen = dict[str, Reads | None]()
+    _head_setup(p)
+    head = check(p.root, p.config, p.options, baseline.BaseReads.recording(seen, p.progress(len(to_do.head))))
+    base = _base_report(p, head)
+    if to_do.keep and baseline.cacheable(base):
+        _store(p, base, baseline.BaseReads.of(seen, p.repo.top))
+    return Sides(head, base, "run", (nothing_to_compare_note(p),))
 
 
-def each_in_its_own(r: _Run) -> Sides:
-    """The change touches what `setup:` installs: the base's steps build its environment in its
-    checkout, the head's in the working tree (checks/environments), and each side runs every
-    entrypoint there (fresh processes with that environment's Python: the warm server's children
-    are forks of gbbot's)."""
-    p, cache = r.setup, r.options.cache
-    total = len(select(p.config, p.options))
-    with git.worktree(p.top, p.base_sha) as tree, contextlib.ExitStack() as stack:
-        runas.reach(tree)  # the base's setup steps read its files as the run-as user
-        base_root = tree / p.prefix
-        r.log(f"the change touches what setup: installs: the base {p.base_sha[:7]} gets an environment of its own")
-        base_config = replace(p.config, setup=base_steps(p))
-        base_env = None
-        if base_root.is_dir():  # else its entrypoints are skipped: the config root is not there
-            base_env = stack.enter_context(environments.ready(base_root, base_config, cache))
-        r.log("and so does the head")
-        head_env = stack.enter_context(environments.ready(p.root, p.config, cache))
-        on_done = r.progress(2 * total)
-        head = check(p.root, p.config, replace(p.options, venv=head_env.venv), on_done)
-        base_options = replace(p.options, venv=base_env.venv if base_env else None)
-        base = baseline.run_base(tree, p.prefix, p.config, base_options, _labelled(on_done, p.base_sha))
-    if base_env is None:
-        return Sides(head, base, "run")
-    changes = tuple(PackageChange(*d) for d in environments.differences(base_env, head_env))
+def _each_in_its_own(p: Setup, base: Sealed) -> Sides:
+    """The change touches what `setup:` installs: the base ran in an environment its steps built in
+    its checkout; the head's steps build the head's in the working tree, never kept (the change's
+    code built it), and the head runs every entrypoint there (fresh processes with that
+    environment's Python: the warm server's children are forks of gbbot's)."""
+    if p.diff.setup is SetupRun.SIDES:
+        _head_setup(p)  # the one environment, for what runs after the diff
+    p.log("and so does the head")
+    with environments.ready(p.root, p.config, None) as head_env:
+        head = check(p.root, p.config, replace(p.options, venv=head_env.venv), p.progress(len(p.names)))
+    if base.environment is None:
+        return Sides(head, base.report, "run")
+    changes = tuple(PackageChange(*d) for d in environments.differences(base.environment, head_env))
     head = replace(head, packages=ran_with(head_env, changes, "head"))
-    base = replace(base, packages=ran_with(base_env, changes, "base"))
-    return Sides(head, base, "run", (own_environments_note(changes, r.setup),), packages=changes)
+    base_report = replace(base.report, packages=ran_with(base.environment, changes, "base"))
+    return Sides(head, base_report, "run", (own_environments_note(changes, p),), packages=changes)
 
 
 def ran_with(env: environments.Environment, changes: Sequence[PackageChange], side: str) -> tuple[tuple[str, str], ...]:
@@ -395,17 +395,19 @@ def own_environments_note(changes: Sequence[PackageChange], p: Setup) -> str:
     return f"{where}: {shown}{more}."
 
 
-def _store(r: _Run, base: Report, base_reads: baseline.BaseReads | None) -> None:
-    key = baseline.CacheKey.for_run(r.setup.expected(baseline.installed_torch()))
-    if key is not None and r.options.cache is not None:
-        baseline.Cache(r.options.cache).store(key, base, base_reads)
+def _store(p: Setup, base: Report, base_reads: baseline.BaseReads | None) -> None:
+    key = baseline.CacheKey.for_run(p.expected(baseline.installed_torch()))
+    if key is not None and p.diff.cache is not None:
+        baseline.Cache(p.diff.cache).store(key, base, base_reads)
 
 
-def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
+def _with_known(to_do: plan.Plan, known: plan.Known, p: Setup) -> Sides:
     """Only the head runs; then what only its run can tell (the torch its entrypoints really
-    imported) is checked against the baseline, and the plan says what a misfit leads to."""
-    p, recorded = r.setup, r.options.recorded
-    head = _head(to_do, known, r)
+    imported) is checked against the baseline, and the plan says what a misfit leads to: never a
+    run of the base, which would come after the change's code."""
+    recorded = p.diff.recorded
+    _head_setup(p)
+    head = _head(to_do, known, p)
     if known.origin is plan.KnownFrom.RECORD and recorded is not None:
         late, base = recorded.settled(known.report, head)
     else:
@@ -413,36 +415,34 @@ def _with_known(to_do: plan.Plan, known: plan.Known, r: _Run) -> Sides:
     if late is None:
         return Sides(head, base, known.source, (*known.notes, *_head_notes(to_do)))
     if to_do.from_base:  # what was taken from an unfit base is no result of the head
-        head = check(p.root, p.config, p.options, r.progress(len(to_do.from_base) + len(to_do.head)))
-    if to_do.unfit is plan.Unfit.RUN:
+        head = check(p.root, p.config, p.options, p.progress(len(to_do.from_base) + len(to_do.head)))
+    if to_do.unfit is plan.Unfit.UNKNOWN:
         what = recorded.what if recorded is not None and known.origin is plan.KnownFrom.RECORD else "cached baseline"
-        r.log(f"the {what} does not fit ({late}): running the base")
-        return Sides(head, _run_base_only(p), "run")
+        p.log(f"the {what} does not fit ({late}): there is no base to compare with")
+        unknown = f"the {what} does not fit: {late}"
+        return Sides(head, _base_report(p, head, unknown), known.source)
     if to_do.unfit is plan.Unfit.REFUSE:
-        raise ReportError(baseline.refusal(r.options.baseline or "", [late]))
-    labels = (*known.notes, *baseline.label([late], r.options.baseline or ""))
+        raise ReportError(baseline.refusal(p.diff.baseline or "", [late]))
+    labels = (*known.notes, *baseline.label([late], p.diff.baseline or ""))
     return Sides(head, base, known.source, tuple(dict.fromkeys(labels)))  # the file check may have said it
 
 
-def _head(to_do: plan.Plan, known: plan.Known, r: _Run) -> Report:
+def _head(to_do: plan.Plan, known: plan.Known, p: Setup) -> Report:
     """The head's report: its runs of what the change reaches, the base's results for the rest."""
-    p = r.setup
     if not to_do.from_base:
-        return check(p.root, p.config, p.options, r.progress(len(to_do.head)))
+        return check(p.root, p.config, p.options, p.progress(len(to_do.head)))
     for name, reason in to_do.head_runs.items():
-        r.log(f"the head runs `{name}`: {reason}")
+        p.log(f"the head runs `{name}`: {reason}")
     only = replace(p.options, only=to_do.head, shard=None)  # already this shard's
-    ran = check(p.root, p.config, only, r.progress(len(to_do.head))) if to_do.head else None
+    ran = check(p.root, p.config, only, p.progress(len(to_do.head))) if to_do.head else None
     found = {e.name: e for e in ran.entrypoints} if ran else {}
     for e in known.report.entrypoints:
         if e.name in to_do.from_base:
             found[e.name] = replace(e, from_base=to_do.from_base[e.name])
-    entries = [found[e.name] for e in select(p.config, p.options) if e.name in found]
+    entries = [found[name] for name in p.names if name in found]
     version = (ran.torch_version if ran else None) or known.report.torch_version
     shard = str(p.options.shard) if p.options.shard else None
-    return report.new_report(
-        entries, p.options.mode or p.config.mode, version, git.head_sha(p.root), p.config.digest, shard
-    )
+    return report.new_report(entries, p.mode, version, p.repo.head, p.config.digest, shard)
 
 
 def _head_notes(to_do: plan.Plan) -> tuple[str, ...]:
@@ -468,72 +468,13 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
-def head_then_base(r: _Run) -> Sides:
-    """The head, then the base for only the entrypoints whose runs read something the change
-    touches (gbbot/analysis/reads.py); the others' base results are the head's."""
-    p = r.setup
-    seen: dict[str, Reads | None] = {}
-    head = check(p.root, p.config, p.options, _collecting(seen, r.progress(len(select(p.config, p.options)))))
-    changes = working_changes(p) if plan.recorded_any(head, seen) else None  # else spare the git calls
-    why = plan.base_reruns(head, seen, changes, tops(p))
-    same = [e.name for e in head.entrypoints if e.name not in why]
-    if same:  # the skipping is at work: say why each of the others runs on the base
-        for name, reason in why.items():
-            r.log(f"the base runs `{name}` again: {reason}")
-    base_seen: dict[str, Reads | None] = {}
-    ran, tree_tops = _run_base_for(p, list(why), r.progress(len(why)), base_seen) if why else (None, ())
-    base = _base_report(p, head, ran, why)
-    base_reads = baseline.BaseReads.of(base_seen, tree_tops) if not same else None
-    return Sides(head, base, "run", _reuse_notes(same, len(head.entrypoints)), tuple(same), base_reads)
-
-
-def working_changes(p: Setup) -> reads.Changes:
-    """The working tree against the base commit, as git says it now."""
-    base_files, name_status = git.tree_files(p.top, p.base_sha), git.name_status(p.top, p.base_sha)
-    return reads.Changes.of(base_files, name_status, git.untracked(p.top))
-
-
-def tops(p: Setup) -> tuple[str, ...]:
-    """The repository's top level as given and as resolved: a record may name either."""
-    return _tops(p.top)
-
-
-def _tops(top: Path) -> tuple[str, ...]:
-    return tuple(dict.fromkeys((str(top), str(top.resolve()))))
-
-
-def _run_base_for(
-    p: Setup, names: Sequence[str], on_done: OnDone, seen: dict[str, Reads | None]
-) -> tuple[Report, tuple[str, ...]]:
-    """The base's report for `names` (each run's reads kept in `seen`), and where its checkout was
-    (what those reads lie below)."""
-    only = replace(p.options, only=tuple(names), shard=None)  # already this shard's
-    with git.worktree(p.top, p.base_sha) as tree:
-        found = baseline.run_base(tree, p.prefix, p.config, only, _collecting(seen, _labelled(on_done, p.base_sha)))
-        return found, _tops(tree)
-
-
-def _base_report(p: Setup, head: Report, ran: Report | None, why: Mapping[str, str]) -> Report:
-    by_name = {e.name: e for e in ran.entrypoints} if ran else {}
-    entries = [by_name[e.name] if e.name in why else e for e in head.entrypoints]
-    version = (ran.torch_version if ran else None) or head.torch_version
-    mode = p.options.mode or p.config.mode
+def _base_report(p: Setup, head: Report, unknown: str | None = None) -> Report:
+    """A base report of the head's entries: the head's run itself (the same commit), or, with
+    `unknown` (why there is no base), each entry skipped for that reason."""
+    entries = [skipped(e.name, unknown) if unknown else e for e in head.entrypoints]
     shard = str(p.options.shard) if p.options.shard else None
-    return report.new_report(entries, mode, version, p.base_sha, p.config.digest, shard)
-
-
-def _reuse_notes(same: Sequence[str], total: int) -> tuple[str, ...]:
-    if not same:
-        return ()
-    return (
-        f"The base was not run again for {len(same)} of {total} entrypoint{'s' * (total != 1)} ({_listed(same)}): "
-        "they read no file this change touches, so their base results are the head's.",
-    )
-
-
-def _run_base_only(p: Setup) -> Report:
-    with git.worktree(p.top, p.base_sha) as tree:
-        return baseline.run_base(tree, p.prefix, p.config, p.options)
+    digest = p.base.digest if p.base else None
+    return report.new_report(entries, p.mode, head.torch_version, p.repo.base, digest, shard)
 
 
 def check_and_keep(
@@ -543,7 +484,7 @@ def check_and_keep(
     base of the pull requests that will branch from this commit (a push to the base branch), so
     that theirs runs only what they reach. Kept only for a clean tree at a commit."""
     seen: dict[str, Reads | None] = {}
-    found = check(root, config, options, _collecting(seen, on_done or (lambda outcome: None)))
+    found = check(root, config, options, baseline.BaseReads.recording(seen, on_done or no_progress(0)))
     top = git.toplevel(root) if cache is not None else None
     if cache is None or top is None or found.commit is None or not baseline.cacheable(found):
         return found
@@ -555,14 +496,8 @@ def check_and_keep(
         baseline.Expected(found.commit, config.digest, baseline.installed_torch(), mode, names)
     )
     if key is not None:
-        baseline.Cache(cache).store(key, found, baseline.BaseReads.of(seen, _tops(top)))
+        baseline.Cache(cache).store(key, found, baseline.BaseReads.of(seen, top))
     return found
-
-
-def base_source(p: Setup, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
-    """The base commit's source of a file, by its head path below the config root (read from git
-    objects: the base's worktree is gone by now); None when the base has no such file."""
-    return commit_source(p.top, p.prefix, p.base_sha, renames)
 
 
 def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str]) -> Callable[[str], SourceMap | None]:
@@ -583,58 +518,53 @@ def commit_source(top: Path, prefix: str, commit: str, renames: Mapping[str, str
 
 
 def changed_source(p: Setup, renames: Mapping[str, str]) -> dependence.Change:
-    """The change as the diff's rule reads it: the head's source (the working tree), the base's,
-    and the files that differ between them (committed, uncommitted or untracked)."""
-    untracked = git.untracked(p.top)
-    differ = [path for _, path in git.name_status(p.top, p.base_sha)] + list(untracked)
-    touched = dependence.touched_paths(differ, p.prefix)
-    only_here = dependence.touched_paths(untracked, p.prefix)
-    return dependence.Change(SourceTree(p.root.resolve()).get, base_source(p, renames), touched, only_here)
+    """The change as the diff's rule reads it: the head's source (the working tree), the base's (of
+    the files that differ, by their head paths: `renames`, old path → head path, followed; read from
+    git objects before anything ran), and the files that differ (committed, uncommitted, untracked)."""
+    inside, old = f"{p.repo.prefix}/" if p.repo.prefix else "", {new: before for before, new in renames.items()}
+    base = {path: p.repo.base_blobs.get(inside + old.get(path, path)) for path in p.touched}
+    held = SourceFiles({path: blob for path, blob in base.items() if blob is not None})
+    only_here = dependence.touched_paths(p.repo.untracked, p.repo.prefix)
+    return dependence.Change(SourceTree(p.root.resolve()).get, held.get, frozenset(p.touched), only_here)
 
 
 def compare(p: Setup, s: Sides, note: str | None) -> Diff:
-    renames = break_diff.relative_renames(git.renames(p.top, p.base_sha), p.prefix)
+    renames = break_diff.relative_renames(p.repo.renames, p.repo.prefix)
     notes = (*([note] if note else []), *s.notes)
     change = changed_source(p, renames)
     in_head, in_base = break_diff.code_in(change.head), dependence.unchanged(change)
     gaps = functools.partial(dependence.gap, change=change)
     how = break_diff.Comparison(
-        p.base_ref, p.base_sha, renames, p.config.ignore, s.source, notes, in_head, in_base, gaps
+        p.diff.base, p.repo.base, renames, p.config.ignore, s.source, notes, in_head, in_base, gaps
     )
-    found = break_diff.diff(s.head, s.base, how)
-    marked = tuple(replace(e, base_from_head=e.name in s.from_head) for e in found.entrypoints)
-    return replace(found, entrypoints=marked)
+    return break_diff.diff(s.head, s.base, how)
 
 
 def run_diff(
     root: Path, config: Config, options: DiffOptions, progress: Progress = no_progress, log: Log = say
 ) -> DiffRun:
     """The head's report with its diff against the merge-base of `options.base` and HEAD."""
-    p = setup(root, config, options)
-    head_sha, changed = git.head_sha(p.top), uncommitted(p, options.writes)
-    note = dirty_note(head_sha, changed)
-    log(f"comparing with {p.base_ref} at merge-base {p.base_sha[:7]}")
+    p = setup(root, config, options, progress, log)
+    note = dirty_note(p.repo.head, p.dirty)
+    log(f"comparing with {p.diff.base} at merge-base {p.repo.base[:7]}")
     if note:
         log(note.replace("`", ""))
-    r = _Run(p, options, progress, log)
-    to_do = plan.decide(gather(r, head_sha, changed))
-    if options.setup is SetupRun.HERE and config.setup and to_do.base is not plan.BaseRun.OWN_ENVIRONMENT:
-        setup_steps.run(p.root, config)  # the one environment both sides run in
-    s = execute(to_do, r)
+    facts = gather(p)
+    s = execute(plan.decide(facts), p, facts)
     packages = packages_note(p) if s.packages is None else None
     if packages:
         s = replace(s, notes=(*s.notes, packages))
     found = compare(p, s, note)
     if s.packages is not None:
         found = replace(found, dependencies=attributed(p, found, s))
-    return DiffRun(break_diff.with_diff(s.head, found), s.notes)
+    return DiffRun(break_diff.with_diff(s.head, found, s.base), s.notes)
 
 
 def attributed(p: Setup, found: Diff, s: Sides) -> DependencyChange:
     """Which breaks and recompilation problems that came or went the dependencies brought, which
     the code change did."""
-    head, base = dependency.changed_lines(git.unified_diff(p.top, p.base_sha), p.prefix)
-    for path in dependence.touched_paths(git.untracked(p.top), p.prefix):
+    head, base = dependency.changed_lines(p.repo.lines, p.repo.prefix)
+    for path in dependence.touched_paths(p.repo.untracked, p.repo.prefix):
         head[path] = None
     code = any(path.endswith(".py") for path in (*head, *base))
     problems = [recompile.problems(recompile.all_recompiles(side)) for side in (s.head, s.base)]

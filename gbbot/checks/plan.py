@@ -2,45 +2,50 @@
 on each, and where the base's report comes from and why.
 
 `decide` is pure: the facts come in as a value (gathered by checks/head_and_base.py from git, the
-baseline file, the audit's record, the cache and the runner's settings), the plan goes out as a
-value, and head_and_base.py executes it. What only a run can tell is a rule of the plan, applied
-by the pure functions below it: which base entrypoints a head-first run leaves to the head
-(`base_reruns`), and what a known base that the head's run shows unfit leads to (`Unfit`).
+base's own config, the baseline file, the audit's record, the cache and the runner's settings),
+the plan goes out as a value, and head_and_base.py executes it. The base side always comes first:
+known before anything runs, or run before any code of the change (the head's `setup:` steps
+included) and held in gbbot's memory; so the head's code can shape nothing the verdict reads of
+the base. What only a run can tell is a rule of the plan, applied by the pure functions below it:
+which head entrypoints the base's own record of its reads leaves to the base (`head_skips`), and
+what a known base that the head's run shows unfit leads to (`Unfit`).
 
-A known base that kept what each of its runs read lets the head skip too (`head_skips`): an
-entrypoint none of whose reads the change touches would do on the head what it did on the base,
-so its result is the base's, exactly as the base side takes the head's. Never when what is
-outside the record changed: the Python, what is installed (a requirement or `setup:` file),
+A base that kept what each of its runs read lets the head skip (`head_skips`): an entrypoint none
+of whose reads the change touches, and whose definition the base's config gives as the head's
+does, would do on the head what it did on the base, so its result is the base's. Never when what
+is outside the record changed: the Python, what is installed (a requirement or `setup:` file),
 uncommitted edits; nor for a run that ended badly, started another program or overflowed its
-record. (The config, torch and mode are part of what makes a known base fit at all.)
+record. (The torch and mode are part of what makes a known base fit at all.)
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gbbot.analysis import reads
 from gbbot.checks.baseline import BaseReads
+from gbbot.core.config import Config
 from gbbot.core.model import EntrypointReport, Reads, Report, Status
 
 
 class KnownFrom(enum.Enum):
-    """Where a base report that is not run comes from."""
+    """Where a base report comes from."""
 
     FILE = "file"  # --baseline
     RECORD = "record"  # a recorded base the caller injects (the audit's record of the merge-base)
     CACHE = "cache"  # --cache
+    RUN = "run"  # the base side ran here, before any code of the change
 
 
 @dataclass(frozen=True)
 class Known:
-    """A report of the merge-base found without running it."""
+    """A report of the merge-base, found without running it or run before the head."""
 
     report: Report
     origin: KnownFrom
-    source: str  # the diff's baseline_source: "file", "cache", or the recorded base's name
+    source: str  # the diff's baseline_source: "file", "cache", "run", or the recorded base's name
     notes: tuple[str, ...] = ()  # labels a mismatched --baseline carries
     reads: BaseReads | None = None  # what its runs read, when that was kept
 
@@ -63,28 +68,29 @@ class Facts:
     same_commit: bool  # HEAD is the merge-base and the tree is clean
     known: Known | None  # looked up only when the commits differ
     records_reads: bool  # the runs record what they read (the warm server)
-    jobs: int
     caching: bool  # a cache directory was given and torch's version is known: a base run is kept
     allow_mismatch: bool
-    change: Change | None = None  # gathered when a known base kept its reads
+    change: Change | None = None  # how the tree differs from the base (None: the same commit)
     # the change touches what `setup:` installs and the diff sets each side up: the changed paths
     own_environments: tuple[str, ...] = ()
+    # the entrypoints the base's config does not define as the head's does (see `redefined`)
+    redefined: frozenset[str] = frozenset()
 
 
 class BaseRun(enum.Enum):
-    """How the base side runs, when it does."""
+    """How the base side runs, when it does: always before any code of the change."""
 
     NONE = "none"  # not at all: the head's run is the base's, or its report is known
-    TOGETHER = "together"  # every entrypoint, at the same time as the head, --jobs shared
-    AFTER_HEAD = "after the head"  # then only those whose reads the change touches (`base_reruns`)
-    # every entrypoint, after the head, each side in an environment built from its own files
+    FIRST = "first"  # every entrypoint, before the head; the head then skips what it proves out of reach
+    # every entrypoint, before the head, each side in an environment built from its own files
     OWN_ENVIRONMENT = "in its own environment"
 
 
 class Unfit(enum.Enum):
-    """What a known base that the head's run shows unfit (another torch) leads to."""
+    """What a known base that the head's run shows unfit (another torch) leads to. Never a run of
+    the base: the head's code has run by then."""
 
-    RUN = "run the base"  # a kept report (cache, record): run the merge-base instead
+    UNKNOWN = "unknown"  # a kept report (cache, record): no base, every head break is new, saying why
     REFUSE = "refuse"  # a --baseline file: stop, name the difference
     LABEL = "label"  # a --baseline file with --allow-mismatch: compare, labelled
 
@@ -93,10 +99,10 @@ class Unfit(enum.Enum):
 class Plan:
     source: str  # the diff's baseline_source: run | cache | file | the recorded base's name
     why: str  # where the base comes from and why, in words
-    head: tuple[str, ...]  # the entrypoints the head runs
+    head: tuple[str, ...]  # the entrypoints the head runs (for a base that runs: before its skips)
     base: BaseRun
     known: Known | None = None  # the base's report, when it is not run
-    unfit: Unfit = Unfit.RUN
+    unfit: Unfit = Unfit.UNKNOWN
     keep: bool = False  # keep the base's report in the cache once it has run whole
     same_commit: bool = False  # the head's run is the base's
     from_base: Mapping[str, str] = field(default_factory=dict)  # not run on the head → why its result is the base's
@@ -118,13 +124,16 @@ def decide(facts: Facts) -> Plan:
         head = tuple(n for n in names if n not in from_base)
         return Plan(known.source, _known_why(known), head, BaseRun.NONE, known, _unfit(known, facts),
                     from_base=from_base, head_runs=runs)  # fmt: skip
-    if facts.records_reads or facts.jobs < 2:
-        why = "no report of the merge-base is known: it runs after the head, where the change reaches"
-        if not facts.records_reads:
-            why = "no report of the merge-base is known: it runs after the head (one job)"
-        return Plan("run", why, names, BaseRun.AFTER_HEAD, keep=facts.caching)
-    why = "no report of the merge-base is known: it runs beside the head, --jobs shared"
-    return Plan("run", why, names, BaseRun.TOGETHER, keep=facts.caching)
+    why = "no report of the merge-base is known: it runs first, before any code of the change"
+    return Plan("run", why, names, BaseRun.FIRST, keep=facts.caching)
+
+
+def after_base(to_do: Plan, known: Known, facts: Facts) -> Plan:
+    """The plan once the base has run first: the head skips what the base's record of its reads
+    proves out of reach."""
+    from_base, runs = head_skips(known, facts)
+    head = tuple(n for n in facts.entrypoints if n not in from_base)
+    return replace(to_do, head=head, known=known, from_base=from_base, head_runs=runs)
 
 
 def _known_why(known: Known) -> str:
@@ -132,13 +141,28 @@ def _known_why(known: Known) -> str:
         KnownFrom.FILE: "the merge-base's report was given (--baseline)",
         KnownFrom.RECORD: "the merge-base's report was recorded before",
         KnownFrom.CACHE: "the merge-base's report is in the cache",
+        KnownFrom.RUN: "the merge-base ran first",
     }[known.origin]
 
 
 def _unfit(known: Known, facts: Facts) -> Unfit:
     if known.origin is not KnownFrom.FILE:
-        return Unfit.RUN
+        return Unfit.UNKNOWN
     return Unfit.LABEL if facts.allow_mismatch else Unfit.REFUSE
+
+
+# Settings of the config every run inherits: a difference in one is a difference in every run.
+RUN_SETTINGS = ("runner", "pass_env", "scrub_env")
+
+
+def redefined(base: Config | None, head: Config, names: Sequence[str]) -> frozenset[str]:
+    """The entrypoints among `names` that the base's config (None: it has none) does not define
+    as the head's does (command, callable, arguments, environment, inputs, compile options,
+    timeout), all of them when a setting every run inherits differs: what their base runs did
+    says nothing of what the head's runs do."""
+    if base is None or any(getattr(base, s) != getattr(head, s) for s in RUN_SETTINGS):
+        return frozenset(names)
+    return frozenset(n for n in names if base.entrypoint(n) != head.entrypoint(n))
 
 
 # --- what a known base spares the head ---------------------------------------------------------
@@ -157,7 +181,8 @@ def head_skips(known: Known, facts: Facts) -> tuple[dict[str, str], dict[str, st
     taken: dict[str, str] = {}
     runs: dict[str, str] = {}
     for name in names:
-        why = _why_head_runs(base.get(name), known.reads.entrypoints.get(name), facts.change.paths)
+        why = "its definition in the config is not the base's" if name in facts.redefined else None
+        why = why or _why_head_runs(base.get(name), known.reads.entrypoints.get(name), facts.change.paths)
         if why:
             runs[name] = why
         else:
@@ -185,9 +210,16 @@ def _why_head_runs_all(known: Known, facts: Facts) -> str | None:
 
 
 def _known_name(known: Known) -> str:
-    return {KnownFrom.FILE: "baseline file", KnownFrom.RECORD: "recorded base", KnownFrom.CACHE: "cached base"}[
-        known.origin
-    ]
+    return {
+        KnownFrom.FILE: "baseline file",
+        KnownFrom.RECORD: "recorded base",
+        KnownFrom.CACHE: "cached base",
+        KnownFrom.RUN: "base's run",
+    }[known.origin]
+
+
+# Statuses the same inputs give again: a timeout or a crash may not.
+REPEATABLE = (Status.OK, Status.NO_COMPILE)
 
 
 def _why_head_runs(entry: EntrypointReport | None, found: Reads | None, change: reads.Changes) -> str | None:
@@ -198,31 +230,3 @@ def _why_head_runs(entry: EntrypointReport | None, found: Reads | None, change: 
     if found is None:
         return "what it read on the base was not recorded"
     return reads.why_rerun(found, change, reads.ROOTED)
-
-
-# --- what a head-first run leaves to the head ----------------------------------------------------
-
-# Statuses the same inputs give again: a timeout or a crash may not.
-REPEATABLE = (Status.OK, Status.NO_COMPILE)
-
-
-def recorded_any(head: Report, seen: Mapping[str, Reads | None]) -> bool:
-    """Whether any entrypoint that ended repeatably has a record of its reads: without one there
-    is nothing to compare the change with (and no git call is worth making)."""
-    return any(seen.get(e.name) for e in head.entrypoints if e.status in REPEATABLE)
-
-
-def base_reruns(
-    head: Report, seen: Mapping[str, Reads | None], changes: reads.Changes | None, tops: Sequence[str]
-) -> dict[str, str]:
-    """Entrypoint name → why its base must run; those missing take the head's result. `changes`
-    is None when no reads were recorded (`recorded_any`)."""
-    why = {e.name: f"it ended {e.status.value}" for e in head.entrypoints if e.status not in REPEATABLE}
-    rest = [e.name for e in head.entrypoints if e.name not in why]
-    if changes is None:
-        return {**why, **{name: reads.NOT_RECORDED for name in rest}}
-    for name in rest:
-        reason = reads.why_rerun(seen.get(name), changes, tops)
-        if reason:
-            why[name] = reason
-    return why

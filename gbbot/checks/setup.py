@@ -30,7 +30,7 @@ from gbbot.backends.contract import inherited
 from gbbot.backends.groups import LIVE
 from gbbot.core.config import Config
 from gbbot.core.errors import ExitCode, GbbotError
-from gbbot.edges import installed, process, vault
+from gbbot.edges import console, installed, process, runas, vault
 
 STEP_TIMEOUT_S = 1800.0  # a cold `pip install` of a large stack takes minutes, not half an hour
 TAIL_LINES = 25
@@ -93,7 +93,8 @@ class Log:
         title = f"gbbot setup {number}/{total}: {one_line(command)}"
         if self.actions:
             self._resume = uuid.uuid4().hex
-            self.out.write(f"::group::{title}\n::stop-commands::{self._resume}\n")
+            console.obeyed([f"::group::{title}"], self.out)
+            self.out.write(f"::stop-commands::{self._resume}\n")
         else:
             self.out.write(f"gbbot: {title}\n")
         self.out.flush()
@@ -104,7 +105,8 @@ class Log:
 
     def end(self, summary: str) -> None:
         if self.actions:
-            self.out.write(f"::{self._resume}::\n::endgroup::\n")
+            self.out.write(f"::{self._resume}::\n")
+            console.obeyed(["::endgroup::"], self.out)
         self.out.write(f"gbbot: {summary}\n")
         self.out.flush()
 
@@ -140,16 +142,7 @@ def run_step(
 ) -> StepEnd:
     """One step, in its own process group, its output streamed to `log`; in `venv` when given."""
     tail: deque[str] = deque(maxlen=TAIL_LINES)
-    running = process.start(
-        command,
-        cwd=root,
-        env=env,
-        stdout=process.PIPE,
-        stderr=process.STDOUT,
-        text=True,
-        untrusted=True,
-        venv=venv,
-    )
+    running = runas.start(command, cwd=root, env=env, venv=venv, stdout=process.PIPE, stderr=process.STDOUT, text=True)
     LIVE.add(running)
     forwarding = _Forwarding(log, tail)
     reader = threading.Thread(target=_stream, args=(running, forwarding), daemon=True)
@@ -280,30 +273,41 @@ def _named_packages(root: Path, steps: Sequence[str]) -> set[str]:
             words = shlex.split(step)
         except ValueError:
             continue
-        if "install" not in words:
-            continue
-        for word in words[words.index("install") + 1 :]:
-            if word in (".", "./") or word.startswith((".[", "./[")):
-                names |= _project_names(root)
-            elif not word.startswith("-") and "/" not in word:
-                found = REQUIREMENT_NAME_RE.match(word)
-                names |= {_normal(found.group(1))} if found else set()
+        if "install" in words:
+            for word in words[words.index("install") + 1 :]:
+                names |= _provided(root, word)
     for path in named_files(steps):
-        names |= _requirement_names(root / path)
+        names |= _requirement_names(root, root / path)
     return names
 
 
-def _requirement_names(path: Path) -> set[str]:
+def _provided(root: Path, requirement: str) -> set[str]:
+    """What one requirement installs: its name (`tinydep>=1.0`), or, for a local directory (`.`,
+    `./vendor/tinydep`, `-e .`, `file:vendor/x`, relative to the repository), that project's names."""
+    text = re.sub(r"^(-e|--editable)(\s+|=)", "", requirement.strip()).removeprefix("file://").removeprefix("file:")
+    if text.startswith("-"):
+        return set()
+    if text.startswith((".", "/")) or "/" in text.split("@", 1)[0]:
+        directory = root / re.sub(r"\[[^\]]*\]$", "", text)  # `.[dev]`: the project, its extras aside
+        return _project_names(directory) if "://" not in text and directory.is_dir() else set()
+    found = REQUIREMENT_NAME_RE.match(text)
+    return {_normal(found.group(1))} if found else set()
+
+
+def _requirement_names(root: Path, path: Path) -> set[str]:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return set()
-    found = (REQUIREMENT_NAME_RE.match(line) for line in lines if not line.lstrip().startswith(("#", "-")))
-    return {_normal(m.group(1)) for m in found if m}
+    names: set[str] = set()
+    for line in lines:
+        names |= _provided(root, line.split(" #", 1)[0]) if not line.lstrip().startswith("#") else set()
+    return names
 
 
 def _project_names(root: Path) -> set[str]:
-    """What installing the repository itself provides: its project name, and its `src/` packages."""
+    """What installing a project directory provides: its project name, its `src/` packages and the
+    packages at its top."""
     names: set[str] = set()
     for config, pattern in PROJECT_FILES:
         try:
@@ -314,6 +318,7 @@ def _project_names(root: Path) -> set[str]:
     src = root / "src"
     if src.is_dir():
         names |= {_normal(p.stem) for p in src.iterdir() if p.is_dir() or p.suffix == ".py"}
+    names |= {_normal(p.name) for p in root.iterdir() if (p / "__init__.py").is_file()}
     return names
 
 

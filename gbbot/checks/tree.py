@@ -186,8 +186,8 @@ def check(
     )
 
 
-def skipped(entrypoint: Entrypoint, reason: str) -> EntrypointReport:
-    return EntrypointReport(entrypoint.name, Status.SKIPPED, None, 0.0, 0, 0, 0, (), reason)
+def skipped(name: str, reason: str) -> EntrypointReport:
+    return EntrypointReport(name, Status.SKIPPED, None, 0.0, 0, 0, 0, (), reason)
 
 
 def from_logs(path: Path, root: Path, name: str) -> Report:

@@ -1,8 +1,6 @@
 """Child-process entry for `call:` and `model:` entrypoints:
 `python -m gbbot.child.launch [--arguments JSON] module:function [RESULT]`, and
-`python -m gbbot.child.launch --model RECIPE module:Class [RESULT]`, and
-`python -m gbbot.child.launch --try-model RECIPE module:Class` (`gbbot init`'s check of a proposal:
-built and called once, uncompiled).
+`python -m gbbot.child.launch --model RECIPE module:Class [RESULT]`.
 
 Imports the function with the repository root on sys.path, calls it with the entrypoint's
 arguments (gbbot/core/call_args.py builds them here, tensors included; none without --arguments) and,
@@ -27,32 +25,12 @@ import os
 import sys
 import traceback
 
+from gbbot.core import call_args
+from gbbot.core.call_args import MissingTarget, load
 
-class MissingTarget(Exception):
-    """The `call:` target does not exist: its module cannot be found or lacks the attribute."""
-
-
-def load(target: str):
-    module_name, _, attr = target.partition(":")
-    try:
-        found = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        # Only the target's own module (or a package above it) missing means "no such target";
-        # a dependency it fails to import is an error in the user's code, shown in full.
-        if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-            raise MissingTarget(f"{type(exc).__name__}: {exc}") from None
-        raise
-    for part in attr.split("."):
-        try:
-            found = getattr(found, part)
-        except AttributeError:
-            raise MissingTarget(f"AttributeError: module {module_name!r} has no attribute {attr!r}") from None
-    return found
-
-
-# The import machinery between this launcher and the user's module: importlib.import_module and
-# the frozen bootstrap, a dozen frames that say nothing about the user's code.
-MACHINERY_FILES = (__file__, importlib.__file__)
+# The import machinery between this launcher and the user's module: importlib.import_module, the
+# frozen bootstrap and call_args (which builds the arguments), frames that say nothing about the user's code.
+MACHINERY_FILES = (__file__, call_args.__file__, importlib.__file__)
 FROZEN_IMPORTLIB = "<frozen importlib._bootstrap"
 
 
@@ -90,12 +68,9 @@ class NotAModel(Exception):
     """The `model:` target built something without the method to compile."""
 
 
-def build_model(target, recipe: dict, compile: bool = True):
-    """The compiled callable for a `model:` recipe, and its inputs: (callable, args, kwargs);
-    without `compile`, the method itself (`gbbot init` tries a proposal before writing it)."""
+def build_model(target, recipe: dict):
+    """The compiled callable for a `model:` recipe, and its inputs: (callable, args, kwargs)."""
     import torch
-
-    from gbbot.core import call_args
 
     torch.manual_seed(MODEL_SEED)
     built = target(*call_args.build(recipe["args"]), **call_args.build(recipe["kwargs"]))
@@ -104,8 +79,6 @@ def build_model(target, recipe: dict, compile: bool = True):
         raise NotAModel(f"{type(built).__name__} has no method {method!r} to compile")
     if isinstance(built, torch.nn.Module) and not recipe["train"]:
         built.eval()
-    if not compile:
-        return getattr(built, method), call_args.build(recipe["inputs"]), call_args.build(recipe["input_kwargs"])
     options = dict(recipe["compile"])
     _turn_on(options.pop("dynamo", {}))
     whole = method == "forward" and isinstance(built, torch.nn.Module)
@@ -140,57 +113,32 @@ def _detached(value):
     return _pytree.tree_map(lambda v: v.detach() if isinstance(v, torch.Tensor) else v, value)
 
 
-def _run_model(target: str, recipe: dict, result_path: str | None, compile: bool = True) -> int:
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, os.getcwd())
+    recipe = arguments = None
+    if argv[:1] == ["--model"]:
+        recipe, argv = call_args.decode_model(argv[1]), argv[2:]
+    elif argv[:1] == ["--arguments"]:
+        arguments, argv = argv[1], argv[2:]
+    target, result_path = argv[0], (argv[1] if len(argv) > 1 else None)
     try:
-        cls = load(target)
+        found = load(target)
     except MissingTarget as exc:
-        print(f"gbbot: model target {target!r} not found: {exc}", file=sys.stderr)
+        print(f"gbbot: {'call' if recipe is None else 'model'} target {target!r} not found: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # the target's module raised while importing: the user's frames
         _print_user_traceback(exc)
         return 1
     try:
-        compiled, args, kwargs = build_model(cls, recipe, compile)
-        value = _detached(compiled(*args, **kwargs))
+        if recipe is None:
+            args, kwargs = call_args.decode(arguments) if arguments else ([], {})  # a call: value imports here
+            value = found(*args, **kwargs)
+        else:
+            compiled, args, kwargs = build_model(found, recipe)
+            value = _detached(compiled(*args, **kwargs))
     except NotAModel as exc:
         print(f"gbbot: model target {target!r}: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:
-        _print_user_traceback(exc)
-        return 1
-    if result_path:
-        import torch
-
-        torch.save(value, result_path)
-    return 0
-
-
-def main(argv: list[str]) -> int:
-    args: list = []
-    kwargs: dict = {}
-    if argv[:1] in (["--model"], ["--try-model"]):
-        from gbbot.core import call_args
-
-        sys.path.insert(0, os.getcwd())
-        result_path = argv[3] if len(argv) > 3 else None
-        return _run_model(argv[2], call_args.decode_model(argv[1]), result_path, argv[0] == "--model")
-    if argv[:1] == ["--arguments"]:
-        from gbbot.core import call_args
-
-        args, kwargs = call_args.decode(argv[1])
-        argv = argv[2:]
-    target, result_path = argv[0], (argv[1] if len(argv) > 1 else None)
-    sys.path.insert(0, os.getcwd())
-    try:
-        function = load(target)
-    except MissingTarget as exc:
-        print(f"gbbot: call target {target!r} not found: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # the target's module raised while importing: the user's frames
-        _print_user_traceback(exc)
-        return 1
-    try:
-        value = function(*args, **kwargs)
     except Exception as exc:
         _print_user_traceback(exc)
         return 1

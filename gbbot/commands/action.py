@@ -11,7 +11,8 @@ from gbbot.edges import vault
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = "inputs (environment): " + ", ".join(inputs.env_name(name) for name in inputs.INPUTS)
+    names = ", ".join(inputs.env_name(name) for name in inputs.INPUTS)
+    parser.epilog = f"inputs (environment): {names}\n\n{parser.epilog}"  # the exit codes stay last
 
 
 def run(args: argparse.Namespace) -> int:

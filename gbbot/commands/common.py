@@ -10,7 +10,7 @@ from pathlib import Path
 from gbbot import api
 from gbbot.api import no_progress
 from gbbot.core import jobs
-from gbbot.core.config import CONFIG_NAME, Config, load_config
+from gbbot.core.config import CONFIG_NAME, FAIL_ON, Config, load_config
 from gbbot.core.model import Mode, Report, RunOutcome
 from gbbot.edges import git
 from gbbot.edges.console import print_report, progress_printer, report_form, say, say_styled
@@ -31,7 +31,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--root", metavar="DIR", type=Path, help="repository root (default: the git top level of the current directory)"
     )
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
-    parser.add_argument("--fail-on", choices=["new", "any", "none"], help="override the config's fail_on")
+    parser.add_argument("--fail-on", choices=FAIL_ON, help="override the config's fail_on")
     parser.add_argument(
         "--jobs",
         "-j",

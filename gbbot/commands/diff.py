@@ -10,6 +10,7 @@ from pathlib import Path
 from gbbot import api
 from gbbot.commands import check as check_command
 from gbbot.commands import common
+from gbbot.core import words
 from gbbot.core.config import Config
 
 
@@ -61,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     done = api.diff(root, config, options(args, config), common.progress(args), common.messages(args))
     common.write_outputs(done.report, args)
     common.after_run_hints(args, root, config, done.report)
-    entrypoints = done.report.diff.entrypoints if done.report.diff else ()
-    for line in (*done.baseline_notes, *(e.no_baseline for e in entrypoints if e.no_baseline)):
+    for line in (*done.baseline_notes, *words.no_baselines(done.report.diff)):
         common.messages(args)(line.replace("`", ""))
     return common.policy_exit_code(done.report, api.Policy.resolve(config, args.fail_on))

@@ -16,6 +16,7 @@ from gbbot.commands import common
 from gbbot.core.errors import ExitCode, GbbotError
 from gbbot.core.measured import DEFAULT_REPEAT, MAX_REPEAT, MIN_REPEAT
 from gbbot.core.model import Mode
+from gbbot.core.words import plural
 from gbbot.edges import console
 from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
@@ -30,6 +31,13 @@ FINGERPRINT_RE = re.compile(r"[0-9a-f]{16}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _what_to_fix(parser)
+    _how_to_run(parser)
+    _what_is_reported(parser)
+
+
+def _what_to_fix(parser: argparse.ArgumentParser) -> None:
+    """What becomes of the verified patches, and which breaks get them."""
     parser.add_argument("--apply", action="store_true", help="write the verified patches into the working tree")
     parser.add_argument(
         "--commit",
@@ -58,6 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="take the breaks from this report.json instead of running the entrypoints first",
     )
+
+
+def _how_to_run(parser: argparse.ArgumentParser) -> None:
+    """Which entrypoints run, how, and for how many rounds."""
     parser.add_argument("--config", metavar="PATH", type=Path, help="default: .gbbot.yml at the repository root")
     parser.add_argument("--root", metavar="DIR", type=Path, help="repository root (default: found from here)")
     parser.add_argument("--mode", choices=[m.value for m in Mode], help="override the config's mode")
@@ -85,6 +97,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"fix what the verified patches reveal, up to N rounds in all (default {DEFAULT_ROUNDS}; 1: only the "
         "breaks the first run shows)",
     )
+
+
+def _what_is_reported(parser: argparse.ArgumentParser) -> None:
+    """The timing of each fix, and where the results go."""
     parser.add_argument(
         "--measure",
         action="store_true",
@@ -126,9 +142,7 @@ def _missing_breaks(run: FixRun, wanted: list[str]) -> None:
     known = {b.fingerprint for b in run.report.breaks}
     unknown = [f for f in wanted if f not in known]
     if unknown:
-        raise GbbotError(
-            f"--break {unknown[0]}: no such break in the report ({len(known)} break{'s' * (len(known) != 1)} found)"
-        )
+        raise GbbotError(f"--break {unknown[0]}: no such break in the report ({plural(len(known), 'break')} found)")
 
 
 def _print_results(run: FixRun, quiet: bool) -> None:

@@ -10,10 +10,11 @@ from collections import Counter
 from pathlib import Path
 
 from gbbot import api
-from gbbot.core.config import CONFIG_NAME, parse_config
+from gbbot.core.config import CONFIG_NAME
 from gbbot.core.errors import ExitCode, GbbotError
+from gbbot.core.words import plural
 from gbbot.edges.console import say
-from gbbot.starter import discover, environment, template
+from gbbot.starter import discover, environment, models, template
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,8 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-build",
         dest="build",
         action="store_false",
-        help="do not build the proposed model: entrypoints (by default each is built and called once, "
-        "uncompiled, in a child process: this runs your code; a failing one is written commented out)",
+        help="do not build the model candidates (by default each is built small and called once, "
+        "uncompiled, in a child process to find the arguments and inputs that run: this runs your code; "
+        "one that fails is written commented out)",
     )
 
 
@@ -46,6 +48,21 @@ def _progress() -> discover.Progress:
     return report
 
 
+def _build(root: Path, scan: discover.Scan) -> dict[str, dict] | None:
+    """Each model candidate built small and called once in a child: what ran, what failed and why."""
+    candidates, wanted = template.model_candidates(scan)
+    if not candidates:
+        return None
+    started = time.monotonic()
+    say(f"building up to {len(candidates)} models small, until {wanted} ran (--no-build skips it)")
+    settings = models.settings(scan.files, scan.settings)
+    built = api.try_models(root, [c.request() for c in candidates], settings, wanted)
+    for name, result in built.items():
+        say(f"{name}: {'ran' if result['error'] is None else 'did not run: ' + result['error']}")
+    say(f"built in {time.monotonic() - started:.1f}s")
+    return built
+
+
 def run(args: argparse.Namespace) -> int:
     root = (args.root or Path.cwd()).resolve()
     if not root.is_dir():
@@ -60,23 +77,17 @@ def run(args: argparse.Namespace) -> int:
     scan = discover.scan(root, progress=_progress())
     # the nn.Module classes: the candidates when nothing compiles, and the main model beside a
     # compiled helper that never compiles it
-    scan = discover.add_models(root, scan, _progress())
+    scan = discover.add_models(root, scan, _progress(), classes=not models.enough_variants(scan))
     say(f"read {scan.read} Python files, parsed {scan.parsed}, in {time.monotonic() - started:.1f}s")
     found = environment.found(root)
-    text, chosen = template.starter(scan, found)
-    if args.build and any(c.kind == "model" for c in chosen):
-        models = [c.name for c in chosen if c.kind == "model"]
-        say(f"building {len(models)} proposed model{'s' * (len(models) != 1)} to check them (--no-build skips it)")
-        failed = api.try_models(root, parse_config(text, CONFIG_NAME))
-        for name, error in failed.items():
-            say(f"{name}: failed when built, written commented out: {error}")
-        text, chosen = template.starter(scan, found, failed)
+    built = _build(root, scan) if args.build else None
+    text, chosen = template.starter(scan, found, built)
     if args.to_stdout:
         sys.stdout.write(text)
         return ExitCode.OK
     target = template.write(root, text)
     kinds = Counter(c.kind for c in chosen)
     counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-    say(f"wrote {target}: {len(chosen)} entrypoint{'s' * (len(chosen) != 1)} ({counted})")
+    say(f"wrote {target}: {plural(len(chosen), 'entrypoint')} ({counted})")
     say(f"review it, then run: {template.NEXT_COMMAND}")
     return ExitCode.OK

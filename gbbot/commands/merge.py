@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gbbot import api
 from gbbot.commands import common
+from gbbot.core.config import FAIL_ON
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--partial", action="store_true", help="merge even when some shards are missing")
     parser.add_argument(
         "--fail-on",
-        choices=["new", "any", "none"],
+        choices=FAIL_ON,
         default="none",
         help="exit 1 on new breaks (new) or any break (any); default none: the shard jobs decide",
     )

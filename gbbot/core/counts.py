@@ -8,10 +8,11 @@ total.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gbbot.core.model import ChangeState, FrameRef, GraphBreak, Report, Status
+from gbbot.core.model import Cause, ChangeState, Diff, FrameRef, GraphBreak, Report, Status
 
 CLEAN = (Status.OK, Status.SKIPPED)
 
@@ -129,3 +130,14 @@ def as_json(c: Counts) -> dict:
     if c.new is not None:
         data.update(new=c.new, fixed=c.fixed, hidden=c.hidden, persisting=c.persisting, revealed=c.revealed)
     return data
+
+
+def by_cause(diff: Diff, cause: Cause) -> tuple[Counter[ChangeState], int, int]:
+    """On a dependency change, what is put down to `cause`: the breaks by state, and the
+    recompilation problems that came and went."""
+    found = diff.dependencies
+    if found is None:
+        return Counter(), 0, 0
+    breaks = Counter(c.state for c in diff.changes if found.cause(c.fingerprint) is cause)
+    came = sum(1 for f in diff.recompiled(ChangeState.NEW, ChangeState.NEW_LIMIT) if found.cause(f) is cause)
+    return breaks, came, sum(1 for f in diff.recompiled(ChangeState.FIXED) if found.cause(f) is cause)

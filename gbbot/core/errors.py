@@ -11,6 +11,7 @@ class ExitCode(enum.IntEnum):
     USAGE = 2  # usage or config error
     INTERNAL = 3  # a bug in gbbot
     INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell reports a program it killed: 128 + 2
+    TERMINATED = 143  # SIGTERM (a cancelled CI job): 128 + 15
 
 
 # What each exit status means, for `gbbot --help` and the docs (docs/configuration.md says the same).
@@ -21,7 +22,8 @@ exit status:
        (its breaks are unknown), or a setup: step that failed
   2    usage or config error (every problem of the config listed at once)
   3    internal error: a bug in gbbot (the message says where the traceback was saved)
-  130  interrupted (Ctrl-C); entrypoints still running are stopped"""
+  130  interrupted (Ctrl-C); entrypoints still running are stopped at once
+  143  stopped by SIGTERM (a cancelled CI job), as for Ctrl-C"""
 
 
 class GbbotError(Exception):

@@ -26,6 +26,7 @@ class Status(str, enum.Enum):
     SKIPPED = "skipped"
     # Ran and exited 0 but compiled nothing: its "no graph breaks" would be a false green.
     NO_COMPILE = "no_compile"
+    INTERRUPTED = "interrupted"  # stopped by Ctrl-C or SIGTERM to gbbot, not by anything it did
 
 
 class Category(str, enum.Enum):
@@ -451,52 +452,59 @@ class EntrypointReport:
     from_base: str | None = None
 
 
-@dataclass(frozen=True)
-class RecompileDiff:
-    """Recompilations compared by problem fingerprint: one per guard kind of a frame (automatic
-    dynamic ones are not problems) and one for a frame hitting the recompile limit."""
+class Why(str, enum.Enum):
+    """What a reason says, by id; gbbot/core/words.py words each, with the arguments named here."""
 
-    new: tuple[str, ...] = ()
-    fixed: tuple[str, ...] = ()
-    persisting: tuple[str, ...] = ()
-    new_limit: tuple[str, ...] = ()  # frames that hit the limit on the head only
-    # Base problems gone only because their frame now runs eagerly (never compiled, so never
-    # recompiled): not fixed.
-    hidden: tuple[str, ...] = ()
-    # Head problems of resume functions a new break made: that break's, not counted as new.
-    by_new_break: tuple[str, ...] = ()
+    NO_BASELINE = "no-baseline"  # entrypoint, base commit, why (a Reason), breaks counted as new (0: none)
+    NOT_IN_BASE = "not-in-base"  # the base's config or report does not have the entrypoint
+    NOT_DEFINED = "not-defined"  # the line of its error that says what is missing ("" when none)
+    LACKS = "lacks"  # what the base's checkout lacked (a Reason), that error line, whether the change adds it
+    UNTRACKED = "untracked"  # path: only in the working tree
+    ADDED = "added"  # path: new in the change
+    MISSING_MODULE = "missing-module"  # module: on neither side
+    TIMED_OUT = "timed-out"
+    SKIPPED = "skipped"  # why, as the run said it ("" when it did not)
+    ENDED = "ended"  # how (a Status value), exit code or None, the output's last line
+    STILL_FAILING = "still-failing"  # entrypoint, the compile error's id, where it is
+    SAID = "said"  # words read back from a report
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why something is so, as data: an id and its arguments (pylint's style); worded once, by
+    gbbot/core/words.py, for every surface."""
+
+    why: Why
+    args: tuple = ()
 
 
 @dataclass(frozen=True)
 class EntrypointDiff:
-    """One entrypoint's side of a diff; `no_baseline` says in words why there is none."""
+    """One entrypoint's side of a diff besides its changes (`Diff.compared`)."""
 
     name: str
-    new: tuple[str, ...] = ()
-    fixed: tuple[str, ...] = ()
-    persisting: tuple[str, ...] = ()
     graph_delta: int | None = None
-    no_baseline: str | None = None
-    hidden: tuple[str, ...] = ()  # gone from the head only because their frame now runs eagerly
-    # The base was not run for it: its base result is the head's (the head's run read no file the
-    # change touches, by the head run's own record of its reads, which the head's code could forge).
-    base_from_head: bool = False
-    revealed: tuple[str, ...] = ()  # on the head only because their frame no longer runs eagerly
+    no_baseline: Reason | None = None  # why it has nothing to compare with (Why.NO_BASELINE)
     # Set when head and base failed with the same compile error: compared, not "no baseline".
-    still_failing: str | None = None
-    # An entrypoint the change did not add whose base gave nothing to compare with: why, in words
-    # ("it timed out there"). Its breaks were neither compared nor counted as new.
-    lost_baseline: str | None = None
+    still_failing: Reason | None = None
+    # An entrypoint the change did not add whose base gave nothing to compare with: why ("it timed
+    # out there"). The comparison could not be made: its breaks count as new.
+    lost_baseline: Reason | None = None
 
 
 class ChangeState(str, enum.Enum):
-    """What a change did to one distinct break, as the report's JSON names its lists."""
+    """What a change did to one distinct break or recompilation problem, as the report's JSON names
+    its lists."""
 
     NEW = "new"
     FIXED = "fixed"
     PERSISTING = "persisting"
     HIDDEN = "hidden"  # gone from the head only because a frame it lies in now runs eagerly: not fixed
     REVEALED = "revealed"  # on the head only because a frame it lies in ran eagerly on the base: not new
+    # Recompilation problems only: a new one whose frame hits the recompile limit on the head only
+    # (it is new too), and one of a resume function a new break made (that break's, not new).
+    NEW_LIMIT = "new_limit"
+    BY_NEW_BREAK = "by_new_break"
 
     @property
     def on_head(self) -> bool:
@@ -504,9 +512,17 @@ class ChangeState(str, enum.Enum):
         return self in (ChangeState.NEW, ChangeState.REVEALED, ChangeState.PERSISTING)
 
 
+# An entrypoint's own changes in the order a diff keeps them: what the head has, then what went.
+SIDE_ORDER = (ChangeState.NEW, ChangeState.REVEALED, ChangeState.PERSISTING, ChangeState.FIXED, ChangeState.HIDDEN)
+# Recompilation problems in the order a diff keeps them, state by state (as the report's JSON lists them).
+RECOMPILE_ORDER = tuple(ChangeState(s) for s in ("new", "fixed", "persisting", "new_limit", "hidden", "by_new_break"))
+
+
 @dataclass(frozen=True)
-class BreakChange:
-    """One distinct break and what the change did to it, settled once by gbbot/analysis/break_diff.py."""
+class Change:
+    """One distinct break and what the change did to it, settled once by
+    gbbot/analysis/break_diff.py: in one entrypoint's own comparison (`Diff.compared`), or over
+    the diff's entrypoints, folded (`Diff.changes`)."""
 
     brk: GraphBreak  # the head's first record of it; the base's record when it is fixed or hidden
     state: ChangeState
@@ -517,6 +533,11 @@ class BreakChange:
     @property
     def fingerprint(self) -> str:
         return self.brk.fingerprint
+
+
+# A recompilation problem's fingerprint and what the change did to it (recompilations are compared
+# over whole reports, not per entrypoint).
+Recompiled = tuple[str, ChangeState]
 
 
 @dataclass(frozen=True)
@@ -560,15 +581,18 @@ class DependencyChange:
 class Diff:
     base_ref: str
     base_sha: str
-    changes: tuple[BreakChange, ...]  # each distinct break compared, each once
+    changes: tuple[Change, ...]  # each distinct break compared, each once, folded over the entrypoints
     entrypoints: tuple[EntrypointDiff, ...]
     baseline_source: str = "run"  # run | cache | file | record (an audit record)
     notes: tuple[str, ...] = ()  # what a reader must know about the comparison (dirty tree, labelled baseline)
-    recompiles: RecompileDiff | None = None
+    recompiles: tuple[Recompiled, ...] | None = None
     # Each side ran in its own environment (the change touches what `setup:` installs).
     dependencies: DependencyChange | None = None
+    # Each entrypoint's own comparison: one per (entrypoint, break), in SIDE_ORDER, with the record
+    # (and, hidden, the hider) of `changes`.
+    compared: tuple[Change, ...] = ()
 
-    def changed(self, state: ChangeState) -> tuple[BreakChange, ...]:
+    def changed(self, state: ChangeState) -> tuple[Change, ...]:
         return tuple(c for c in self.changes if c.state is state)
 
     def breaks(self, state: ChangeState) -> tuple[GraphBreak, ...]:
@@ -584,22 +608,10 @@ class Diff:
     def _states(self) -> Mapping[str, ChangeState]:
         return {c.fingerprint: c.state for c in self.changes}
 
-    def fingerprints(self, state: ChangeState) -> tuple[str, ...]:
-        """One state's fingerprints in order: the report JSON's list of that name."""
-        return tuple(c.fingerprint for c in self.changes if c.state is state)
-
-    # The report JSON's v1 lists, derived from the changes (tests and the JSON read them).
-    new = property(lambda self: self.fingerprints(ChangeState.NEW))
-    fixed = property(lambda self: self.fingerprints(ChangeState.FIXED))
-    persisting = property(lambda self: self.fingerprints(ChangeState.PERSISTING))
-    hidden = property(lambda self: self.fingerprints(ChangeState.HIDDEN))
-    revealed = property(lambda self: self.fingerprints(ChangeState.REVEALED))
-
-    @property
-    def hidden_by(self) -> tuple[tuple[str, str], ...]:
-        """Each hidden fingerprint with the fingerprint of the break hiding it ("": none named)."""
-        hidden = self.changed(ChangeState.HIDDEN)
-        return tuple((c.fingerprint, c.hidden_by.fingerprint if c.hidden_by else "") for c in hidden)
+    def recompiled(self, *states: ChangeState) -> tuple[str, ...]:
+        """The fingerprints of recompilation problems in `states`, one state after the other."""
+        found = self.recompiles or ()
+        return tuple(f for state in states for f, s in found if s is state)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,17 @@ SECRET_LOOKING = (
 NEVER = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_*", "INPUT_*")
 
 
+# Variables whose value may be a URL with a user and password in it: `http://user:pass@proxy:3128`.
+URL_VALUED = ("*_PROXY",)
+
+
+def carries_credentials(name: str, value: str) -> bool:
+    """Whether `value` holds credentials for a variable `name` that is not secret-looking by its
+    name: a proxy URL with a user (and, as a rule, a password) before its host."""
+    authority = value.split("//", 1)[-1].split("/", 1)[0]
+    return matches(name, URL_VALUED) and "@" in authority
+
+
 def matches(name: str, patterns: Iterable[str]) -> bool:
     """Case-insensitive: `github_token` is the same secret as GITHUB_TOKEN."""
     return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)

@@ -110,7 +110,7 @@ def _combined(
 ) -> tuple[list[FilePatch], list[FixResult], list[Dropped]]:
     """One patch per file of `fixes`, the fixes in it, and those that collide, with why."""
     candidates = {r.fingerprint: _candidate(r, report, read, listing) for r in fixes}
-    patches, missed = plan.combine([c for c in candidates.values() if c is not None], _pinned(read))
+    patches, missed = plan.combine([c for c in candidates.values() if c is not None], rederive.planning_reader(read))
     out = dict(missed)
     kept = [r for r in fixes if r.fingerprint not in out and candidates[r.fingerprint] is not None]
     said = [Dropped(f, f"it does not combine with the other fixes ({why})") for f, why in missed]
@@ -143,7 +143,3 @@ def _none_left(dropped: Sequence[Dropped], fixes: Sequence[FixResult]) -> str:
         return f"the fix for break {dropped[0].fingerprint} is not pushed: {dropped[0].reason}"
     whys = "; ".join(f"{d.fingerprint}: {d.reason}" for d in dropped)
     return f"none of the {len(fixes)} verified fixes can be pushed ({whys})"
-
-
-def _pinned(read: SourceReader) -> plan.FileReader:
-    return rederive.planning_reader(read)

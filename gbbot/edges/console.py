@@ -9,6 +9,7 @@ import tempfile
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
@@ -19,8 +20,46 @@ from gbbot.core.model import RunOutcome, Status
 from gbbot.edges import running
 
 HEARTBEAT_S = 30.0
-LOG_COLUMNS = 160  # a CI log has no terminal: wide enough for a table row, narrow enough to read
+LOG_COLUMNS = 120  # a CI log has no terminal: as wide as a log viewer shows without scrolling
 REPORT_BUGS = "https://github.com/gbbot/gbbot/issues"
+
+
+# In GitHub Actions, the token the job log's workflow commands are stopped with while gbbot runs:
+# what the repository's code prints (an entrypoint's failure, a break's code, a setup step's
+# output, a file's name) reaches the log as data, whichever of gbbot's lines it comes through.
+# gbbot's own commands go through `obeyed`.
+_STOPPED: list[str] = []
+
+
+def stop_commands() -> None:
+    """From here on the job log obeys no workflow command but gbbot's own (`obeyed`): called as
+    `gbbot` starts in GitHub Actions, before any code of the repository runs."""
+    if os.environ.get("GITHUB_ACTIONS") == "true" and not _STOPPED:
+        _STOPPED.append(uuid.uuid4().hex)
+        sys.stdout.write(f"::stop-commands::{_STOPPED[-1]}\n")
+        sys.stdout.flush()
+
+
+def resume_commands() -> None:
+    """The log obeys workflow commands again (gbbot is done)."""
+    if _STOPPED:
+        sys.stdout.write(f"::{_STOPPED.pop()}::\n")
+        sys.stdout.flush()
+
+
+def obeyed(lines: Iterable[str], out: TextIO | None = None) -> None:
+    """gbbot's own workflow commands (annotations, a log group's start and end) on `out` (stdout,
+    where the runner reads them): obeyed, with the rest of the log staying data around them."""
+    out = out or sys.stdout
+    fenced = bool(_STOPPED) and out is sys.stdout
+    if fenced:
+        out.write(f"::{_STOPPED.pop()}::\n")
+    for line in lines:
+        out.write(line + "\n")
+    if fenced:
+        _STOPPED.append(uuid.uuid4().hex)
+        out.write(f"::stop-commands::{_STOPPED[-1]}\n")
+    out.flush()
 
 
 def say(message: str) -> None:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 
 from gbbot.core.errors import CalledProcessError, GitError
 from gbbot.core.secret_names import looks_secret, matches
-from gbbot.edges import process
+from gbbot.edges import process, runas
 from gbbot.edges.console import say
 from gbbot.edges.interrupt import sigterm_as_interrupt
 
@@ -74,7 +74,10 @@ def _argv(args: Sequence[str]) -> list[str]:
     if flags:
         at = list(args).index(command) + 1
         args = [*args[:at], *flags, *args[at:]]
-    return [git_program(), *HARDENED, *args]
+    program = git_program()
+    if program is None:
+        raise GitError(NO_GIT)
+    return [program, *HARDENED, *args]
 
 
 def run(
@@ -123,7 +126,7 @@ class UserConfig:
 
 _LOCK = threading.RLock()
 _USER_CONFIG: dict[tuple[str, ...], UserConfig] = {}
-_GIT: list[str] = []  # git's absolute path, resolved once
+_GIT: list[str] = []  # git's absolute path, resolved once ("": none only root could have put there)
 _PINS: dict[Path, dict[str, bytes | None]] = {}  # git dir → {file: bytes, None when absent}
 _GIT_DIRS: dict[Path, Path] = {}
 _PRIVATE: list[Path] = []
@@ -189,15 +192,35 @@ def _file_copies(contents: Sequence[bytes]) -> UserConfig:
     return UserConfig(copies[0], copies[1])
 
 
-def git_program() -> str:
-    """git's absolute path, looked up on PATH the first time it is asked (gbbot asks at start,
-    before any code of the repository ran): an executable named `git` planted later in a
-    directory of PATH is never run. "git" when there is none (the call then says so)."""
+# Where a git that only root can have put there is looked for after PATH.
+SYSTEM_DIRECTORIES = ("/usr/bin", "/bin", "/usr/local/bin")
+NO_GIT = (
+    "no git in a directory that only root can write (on PATH, or /usr/bin): gbbot runs no git that "
+    "the repository's code, in this run or an earlier one, could have put in its place"
+)
+
+
+def git_program() -> str | None:
+    """git's absolute path, looked up the first time it is asked (gbbot asks at start, before any
+    code of the repository ran), and only where root alone could have put it: a file that, with
+    every directory above it, root owns and nobody else can write. So an executable named `git`
+    planted in a directory of PATH the repository's code can write (gbbot's own virtualenv's
+    `bin/`, where gbbot runs as that code's user, on a runner that keeps it from one run to the
+    next) is never run. None when there is no such git."""
     with _LOCK:
         if not _GIT:
-            found = shutil.which("git")
-            _GIT.append(os.path.abspath(found) if found else "git")
-        return _GIT[0]
+            directories = [d for d in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+            found = (Path(d, "git").resolve() for d in (*directories, *SYSTEM_DIRECTORIES))
+            _GIT.append(next((str(g) for g in found if _root_only(g) and os.access(g, os.X_OK)), ""))
+        return _GIT[0] or None
+
+
+def _root_only(path: Path) -> bool:
+    """`path` exists and it and every directory above it are root's, writable by root alone."""
+    try:
+        return all((st := p.stat()).st_uid == 0 and not st.st_mode & 0o022 for p in (path, *path.parents))
+    except OSError:
+        return False
 
 
 def _read(path: Path) -> bytes | None:
@@ -212,10 +235,10 @@ def _git_dir(root: Path) -> Path | None:
     key = Path(os.path.abspath(root))
     with _LOCK:
         if key not in _GIT_DIRS:
-            argv = _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"])
             try:
+                argv = _argv(["rev-parse", "--path-format=absolute", "--git-common-dir"])
                 finished = process.run(argv, cwd=root, env=_environment(None), pass_fds=_user_config().fds)
-            except (FileNotFoundError, NotADirectoryError):
+            except (FileNotFoundError, NotADirectoryError, GitError):
                 return None
             found = finished.stdout.decode("utf-8", "replace").strip()
             if finished.code != 0 or not found:
@@ -367,8 +390,18 @@ def renames(root: Path, base: str, head: str | None = None) -> dict[str, str]:
 
 def tree_files(root: Path, commit: str) -> tuple[str, ...]:
     """Every file of `commit`, relative to the repository's top level."""
-    _, out, _ = cmd_output("git", "ls-tree", "-r", "--name-only", "--full-tree", "-z", commit, cwd=root)
-    return tuple(_zero_separated(out))
+    return tuple(_tree(root, commit))
+
+
+def _tree(root: Path, commit: str) -> dict[str, tuple[str, str]]:
+    """{path: (mode, object id)} of every file of `commit` (a submodule is listed with its own mode)."""
+    _, out, _ = cmd_output("git", "ls-tree", "-r", "--full-tree", "-z", commit, cwd=root)
+    found = {}
+    for line in _zero_separated(out):
+        meta, _, path = line.partition("\t")
+        mode, _kind, sha = meta.split()[:3]
+        found[path] = (mode, sha)
+    return found
 
 
 def name_status(root: Path, commit: str, head: str | None = None) -> tuple[tuple[str, str], ...]:
@@ -381,16 +414,49 @@ def name_status(root: Path, commit: str, head: str | None = None) -> tuple[tuple
     return tuple(zip(fields[0::2], fields[1::2], strict=False))  # a torn last pair is dropped
 
 
-def unified_diff(root: Path, base: str) -> str:
-    """`git diff -M -U0 BASE`: the working tree's changed lines against `base`, without context."""
-    _, out, _ = run(root, "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base)
-    return out.decode("utf-8", "replace")
-
-
 def untracked(root: Path) -> tuple[str, ...]:
     """Files git would track but does not yet (not ignored), relative to the top level."""
     _, out, _ = cmd_output("git", "ls-files", "-z", "--others", "--exclude-standard", "--full-name", ":/", cwd=root)
     return tuple(_zero_separated(out))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What git says of the working tree and the merge-base of a ref and HEAD, asked once before
+    anything runs. Paths are relative to the top level."""
+
+    top: Path
+    prefix: str  # the directory asked about below the top level, "" for the top level itself
+    head: str | None  # HEAD's commit
+    base: str  # the merge-base's
+    uncommitted: tuple[str, ...]  # as `git status` lists them
+    differ: tuple[tuple[str, str], ...]  # `name_status` against the base
+    renames: Mapping[str, str]  # old path → new path, against the base
+    untracked: tuple[str, ...]
+    lines: str  # `git diff -M -U0 BASE`: the changed lines against the base, without context
+    base_files: tuple[str, ...]
+    # the base's content of each regular file among the paths that differ below `prefix`, and `also`
+    base_blobs: Mapping[str, bytes]
+
+
+def snapshot(root: Path, ref: str, also: Sequence[Path] = ()) -> Snapshot | None:
+    """The working tree at `root` against the merge-base of `ref` and HEAD (GitError when there is
+    none); None when `root` is in no git repository."""
+    top = toplevel(root)
+    if top is None:
+        return None
+    base, real = merge_base(top, ref), top.resolve()
+    prefix = root.resolve().relative_to(real).as_posix()
+    prefix = "" if prefix == "." else prefix
+    differ, files = name_status(top, base), _tree(top, base)
+    inside = f"{prefix}/" if prefix else ""
+    wanted = [path for _, path in differ if path.startswith(inside)]
+    wanted += [p.resolve().relative_to(real).as_posix() for p in also if p.resolve().is_relative_to(real)]
+    wanted = [path for path in dict.fromkeys(wanted) if path in files and files[path][0].startswith("100")]
+    blobs = dict(zip(wanted, read_blobs(top, [files[path][1] for path in wanted]), strict=True))
+    lines = run(top, "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base)[1].decode("utf-8", "replace")
+    found = (changed_paths(top), differ, renames(top, base), untracked(top), lines)
+    return Snapshot(top, prefix, head_sha(top), base, *found, tuple(files), blobs)
 
 
 def _remove_worktree(root: Path, path: Path) -> None:
@@ -551,7 +617,7 @@ def push(root: Path, remote: Remote, commit: str, branch: str, replacing: str | 
     ref = f"refs/heads/{branch}"
     lease = [f"--force-with-lease={ref}:{replacing}"] if replacing else []
     args = ["push", "--quiet", *lease, "--", remote.url, f"{commit}:{ref}"]
-    process.end_untrusted()
+    runas.end_untrusted()
     code, _, err = plumbing(root, *args, env=remote.env, check=False)
     if code == 0:
         return None
@@ -563,7 +629,7 @@ def fetch_branch(root: Path, remote: Remote, branch: str, into: str) -> str | No
     """The remote branch's tip, fetched into the local ref `into` (never a branch of the clone);
     None when the remote has no such branch."""
     ref = f"refs/heads/{branch}"
-    process.end_untrusted()
+    runas.end_untrusted()
     _, out, _ = plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
     if not out.strip():
         return None

@@ -3,12 +3,14 @@ server): nothing else in gbbot calls subprocess, fork or exec (tests/unit/edges/
 greps for it; the warm server, a standalone script that forks its own children, is the exception
 it names).
 
-Two shapes. `run` a command to its end and keep its output (git): it gets `stdin` or nothing, the
-environment it is handed, and, with `check`, a failure raises CalledProcessError showing the
-command, the exit code and the tails of stdout and stderr. `start` one that runs beside gbbot (an
-entrypoint, a setup step, the warm server): it always leads a process group of its own (and, by
-default, a session), so `kill_group` stops it together with whatever it started in the background.
-And `replace_self`: gbbot re-executed with another environment (edges/vault).
+It holds no policy: each runs the argv and the environment it is handed, as the user it is told
+(who the repository's code runs as, in which environment, is edges/runas.start's). Two shapes.
+`run` a command to its end and keep its output (git): it gets `stdin` or nothing and, with `check`,
+a failure raises CalledProcessError showing the command, the exit code and the tails of stdout and
+stderr. `start` one that runs beside gbbot (an entrypoint, a setup step, the warm server): it always
+leads a process group of its own (and, by default, a session), so `kill_group` stops it together
+with whatever it started in the background. And `replace_self`: gbbot re-executed with another
+environment (edges/vault).
 """
 
 from __future__ import annotations
@@ -18,13 +20,12 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from gbbot.core.errors import CalledProcessError
-from gbbot.edges import overlay, runas
 
 KILL_GRACE_S = 3.0  # after SIGTERM, how long a process group's leader gets before SIGKILL
 DEVNULL = subprocess.DEVNULL
@@ -43,13 +44,6 @@ class Finished:
     code: int
     stdout: bytes
     stderr: bytes
-
-    def error(self) -> CalledProcessError:
-        return CalledProcessError(list(self.cmd), self.code, _text(self.stdout), _text(self.stderr))
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
 
 
 def run(
@@ -74,23 +68,10 @@ def run(
         timeout=timeout,
         pass_fds=tuple(pass_fds),
     )
-    finished = Finished(tuple(cmd), proc.returncode, proc.stdout, proc.stderr)
-    if check and finished.code != 0:
-        raise finished.error()
-    return finished
-
-
-def cmd_output(
-    *cmd: str, cwd: Path | str | None = None, check: bool = True, env: Mapping[str, str] | None = None
-) -> tuple[int, str, str]:
-    """`run` with text out: (exit code, stdout, stderr). A program that is not there exits 127."""
-    try:
-        finished = run(cmd, cwd=cwd, env=env)
-    except FileNotFoundError as exc:
-        finished = Finished(tuple(cmd), 127, b"", str(exc).encode())
-    if check and finished.code != 0:
-        raise finished.error()
-    return finished.code, _text(finished.stdout), _text(finished.stderr)
+    if check and proc.returncode != 0:
+        out, err = (data.decode("utf-8", "replace") for data in (proc.stdout, proc.stderr))
+        raise CalledProcessError(list(cmd), proc.returncode, out, err)
+    return Finished(tuple(cmd), proc.returncode, proc.stdout, proc.stderr)
 
 
 def start(
@@ -103,34 +84,21 @@ def start(
     text: bool = False,
     pass_fds: Sequence[int] = (),
     session: bool = True,
-    untrusted: bool = False,
-    venv: Path | None = None,
+    user: tuple[int, int] | None = None,
 ) -> Running:
-    """Start `cmd` (a string runs through `sh -c`) beside gbbot, stdin from /dev/null, leading a
-    process group of its own: a new session too unless `session` is False (then it stays in
-    gbbot's session, but a Ctrl-C at the terminal still reaches only gbbot, which stops it).
-    `untrusted` (the repository's code: a setup step, an entrypoint, the warm server): where
-    edges/runas names a user, the child drops to it before exec (setgroups([]), setgid, setuid),
-    with that user's HOME, TMPDIR and venv, whose `python` replaces gbbot's interpreter.
-    `venv` (an overlay venv, edges/overlay: one side's environment of a dependency-bump diff) is
-    activated in place of that: its `python` replaces gbbot's, its bin/ leads PATH.
-    OSError when it cannot start."""
-    runner = runas.current() if untrusted else None
-    if runner is not None:
-        env = runas.environment(runner, env, venv)
-    elif venv is not None:
-        env = overlay.environment(dict(env), venv)
-    active = venv or (runner.venv if runner is not None else None)
-    if active is not None and not isinstance(cmd, str) and cmd and cmd[0] == sys.executable:
-        cmd = [str(active / "bin" / "python"), *cmd[1:]]
+    """Start `cmd` (a string runs through `sh -c`) beside gbbot with `env`, stdin from /dev/null,
+    leading a process group of its own: a new session too unless `session` is False (then it stays
+    in gbbot's session, but a Ctrl-C at the terminal still reaches only gbbot, which stops it).
+    `user`: the (uid, gid) the child switches to before exec, with no supplementary group
+    (setgroups([]), setgid, setuid). OSError when it cannot start."""
     return subprocess.Popen(
         cmd,
         shell=isinstance(cmd, str),
         cwd=cwd,
         env=dict(env),
-        user=None if runner is None else runner.uid,
-        group=None if runner is None else runner.gid,
-        extra_groups=None if runner is None else [],
+        user=None if user is None else user[0],
+        group=None if user is None else user[1],
+        extra_groups=None if user is None else [],
         stdin=DEVNULL,
         stdout=stdout,
         stderr=stderr,
@@ -162,22 +130,6 @@ def kill_group(process: Running) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-
-
-_BEFORE_CREDENTIALS: list[Callable[[], None]] = []
-
-
-def before_credentials(end: Callable[[], None]) -> None:
-    """Register `end`: it stops something that runs the repository's code (the warm server, which
-    lives on between entrypoints) and is called before a credential is handed to a process."""
-    _BEFORE_CREDENTIALS.append(end)
-
-
-def end_untrusted() -> None:
-    """Before a process gets a credential (git's push, the data branch's fetch): nothing that ran,
-    or was forked from what ran, the repository's code may still run to read it there."""
-    for end in list(_BEFORE_CREDENTIALS):
-        end()
 
 
 def replace_self(argv: Sequence[str], env: Mapping[str, str]) -> None:

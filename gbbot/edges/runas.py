@@ -1,6 +1,6 @@
 """Who the repository's code runs as: when gbbot runs as root and `GBBOT_RUN_AS` names a user
 (a name or a uid; gbbot's image sets `gbbot-runner`), every `setup:` step, entrypoint and the warm
-server is started as that user (the process wrapper drops to it in the child, before exec:
+server is started as that user (`start`: the process wrapper drops to it in the child, before exec:
 setgroups([]), setgid, setuid). That user cannot write gbbot's installation, Python's or gbbot's
 own temporary files (all root's), cannot signal or trace gbbot, and cannot read its `/proc`.
 
@@ -20,13 +20,15 @@ import os
 import pwd
 import shutil
 import stat
+import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gbbot.core.errors import GbbotError
-from gbbot.edges import overlay
+from gbbot.edges import overlay, process
 
 VARIABLE = "GBBOT_RUN_AS"
 
@@ -76,11 +78,14 @@ def current() -> Runner | None:
     return _STATE["runner"]
 
 
-def chown_tree(path: Path, uid: int, gid: int) -> None:
-    os.chown(path, uid, gid, follow_symlinks=False)
-    for parent, dirs, files in os.walk(path):
-        for name in dirs + files:
-            os.chown(os.path.join(parent, name), uid, gid, follow_symlinks=False)
+def chown_tree(path: Path, uid: int, gid: int, unwritable: bool = False) -> None:
+    """`path` and everything below it (links not followed) made `uid`'s; with `unwritable`, made
+    writable by its owner alone too."""
+    for entry in [str(path), *(os.path.join(d, n) for d, dirs, files in os.walk(path) for n in dirs + files)]:
+        os.chown(entry, uid, gid, follow_symlinks=False)
+        mode = os.lstat(entry).st_mode
+        if unwritable and not stat.S_ISLNK(mode) and mode & 0o022:
+            os.chmod(entry, stat.S_IMODE(mode) & ~0o022)
 
 
 def _prepare(uid: int, gid: int, name: str) -> Runner:
@@ -109,6 +114,39 @@ def environment(runner: Runner, env: Mapping[str, str], venv: Path | None = None
         "TEMP": str(runner.tmp),
     }
     return overlay.environment(mine, venv or runner.venv)
+
+
+def start(cmd: Sequence[str] | str, *, env: Mapping[str, str], venv: Path | None = None, **how: Any) -> process.Running:
+    """Start the repository's code (a `setup:` step, an entrypoint, the warm server) with
+    process.start (`how`: its other arguments): as the run-as user where there is one, with that
+    user's HOME, TMPDIR and venv; `venv` (an overlay venv, edges/overlay: one side's environment of
+    a dependency-bump diff) is activated in place of the runner's. The active venv's `python`
+    replaces gbbot's interpreter at the head of `cmd`, its bin/ leads PATH."""
+    runner = current()
+    if runner is not None:
+        env = environment(runner, env, venv)
+    elif venv is not None:
+        env = overlay.environment(dict(env), venv)
+    active = venv or (runner.venv if runner is not None else None)
+    if active is not None and not isinstance(cmd, str) and cmd and cmd[0] == sys.executable:
+        cmd = [str(active / "bin" / "python"), *cmd[1:]]
+    return process.start(cmd, env=env, user=None if runner is None else (runner.uid, runner.gid), **how)
+
+
+_BEFORE_CREDENTIALS: list[Callable[[], None]] = []
+
+
+def before_credentials(end: Callable[[], None]) -> None:
+    """Register `end`: it stops something that runs the repository's code (the warm server, which
+    lives on between entrypoints) and is called before a credential is handed to a process."""
+    _BEFORE_CREDENTIALS.append(end)
+
+
+def end_untrusted() -> None:
+    """Before a process gets a credential (git's push, the data branch's fetch): nothing that ran,
+    or was forked from what ran, the repository's code may still run to read it there."""
+    for end in list(_BEFORE_CREDENTIALS):
+        end()
 
 
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
@@ -149,6 +187,16 @@ def hand_over(tree: Path) -> None:
     holder = tree.resolve().parent
     holder.chmod(stat.S_IMODE(holder.stat().st_mode) | stat.S_IXOTH)
     _traversable(holder.parents)
+
+
+def take_back(tree: Path) -> None:
+    """Make `tree` gbbot's again, writable by gbbot alone: gbbot's cache directory before any code
+    of the repository runs (a cache a workflow restored is the runner's user's), the base side's
+    environment once its steps have built it (the head's code runs as the same user next).
+    Nothing where there is no run-as user: then that code runs as gbbot's own user."""
+    if current() is None or not os.path.lexists(tree):
+        return
+    chown_tree(tree, os.geteuid(), os.getegid(), unwritable=True)
 
 
 def _traversable(parents: Sequence[Path]) -> None:

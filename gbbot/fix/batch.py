@@ -80,10 +80,13 @@ def _verified(candidate: Candidate, judgement: Judgement, names: Sequence[str], 
     return _judged(candidate.brk, candidate.recipe, FixStatus.VERIFIED, judgement, names, tried, **details)
 
 
-def _dropped(planned: Planned, judgement: Judgement, names: Sequence[str], tried: Sequence[str]) -> FixResult:
-    """The last variant's verdict; where another break took the targeted one's place (`.item()`
-    captured, then an `if` breaks on its number), that break's options come with it."""
-    recipe = planned.candidates[-1].recipe
+def _dropped(
+    planned: Planned, judgement: Judgement, names: Sequence[str], tried: Sequence[str], last: int = -1
+) -> FixResult:
+    """The verdict on variant `last` (the last one tried); where another break took the targeted
+    one's place (`.item()` captured, then an `if` breaks on its number), that break's options come
+    with it."""
+    recipe = planned.candidates[last].recipe
     options = options_for(judgement.instead[0]) if judgement.instead else ()
     # one account: the summary leads with the verdict the reason gives, and the breaks it says the
     # patched run revealed are listed, as for a kept fix
@@ -146,6 +149,8 @@ def advance(work: Work, judgement: Judgement, together: bool) -> Work | FixResul
         return _verified(work.candidate, judgement, work.names, work.tried)
     if together:
         return replace(work, alone=True)
+    if judgement.unjudgeable:  # another variant would be judged by the same unreproducible runs
+        return _dropped(work.planned, judgement, work.names, (*work.tried, ""), work.index)
     tried = (*work.tried, f"{work.candidate.recipe.variant}: {judgement.reason}")
     if work.index + 1 < len(work.planned.candidates):
         return replace(work, index=work.index + 1, alone=False, tried=tried)

@@ -1,8 +1,10 @@
 """A finished override for a break inside a library method: the scaffold's subclass, with the
 breaking line rewritten by the recipe that rewrites such a line in the user's own code, written
-into the user's file that builds the model, and used there (`Checked()` → `CompilableChecked()`).
-Verified like any fix; where no recipe rewrites the line, the scaffold stays, to finish by hand.
-Pure: files through a reader, the library's source through a lookup."""
+into the user's file that builds the model, and used there (`Checked()` → `CompilableChecked()`),
+under a comment saying where the copy came from (package, version, file:line). Verified like any
+fix; where no recipe rewrites the line, or the copied method calls what no graph break needs (a
+process, the network, files, code from a string: scaffold.reaches_out), the scaffold stays, to
+finish by hand. Pure: files through a reader, the library's source through a lookup."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ def _copied_class(brk: GraphBreak, library: scaffold.LibraryFrame, owner: str) -
     """`class Compilable<owner>(<owner>):` with the library method copied, as a module that imports
     what it needs, and the line of the breaking statement in it."""
     body = scaffold.copied_definition(library, MARK)
-    head = [f"from {library.module} import {owner}", "", "", f"class Compilable{owner}({owner}):"]
+    origin = f"# Copied from {library.origin}, its breaking line rewritten by gbbot."
+    head = [f"from {library.module} import {owner}", "", "", origin, f"class Compilable{owner}({owner}):"]
     text = "\n".join([*head, *("    " + line if line else "" for line in body.splitlines()), ""])
     lines = text.splitlines()
     at = next((i for i, line in enumerate(lines) if line.strip() == f"# {MARK}"), None)
@@ -43,6 +46,7 @@ def rewritten_class(brk: GraphBreak, lookup: scaffold.SourceLookup) -> tuple[str
     if (
         library is None
         or owner is None
+        or scaffold.reaches_out(library)
         or site is None
         or (library.frame.file, library.frame.line)
         != (
@@ -88,8 +92,10 @@ class UseOverride(Recipe):
             renamed = statement.visit(_Rename(self.owner, self.name))
             if renamed.deep_equals(statement):
                 return
-            added = cst.parse_module(self.definition).body
-            first = added[0].with_changes(leading_lines=statement.leading_lines)
+            module = cst.parse_module(self.definition)  # a comment above its first statement is its header
+            added = module.body
+            lines = (*statement.leading_lines, *module.header, *added[0].leading_lines)
+            first = added[0].with_changes(leading_lines=lines)
             spacing = [cst.EmptyLine(), cst.EmptyLine()]
             after = renamed.with_changes(leading_lines=spacing)  # type: ignore[union-attr]
             self.record(statement, cst.FlattenSentinel([first, *added[1:], after]), ("torch",))

@@ -16,7 +16,7 @@ from gbbot.checks.tree import CheckOptions, select
 from gbbot.core.config import Config
 from gbbot.core.fixes import Counts, FixResult, FixStatus, bounded
 from gbbot.core.measured import DEFAULT_REPEAT, Measured
-from gbbot.core.model import GraphBreak, Mode, Origin, Report
+from gbbot.core.model import ChangeState, GraphBreak, Mode, Origin, Report
 from gbbot.edges import git
 from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
@@ -210,7 +210,7 @@ def _removed_alongside(results: list[FixResult], first: Runs, last: Runs, to_bas
     for name, before in first.items():
         after = last.get(name)
         if after is not None and after is not before:
-            gone |= set(settled(before, after, to_base).fixed)
+            gone |= {c.fingerprint for c in settled(before, after, to_base) if c.state is ChangeState.FIXED}
     left = (FixStatus.SCAFFOLD, FixStatus.ADVICE)
     return [
         replace(r, reason=f"{r.reason}; {ALONGSIDE}") if r.status in left and r.fingerprint in gone else r

@@ -1,12 +1,17 @@
 """Third-party breaks are never patched in site-packages. gbbot offers the graph-break skill's
 pattern instead: a subclass in the user's code that overrides the offending method (a copy of the
-library's method with the breaking line marked), to be finished by a person. Pure: the library's
-source comes in through a lookup function."""
+library's method with the breaking line marked, saying where it came from: package, version,
+file:line), to be finished by a person. A copy that calls what no graph break needs (a process,
+the network, files, code from a string) says so, and is never finished by gbbot (fix/override).
+Pure: the library's source comes in through a lookup function, its version from its metadata."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import fnmatch
+import functools
+import importlib.metadata
 import symtable
 import textwrap
 from collections.abc import Callable
@@ -18,6 +23,18 @@ from gbbot.core.model import Frame, GraphBreak
 
 SourceLookup = Callable[[str], "str | None"]  # display path (e.g. "lib/mod.py") → text
 MAX_COPIED_LINES = 200
+# What a copied library method may not call for gbbot to finish it as an override: what no graph
+# break needs. A copy that calls one stays a scaffold, for a person to read before using it.
+REACHES_OUT = (
+    ("a process", ("os.system", "os.popen", "os.exec*", "os.spawn*", "os.fork*", "os.posix_spawn*", "os.kill*",
+                   "subprocess.*", "pty.*", "multiprocessing.*")),
+    ("the network", ("socket.*", "urllib.*", "http.*", "requests.*", "httpx.*", "aiohttp.*", "ftplib.*", "smtplib.*")),
+    ("files", ("builtins.open", "io.open", "os.open", "os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir",
+               "os.removedirs", "os.mkdir", "os.makedirs", "os.chmod", "os.chown", "os.symlink", "os.link",
+               "os.truncate", "os.write", "shutil.*", "pathlib.*", "*.write_text", "*.write_bytes")),
+    ("code from a string", ("builtins.eval", "builtins.exec", "builtins.compile", "builtins.__import__",
+                            "importlib.*")),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -26,6 +43,75 @@ class LibraryFrame:
     module: str  # importable name, "lib.mod"
     qualname: str  # "Class.method" or "function"
     source: str
+
+    @property
+    def package(self) -> str:
+        return self.module.split(".")[0]
+
+    @property
+    def origin(self) -> str:
+        """Where a copy of it comes from: `tinylib 1.0, tinylib/net.py:12 (Net.forward)`."""
+        node = _definition(self.source, self.qualname)
+        where = f"{self.frame.file}:{node.lineno if node else self.frame.line}"
+        return f"{self.package} {installed_version(self.package) or '(version unknown)'}, {where} ({self.qualname})"
+
+
+@functools.cache
+def installed_version(package: str) -> str | None:
+    """The installed version of the distribution that holds the top-level package `package`,
+    from its metadata (nothing is imported)."""
+    try:
+        names = importlib.metadata.packages_distributions().get(package) or []
+        return importlib.metadata.version(names[0]) if names else None
+    except (importlib.metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+
+
+def reaches_out(library: LibraryFrame) -> str | None:
+    """What the library's method calls that no graph break needs, in words (`` `os.system` (a
+    process) ``): names resolved through the library module's imports; None when nothing."""
+    node = _definition(library.source, library.qualname)
+    if node is None:
+        return None
+    names = _module_imports(ast.parse(library.source))
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        found = _qualified(call.func, names)
+        if found is None and isinstance(call.func, ast.Attribute):
+            found = f"*.{call.func.attr}"  # a method of what a call made: `Path(p).write_text`
+        for what, patterns in REACHES_OUT:
+            if found and any(fnmatch.fnmatchcase(found, p) for p in patterns):
+                return f"`{found.removeprefix('builtins.')}` ({what})"
+    return None
+
+
+def _module_imports(tree: ast.Module) -> dict[str, str]:
+    """The names a module's top-level imports bind, each to its qualified name (a function or
+    class of its own shadows a builtin: its own `open` is not the builtin)."""
+    names: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] = f"<module>.{node.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                names[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _qualified(node: ast.expr, imports: dict[str, str]) -> str | None:
+    """`sp.run` → "subprocess.run", `open` → "builtins.open"; None for what is not a dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    head = node.id
+    base = imports.get(head) or (f"builtins.{head}" if hasattr(builtins, head) else head)
+    return ".".join((base, *parts))
 
 
 def module_name(path: str) -> str:
@@ -146,12 +232,13 @@ def _text(brk: GraphBreak, library: LibraryFrame) -> str:
     where = f"{library.frame.file}:{library.frame.line}"
     marker = f"TODO(gbbot): {brk.gb_id or 'graph break'} ({brk.gb_type}) breaks the graph on the next line"
     body = copied_definition(library, marker)
-    owner = _owner(library.qualname)
-    package = library.module.split(".")[0]
+    owner, package, reached = _owner(library.qualname), library.package, reaches_out(library)
     head = [
         "# Scaffold from gbbot: NOT a verified fix. Finish it by hand, then re-run gbbot.",
         f"# The graph break is inside {package}, at {where} in {library.qualname}.",
+        f"# Copied from {library.origin}.",
         f"# Do not edit site-packages: override it here (your code calls into {package} at {brk.file}:{brk.line}).",
+        *([f"# The copy calls {reached}, which no graph break needs: read it before you use it."] * bool(reached)),
     ]
     if owner:
         name = f"Compilable{owner}"
@@ -203,6 +290,7 @@ def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
         return _override_advice(brk, f"the break is inside {where}, whose source gbbot could not read")
     where = f"{library.frame.file}:{library.frame.line}"
     text, why_not = sound_text(brk, library)
+    reached = reaches_out(library)
     if text is None:
         why = f"the break is in third-party code ({where}); {why_not}, so no scaffold is offered"
         return _override_advice(brk, why)
@@ -215,9 +303,10 @@ def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
         title="scaffold subclass for third-party code (to finish by hand)",
         description=(
             "A subclass in your code that overrides the library method where the graph break is, "
-            "copied from the installed version with the breaking line marked. It is a starting "
-            "point, not a verified fix: rewrite the marked line, use the subclass, re-run gbbot."
+            f"copied from the installed version ({library.origin}) with the breaking line marked. It "
+            "is a starting point, not a verified fix: rewrite the marked line, use the subclass, re-run gbbot."
         ),
-        reason=f"the break is in third-party code ({where}); gbbot never patches installed packages",
+        reason=f"the break is in third-party code ({where}); gbbot never patches installed packages"
+        + (f"; the copied method calls {reached}, which no graph break needs: not finished by gbbot" * bool(reached)),
         scaffold=text,
     )

@@ -309,13 +309,16 @@ class Trials:
         unstable = [(n, self._unstable[n]) for n in trial.names if self._unstable.get(n)]
         if judgement.ok or not unstable:
             return judgement
-        said = "; ".join(
+        said = [
             f"{name} itself is not reproducible: a second run without any patch differs from the first "
             f"({why}), so its outputs cannot judge a patch (fix the seed, or initialise the weights "
             "that `torch.empty` leaves unset)"
             for name, why in unstable
-        )
-        return replace(judgement, reason=f"{said}; {judgement.reason}")
+        ]
+        # how the patched run's result differed says nothing more: the unpatched runs differ too
+        noise = tuple(f"the {what} of {name} changed" for name, _ in unstable for what in ("result", "output"))
+        rest = [part for part in judgement.reason.split("; ") if part and not part.startswith(noise)]
+        return replace(judgement, reason="; ".join([*said, *rest]), unjudgeable=True)
 
     # --- fast verdicts on compiled settings, confirmed in faithful mode --------------------------
 

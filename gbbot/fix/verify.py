@@ -25,8 +25,8 @@ from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import Config, Entrypoint
 from gbbot.core.fixes import Counts
-from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, RunOutcome
-from gbbot.edges import git
+from gbbot.core.model import Change, ChangeState, EntrypointReport, GraphBreak, Mode, Report, RunOutcome
+from gbbot.edges import git, runas
 from gbbot.fix.patch import FilePatch
 
 NEVER_COPIED = (".git", "__pycache__")
@@ -79,6 +79,7 @@ class Scratch:
         self.base = Path(tempfile.mkdtemp(prefix="gbbot-fix-", dir=parent))
         self.root = self.base / "tree"
         copy_tree(root, self.root)
+        runas.reach(self.root)  # the entrypoints run there as the run-as user
         self._runs = 0
         self.written: dict[str, bytes] = {}  # every file a patch was ever written to → its text before
 
@@ -209,6 +210,8 @@ class Judgement:
     after: Counts
     revealed: tuple[str, ...] = ()
     instead: tuple[GraphBreak, ...] = ()  # breaks that took the targeted one's place: its advice
+    # an entrypoint's result differs between two unpatched runs: no variant of the patch can be judged
+    unjudgeable: bool = False
 
 
 # A break a later round would try to fix (it has recipes, and a round is left): a patch that only
@@ -334,10 +337,10 @@ def only_hidden(
     for name in entrypoints:
         if name not in before or name not in after:
             continue
-        for brk, by in settled(before[name], after[name], to_base).hidden.values():
-            if not _same_site(brk, target):
+        for change in settled(before[name], after[name], to_base):
+            brk, hider = change.brk, change.hidden_by
+            if change.state is not ChangeState.HIDDEN or not _same_site(brk, target):
                 continue
-            hider = next((b for b in after[name].report.breaks if b.fingerprint == by), None)
             if hider is not None and _stops_as_before(hider, before[name], after[name]):
                 continue
             why = f"{_short(hider, to_base)} makes its frame run eagerly" if hider else "its frame now runs eagerly"
@@ -356,7 +359,7 @@ def _stops_as_before(hider: GraphBreak, before: Observation, after: Observation)
     )
 
 
-def settled(before: Observation, after: Observation, to_base: LineMap = same_line) -> break_diff.Settled:
+def settled(before: Observation, after: Observation, to_base: LineMap = same_line) -> tuple[Change, ...]:
     """The patched run against the baseline run, by the rule a PR's diff uses
     (gbbot/analysis/break_diff.py), the patch's lines known: what went away fixed or only hidden,
     what showed up new or revealed (a frame that ran eagerly before is traced now)."""
@@ -371,7 +374,8 @@ def appeared_breaks(
 ) -> tuple[list[GraphBreak], list[GraphBreak]]:
     """Breaks in `after` that `before` did not have, as (new, revealed)."""
     result = settled(before, after, to_base)
-    return list(result.new.values()), list(result.revealed.values())
+    new, revealed = ([c.brk for c in result if c.state is state] for state in (ChangeState.NEW, ChangeState.REVEALED))
+    return new, revealed
 
 
 ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*")
@@ -426,7 +430,7 @@ def summary(
         parts.append(f"reveals {revealed} that an eager frame hid")
     parts.append(f"graphs {before.graphs} → {after.graphs}")
     if before.frames_skipped != after.frames_skipped:
-        parts.append(f"frames run eagerly {before.frames_skipped} → {after.frames_skipped}")
+        parts.append(f"frames running eagerly {before.frames_skipped} → {after.frames_skipped}")
     parts.append("outputs differ" if changed else _equal_phrase(observations))
     return "; ".join(parts)
 

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gbbot.analysis.policy import Policy
-from gbbot.core import counts, limits
+from gbbot.core import counts, limits, words
 from gbbot.core.model import Report
 from gbbot.publish import retry
-from gbbot.publish.content import Content, Texts, fitted
+from gbbot.publish.content import Texts, fitted
 from gbbot.render.annotations import changed_findings, every_finding
 from gbbot.render.findings import FailureFinding, Finding
+from gbbot.render.markdown import Options
 from gbbot.render.recompile_findings import RecompileFinding
 
 
@@ -31,16 +32,7 @@ class CheckRunPosted:
 
 
 def title(report: Report) -> str:
-    c = counts.counts(report)
-    n = len(c.not_clean)
-    unknown = f"; {n} entrypoint{'s' * (n != 1)} did not run cleanly or compiled nothing" if n else ""
-    if report.diff is None:
-        return (f"{c.distinct} graph break{'s' * (c.distinct != 1)}" if c.distinct else "No graph breaks") + unknown
-    fixed = f", {c.fixed} fixed" if c.fixed else ""
-    hidden = f", {c.hidden} hidden" if c.hidden else ""
-    hidden += f", {c.revealed} revealed" if c.revealed else ""
-    new = f"{c.new} new graph break{'s' * (c.new != 1)}" if c.new else "No new graph breaks"
-    return new + fixed + hidden + unknown
+    return words.check_run_title(counts.counts(report), report.diff is not None)
 
 
 def annotation(finding: FailureFinding | Finding | RecompileFinding) -> dict[str, Any]:
@@ -79,13 +71,13 @@ class CheckRunRequest:
     details_url: str | None = None
 
 
-def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str, Any]], Content]:
+def capped(notes: list[dict[str, Any]], content: Options) -> tuple[list[dict[str, Any]], Options]:
     """At most CHECK_RUN_ANNOTATIONS_MAX annotations (each 50 is a request); the summary counts the rest."""
     sent = notes[: limits.CHECK_RUN_ANNOTATIONS_MAX]
     more = len(notes) - len(sent)
     if not more:
         return sent, content
-    findings_ = f"{more} more finding{'s' * (more != 1)} {'are' if more != 1 else 'is'}"
+    findings_ = f"{words.plural(more, 'more finding')} {'are' if more != 1 else 'is'}"
     where = "the report artifact" if content.pointer else "the report"  # an artifact only if one was uploaded
     note = f"_{findings_} in {where} (annotated here: the first {len(sent)})._"
     return sent, content.noted(note)
@@ -94,7 +86,7 @@ def capped(notes: list[dict[str, Any]], content: Content) -> tuple[list[dict[str
 def request(
     texts: Texts,
     policy: Policy,
-    content: Content,
+    content: Options,
     name: str,
     head_sha: str,
     external_id: str,

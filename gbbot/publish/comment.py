@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from gbbot.analysis import report as report_
-from gbbot.core import counts, limits
+from gbbot.core import counts, limits, words
 from gbbot.core.model import ChangeState, Report
-from gbbot.publish.content import Content, Texts, fitted
+from gbbot.publish.content import Texts, fitted
+from gbbot.render.markdown import Options
 
 MARKER_RE = re.compile(
     r"<!-- gbbot:sticky-comment header=([A-Za-z0-9_.-]{1,64}) had-new=([01]) hash=([0-9a-f]{16}) -->"
 )
 HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 DEFAULT_HEADER = "gbbot"
-ALL_FIXED = "✅ **No new graph breaks any more:** every new break reported earlier on this PR is fixed."
 
 
 class CommentMode(str, enum.Enum):
@@ -60,9 +60,9 @@ class Marker:
         return cls(match.group(1), match.group(2) == "1", match.group(3)) if match else None
 
 
-def content_hash(texts: Texts, content: Content) -> str:
+def content_hash(texts: Texts, content: Options) -> str:
     """Hash of what a reader sees, without the parts that change on every run (commits, links)."""
-    stable = texts.stable.markdown(content.for_comment().options(footer=False))
+    stable = texts.stable.markdown(content.for_comment().stable())
     return hashlib.sha256(stable.encode("utf-8")).hexdigest()[:16]
 
 
@@ -71,19 +71,18 @@ def has_news(report: Report) -> bool:
     recompilation problems, an entrypoint that failed or lost its baseline."""
     diff = report.diff
     failed = any(e.status not in counts.CLEAN for e in report.entrypoints)
-    recompiles = diff.recompiles if diff else None
-    recompiled = bool(recompiles and (recompiles.new or recompiles.fixed))
+    recompiled = bool(diff and diff.recompiled(ChangeState.NEW, ChangeState.FIXED))
     gone = bool(diff and any(c.state in (ChangeState.FIXED, ChangeState.HIDDEN) for c in diff.changes))
     lost = bool(diff and any(e.lost_baseline for e in diff.entrypoints))
     return bool(report_.new_breaks(report)) or gone or recompiled or failed or lost
 
 
-def body(texts: Texts, content: Content, header: str, previous: Marker | None) -> tuple[str, Marker]:
+def body(texts: Texts, content: Options, header: str, previous: Marker | None) -> tuple[str, Marker]:
     """The full comment body (marker first, within GitHub's limit) and its marker."""
     content = content.for_comment()
     now_new = bool(report_.new_breaks(texts.report))
     marker = Marker(header_key(header), now_new or bool(previous and previous.had_new), content_hash(texts, content))
-    lead = f"{marker}\n" + (f"{ALL_FIXED}\n\n" if marker.had_new and not now_new else "")
+    lead = f"{marker}\n" + (f"{words.ALL_FIXED}\n\n" if marker.had_new and not now_new else "")
     return lead + fitted(texts, content, limits.COMMENT_BODY_MAX - len(lead)), marker
 
 
@@ -129,7 +128,7 @@ class Posted:
     url: str | None
 
 
-def upsert(pull: Any, texts: Texts, content: Content, header: str, bot_login: str, mode: CommentMode) -> Posted:
+def upsert(pull: Any, texts: Texts, content: Options, header: str, bot_login: str, mode: CommentMode) -> Posted:
     """One idempotent step: find the comment, then create, edit or leave it. Retried as a whole,
     so a create that reached GitHub before an error is found, not repeated (and the text, already
     rendered, is not rendered again)."""

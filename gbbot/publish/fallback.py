@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gbbot.analysis.policy import Policy
+from gbbot.core import words
 from gbbot.core.limits import WORKFLOW_ANNOTATIONS_SHOWN
 from gbbot.core.model import Report
+from gbbot.edges import console
 from gbbot.render import annotations
 from gbbot.render.escape import md_code, md_text
 from gbbot.render.findings import Finding
@@ -48,7 +50,7 @@ def _row(finding: Pointed) -> str:
     return f"| {md_text(brk.gb_id or '—')} | {md_text(brk.gb_type)} | {where} | {code} |"
 
 
-def summary(reason: str, rest: list[Pointed], shown: int, what: str = "new graph breaks") -> str:
+def summary(reason: str, rest: list[Pointed], shown: int, what: str = words.NEW_BREAKS) -> str:
     lines = [
         f"> [!WARNING]\n> gbbot could not publish to the pull request: {md_text(reason)}",
         f"> The {shown} first {what} are shown as annotations on this run instead.",
@@ -72,11 +74,10 @@ def fallback(report: Report, policy: Policy, reason: str) -> Fallback:
     found = annotations.changed_findings(report, policy)
     shown, rest = shown_and_rest(found)
     recompiled = any(isinstance(f, RecompileFinding) for f in found)
-    what = "new graph breaks and recompilations" if recompiled else "new graph breaks"
+    what = f"{words.NEW_BREAKS} and recompilations" if recompiled else words.NEW_BREAKS
     return Fallback(tuple(annotations.commands(shown)), summary(reason, rest, len(shown), what))
 
 
 def annotate(found: Fallback) -> None:
     """Print the fallback's workflow commands, where the runner reads them (stdout)."""
-    for line in found.commands:
-        print(line, flush=True)
+    console.obeyed(found.commands)

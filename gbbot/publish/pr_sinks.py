@@ -9,13 +9,15 @@ from dataclasses import dataclass
 from github import Github
 
 from gbbot.core.fixes import FixStatus
+from gbbot.core.words import plural
 from gbbot.edges.console import say
 from gbbot.publish import checkrun, comment, retry
 from gbbot.publish.client import DEFAULT_RETRIES, bot_login
 from gbbot.publish.comment import CommentMode, Posted
-from gbbot.publish.content import Content, Texts
+from gbbot.publish.content import Texts
 from gbbot.publish.review import ReviewPosted, changed_lines, post_review, review_suggestions
 from gbbot.publish.sink import Destination, Published, Sinks
+from gbbot.render.markdown import Options
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class CommentSink:
     session: GitHubSession
     name: str = "comment"
 
-    def publish(self, texts: Texts, content: Content, where: Destination) -> Posted | None:
+    def publish(self, texts: Texts, content: Options, where: Destination) -> Posted | None:
         if where.comment_mode is CommentMode.OFF:
             return None
         s = self.session
@@ -52,7 +54,7 @@ class CheckRunSink:
     session: GitHubSession
     name: str = "check_run"
 
-    def publish(self, texts: Texts, content: Content, where: Destination) -> checkrun.CheckRunPosted:
+    def publish(self, texts: Texts, content: Options, where: Destination) -> checkrun.CheckRunPosted:
         s = self.session
         wanted = checkrun.request(
             texts,
@@ -65,7 +67,7 @@ class CheckRunSink:
             where.annotate_all,
         )
         posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
-        requests = f"{posted.requests} request{'s' if posted.requests != 1 else ''}"
+        requests = plural(posted.requests, "request")
         s.log(f"check run {posted.conclusion} with {posted.annotations} annotations in {requests}")
         return posted
 
@@ -77,7 +79,7 @@ class ReviewSink:
     session: GitHubSession
     name: str = "review"
 
-    def publish(self, texts: Texts, content: Content, where: Destination) -> ReviewPosted | None:
+    def publish(self, texts: Texts, content: Options, where: Destination) -> ReviewPosted | None:
         results = texts.report.fixes or ()
         if not any(r.status is FixStatus.VERIFIED for r in results):
             return None
@@ -103,7 +105,7 @@ def pull_request_sinks(client: Github, retries: retry.Retries, log: retry.Log) -
 def publish(
     client: Github,
     texts: Texts,
-    content: Content,
+    content: Options,
     where: Destination,
     retries: retry.Retries = DEFAULT_RETRIES,
     log: retry.Log = say,

@@ -16,9 +16,10 @@ from gbbot.core.model import Report
 from gbbot.publish import checkrun, retry
 from gbbot.publish.client import is_forbidden
 from gbbot.publish.comment import CommentMode, Posted
-from gbbot.publish.content import Content, Texts
+from gbbot.publish.content import Texts
 from gbbot.publish.fallback import Fallback, fallback
 from gbbot.publish.review import ReviewPosted
+from gbbot.render.markdown import Options
 
 # What a sink may raise when GitHub does not take a write; anything else is a bug.
 PUBLISH_ERRORS = (GithubException, retry.PublishError, requests.exceptions.RequestException)
@@ -47,7 +48,7 @@ SinkResult = Posted | checkrun.CheckRunPosted | ReviewPosted | None
 class Sink(Protocol):
     name: str  # the field of `Published` its result goes in: comment, check_run, review
 
-    def publish(self, texts: Texts, content: Content, where: Destination) -> SinkResult: ...
+    def publish(self, texts: Texts, content: Options, where: Destination) -> SinkResult: ...
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class Sinks:
     sinks: Sequence[Sink]
     log: retry.Log
 
-    def publish(self, texts: Texts, content: Content, where: Destination) -> Published:
+    def publish(self, texts: Texts, content: Options, where: Destination) -> Published:
         posted: dict[str, Any] = {}
         for sink in self.sinks:
             try:

@@ -71,17 +71,3 @@ def decides_branch(text: str, line: int) -> bool:
         if reads and any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(test)):
             return True
     return False
-
-
-def only_raises(text: str, line: int) -> bool:
-    """Is the branch whose test holds `line` an `if` that only raises (one `raise`, no `else`) or
-    an `assert`? Such a check becomes `torch._check(...)`; other branches keep the advice."""
-    tree = parsed(text)
-    if tree is None:
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert) and _spans(node.test, line):
-            return True  # an assert only raises: it becomes `torch._check(...)` too
-        if isinstance(node, ast.If) and _spans(node.test, line):
-            return len(node.body) == 1 and isinstance(node.body[0], ast.Raise) and not node.orelse
-    return False

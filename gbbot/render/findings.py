@@ -202,15 +202,27 @@ def message(finding: Finding) -> str:
     return "\n".join(lines)
 
 
-def findings(report: Report, policy: Policy, states: frozenset[State] = frozenset(State)) -> list[Finding]:
-    """One finding per distinct break that is not ignored, in the report's (impact) order; those
-    the policy counts are failures."""
+def impact_ordered(report: Report) -> list[GraphBreak]:
+    """Each distinct break once (its first record), highest impact first, as every view lists
+    them: one that makes a whole frame run eagerly (in any entrypoint), then by how many times its
+    cost was paid (its frame's entries, when measured), then in the report's order (loops first,
+    then by count: gbbot/analysis/classify.py)."""
     seen: dict[str, GraphBreak] = {}
-    for brk in report_.counted(report):
+    paid: dict[str, int] = {}
+    for brk in report.breaks:
         seen.setdefault(brk.fingerprint, brk)
+        if brk.cost and brk.cost.entries:
+            paid[brk.fingerprint] = paid.get(brk.fingerprint, 0) + brk.cost.entries
+    each = counts.per_break(report)
+    return sorted(seen.values(), key=lambda b: (not each[b.fingerprint].frame_eager, -paid.get(b.fingerprint, 0)))
+
+
+def findings(report: Report, policy: Policy, states: frozenset[State] = frozenset(State)) -> list[Finding]:
+    """One finding per distinct break that is not ignored, in impact order; those the policy
+    counts are failures."""
     each = counts.per_break(report)
     out = []
-    for brk in seen.values():
+    for brk in (b for b in impact_ordered(report) if not b.ignored):
         state = State.NEW if report_.is_new(report, brk) else State.PERSISTING
         if state not in states:
             continue

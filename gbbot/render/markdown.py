@@ -18,14 +18,14 @@ from urllib.parse import quote
 import jinja2
 
 from gbbot.analysis import advice, classify, recompile
-from gbbot.core import counts
+from gbbot.core import counts, words
 from gbbot.core.counts import BreakCounts
 from gbbot.core.doc_links import graph_break_doc
 from gbbot.core.fixes import Advice, FixStatus
 from gbbot.core.model import (
-    BreakChange,
     BreakMessage,
     Cause,
+    Change,
     ChangeState,
     Diff,
     EntrypointDiff,
@@ -37,12 +37,21 @@ from gbbot.core.model import (
     Report,
     Status,
 )
+from gbbot.core.words import listed, plural
 from gbbot.render import findings, fixes
 from gbbot.render.escape import html_text, md_code, md_code_block, md_link, md_text
 from gbbot.render.findings import SAFE_PATH, compile_error_words
 
 TEMPLATES = Path(__file__).parent / "templates"
-STATUS_ICON = {"ok": "✅", "failed": "❌", "timeout": "⏱️", "crashed": "💥", "skipped": "⏭️", "no_compile": "⚠️"}
+STATUS_ICON = {
+    "ok": "✅",
+    "failed": "❌",
+    "timeout": "⏱️",
+    "crashed": "💥",
+    "skipped": "⏭️",
+    "no_compile": "⚠️",
+    "interrupted": "⏹️",
+}
 
 TITLE = "gbbot: torch.compile graph breaks"  # the comment's, the check run's and the summary's heading
 WEB_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:\d+)?/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -107,8 +116,12 @@ class Folded:
 
 @dataclass(frozen=True)
 class Options:
+    """How the report is titled, how much of it shows, and what its footer says (the comment, the
+    check run and the job summary each render it with their own)."""
+
     title: str = TITLE
-    footer: tuple[str, ...] = ()
+    pointer: str = ""  # trusted markdown: where the full report is (workflow run, artifact)
+    notes: tuple[str, ...] = ()  # trusted markdown lines at the end: where figures come from, what was left out
     max_items: int | None = None  # per section; the rest is counted, not shown
     links: SourceLinks | None = None  # `file:line` as links to the line (none: plain code)
     gb_fix: bool = False  # the repository answers `/gb-fix` comments (it has that workflow)
@@ -116,6 +129,24 @@ class Options:
     # The entrypoints' table; the comment shows it only when it changes the reading (an
     # entrypoint that did not run cleanly, or one without a base to compare with).
     entrypoint_table: bool = True
+
+    def noted(self, line: str) -> Options:
+        return replace(self, notes=(*self.notes, line))
+
+    def for_comment(self) -> Options:
+        return replace(self, process_notes=False, entrypoint_table=False)
+
+    def stable(self) -> Options:
+        """What a reader sees that stays the same from commit to commit: no pointer to this run,
+        no links at this commit."""
+        return replace(self, pointer="", links=None)
+
+    @property
+    def footer(self) -> tuple[str, ...]:
+        size = (
+            () if self.max_items is None else (f"_Showing at most {self.max_items} breaks per section (size limit)._",)
+        )
+        return (*size, *self.notes, *((self.pointer,) if self.pointer else ()))
 
 
 def _environment() -> jinja2.Environment:
@@ -142,15 +173,6 @@ ENV = _environment()
 
 
 # --- words -------------------------------------------------------------------------------------
-
-
-def plural(count: int, singular: str, plural_form: str | None = None) -> str:
-    return f"{count} {singular if count == 1 else plural_form or singular + 's'}"
-
-
-def listed(names: list[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def what(brk: GraphBreak) -> str:
@@ -182,35 +204,26 @@ def where(brk: GraphBreak | Recompilation, links: SourceLinks | None, sha: str |
 def items(report: Report) -> list[Item]:
     """One item per fingerprint, with every entrypoint it appeared in and its fix result, in
     impact order."""
-    seen: dict[str, GraphBreak] = {}
-    for brk in report.breaks:
-        seen.setdefault(brk.fingerprint, brk)
     each = counts.per_break(report)
     fixed = fixes.lines_by_break(report)
     verified = {r.fingerprint for r in report.fixes or () if r.status is FixStatus.VERIFIED}
-    paid = _paid(report)
-    found = [Item(b, each[f].entrypoints, fixed.get(f, ()), each[f], verified=f in verified) for f, b in seen.items()]
-    return sorted(found, key=lambda i: -paid.get(i.brk.fingerprint, 0))  # stable: the rule breaks ties
+    return [
+        Item(
+            b,
+            each[b.fingerprint].entrypoints,
+            fixed.get(b.fingerprint, ()),
+            each[b.fingerprint],
+            verified=b.fingerprint in verified,
+        )
+        for b in findings.impact_ordered(report)
+    ]
 
 
-def _paid(report: Report) -> dict[str, int]:
-    """How many times each break's cost was paid, over every entrypoint: its frame's entries."""
-    paid: dict[str, int] = {}
-    for brk in report.breaks:
-        if brk.cost and brk.cost.entries:
-            paid[brk.fingerprint] = paid.get(brk.fingerprint, 0) + brk.cost.entries
-    return paid
-
-
-def hidden_note(change: BreakChange) -> str:
+def hidden_note(change: Change) -> str:
     """Why a hidden break is in its section: the new break that makes its frame run eagerly."""
     hider = change.hidden_by
-    if hider is None:
-        return "its frame now runs eagerly because of a new break, so it is no longer traced"
-    frames = made_eager(hider)
-    frame = f" {listed([md_code(f.qualname or f.function) for f in frames])}" if frames else ""
-    place = md_code(f"{hider.file}:{hider.line}")
-    return f"the new break at {place} makes its frame{frame} run eagerly, so it is no longer traced"
+    frames = [md_code(f.qualname or f.function) for f in made_eager(hider)] if hider else []
+    return words.hidden_note(hider, frames, md_code)
 
 
 def gone_items(report: Report, state: ChangeState) -> list[Item]:
@@ -218,10 +231,21 @@ def gone_items(report: Report, state: ChangeState) -> list[Item]:
     entrypoints they went from."""
     if report.diff is None:
         return []
-    changes = report.diff.changed(state)
+    changes = [replace(c, brk=on_head(report, c.brk)) for c in report.diff.changed(state)]
     if state is ChangeState.HIDDEN:
         return [Item(c.brk, c.entrypoints, note=hidden_note(c)) for c in changes]
     return [Item(c.brk, c.entrypoints) for c in changes]
+
+
+def on_head(report: Report, brk: GraphBreak) -> GraphBreak:
+    """A base record whose frames the head compiles too, named as the head names them: one
+    function is never given at the base's first line beside the head's (a line added above it)."""
+    head = {f.frame.across: f.frame for e in report.entrypoints for f in e.frames}
+
+    def named(frames: tuple[FrameRef, ...]) -> tuple[FrameRef, ...]:
+        return tuple(head.get(f.across, f) for f in frames)
+
+    return replace(brk, frames=named(brk.frames), makes_eager=named(brk.makes_eager))
 
 
 @dataclass(frozen=True)
@@ -234,9 +258,6 @@ class Sorted:
     revealed: list[Item]  # on the head only because a frame they lie in ran eagerly on the base
     persisting: list[Item]
     ignored: list[Item]
-
-
-REVEALED_NOTE = "a frame it lies in ran eagerly on the base, so Dynamo did not trace it there"
 
 
 def sort(report: Report) -> Sorted:
@@ -254,7 +275,7 @@ def sort(report: Report) -> Sorted:
         on_head(ChangeState.NEW),
         gone_items(report, ChangeState.FIXED),
         gone_items(report, ChangeState.HIDDEN),
-        [replace(i, note=REVEALED_NOTE) for i in on_head(ChangeState.REVEALED)],
+        [replace(i, note=words.REVEALED_NOTE) for i in on_head(ChangeState.REVEALED)],
         on_head(ChangeState.PERSISTING),
         ignored,
     )
@@ -263,55 +284,9 @@ def sort(report: Report) -> Sorted:
 # --- the verdict and its context ---------------------------------------------------------------
 
 
-def _changes(counted: list[tuple[int, str]], noun: str) -> list[str]:
-    """`adds **2** graph breaks`, `fixes **1**`: the noun only after the first number."""
-    out = []
-    for n, verb in counted:
-        if n:
-            out.append(f"{verb} **{n}**" + ("" if out else f" {noun}{'s' * (n != 1)}"))
-    return out
-
-
-def _recompile_change(report: Report) -> str:
-    compared = report.diff.recompiles if report.diff else None
-    if compared is None:
-        return ""
-    return listed(
-        _changes([(len(compared.new), "adds"), (len(compared.fixed), "fixes")], "recompilation problem") or [""]
-    )
-
-
-# What a change did to a break, as the headline of a dependency change says it, in that order.
-STATE_VERBS = ((ChangeState.FIXED, "fixes"), (ChangeState.NEW, "adds"), (ChangeState.HIDDEN, "hides"),
-               (ChangeState.REVEALED, "reveals"))  # fmt: skip
-
-
-def _by_cause(diff: Diff, cause: Cause) -> list[BreakChange]:
+def _by_cause(diff: Diff, cause: Cause) -> list[Change]:
     found = diff.dependencies
     return [c for c in diff.changes if found is not None and found.cause(c.fingerprint) is cause]
-
-
-def _state_counts(changes: list[BreakChange]) -> str:
-    """`fixes **1** graph break, adds **1**`."""
-    counted = [(sum(1 for c in changes if c.state is state), verb) for state, verb in STATE_VERBS]
-    return ", ".join(_changes(counted, "graph break"))
-
-
-def _recompiles_by_cause(diff: Diff, cause: Cause) -> tuple[int, int]:
-    """(new, fixed) recompilation problems put down to `cause`."""
-    found, compared = diff.dependencies, diff.recompiles
-    if found is None or compared is None:
-        return 0, 0
-    came = sum(1 for f in (*compared.new, *compared.new_limit) if found.cause(f) is cause)
-    return came, sum(1 for f in compared.fixed if found.cause(f) is cause)
-
-
-def _counts_with_recompiles(diff: Diff, cause: Cause) -> str:
-    """`fixes **1** graph break, adds **1**; adds **1** recompilation problem`."""
-    came, went = _recompiles_by_cause(diff, cause)
-    recompiles = _changes([(came, "adds"), (went, "fixes")], "recompilation problem")
-    said = [_state_counts(_by_cause(diff, cause)), listed(recompiles) if recompiles else ""]
-    return "; ".join(part for part in said if part)
 
 
 def dependency_headline(report: Report) -> str | None:
@@ -320,8 +295,7 @@ def dependency_headline(report: Report) -> str | None:
     found = diff.dependencies if diff else None
     if diff is None or found is None or not found.packages:
         return None
-    theirs = _counts_with_recompiles(diff, Cause.DEPENDENCIES)
-    return f"**{md_text(found.summary)}**: {theirs or 'no change in graph breaks'}."
+    return words.put_down_to(f"**{md_text(found.summary)}**", diff, Cause.DEPENDENCIES)
 
 
 def dependency_blocks(report: Report, links: SourceLinks | None) -> list[str]:
@@ -334,56 +308,25 @@ def dependency_blocks(report: Report, links: SourceLinks | None) -> list[str]:
     blocks = ["\n".join(theirs)] if theirs else []
     both = _by_cause(diff, Cause.BOTH)
     if diff.dependencies is not None and diff.dependencies.code_changed:
-        said = _counts_with_recompiles(diff, Cause.CODE)
-        blocks.append(f"The code change: {said}." if said else "The code change: no change in graph breaks.")
+        blocks.append(words.put_down_to("The code change", diff, Cause.CODE))
+    by_state, came, went = counts.by_cause(diff, Cause.BOTH)
     if both:
-        blocks.append(
-            f"Both changed under {plural(len(both), 'break')}: a changed line calls into a library whose "
-            f"version changed, so the frames cannot tell which brought {'it' if len(both) == 1 else 'them'} "
-            f"({_state_counts(both)}).\n" + "\n".join(_change_line(c, links) for c in both)
-        )
-    came, went = _recompiles_by_cause(diff, Cause.BOTH)
+        blocks.append(words.both_changed(by_state) + "\n" + "\n".join(_change_line(c, links) for c in both))
     if came or went:
-        said = listed(_changes([(came, "adds"), (went, "fixes")], "recompilation problem"))
-        why = "a changed line calls into a changed library"
-        blocks.append(f"Both changed under frames that recompile ({why}): {said}.")
+        blocks.append(words.both_recompiled(came, went))
     return blocks
 
 
-def _change_line(change: BreakChange, links: SourceLinks | None) -> str:
+def _change_line(change: Change, links: SourceLinks | None) -> str:
     return f"- {change.state.value}: {md_text(what(change.brk))} at {where(change.brk, links)}"
 
 
 def headline(report: Report) -> str:
     """One sentence that leads with what the PR did (or, without a base, what there is)."""
-    c = counts.counts(report)
-    led = dependency_headline(report)
-    if led is not None:
-        return led
-    if report.diff is None:
-        if not c.distinct:
-            return (
-                "No graph breaks seen in the others."
-                if c.not_clean and c.entrypoints > len(c.not_clean)
-                else ("No graph breaks seen." if c.not_clean else "No graph breaks.")
-            )
-        return f"**{plural(c.distinct, 'graph break')}** in {plural(c.entrypoints, 'entrypoint')}."
-    breaks = _changes([(c.new or 0, "adds"), (c.fixed or 0, "fixes")], "graph break")
-    if c.hidden:
-        noun = "" if breaks else f" graph break{'s' * (c.hidden != 1)}"
-        their = "its" if c.hidden == 1 else "their"
-        breaks.append(f"hides **{c.hidden}**{noun} (not fixed: {their} frame now runs eagerly)")
-    if c.revealed:
-        noun = "" if breaks else f" graph break{'s' * (c.revealed != 1)}"
-        breaks.append(f"reveals **{c.revealed}**{noun} (not new: Dynamo now traces code that ran eagerly)")
-    rc = _recompile_change(report)
-    other = " other" if _started_failing(report) else ""  # the line above says what failed
-    if not breaks and not rc:
-        return f"This PR makes no{other} change in graph breaks or recompilations."
-    if not breaks:
-        return f"This PR makes no{other} change in graph breaks; it {rc}."
-    tail = f"; it {rc}" if rc else ""
-    return f"This PR {listed(breaks)}{tail}."
+    c, led = counts.counts(report), dependency_headline(report)
+    if led is not None or report.diff is None:
+        return led or words.report_headline(c)
+    return words.pr_headline(c, report.diff, bool(_started_failing(report)))
 
 
 def context(report: Report) -> str:
@@ -474,12 +417,9 @@ def not_clean_line(report: Report) -> str:
 
 def lost_baseline_lines(report: Report) -> list[str]:
     """One ⚠️ line each, above the headline: an entrypoint the change did not add whose base gave
-    nothing to compare with, so the headline's counts leave its breaks out. One that did not run
-    cleanly on the head either is said once, by the line about its failure."""
-    return [
-        f"⚠️ {md_code(e.name)} lost its baseline: {md_text(e.lost_baseline or '')}; its graph breaks were not compared."
-        for e in _lost(report)
-    ]
+    nothing to compare with, so its breaks count as new. One that did not run cleanly on the head
+    either is said once, by the line about its failure."""
+    return [words.lost_baseline(e.name, e.lost_baseline, md_code, md_text) for e in _lost(report) if e.lost_baseline]
 
 
 def _lost(report: Report) -> list[EntrypointDiff]:
@@ -508,29 +448,16 @@ def _exit(code: int | None) -> str:
     return f" (exit {code})" if code not in (None, 0) else ""
 
 
-def verdict(report: Report) -> str:
-    """What to say when no break is listed: never a plain all-clear when some entrypoint did not
-    run cleanly or compiled nothing, since then its breaks are unknown."""
-    not_clean = counts.counts(report).not_clean
-    if not not_clean:
-        return "No graph breaks. 🎉"
-    names = ", ".join(md_code(n) for n in not_clean)
-    return f"No graph breaks seen, but {names} did not run cleanly or compiled nothing: its breaks are unknown."
-
-
 def notes(report: Report, options: Options) -> list[str]:
+    """The diff's notes a reader wants, then each entrypoint without a base (all its breaks count as
+    new, so it is always said) unless a line above the headline says it lost its baseline."""
     d = report.diff
     if d is None:
         return trace_caveats(report)
     warned = {e.name for e in _lost(report)}
-    said = [*d.notes, *(e.no_baseline for e in d.entrypoints if e.no_baseline and e.name not in warned)]
-    kept = [n for n in said if options.process_notes or n.startswith(WARNING_NOTE) or n in _no_baseline(report)]
+    kept = [n for n in d.notes if options.process_notes or n.startswith(WARNING_NOTE)]
+    kept += [words.say(e.no_baseline) for e in d.entrypoints if e.no_baseline and e.name not in warned]
     return kept + trace_caveats(report)  # a failure the base shares is its own line under the headline
-
-
-def _no_baseline(report: Report) -> set[str]:
-    """An entrypoint without a base reads differently (all its breaks count as new): always said."""
-    return {e.no_baseline for e in report.diff.entrypoints if e.no_baseline} if report.diff else set()
 
 
 # --- what to do --------------------------------------------------------------------------------
@@ -650,13 +577,13 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
     it was (after everything else)."""
     base = report.diff.base_sha if report.diff else None
     changed = [
-        folded(f"✅ {plural(len(s.fixed), 'graph break')} fixed", s.fixed, options, base),
-        folded(f"🙈 {plural(len(s.hidden), 'graph break')} hidden, not fixed", s.hidden, options, base),
-        folded(f"👀 {plural(len(s.revealed), 'graph break')} revealed, not new", s.revealed, options),
+        folded(words.fold_title(ChangeState.FIXED, len(s.fixed)), s.fixed, options, base),
+        folded(words.fold_title(ChangeState.HIDDEN, len(s.hidden)), s.hidden, options, base),
+        folded(words.fold_title(ChangeState.REVEALED, len(s.revealed)), s.revealed, options),
     ]
     kept = [
-        folded(f"{plural(len(s.persisting), 'graph break')} persisting", s.persisting, options),
-        folded(f"{plural(len(s.ignored), 'graph break')} ignored by the config", s.ignored, options),
+        folded(words.fold_title(ChangeState.PERSISTING, len(s.persisting)), s.persisting, options),
+        folded(words.fold_title(None, len(s.ignored)), s.ignored, options),
     ]
     return [f for f in changed if f is not None], [f for f in kept if f is not None]
 
@@ -668,23 +595,43 @@ def folds(report: Report, s: Sorted, options: Options) -> tuple[list[Folded], li
 class RecompileLine:
     rc: Recompilation
     new: bool
-    by_break: GraphBreak | None = None  # the new break whose resume function recompiles
+    by_break: GraphBreak | None = None  # the new break that made the code that recompiles
+
+    @property
+    def made(self) -> str:
+        """How the new break made the code that recompiles."""
+        if self.by_break is not None and recompile.made_by(self.rc, [self.by_break]):
+            return "a resume function Dynamo made after it"
+        return "Dynamo compiles this function on its own because of it"
 
 
-def recompile_lines(report: Report) -> tuple[list[RecompileLine], list[RecompileLine]]:
-    """(shown, folded): with a base, frames with a new problem are shown and the rest folded; a
-    resume function a new break made is shown as that break's."""
+@dataclass(frozen=True)
+class RecompileLines:
+    shown: list[RecompileLine]  # without a base, every frame; with one, new problems and a new break's
+    as_on_base: list[RecompileLine]  # a problem the base had too
+    settled: list[RecompileLine]  # automatic dynamic shapes at work, nothing to fix
+
+
+def recompile_lines(report: Report) -> RecompileLines:
+    """With a base, frames with a new problem are shown, a new break's with it, and the rest folded:
+    those with a problem the base had as on the base, those with none as automatic dynamic shapes."""
     compared = report.diff.recompiles if report.diff else None
-    new = set(compared.new) if compared else set()
+    new = {f for f, s in compared or () if s is ChangeState.NEW}
+    persisting = {f for f, s in compared or () if s is ChangeState.PERSISTING}
     breaks = {b.fingerprint: b for b in report.breaks}
-    shown, rest = [], []
+    lines = RecompileLines([], [], [])
     for rc in recompile.ordered(report):
         problems = {recompile.limit_fingerprint(rc)} if rc.limit_hit else set()
         problems |= {r.fingerprint for r in rc.reasons if not r.dynamic}
         by_break = breaks.get(rc.new_break) if rc.new_break and compared is not None else None
-        is_new = bool(problems & new) and by_break is None
-        (shown if compared is None or is_new or by_break else rest).append(RecompileLine(rc, is_new, by_break))
-    return shown, rest
+        line = RecompileLine(rc, bool(problems & new) and by_break is None, by_break)
+        if compared is not None and not line.new and by_break is None and problems & persisting:
+            lines.as_on_base.append(line)
+        elif compared is not None and not line.new and by_break is None and not problems:
+            lines.settled.append(line)
+        else:
+            lines.shown.append(line)
+    return lines
 
 
 # --- the page ----------------------------------------------------------------------------------
@@ -702,7 +649,7 @@ def render(report: Report, options: Options = Options()) -> str:
 
     s = sort(report)
     shown = s.shown if options.max_items is None else s.shown[: options.max_items]
-    recompiles_shown, recompiles_folded = recompile_lines(report)
+    recompiles = recompile_lines(report)
     first, last = folds(report, s, options)
     text = ENV.get_template("report.md.j2").render(
         title=options.title,
@@ -717,11 +664,12 @@ def render(report: Report, options: Options = Options()) -> str:
         shared_failures=shared_failure_lines(report),
         notes=notes(report, options),
         status_icon=STATUS_ICON,
+        distinct_breaks=lambda e: counts.distinct(b for b in e.breaks if not b.ignored),
         graph_delta=graph_delta,
         failed=[e for e in report.entrypoints if e.status is not Status.OK and e.status is not Status.SKIPPED],
         compile_error=lambda error: compile_error_words(error, html_text, html_text, explained=False),
         failure_text=failure_text,
-        entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or _no_baseline(report)),
+        entrypoint_table=options.entrypoint_table or bool(not_clean_line(report) or words.no_baselines(report.diff)),
         table_title="New graph breaks" if diff else "Graph breaks",
         shown=shown,
         more=len(s.shown) - len(shown),
@@ -737,16 +685,13 @@ def render(report: Report, options: Options = Options()) -> str:
         stack=lambda brk: stack_lines(brk, options.links),
         explanation=advice.curated_explanation,
         reading=lambda item: more_reading(item, options),
-        recompiles_shown=recompiles_shown,
-        recompiles_folded=recompiles_folded,
+        recompiles_shown=recompiles.shown,
+        recompiles_as_on_base=recompiles.as_on_base,
+        recompiles_settled=recompiles.settled,
         recompile_advice=recompile_advice,
-        recompiled_after=lambda brk: [
-            line.rc
-            for line in recompiles_shown
-            if line.by_break is not None and line.by_break.fingerprint == brk.fingerprint
-        ],
+        recompiled_after=lambda brk: [line for line in recompiles.shown if line.by_break == brk],
         recompile_doc=recompile.load_rules().doc_url,
-        verdict=verdict(report),
+        verdict=words.verdict(counts.counts(report), report.diff is not None, md_code),
         footer=options.footer,
         plural=plural,
     )

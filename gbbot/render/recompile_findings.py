@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from gbbot.analysis import recompile
 from gbbot.analysis.policy import Policy
-from gbbot.core.model import Recompilation, RecompileReason, Report
+from gbbot.core.model import ChangeState, Recompilation, RecompileReason, Report
 from gbbot.render.findings import SAFE_PATH, Level, State
 
 LIMIT_KIND = "limit"  # the problem of a frame at the recompile limit, beside its guard kinds
@@ -109,7 +109,8 @@ def message(finding: RecompileFinding, problems: tuple[Problem, ...]) -> str:
         )
     if rc.new_break:
         lines.append(
-            "A resume function Dynamo made after a break this change adds: it recompiles because of that break."
+            "Dynamo compiles this code only because of a break this change adds (a resume function after it, or"
+            " a function that is no longer inlined into a caller): it recompiles because of that break."
         )
     if any(p.reason is None for p in problems):
         rules = recompile.load_rules()
@@ -136,7 +137,7 @@ def recompile_findings(
     failing = set(policy.failing_recompiles(report))
     now = recompile.problems(recompile.all_recompiles(report))
     compared = report.diff.recompiles if report.diff else None
-    new = set(compared.new) if compared is not None else set(now)  # no baseline: all new
+    new = {f for f, s in compared if s is ChangeState.NEW} if compared is not None else set(now)  # no base: all new
     names: dict[str, list[str]] = {}
     for entrypoint in report.entrypoints:
         for rc in entrypoint.recompiles:

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import io
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from gbbot.analysis import recompile
-from gbbot.core import counts
-from gbbot.core.model import Cause, ChangeState, Diff, GraphBreak, Recompilation, RecompileReason, Report, Status
-from gbbot.render import width
+from gbbot.core import counts, words
+from gbbot.core.model import (
+    ChangeState,
+    EntrypointReport,
+    GraphBreak,
+    Recompilation,
+    RecompileReason,
+    Report,
+    Status,
+)
+from gbbot.render import findings, width
 from gbbot.render.findings import compile_error_words
 
 STATUS_STYLE = {
@@ -25,14 +31,14 @@ STATUS_STYLE = {
     Status.CRASHED: "red",
     Status.SKIPPED: "dim",
     Status.NO_COMPILE: "yellow",
+    Status.INTERRUPTED: "yellow",
 }
-CODE_CHARS = 80
-WHERE_CHARS = 40  # a longer `file:line` loses its leading directories
-WHERE_MIN = 24  # …/the_file_name.py:1234, on a narrow terminal
-CODE_MIN = 24  # what the code keeps before the places give way
-CODE_FLOOR = 12  # below this the terminal is too narrow to fit: rich folds what it must
-NOTE_CHARS = 30  # the note column's share before the code's
-BREAK_COLUMNS = ("#", "id", "category", "where", "code", "n", "note")
+CODE_CHARS = 120  # the longest code line shown whole on a wide terminal
+WHERE_CHARS = 60  # a longer `file:line` loses its leading directories
+WHERE_MIN = 24  # …/the_file_name.py:1234, before the function goes on a line of its own
+FAILURE_LINES = 12  # a failed entrypoint's last lines of output on screen (the report has more)
+# A cell's rules and padding: "│ " before each cell and " │" after the last.
+BORDER = 3
 
 
 def shorten(code: str, limit: int = CODE_CHARS) -> str:
@@ -40,156 +46,148 @@ def shorten(code: str, limit: int = CODE_CHARS) -> str:
 
 
 def entrypoint_table(report: Report) -> Table:
+    """`breaks`: distinct breaks (each once, ignored ones left out), as the summary line counts them."""
     table = Table(title="Entrypoints", title_justify="left")
     for column in ("entrypoint", "status", "graphs", "breaks", "frames eager", "time"):
-        table.add_column(column, justify="right" if column in ("graphs", "breaks", "frames eager", "time") else "left")
+        table.add_column(column, justify="left" if column in ("entrypoint", "status") else "right", overflow="fold")
     for e in report.entrypoints:
         table.add_row(
             escape(e.name),
             Text(e.status.value, style=STATUS_STYLE[e.status]),
             str(e.graph_count),
-            str(e.break_count),
+            str(counts.distinct(b for b in e.breaks if not b.ignored)),
             str(e.frames_skipped),
             f"{e.duration_s:.1f}s",
         )
     return table
 
 
-def break_table(report: Report, columns: int | None = None) -> Table:
-    """`columns`: the terminal's width, which the table fits (code cut after a whole token,
-    `file:line` never split); None leaves the code at CODE_CHARS."""
-    table = Table(title="Graph breaks, highest impact first", title_justify="left")
-    rows: list[tuple[GraphBreak, str, str]] = []
-    seen: set[str] = set()
+def _main_width(columns: int, others: int, count: int) -> int:
+    """What is left for the widest column of a table of `count` columns whose others take `others`."""
+    return max(columns - BORDER * count - 1 - others, 20)
+
+
+def break_table(report: Report, columns: int) -> Table:
+    """One row per distinct break, highest impact first. The wide column holds, one under the
+    other, where it is (`file:line` never split), its code (cut after a whole token to the width
+    left), the library line that broke and the notes; so nothing is cut off at 80 columns and no
+    column stays blank at 120."""
+    table = Table(title="Graph breaks, highest impact first", title_justify="left", show_lines=True)
+    shown = findings.impact_ordered(report)
     each = counts.per_break(report)
-    for brk in (b for b in report.breaks if b.fingerprint not in seen):
-        seen.add(brk.fingerprint)
-        counted = each[brk.fingerprint]
-        notes = []
-        if report.diff is not None and report.diff.state(brk) is ChangeState.NEW:
-            notes.append("[bold]NEW[/]")
-        if brk.fullgraph_failure:
-            notes.append("[red]made the fullgraph compile fail[/]")
-        if counted.frame_eager:
-            callers = ", ".join(escape(str(f)) for f in brk.eager_callers)
-            notes.append(f"[red]makes {callers} run eagerly[/]" if callers else "[red]frame runs eagerly[/]")
-        elif brk.in_loop:
-            notes.append("in loop")
-        if brk.ignored:
-            notes.append("[dim]ignored[/]")
-        if brk.fix:
-            notes.append(f"fix: {brk.fix}")
-        if brk.ranks > 1:
-            notes.append(f"{brk.ranks} ranks")
-        rows.append((brk, str(counted.total), " ".join(notes)))
-    fit = BreakLayout.of(rows, columns)
-    for column in BREAK_COLUMNS:
-        table.add_column(column, **fit.options(column))
-    for number, (brk, total, notes) in enumerate(rows, 1):
+    number = len(str(len(shown)))
+    kinds = max([len(b.gb_id or "-") for b in shown] + [len(b.category.value) for b in shown] + [len("break")])
+    room = _main_width(columns, number + kinds, 3)
+    table.add_column("#", no_wrap=True, justify="right")
+    table.add_column("break", no_wrap=True)
+    table.add_column("where, code and notes", overflow="fold", width=room)
+    for n, brk in enumerate(shown, 1):
+        new = report.diff is not None and report.diff.state(brk) is ChangeState.NEW
         table.add_row(
-            str(number),
-            escape(brk.gb_id or "-"),
-            escape(brk.category.value),
-            escape(f"{width.place(brk.file, brk.line, fit.where)} {brk.function}" + _inside(brk, fit.where)),
-            escape(shorten(brk.code, fit.code) + _library_code(brk, fit.code)),
-            total,
-            notes,
+            str(n),
+            f"{escape(brk.gb_id or '-')}\n{escape(brk.category.value.lower())}" + ("\n[bold]NEW[/]" if new else ""),
+            _break_cell(brk, each[brk.fingerprint], room),
         )
     return table
 
 
-def recompile_table(report: Report) -> Table:
-    """After the breaks: frames that compiled more than once, limit hits first, then by count."""
-    new = set(report.diff.recompiles.new) if report.diff and report.diff.recompiles else None
-    table = Table(title="Recompilations, highest impact first", title_justify="left")
-    for column in ("where", "compiles", "guard kind", "failing guard", "note"):
-        table.add_column(column, overflow="fold")
-    for rc in recompile.ordered(report):
-        notes = ["[red]hit the recompile limit: runs eagerly[/]"] if rc.limit_hit else []
-        if rc.info_only:
-            notes.append("[dim]info: automatic dynamic shapes[/]")
-        for reason in rc.reasons:
-            is_new = new is not None and reason.fingerprint in new
-            table.add_row(
-                escape(f"{rc.file}:{rc.line} {rc.function}{inside(rc)}"),
-                str(rc.compilations),
-                escape(reason.kind) + (" (dynamic)" if reason.dynamic else ""),
-                escape(reason.guard[:80]),
-                " ".join([*(["[bold]NEW[/]"] if is_new else []), *notes, escape(advice(rc, reason))]),
+def place_lines(file: str, line: int, function: str, room: int) -> list[Text]:
+    """`file:line function` in `room` columns: the path gives way first (down to WHERE_MIN), then
+    the function goes on a line of its own."""
+    where = width.place(file, line, min(WHERE_CHARS, max(WHERE_MIN, room - len(function) - 1)))
+    if len(where) + 1 + len(function) <= room:
+        return [Text(f"{where} {function}")]
+    return [Text(where), Text(f"in {function}", no_wrap=True, overflow="ellipsis")]
+
+
+def _break_cell(brk: GraphBreak, counted: counts.BreakCounts, room: int) -> Group:
+    hits = f" ×{counted.total}" if counted.total > 1 else ""
+    lines = place_lines(brk.file, brk.line, f"{brk.function}{hits}", room)
+    lines.append(Text(shorten(brk.code, min(CODE_CHARS, room)) or "-", style="cyan", no_wrap=True, overflow="ellipsis"))
+    site = brk.library_site
+    if site:
+        lines.append(
+            Text(
+                f"→ inside {site.package}: {width.place(site.path, site.line, room - 12)}",
+                no_wrap=True,
+                overflow="ellipsis",
             )
+        )
+        if site.code:
+            lines.append(Text(f"→ {shorten(site.code, room - 2)}", style="cyan", no_wrap=True, overflow="ellipsis"))
+    lines += [Text.from_markup(note) for note in _notes(brk, counted)]
+    return Group(*lines)
+
+
+def _notes(brk: GraphBreak, counted: counts.BreakCounts) -> list[str]:
+    """What a reader should know about a break beyond its place and code, as rich markup, one a line."""
+    notes = []
+    if brk.fullgraph_failure:
+        notes.append("[red]made the fullgraph compile fail[/]")
+    if counted.frame_eager:
+        callers = ", ".join(escape(str(f)) for f in brk.eager_callers)
+        notes.append(f"[red]makes {callers} run eagerly[/]" if callers else "[red]its frame runs eagerly[/]")
+    elif brk.in_loop:
+        notes.append("in a loop")
+    if brk.ignored:
+        notes.append("[dim]ignored[/]")
+    if brk.fix:
+        notes.append(f"gbbot fix: {escape(brk.fix)}")
+    if brk.ranks > 1:
+        notes.append(f"{brk.ranks} ranks")
+    return notes
+
+
+def recompile_table(report: Report, columns: int) -> Table:
+    """After the breaks: one row per frame that compiled more than once, limit hits first, then
+    by count; under its place, each failing guard with how many recompiles it caused, and what to
+    do where there is something to do."""
+    d = report.diff
+    new = set(d.recompiled(ChangeState.NEW)) if d is not None and d.recompiles is not None else None
+    breaks = {b.fingerprint: b for b in report.breaks}
+    table = Table(title="Recompilations, highest impact first", title_justify="left", show_lines=True)
+    room = _main_width(columns, len("compiles"), 2)
+    table.add_column("frame, failing guards and what to do", overflow="fold", width=room)
+    table.add_column("compiles", justify="right", no_wrap=True)
+    for rc in recompile.ordered(report):
+        problems = {r.fingerprint for r in rc.reasons if not r.dynamic} | {recompile.limit_fingerprint(rc)}
+        notes = ["[bold]NEW[/]"] if new is not None and problems & new and not rc.new_break else []
+        if rc.new_break and rc.new_break in breaks:
+            made = breaks[rc.new_break]
+            notes.append(f"because of the new break at {escape(f'{made.file}:{made.line}')}")
+        if rc.limit_hit:
+            notes.append("[red]hit the recompile limit: runs eagerly[/]")
+        if rc.info_only:
+            notes.append("[dim]automatic dynamic shapes at work, nothing to fix[/]")
+        lines: list = place_lines(rc.file, rc.line, f"{rc.function}{inside(rc)}", room)
+        lines += [Text.from_markup(" · ".join(notes))] if notes else []
+        for reason in rc.reasons:
+            dynamic = " (became dynamic)" if reason.dynamic else ""
+            lines.append(Text(f"{reason.kind}{dynamic} ×{reason.count}: {reason.guard}", style="cyan"))
+            if advice(rc, reason):
+                lines.append(Padding(Text(f"→ {advice(rc, reason)}"), (0, 0, 0, 2)))
+        table.add_row(Group(*lines), str(rc.compilations))
     return table
 
 
 def advice(rc: Recompilation, reason: RecompileReason) -> str:
-    """No advice where there is nothing to fix (automatic dynamic shapes settled it)."""
-    return "" if rc.info_only or reason.dynamic else reason.advice
+    """No advice where there is nothing to fix (automatic dynamic shapes settled it) or where the
+    remedy is a new break's (the code that recompiles exists because of it)."""
+    return "" if rc.info_only or reason.dynamic or rc.new_break else reason.advice
 
 
-def _inside(brk: GraphBreak, where: int = WHERE_CHARS) -> str:
-    """The library site under the repository line that reached it."""
-    site = brk.library_site
-    return f"\n→ inside {site.package}:\n  {width.place(site.path, site.line, where - 2)}" if site else ""
-
-
-def _library_code(brk: GraphBreak, code: int = CODE_CHARS) -> str:
-    site = brk.library_site
-    return f"\n→ {shorten(site.code, code - 2)}" if site and site.code else ""
-
-
-@dataclass(frozen=True)
-class BreakLayout:
-    """The break table's widths at a terminal's columns: the `where` column as wide as its longest
-    `file:line` (up to WHERE_CHARS), the code column what is left after the others and a share
-    for the notes."""
-
-    where: int = WHERE_CHARS
-    code: int = CODE_CHARS
-    fixed: bool = False
-
-    @classmethod
-    def of(cls, rows: Sequence[tuple[GraphBreak, str, str]], columns: int | None) -> BreakLayout:
-        """`rows`: each break with its count and note (rich markup) as the table shows them."""
-        breaks = [brk for brk, _, _ in rows]
-        where = min(WHERE_CHARS, max([len(f"{b.file}:{b.line}") for b in breaks] + [len("where")]))
-        if columns is None:
-            return cls(where=where)
-        others = (
-            len(str(len(rows))),
-            max([len(b.gb_id or "-") for b in breaks] + [2]),
-            max([len(b.category.value) for b in breaks] + [len("category")]),
-            max([len(total) for _, total, _ in rows] + [1]),
-            min(NOTE_CHARS, max([len(Text.from_markup(note).plain) for _, _, note in rows] + [len("note")])),
-        )
-        borders = 3 * len(BREAK_COLUMNS) + 1  # a rule and a space each side of every cell
-        longest = max([len(b.code) for b in breaks] + [len("code")])
-        wanted = min(CODE_CHARS, longest)
-        room = columns - borders - sum(others) - where
-        if room < min(wanted, CODE_MIN):  # the places give way first, down to WHERE_MIN
-            where = max(WHERE_MIN, where - (min(wanted, CODE_MIN) - room))
-            room = columns - borders - sum(others) - where
-        return cls(where=where, code=max(CODE_FLOOR, min(wanted, room)), fixed=True)
-
-    def options(self, column: str) -> dict:
-        if column == "where":
-            # `file:line` fits by construction; a longer function name ends in "…", not folded
-            return {"overflow": "ellipsis", "min_width": self.where, "max_width": self.where if self.fixed else None}
-        if column == "code" and self.fixed:
-            return {"no_wrap": True, "overflow": "ellipsis", "width": self.code}
-        if column in ("#", "id", "n"):
-            return {"no_wrap": True}
-        return {"overflow": "fold"}
-
-
-def summary(c: counts.Counts) -> str:
-    line = (
-        f"{c.distinct} graph break{'s' * (c.distinct != 1)} ({c.occurrences} occurrence{'s' * (c.occurrences != 1)})"
-        f" in {c.entrypoints} entrypoint{'s' * (c.entrypoints != 1)}"
-    )
-    if c.trace_problems:
-        line += f", {c.trace_problems} trace problem{'s' * (c.trace_problems != 1)}"
-    if c.not_clean:
-        line += f"; did not run cleanly or compiled nothing: {', '.join(c.not_clean)}"
-    return line
+def failure(e: EntrypointReport) -> Text:
+    """Why an entrypoint did not run cleanly: its status and exit code, then the last lines of what
+    it wrote (the reason first: a timeout's, a signal's), saying how many were left out."""
+    code = f" (exit code {e.exit_code})" if e.exit_code not in (None, 0) else ""
+    lines = (e.error or "").rstrip().splitlines()
+    shown = lines[-FAILURE_LINES:]
+    if len(lines) > len(shown) and e.status in (Status.TIMEOUT, Status.CRASHED, Status.INTERRUPTED):
+        shown = [lines[0], *lines[-(FAILURE_LINES - 1) :]]  # the reason, gbbot's, before the output
+    omitted = len(lines) - len(shown)
+    body = [f"  … {words.plural(omitted, 'line')} omitted (the report's `error` has them)"] if omitted else []
+    body += [f"  {line}" for line in shown] or ["  (it wrote nothing)"]
+    return Text("\n".join([f"{e.name}: {e.status.value}{code}", *body]), style="red")
 
 
 def render(report: Report, columns: int = 160, color_system: str | None = None) -> str:
@@ -214,12 +212,14 @@ def _shown(report: Report, columns: int) -> list:
     if report.breaks:
         parts.append(break_table(report, columns))
     if any(e.recompiles for e in report.entrypoints):
-        parts.append(recompile_table(report))
+        parts.append(recompile_table(report, columns))
     for e in report.entrypoints:
         if e.compile_error is not None:
             parts.append(Text(f"{e.name}: {e.status.value}: {compile_error_words(e.compile_error)}", style="red"))
-        elif e.status is not Status.OK and e.error:
-            parts.append(Text(f"{e.name}: {e.status.value}\n{e.error[-1500:]}", style="red"))
+        elif e.status not in (Status.OK, Status.SKIPPED, Status.NO_COMPILE):
+            parts.append(failure(e))
+        elif e.status is Status.NO_COMPILE and e.error:
+            parts.append(Text(f"{e.name}: {e.error}", style="yellow"))
         for problem in e.trace_problems[:10]:
             parts.append(Text(f"{e.name}: trace: {problem}", style="yellow"))
         if e.from_base:
@@ -227,38 +227,11 @@ def _shown(report: Report, columns: int) -> list:
     c = counts.counts(report)
     if report.diff is not None:
         d = report.diff
-        hidden = f", {c.hidden} hidden (their frame now runs eagerly)" if c.hidden else ""
-        hidden += f", {c.revealed} revealed (their frame ran eagerly on the base)" if c.revealed else ""
-        parts.append(
-            Text(f"{c.new} new, {c.fixed} fixed{hidden}, {c.persisting} persisting vs {d.base_ref} ({d.base_sha[:7]})")
-        )
+        parts.append(Text(words.terminal_line(c, d.base_ref, d.base_sha)))
         if d.dependencies is not None and d.dependencies.packages:
-            parts.append(Text(dependency_line(d)))
-    parts.append(Text(summary(c)))
+            parts.append(Text(words.terminal_dependencies(d, d.dependencies.summary, d.dependencies.code_changed)))
+    parts.append(Text(words.terminal_summary(c)))
     return parts
-
-
-def dependency_line(d: Diff) -> str:
-    """`tinydep 1.0 → 2.0: 1 fixed, 1 new; the code change: 1 new`: what each change brought."""
-    found = d.dependencies
-    assert found is not None
-
-    def said(cause: Cause) -> str:
-        n = Counter(c.state.value for c in d.changes if found.cause(c.fingerprint) is cause)
-        breaks = [f"{n[state]} {state}" for state in ("fixed", "new", "hidden", "revealed") if n[state]]
-        compared = d.recompiles
-        if compared is not None:
-            came = sum(1 for f in (*compared.new, *compared.new_limit) if found.cause(f) is cause)
-            went = sum(1 for f in compared.fixed if found.cause(f) is cause)
-            for count, word in ((went, "fixed"), (came, "new")):
-                breaks += [f"{count} {word} recompilation problem{'s' * (count != 1)}"] if count else []
-        return ", ".join(breaks)
-
-    line = f"{found.summary}: {said(Cause.DEPENDENCIES) or 'no change in graph breaks'}"
-    if found.code_changed:
-        line += f"; the code change: {said(Cause.CODE) or 'no change'}"
-    both = said(Cause.BOTH)
-    return line + (f"; both changed under a changed line that calls a library: {both}" if both else "")
 
 
 def inside(rc: Recompilation) -> str:

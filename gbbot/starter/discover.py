@@ -17,14 +17,13 @@ import ast
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
-
-from gbbot.core import source_limits
 
 MAX_FILES = 5000  # Python files read; a monorepo past this is told to pass --root
 MAX_FILE_BYTES = 300_000  # larger .py files are generated code or tables, not model code to drive
@@ -33,7 +32,9 @@ SKIPPED_DIRS = frozenset({"site-packages", "node_modules", "__pycache__", "build
 DATA_SUFFIXES = (".bin", ".npy", ".npz", ".pt", ".pth", ".ckpt", ".safetensors", ".pkl", ".h5", ".parquet",
                  ".arrow", ".csv", ".jsonl", ".tfrecord", ".tar")  # fmt: skip
 LOADERS = ("torch.load", "np.load", "np.memmap", "numpy.load", "numpy.memmap", "load_dataset", "from_pretrained",
-           "hf_hub_download", "load_state_dict_from_url", "snapshot_download")  # fmt: skip
+           "hf_hub_download", "load_state_dict_from_url", "snapshot_download", "urlretrieve", "urlopen",
+           "requests.get", "get_encoding", "download_url")  # fmt: skip
+LOADER = re.compile(rf"(^|\.)({'|'.join(map(re.escape, LOADERS))})$")
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,10 @@ class Param:
     name: str
     required: bool  # no default
     default: Any = None  # a literal default (int, float, str, bool, None); `OTHER` when not a literal
-    keyword_only: bool = False
 
 
 OTHER = "<expression>"  # a default that is not a literal
+POSITIONAL = "<positional>"  # a Knob that is an argparse positional argument (`data`)
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,8 @@ class Function:
     params: tuple[Param, ...] = ()
     factory: bool = False  # every compile site in its body is in a `return`: it hands a compiled object out
     fixture: bool = False  # @pytest.fixture
-    open_params: bool = False  # *args or **kwargs: what it needs cannot be read from its signature
     returns: frozenset[str] = frozenset()  # what its return statements call, dotted (nn.Sequential, a class)
+    literals: tuple[tuple[str, Any], ...] = ()  # the literal keywords of the calls in it (`DiT(depth=12, …)`)
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,9 @@ class ClassFacts:
 class Knob:
     """A setting a short run may need: an argparse option or a module-level assignment."""
 
-    name: str  # `--steps` for an option, `max_iters` for an assignment
+    name: str  # `--steps` for an option, `max_iters` for an assignment or a positional argument
     line: int
-    value: Any = None  # the assignment's literal; an option's action or type (store_true, int)
+    value: Any = None  # the assignment's literal; an option's action or type (store_true, int), or const
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,10 @@ class Scan:
     # path order, files with "config" in their path first: sizes for constructors (add_models)
     settings: tuple[tuple[str, object], ...] = ()
     configs: tuple[str, ...] = ()  # the YAML and JSON files the walk saw, read by add_models
+    # (module, function) registered with `@register_model` (timm's registry), found in every file's bytes
+    registered: tuple[tuple[str, str], ...] = ()
+    # what the README's Python examples build, as imported there, in order: the models its authors show first
+    shown: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
 
 # --- one file: pure -------------------------------------------------------------------------------
@@ -162,7 +167,7 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
         Param(a.arg, d is None, _literal(d) if d is not None else None)
         for a, d in zip(positional, defaults, strict=True)
     ]
-    found += [Param(a.arg, d is None, _literal(d) if d is not None else None, True)
+    found += [Param(a.arg, d is None, _literal(d) if d is not None else None)
               for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]  # fmt: skip
     return tuple(found)
 
@@ -185,11 +190,11 @@ class _Unit:
     decorated: bool
     fixture: bool
     params: tuple[Param, ...]
-    open_params: bool
     sites: list[int] = field(default_factory=list)
     returned: list[int] = field(default_factory=list)  # sites inside a return statement
     uses: set[str] = field(default_factory=set)
     returns: set[str] = field(default_factory=set)
+    literals: list[tuple[str, Any]] = field(default_factory=list)
 
 
 class _Collector(ast.NodeVisitor):
@@ -266,20 +271,20 @@ class _Collector(ast.NodeVisitor):
         if self._is_torch_compile(func) or (method and receiver not in self.other_modules):
             self._site(node.lineno)
         dotted = _dotted(func) or ""
-        first = node.args[0] if node.args else None
-        if (
-            dotted.endswith("add_argument")
-            and isinstance(first, ast.Constant)
-            and isinstance(first.value, str)
-            and first.value.startswith("--")
-        ):
-            how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords if k.arg in ("action", "type")}
-            self.knobs.append(Knob(first.value, node.lineno, how.get("action") or how.get("type")))
+        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if dotted.endswith("add_argument") and names:
+            how = {k.arg: _dotted(k.value) or _literal(k.value) for k in node.keywords}
+            # `--torchcompile` with a `const`: the flag alone turns it on
+            value = "const" if "const" in how else how.get("action") or how.get("type")
+            option = next((n for n in names if n.startswith("--")), None)
+            self.knobs.append(Knob(option or names[0], node.lineno, value if option else POSITIONAL))
         called = dotted.rsplit(".", 1)[-1]
+        literal = tuple((k.arg, v) for k in node.keywords if k.arg and (v := _literal(k.value)) is not OTHER)
         if called[:1].isupper() and node.keywords and all(k.arg for k in node.keywords):
-            literal = tuple((k.arg, _literal(k.value)) for k in node.keywords)
-            self.constructions.append((called, tuple((k, v) for k, v in literal if v is not OTHER)))
-        if any(dotted == loader or dotted.endswith("." + loader) for loader in LOADERS):
+            self.constructions.append((called, literal))
+        if self._unit is not None:
+            self._unit.literals += literal
+        if LOADER.search(dotted):
             self.reads.append(Read(dotted, node.lineno, True))
         self.generic_visit(node)
 
@@ -351,8 +356,7 @@ class _Collector(ast.NodeVisitor):
             names = [_dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
             fixture = any(name.split(".")[-1] == "fixture" for name in names)
             prefix = f"{self._class[0]}." if self._class is not None else ""
-            open_params = node.args.vararg is not None or node.args.kwarg is not None
-            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args), open_params)
+            self._unit = _Unit(prefix + node.name, node.lineno, bool(own), fixture, _params(node.args))
         for line in own:
             self._site(line)
         self._depth += 1
@@ -379,8 +383,8 @@ class _Collector(ast.NodeVisitor):
                 params,
                 bool(body) and set(body) <= set(unit.returned),
                 unit.fixture,
-                unit.open_params,
                 frozenset(unit.returns - {""}),
+                tuple(unit.literals),
             )
         )
 
@@ -410,7 +414,7 @@ def module_of(path: str) -> str:
 
 def facts_of(path: str, source: str) -> FileFacts | None:
     """Pure: one file's compile sites and what could drive them; None when it does not parse."""
-    if source_limits.refusal(source):  # deeper or larger than LibCST survives, or not Python
+    if len(source) > MAX_FILE_BYTES:  # generated code or a table; too deep a nest raises below
         return None
     try:
         tree = ast.parse(source)
@@ -449,15 +453,20 @@ def facts_of(path: str, source: str) -> FileFacts | None:
     )
 
 
+# A registered model variant: `@register_model` (any decorators after it) on a module-level `def`
+REGISTERED = re.compile(rb"^@(?:\w+\.)*register_model\b.*\n(?:@.*\n)*def\s+([A-Za-z]\w*)\s*\(", re.MULTILINE)
+
+
 def worth_parsing(path: str, head: bytes, models: bool = False) -> bool:
     """Pure: whether a file can hold a candidate or lead to one, from its name and bytes alone.
     Parsing is what costs: a file that never says `compile` is no site, and is read only when it
     is a test (tests reach compiled code through imports), a conftest (fixtures) or a package's
-    __init__ (re-exports). `models`: nn.Module classes are wanted too, and the `*Config` classes
-    whose settings size them."""
+    __init__ (re-exports). `models`: nn.Module classes are wanted too, the `*Config` classes
+    whose settings size them, and a registry's `create_model`."""
     name = path.rsplit("/", 1)[-1]
     special = name.startswith("test_") or name.endswith("_test.py") or name in ("conftest.py", "__init__.py")
-    return special or b"compile" in head or (models and (b"Module" in head or b"Config" in head))
+    wanted = (b"Module", b"Config", b"register_model")  # models, their configs, a registry's factory
+    return special or b"compile" in head or (models and any(word in head for word in wanted))
 
 
 # --- the tree: I/O --------------------------------------------------------------------------------
@@ -535,8 +544,19 @@ def settings_of(relative: str, text: str) -> list[tuple[str, object]]:
     return found
 
 
-def python_files(root: Path) -> Iterator[Path]:
-    return walk(root)
+README_CODE = re.compile(r"^```(?:python|py)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+MAX_README_BYTES = 200_000
+
+
+def readme_constructions(root: Path) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """The classes the root README's Python blocks build with keywords, in order, named as they
+    import them (`vit_pytorch.ViT`), block by block (one that does not parse is skipped)."""
+    try:
+        text = (root / "README.md").read_text(encoding="utf-8", errors="replace")[:MAX_README_BYTES]
+    except OSError:
+        return ()
+    blocks = [facts for block in README_CODE.findall(text) if (facts := facts_of("README.md", block))]
+    return tuple((dict(f.bindings).get(name, name), keywords) for f in blocks for name, keywords in f.constructions)
 
 
 Progress = Callable[[int, int], None]  # (files read, files parsed)
@@ -564,6 +584,7 @@ def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = Non
     found: list[FileFacts] = []
     deferred: list[str] = []
     read = parsed = 0
+    registered: list[tuple[str, str]] = []
     names: set[str] = set()
     configs: list[Path] = []
     truncated = False
@@ -577,21 +598,24 @@ def scan(root: Path, max_files: int = MAX_FILES, progress: Progress | None = Non
         got = _read(root, path)
         if got is None:
             continue
-        if not worth_parsing(*got):
-            deferred += [got[0]] if worth_parsing(*got, models=True) else []
+        variants = [(module_of(got[0]), m.decode()) for m in REGISTERED.findall(got[1])]
+        registered += variants
+        if not worth_parsing(*got):  # a registry's file: its classes are what its variants build
+            deferred += [got[0]] if worth_parsing(*got, models=True) and not variants else []
             continue
         parsed += 1
         facts = _parse(*got)
         found += [facts] if facts is not None else []
     seen = tuple(p.relative_to(root).as_posix() for p in configs)
-    return Scan(tuple(found), read, truncated, parsed, frozenset(names), tuple(deferred), configs=seen)
+    return Scan(tuple(found), read, truncated, parsed, frozenset(names), tuple(deferred), configs=seen,
+                registered=tuple(registered))  # fmt: skip
 
 
-def add_models(root: Path, scan: Scan, progress: Progress | None = None) -> Scan:
-    """`scan` with its deferred files parsed too: the nn.Module classes of a repository with
-    nothing compiled to run."""
+def add_models(root: Path, scan: Scan, progress: Progress | None = None, classes: bool = True) -> Scan:
+    """`scan` with its deferred files parsed too (unless not `classes`): the nn.Module classes of a
+    repository; and the settings of its YAML and JSON files."""
     found, parsed = list(scan.files), scan.parsed
-    for relative in scan.deferred:
+    for relative in scan.deferred if classes else ():
         got = _read(root, root / relative)
         parsed += 1
         facts = _parse(*got) if got else None
@@ -602,4 +626,6 @@ def add_models(root: Path, scan: Scan, progress: Progress | None = None) -> Scan
     for path in config_files(root, scan.configs):
         with contextlib.suppress(OSError, UnicodeDecodeError):
             settings += settings_of(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8"))
-    return replace(scan, files=tuple(found), parsed=parsed, deferred=(), settings=tuple(settings))
+    return replace(
+        scan, files=tuple(found), parsed=parsed, deferred=(), settings=tuple(settings), shown=readme_constructions(root)
+    )

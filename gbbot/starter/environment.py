@@ -9,11 +9,11 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-REQUIREMENTS = re.compile(r"requirements[\w.-]*\.txt")
 PREFERRED = ("requirements.txt", "requirements-cpu.txt", "requirements/base.txt", "requirements/main.txt")
 PACKAGE_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 CONDA_FILES = ("environment.yml", "environment.yaml")
 TORCH = re.compile(r"^\s*torch\s*(?P<spec>[=<>!~][^;#\s]*)?", re.MULTILINE)
+PYTEST = re.compile(r"^\s*pytest\s*([=<>!~;#]|$)", re.MULTILINE)
 MAX_READ = 200_000  # a requirements file is a few KB
 PROJECT_TABLE = re.compile(r"^\[(project|tool\.poetry)\]", re.MULTILINE)
 WIDTH = 98
@@ -27,6 +27,7 @@ class EnvironmentFiles:
     src_layout: bool = False
     conda: str | None = None
     torch: dict[str, str] | None = None  # requirements file → its torch specifier ("" when unpinned)
+    pytest: tuple[str, ...] = ()  # the requirements files that name pytest
 
 
 def _read(path: Path) -> str:
@@ -44,6 +45,7 @@ def found(root: Path) -> EnvironmentFiles:
     pyproject = _read(root / "pyproject.toml") if (root / "pyproject.toml").is_file() else ""
     installable = package in ("setup.py", "setup.cfg") or bool(PROJECT_TABLE.search(pyproject))
     torch = {name: m["spec"] or "" for name in names if (m := TORCH.search(_read(root / name)))}
+    pytest = tuple(name for name in names if PYTEST.search(_read(root / name)))
     return EnvironmentFiles(
         requirements=tuple(names),
         package=package,
@@ -51,6 +53,7 @@ def found(root: Path) -> EnvironmentFiles:
         src_layout=(root / "src").is_dir(),
         conda=next((n for n in CONDA_FILES if (root / n).is_file()), None),
         torch=torch or None,
+        pytest=pytest,
     )
 
 
@@ -59,13 +62,16 @@ def _chosen_requirements(files: EnvironmentFiles) -> str | None:
     return next((n for n in PREFERRED if n in files.requirements), first)
 
 
-def setup_lines(files: EnvironmentFiles) -> list[str]:
-    """Pure: the starter config's `setup:` block (commented out when there is nothing to propose)."""
+def setup_lines(files: EnvironmentFiles, tests: bool = False) -> list[str]:
+    """Pure: the starter config's `setup:` block (commented out when there is nothing to propose).
+    `tests`: a pytest: entrypoint is proposed, so pytest is installed too."""
     steps, notes = [], []
     chosen = _chosen_requirements(files)
+    steps += [f"pip install -r {chosen}"] if chosen else []
+    if tests and chosen not in files.pytest:
+        steps.append(f"pip install -r {files.pytest[0]}" if files.pytest else "pip install pytest")
     if chosen:
-        steps.append(f"pip install -r {chosen}")
-        others = [n for n in files.requirements if n != chosen]
+        others = [n for n in files.requirements if f"pip install -r {n}" not in steps]
         if others:
             notes.append(f"Also here: {', '.join(others)}; add a step for those the entrypoints need.")
     if files.package and files.has_project:

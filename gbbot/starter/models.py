@@ -1,63 +1,66 @@
-"""`model:` candidates for a repository that never compiles: its nn.Module classes, with small
-constructor arguments and inputs guessed from the parameters' names. Pure, over discover's facts.
+"""`model:` candidates: the repository's main models, ranked, for `gbbot init`'s child to build
+small and call (gbbot/child/try_models.py). Pure, over discover's facts.
 
-A class is proposed when every required parameter of its constructor and of its forward has a
-name this module knows how to fill (`dim`, `depth`, `heads`, `image_size`, `vocab_size`, `img`,
-`tokens`, `x` …), or that a `*Config` class of the repository sets (`n_mels: int = 80`) or one
-of its YAML or JSON files (`configs/model.yaml`'s `n_mels: 80`), or that
-the repository itself passes as literals where it builds the class (a test's `Perceiver(
-num_freq_bands=3, max_freq=5.0)`: then those keywords as written); known sizes are small, for a
-CPU run. Settings with defaults are kept, except known
-sizes larger than these, which are made small too, together (heads must divide dim); the inputs'
-shapes follow the sizes the model is built with, its defaults included. Any other class is a commented
-template with the parameters left to fill in. Models no other class uses (the whole networks) come
-first.
+- A registry (functions registered with `@register_model`, timm's way) first: the smallest variant
+  of each family (a file of variants), the families with the smallest, then the most, variants
+  first, through the repository's `create_model(name, pretrained=False)` when it has one.
+- Classes: `nn.Module` subclasses (through the repository's own bases) that no other class uses —
+  whole models, not their blocks — those a package's `__init__` exports first, in its order; not
+  those of a registry's files (what its variants build).
+- Factories: functions that return one of those classes or an `nn.Sequential` (`DiT_S_8()`),
+  the smallest of each class by the size words in their names and the sizes they pass; not the
+  blocks a class builds with them.
+
+The repository's own values go with them: the literal keywords it builds a class with (a test's
+`Perceiver(num_freq_bands=3)`), and the settings of its `*Config` classes and YAML/JSON files,
+for the parameters no name tells.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
 
-from gbbot.starter.discover import ClassFacts, FileFacts, Function, Param
+from gbbot.core import model_sizes as sizes
+from gbbot.starter import reach
+from gbbot.starter.discover import ClassFacts, FileFacts, Scan
 
 MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module", "Module"})
-# Small sizes by constructor parameter name: consistent with each other (heads * dim_head = dim).
-DIMS = ("dim", "d_model", "hidden_size", "hidden_dim", "embed_dim", "n_embd", "width", "emb_dim", "in_features",
-        "in_dim", "input_dim", "d_embed", "embedding_dim")  # fmt: skip
-SIZES = {
-    **dict.fromkeys(DIMS, 32),
-    **dict.fromkeys(("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks"), 2),
-    **dict.fromkeys(("heads", "n_head", "n_heads", "num_heads", "num_attention_heads"), 2),
-    **dict.fromkeys(("dim_head", "head_dim"), 16),
-    **dict.fromkeys(("mlp_dim", "ff_dim", "dim_feedforward", "hidden_features", "d_ff", "intermediate_size"), 64),
-    **dict.fromkeys(("image_size", "img_size"), 32),
-    **dict.fromkeys(("patch_size",), 8),
-    **dict.fromkeys(("num_classes", "n_classes", "out_features", "out_dim", "output_dim", "num_labels"), 10),
-    **dict.fromkeys(("vocab_size", "num_tokens", "n_vocab", "vocab"), 100),
-    **dict.fromkeys(
-        ("max_seq_len", "block_size", "seq_len", "max_len", "context_length", "max_position_embeddings"), 16
-    ),
-    **dict.fromkeys(("channels", "in_chans", "in_channels", "num_channels"), 3),
-    **dict.fromkeys(("codebook_size", "num_codes", "n_codes"), 16),
-    **dict.fromkeys(("num_quantizers", "n_quantizers"), 2),
-}  # fmt: skip
-IMAGE_INPUTS = frozenset({"img", "image", "images", "imgs", "pixel_values", "video"})
-TOKEN_INPUTS = frozenset({"tokens", "idx", "input_ids", "ids", "token_ids", "src", "text"})
-FEATURE_INPUTS = frozenset({"x", "input", "inputs", "hidden_states", "h", "features", "embeddings", "emb"})
-BATCH, LENGTH = 2, 8
-MAX_PROPOSED = 5  # models run in a starter config; the rest are listed
+SEQUENTIAL = frozenset({"nn.Sequential", "torch.nn.Sequential", "Sequential"})
+FACTORY_NAMES = ("create_model", "build_model", "get_model")
+MAX_PROPOSED = 3  # models written active in a starter config: each costs `gbbot check` a compile
+MAX_TRIED = 6  # candidates init's child builds
+MAX_INNER = 3  # models a wrapper is tried with
 
 
 @dataclass(frozen=True)
-class ModelPlan:
+class ModelCandidate:
     name: str
-    target: str  # module:Class
-    kwargs: dict  # constructor keyword arguments
-    inputs: list  # forward's positional inputs (tensor specs)
+    target: str  # module:callable
     why: str
-    missing: tuple[str, ...] = ()  # required parameters nothing could fill: a template, not a proposal
-    root: bool = True  # no other class of the repository uses it
+    args: tuple = ()  # given as they are: a registry's variant name
+    kwargs: tuple[tuple[str, Any], ...] = ()  # given as they are: pretrained=False
+    example: tuple[tuple[str, Any], ...] = ()  # the literal keywords the repository builds it with
+    inner: tuple[str, ...] = ()  # the other models, for a wrapper's model parameter
+
+    def request(self) -> dict:
+        """What init's child is sent for it."""
+        return {"name": self.name, "target": self.target, "args": list(self.args), "kwargs": dict(self.kwargs),
+                "example": dict(self.example), "inner": list(self.inner)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Built:
+    """What init's child made of a candidate: the arguments that ran, or its error and those last tried."""
+
+    args: tuple = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    inputs: tuple = ()
+    input_kwargs: tuple[tuple[str, Any], ...] = ()
+    error: str | None = None  # None: built and called
 
 
 def _is_module(cls: ClassFacts, modules: set[str]) -> bool:
@@ -72,187 +75,194 @@ def module_classes(files: tuple[FileFacts, ...]) -> list[tuple[FileFacts, ClassF
     return [(f, c) for f in files if not f.is_test for c in f.classes if c.name in names and not c.name.startswith("_")]
 
 
-def _method(facts: FileFacts, cls: ClassFacts, name: str, by_class: dict[str, tuple[FileFacts, ClassFacts]]):
-    """The method as defined on the class or, by name, on a local base."""
-    for _ in range(4):
-        found = next((f for f in facts.functions if f.name == f"{cls.name}.{name}"), None)
-        if found is not None:
-            return found
-        base = next((by_class[b.split(".")[-1]] for b in cls.bases if b.split(".")[-1] in by_class), None)
-        if base is None:
-            return None
-        facts, cls = base
-    return None
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-CONFIG_SUFFIXES = ("Config", "Cfg", "Args", "Arguments", "Dims", "Dimensions", "Params", "Hparams", "Settings")
-
-
-def settings(files: tuple[FileFacts, ...], modules: set[str]) -> dict[str, object]:
-    """The repository's configured sizes: the literal settings of its `*Config` classes (a
-    dataclass `GPTConfig` with `n_layer: int = 12`), the first class naming one winning."""
-    found: dict[str, object] = {}
-    for facts in files:
-        for cls in facts.classes:
-            if cls.name.endswith(CONFIG_SUFFIXES) and cls.name not in modules:
-                for name, value in cls.fields:
-                    found.setdefault(name, value)
+def _users(files: tuple[FileFacts, ...]) -> dict[str, set[str]]:
+    """Name → the classes whose methods name it: a class or builder another class uses is a
+    part of it (a Unet's `Upsample` block), not a whole model."""
+    found: dict[str, set[str]] = {}
+    for f in files:
+        for fn in f.functions if not f.is_test else ():
+            if "." in fn.name:
+                for use in fn.uses:
+                    found.setdefault(use.split(".")[-1], set()).add(fn.name.split(".")[0])
     return found
 
 
-def examples(files: tuple[FileFacts, ...], classes: set[str]) -> dict[str, dict]:
-    """How the repository itself builds each class, where it does with literal keywords (a test's
-    `Perceiver(num_freq_bands=3, max_freq=5.0, depth=2)`): the call naming the most of them."""
+def _used(users: dict[str, set[str]], name: str) -> bool:
+    return bool(users.get(name, set()) - {name})
+
+
+def settings(files: tuple[FileFacts, ...], file_settings: tuple[tuple[str, object], ...]) -> dict[str, object]:
+    """The repository's configured values by name: its `*Config` classes' literal fields (the
+    first class naming one winning), then its YAML and JSON files' (the first file winning)."""
+    found: dict[str, object] = dict(reversed(file_settings))
+    classes = {c.name for _, c in module_classes(files)}
+    for cls in reversed([c for f in files for c in f.classes if c.name.endswith(sizes.CONFIG_SUFFIXES)]):
+        if cls.name not in classes:
+            found.update(cls.fields)
+    return found
+
+
+def _examples(scan: Scan) -> dict[str, dict]:
+    """How the repository itself builds each class with literal keywords (its code, its README):
+    the call naming the most."""
     found: dict[str, dict] = {}
-    for facts in files:
-        for name, keywords in facts.constructions:
-            if name in classes and len(keywords) > len(found.get(name, {})):
-                found[name] = dict(keywords)
+    for name, keywords in [*(c for facts in scan.files for c in facts.constructions), *scan.shown]:
+        name = name.rsplit(".", 1)[-1]
+        if len(keywords) > len(found.get(name, {})):
+            found[name] = dict(keywords)
     return found
 
 
-def _sized(params: tuple[Param, ...], configured: dict | None = None) -> tuple[dict, list[str]]:
-    """Constructor keyword arguments, and the required parameters left unfilled: a known size by
-    name (small), else the repository's configured value, else missing."""
-    kwargs, missing = {}, []
-    for p in params:
-        larger = _is_int(p.default) and p.default > SIZES.get(p.name, 0)
-        if p.name in SIZES and (p.required or larger):
-            kwargs[p.name] = SIZES[p.name]
-        elif p.required and configured and p.name in configured:
-            kwargs[p.name] = configured[p.name]
-        elif p.required:
-            missing.append(p.name)
-    return kwargs, missing
+def _public(files: tuple[FileFacts, ...]) -> dict[str, tuple[int, str]]:
+    """Qualified name → (its place among the exports, the shortest module exporting it):
+    `pkg.models.unet.Unet` → (0, "pkg") when `pkg/__init__.py` imports it first."""
+    resolver = reach.Resolver(files)
+    found: dict[str, tuple[int, str]] = {}
+    for f in sorted((f for f in files if f.path.endswith("__init__.py")), key=lambda f: f.module.count(".")):
+        for local, target in f.bindings:
+            found.setdefault(resolver.qualified(f, set(), dict(f.bindings), local) or target, (len(found), f.module))
+    return found
 
 
-def _sizes(params: tuple[Param, ...], kwargs: dict) -> dict:
-    """The sizes the model is built with: the constructor's integer defaults, then what is passed
-    (the inputs' shapes follow them: `dim=24` makes a [2, 8, 24] input)."""
-    return {**{p.name: p.default for p in params if not p.required and _is_int(p.default)}, **kwargs}
+def _target(module: str, name: str, public: dict[str, tuple[int, str]]) -> str:
+    exported = public.get(f"{module}.{name}")
+    return f"{exported[1] if exported else module}:{name}"
 
 
-def _size(kwargs: dict, names: tuple[str, ...], default: int) -> int:
-    return next((kwargs[n] for n in names if n in kwargs), default)
+def enough_variants(scan: Scan) -> bool:
+    """Whether the registry alone gives as many candidates as init tries: the other files' classes
+    then need not be read."""
+    return len({module for module, _ in scan.registered}) >= MAX_TRIED
 
 
-def _input(param: Param, kwargs: dict) -> dict | None:
-    name = param.name.lower()
-    channels = _size(kwargs, ("channels", "in_chans", "in_channels", "num_channels"), 3)
-    side = _size(kwargs, ("image_size", "img_size"), 32)
-    vocab = _size(kwargs, ("vocab_size", "num_tokens", "n_vocab", "vocab"), 0)
-    image = "image_size" in kwargs or "img_size" in kwargs
-    if name in IMAGE_INPUTS or (name in FEATURE_INPUTS and image):
-        return {"tensor": [BATCH, channels, side, side]}
-    if name in TOKEN_INPUTS or (name in FEATURE_INPUTS and vocab):
-        return {"tensor": [BATCH, LENGTH], "dtype": "long", "high": vocab or 100}
-    dim = _size(kwargs, DIMS, 0)
-    if name in FEATURE_INPUTS and dim:
-        return {"tensor": [BATCH, LENGTH, dim]}
-    return None
-
-
-def _inputs(forward: Function | None, kwargs: dict) -> tuple[list, list[str]]:
-    if forward is None:
-        return [], ["forward"]
-    inputs, missing = [], []
-    for p in forward.params:
-        if not p.required:
-            break
-        spec = _input(p, kwargs)
-        if spec is None or p.keyword_only:
-            missing.append(f"forward's {p.name}")
-        else:
-            inputs.append(spec)
-    return inputs, missing
-
-
-def _used_names(files: tuple[FileFacts, ...], name: str) -> bool:
-    """Whether another class's methods name the class or builder `name`: then it is a part (a
-    Unet's `Upsample(dim)` block), not a whole model."""
-    return any(
-        name in {u.split(".")[-1] for u in fn.uses} and not fn.name.startswith(f"{name}.")
-        for f in files
-        if not f.is_test
-        for fn in f.functions
-        if "." in fn.name
-    )
-
-
-SEQUENTIAL = frozenset({"nn.Sequential", "torch.nn.Sequential", "Sequential"})
-ONE_INPUT = Param("x", True)  # nn.Sequential's forward takes one input
-
-
-def _builders(files: tuple[FileFacts, ...], classes: set[str]) -> list[ModelPlan]:
-    """Module-level functions that return a model (nn.Sequential or one of the classes): a
-    `model:` target may be any callable that returns one."""
+def _registry(scan: Scan, public: dict[str, tuple[int, str]]) -> list[ModelCandidate]:
+    """The smallest variant of each registered family: the families with the smallest, then the
+    largest families, first."""
+    families = Counter(module for module, _ in scan.registered)
+    smallest = {
+        m: min((n for mm, n in scan.registered if mm == m), key=lambda n: (sizes.size_rank(n), n)) for m in families
+    }
+    factory = next(
+        (f"{f.module}.{fn.name}" for f in scan.files if not f.is_test for fn in f.functions
+         if fn.name in FACTORY_NAMES and any(p.name == "pretrained" for p in fn.params)),
+        None,
+    )  # fmt: skip
     found = []
-    for facts in files:
-        if facts.is_test:
-            continue
-        for fn in facts.functions:
-            built = {r.split(".")[-1] for r in fn.returns}
-            if "." in fn.name or fn.name.startswith("_") or not (fn.returns & SEQUENTIAL or built & classes):
-                continue
-            kwargs, missing = _sized(fn.params)
-            if fn.open_params:
-                missing.append("what its *args/**kwargs need")
-            forward = Function("forward", 0, False, False, False, params=(ONE_INPUT,))
-            inputs, missing_inputs = _inputs(forward, _sizes(fn.params, kwargs))
-            if not fn.returns & SEQUENTIAL:
-                inputs, missing_inputs = [], ["forward's inputs"]
-            why = f"{facts.path}:{fn.line}: {fn.name}() returns an nn.Module"
-            missing = (*missing, *missing_inputs)
-            root = not _used_names(files, fn.name)
-            found.append(ModelPlan(fn.name, f"{facts.module}:{fn.name}", kwargs, inputs, why, missing, root))
+    for module, count in sorted(families.items(), key=lambda mc: (sizes.size_rank(smallest[mc[0]]), -mc[1])):
+        name = smallest[module]
+        why = f"{module.replace('.', '/')}.py registers {count} models; {name} is its smallest by name"
+        if factory is None:
+            found.append(ModelCandidate(name, _target(module, name, public), why, kwargs=(("pretrained", False),)))
+        else:
+            target = _target(*factory.rsplit(".", 1), public)
+            found.append(ModelCandidate(name, target, why, (name,), (("pretrained", False),)))
     return found
 
 
-def plans(files: tuple[FileFacts, ...], file_settings: tuple[tuple[str, object], ...] = ()) -> list[ModelPlan]:
-    """Every module class and model-building function: proposals (nothing missing) and
-    templates, whole models first. Sizes nothing names come from the repository's `*Config`
-    classes, then from `file_settings` (its YAML and JSON files, the first file naming one winning)."""
-    classes = module_classes(files)
-    by_class = {c.name: (f, c) for f, c in classes}
-    found = _builders(files, set(by_class))
-    configured = {**dict(reversed(file_settings)), **settings(files, set(by_class))}
-    built_as = examples(files, set(by_class))
-    for facts, cls in classes:
-        init = _method(facts, cls, "__init__", by_class)
-        kwargs, missing = _sized(init.params if init else (), configured)
-        example = built_as.get(cls.name, {})
-        if missing and set(missing) <= set(example):  # the sizes the repository builds it with
-            kwargs, missing = dict(example), []
-        elif init is not None and init.open_params and not example:
-            missing.append("what its *args/**kwargs need")
-        elif init is not None and init.open_params:
-            kwargs = {**example, **kwargs}
-        sizes = _sizes(init.params if init else (), kwargs)
-        inputs, missing_inputs = _inputs(_method(facts, cls, "forward", by_class), sizes)
-        why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module"
-        target = f"{facts.module}:{cls.name}"
-        root = not _used_names(files, cls.name)
-        found.append(ModelPlan(cls.name, target, kwargs, inputs, why, (*missing, *missing_inputs), root))
-    return sorted(found, key=lambda p: (bool(p.missing), not p.root))
+def _factories(
+    files: tuple[FileFacts, ...], classes: set[str], users: dict[str, set[str]]
+) -> dict[str, list[tuple[FileFacts, Any]]]:
+    """Module-level functions that return a model, by what they build (a class, or Sequential)."""
+    found: dict[str, list] = {}
+    for facts in files:
+        for fn in facts.functions if not facts.is_test else ():
+            built = sorted({r.split(".")[-1] for r in fn.returns} & classes) or (
+                ["Sequential"] if fn.returns & SEQUENTIAL else []
+            )
+            if built and "." not in fn.name and not fn.name.startswith("_") and not _used(users, fn.name):
+                found.setdefault(built[0], []).append((facts, fn))
+    return found
 
 
-def entry_lines(plan: ModelPlan, name: str, commented: bool) -> list[str]:
-    """The YAML lines of one model: entrypoint (JSON flow style is valid YAML)."""
-    lines = [f"- name: {name}", f"  model: {plan.target}"]
-    if plan.missing:
-        lines.append(f"  # fill in: {', '.join(plan.missing)}")
-    if plan.kwargs:
-        lines.append(f"  kwargs: {json.dumps(plan.kwargs)}")
-    if any(m.startswith("forward") for m in plan.missing):
-        lines.append("  inputs: [{tensor: [2, 8]}]  # one literal or tensor spec per forward argument")
+@functools.lru_cache(maxsize=2)
+def candidates(scan: Scan) -> list[ModelCandidate]:
+    """The models to build, the main ones first: a registry's variants, then the whole classes
+    (not those of the registry's files: the registry builds them), each followed by its smallest
+    factory, then the factories of nn.Sequential."""
+    files = scan.files
+    public = _public(files)
+    registries = {module for module, _ in scan.registered}
+
+    shown = list(dict.fromkeys(name for name, _ in scan.shown))
+
+    def place(fc: tuple[FileFacts, ClassFacts]) -> tuple:
+        """(its place in the README, among the exports, its path and line): the README names a
+        class as it imports it (`vit_pytorch.ViT`), or bare when the block imports nothing."""
+        (facts, cls), unknown = fc, (len(public), "")
+        exported, module = public.get(f"{facts.module}.{cls.name}", unknown)
+        names = {cls.name, f"{facts.module}.{cls.name}", f"{module}.{cls.name}"}
+        readme = next((i for i, name in enumerate(shown) if name in names), len(shown))
+        return readme, exported, facts.path, cls.line
+
+    # whole models, and those the README builds or the package exports though another class uses
+    # them; the README's first, then the exported ones
+    users = _users(files)
+    main = [fc for fc in module_classes(files) if place(fc)[:2] != (len(shown), len(public))]
+    whole = [fc for fc in module_classes(files) if fc in main or not _used(users, fc[1].name)]
+    classes = sorted((fc for fc in whole if fc[0].module not in registries), key=place)
+    examples = _examples(scan)
+    factories = _factories(files, {c.name for _, c in module_classes(files)}, users)
+    targets = [_target(f.module, c.name, public) for f, c in classes]
+    plain = [(f.module, t) for (f, c), t in zip(classes, targets, strict=True) if not _wraps(f, c)]
+    found = _registry(scan, public)
+    for (facts, cls), target in zip(classes, targets, strict=True):
+        whose = "its README or package shows" if (facts, cls) in main else "no other class uses"
+        why = f"{facts.path}:{cls.line}: {cls.name} is an nn.Module {whose}"
+        others = sorted((mt for mt in plain if mt[1] != target), key=lambda mt: _unlike(mt, (facts.module, target)))
+        inner = [t for _, t in others][:MAX_INNER]
+        example = tuple(examples.get(cls.name, {}).items())
+        found.append(ModelCandidate(cls.name, target, why, example=example, inner=tuple(inner)))
+        found += _smallest(factories.pop(cls.name, []), public)
+    for built in factories.values():
+        found += _smallest(built, public)
+    return _unique(found)
+
+
+def _unique(found: list[ModelCandidate]) -> list[ModelCandidate]:
+    """Each name once: a second `GPT` is `GPT-2` (the child's results are by name)."""
+    seen: Counter[str] = Counter()
+    named = []
+    for candidate in found:
+        seen[candidate.name] += 1
+        suffix = f"-{seen[candidate.name]}" if seen[candidate.name] > 1 else ""
+        named.append(replace(candidate, name=candidate.name + suffix))
+    return named
+
+
+def _wraps(facts: FileFacts, cls: ClassFacts) -> bool:
+    """Whether its constructor takes a model (`GaussianDiffusion(model, …)`): then it is no inner model."""
+    init = next((fn for fn in facts.functions if fn.name == f"{cls.name}.__init__"), None)
+    return init is not None and any(sizes.MODEL_PARAMS.fullmatch(p.name) for p in init.params)
+
+
+def _unlike(inner: tuple[str, str], wrapper: tuple[str, str]) -> tuple[bool, int]:
+    """How unlikely a wrapper's model is, both (defining module, target): from another module,
+    and sharing little of the name's end (`Unet1D` for `GaussianDiffusion1D`)."""
+    shared = sizes.shared_start(inner[1].rsplit(":", 1)[-1][::-1], wrapper[1].rsplit(":", 1)[-1][::-1])
+    return inner[0] != wrapper[0], -shared
+
+
+def _smallest(factories: list[tuple[FileFacts, Any]], public: dict) -> list[ModelCandidate]:
+    if not factories:
+        return []
+    facts, fn = min(factories, key=lambda ff: (sizes.size_rank(ff[1].name), sizes.cost(ff[1].literals), ff[1].line))
+    why = f"{facts.path}:{fn.line}: {fn.name}() returns a model, the smallest of {len(factories)} such"
+    return [ModelCandidate(fn.name, _target(facts.module, fn.name, public), why)]
+
+
+def entry_lines(candidate: ModelCandidate, built: Built | None) -> list[str]:
+    """The YAML lines of one model: entry (JSON flow style is valid YAML), its built arguments
+    when it was built, else those given."""
+    args, kwargs = (built.args, built.kwargs) if built else (candidate.args, candidate.kwargs)
+    lines = [f"- name: {candidate.name}", f"  model: {candidate.target}"]
+    lines += [f"  args: {json.dumps(list(args))}"] if args else []
+    lines += [f"  kwargs: {json.dumps(dict(kwargs))}"] if kwargs else []
+    if built and built.error is None:
+        lines.append(f"  inputs: {json.dumps(list(built.inputs))}")
+        lines += [f"  input_kwargs: {json.dumps(dict(built.input_kwargs))}"] if built.input_kwargs else []
     else:
-        lines.append(f"  inputs: {json.dumps(plan.inputs)}")
-    prefix = "  # " if commented else "  "
-    return [prefix + line for line in lines]
+        lines.append("  inputs: [{tensor: [2, 8]}]  # one literal or tensor spec per forward argument")
+    return lines
 
 
 TEMPLATE = """\

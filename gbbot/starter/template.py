@@ -18,11 +18,12 @@ their error.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gbbot.core.config import CONFIG_NAME, NAME_RE, parse_config
@@ -35,7 +36,6 @@ from gbbot.starter.environment import EnvironmentFiles, setup_lines
 MAX_ENTRYPOINTS = 20  # more is a suite to curate, not a starter; the rest are listed as comments
 MAX_LINES_SHOWN = 4
 MAX_TESTS_PER_FILE = 10  # node ids in one pytest: entrypoint
-MAX_UNCOMPILED = 2  # top-level models proposed beside what the repository compiles
 NOT_CALLED = frozenset({"main", "cli", "run", "train"})  # zero-argument, but they parse sys.argv or run long
 PLAIN_SCALAR = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./:=+, -]*")
 NEXT_COMMAND = "gbbot check"
@@ -48,6 +48,7 @@ class Candidate:
     target: str  # the value of its run:, call:, pytest: or model: key
     why: tuple[str, ...]  # comment lines
     extra: tuple[str, ...] = ()  # more keys of the entry, as YAML lines (a model's kwargs: and inputs:)
+    active: bool = True  # else written commented out (a script that needs a data set)
 
 
 def _lines(sites: Sequence[int]) -> str:
@@ -55,9 +56,9 @@ def _lines(sites: Sequence[int]) -> str:
     return f"line{'s' * (len(sites) != 1)} " + shown + (", …" if len(sites) > MAX_LINES_SHOWN else "")
 
 
-def _script(facts: FileFacts, scan: Scan) -> Candidate:
-    plan = scripts.plan(facts, scan, _lines(facts.sites))
-    return Candidate("run", Path(facts.path).stem, plan.command, plan.notes)
+def _script(facts: FileFacts, scan: Scan, model: str | None) -> Candidate:
+    plan = scripts.plan(facts, scan, _lines(facts.sites), model)
+    return Candidate("run", Path(facts.path).stem, plan.command, plan.notes, active=plan.active)
 
 
 def _calls(facts: FileFacts) -> Iterable[Candidate]:
@@ -93,56 +94,66 @@ def _tests(tests: Sequence[reach.ReachingTest]) -> Iterable[Candidate]:
         yield Candidate("pytest", Path(path).stem, " ".join(shlex.quote(t.node_id) for t in shown), tuple(why))
 
 
-def _model_candidate(plan: models.ModelPlan) -> Candidate:
-    return Candidate(
-        "model",
-        plan.name,
-        plan.target,
-        (f"{plan.why}; small sizes for a CPU run, guessed from parameter names: check them.",),
-        tuple(line.strip() for line in models.entry_lines(plan, plan.name, False)[2:]),
-    )
+def _compiled_names(scan: Scan) -> set[str]:
+    """The classes and functions something of the repository compiles."""
+    found = {
+        name.split(".")[-1] for f in scan.files for fn in f.functions if fn.compiles or fn.decorated for name in fn.uses
+    }
+    found |= {c.name for f in scan.files for c in f.classes if c.compiles}
+    return found | {fn.name.split(".")[0] for f in scan.files for fn in f.functions if fn.decorated and "." in fn.name}
 
 
-def _models(scan: Scan) -> tuple[list[Candidate], list[str]]:
-    """model: entrypoints for the classes with everything filled, and commented templates. The
-    top-level models (no other class of the repository contains them) are proposed, when there
-    are any; their parts (an `Upsample` block) would break or mislead as entrypoints of their own."""
-    every = models.plans(scan.files, scan.settings)
-    found = [p for p in every if p.root] or every
-    ready = [p for p in found if not p.missing]
-    proposed = [_model_candidate(p) for p in ready[: models.MAX_PROPOSED]]
-    templates = [p for p in found if p.missing][: models.MAX_PROPOSED]
-    lines = []
-    for p in templates:
-        lines += [f"  # {p.why}; fill in what is missing, then uncomment:", *models.entry_lines(p, p.name, True)]
-    rest = len(every) - len(proposed) - len(templates)
+def model_candidates(scan: Scan) -> tuple[list[models.ModelCandidate], int]:
+    """The models init builds, in order, and how many that ran it writes: the repository's main
+    ones but those it compiles already (a helper, a benchmark): the models are what a pull
+    request most often changes."""
+    return _uncompiled(scan)[: models.MAX_TRIED], models.MAX_PROPOSED
+
+
+def _uncompiled(scan: Scan) -> list[models.ModelCandidate]:
+    compiled = _compiled_names(scan)
+    return [c for c in models.candidates(scan) if c.name not in compiled]
+
+
+def _models(scan: Scan, built: Mapping[str, Mapping] | None) -> tuple[list[Candidate], list[str]]:
+    """The models that ran when built, as entries, and the others tried as commented ones: what
+    failed with its error, or, with nothing built, each to build."""
+    tried, wanted = model_candidates(scan)
+    results = {name: models.Built(**fields) for name, fields in (built or {}).items()}
+    ran = [c for c in tried if c.name in results and results[c.name].error is None][:wanted]
+    proposed = [
+        Candidate("model", c.name, c.target, (f"{c.why}; built small and called once, it ran.",),
+                  tuple(line.strip() for line in models.entry_lines(c, results[c.name])[2:]))
+        for c in ran
+    ]  # fmt: skip
+    lines, shown = [], set(ran)
+    for c in tried if built is None else (c for c in tried if c.name in results and c not in ran):
+        shown.add(c)
+        result = results.get(c.name)
+        why = (
+            f"Tried small, it did not run: {result.error}"
+            if result
+            else "Not built (--no-build): init builds it to find its arguments and inputs."
+        )
+        lines += [f"  # {c.why}.", f"  # {why}", *(f"  # {line}" for line in models.entry_lines(c, result))]
+    rest = len(_uncompiled(scan)) - len(shown)
     if rest > 0:
-        parts = " (parts of the models above)" if len(found) < len(every) else ""
-        lines.append(f"  # {rest} more nn.Module classes{parts} could be model: entrypoints the same way.")
+        lines.append(f"  # {rest} more models could be model: entrypoints the same way.")
     return proposed, lines
 
 
-def _uncompiled_models(scan: Scan) -> list[Candidate]:
-    """The top-level models nothing compiles, in a repository that compiles something else (a
-    helper, a benchmark): its main nn.Module is what a user most wants checked."""
-    compiled = {
-        name.split(".")[-1] for f in scan.files for fn in f.functions if fn.compiles or fn.decorated for name in fn.uses
-    }
-    compiled |= {c.name for f in scan.files for c in f.classes if c.compiles}
-    compiled |= {fn.name.split(".")[0] for f in scan.files for fn in f.functions if fn.decorated and "." in fn.name}
-    plans = [p for p in models.plans(scan.files, scan.settings) if p.root and not p.missing]
-    return [_model_candidate(p) for p in plans if p.target.rsplit(":", 1)[-1] not in compiled][:MAX_UNCOMPILED]
-
-
 def candidates(scan: Scan) -> list[Candidate]:
-    """Pure: scripts first, then functions, then tests, each in path order."""
+    """Pure: scripts first, then functions, then tests, each in path order; scripts to finish by
+    hand among them, not active."""
     return _unique_names(_compile_candidates(scan))
 
 
+@functools.lru_cache(maxsize=2)
 def _compile_candidates(scan: Scan) -> list[Candidate]:
     imported = {name for f in scan.files for name in f.imports}
     code = [f for f in scan.files if not f.is_test and f.sites]
-    found = [_script(f, scan) for f in code if scripts.is_script(f, imported)]
+    smallest = models.candidates(scan)[0].name if scan.registered else None  # a registry's, for --model
+    found = [_script(f, scan, smallest) for f in code if scripts.is_script(f, imported)]
     found += [c for f in code for c in _calls(f)]
     found += list(_tests(reach.reaching_tests(scan.files)))
     return found
@@ -157,7 +168,7 @@ def _unique_names(found: list[Candidate]) -> list[Candidate]:
         while name in seen:
             name, n = f"{base}-{n}", n + 1
         seen.add(name)
-        named.append(Candidate(candidate.kind, name, candidate.target, candidate.why, candidate.extra))
+        named.append(replace(candidate, name=name))
     return named
 
 
@@ -185,7 +196,7 @@ def render(
         "# call: and model: entrypoints take args/kwargs, e.g.",
         "#   args: [{tensor: [2, 8], dtype: long, high: 100}]",
         "version: 1",
-        *setup_lines(environment),
+        *setup_lines(environment, any(c.kind == "pytest" for c in chosen)),
         "entrypoints:",
     ]
     for candidate in chosen:
@@ -206,42 +217,33 @@ def render(
 NOTHING_TO_INSTALL = EnvironmentFiles()
 
 
-def _failed_lines(candidate: Candidate, error: str) -> list[str]:
-    """A proposal that failed when built: commented out, with why, for the user to finish."""
-    lines = [f"  # {why}" for why in candidate.why]
-    lines.append(f"  # Built and called once, it failed: {error}")
-    lines += [f"  # - name: {candidate.name}", f"  #   {candidate.kind}: {_scalar(candidate.target)}"]
-    return lines + [f"  #   {line}" for line in candidate.extra]
+def _commented(candidate: Candidate) -> list[str]:
+    return [*(f"  # {why}" for why in candidate.why), f"  # - name: {candidate.name}",
+            f"  #   {candidate.kind}: {_scalar(candidate.target)}"]  # fmt: skip
 
 
 def starter(
     scan: Scan,
     environment: EnvironmentFiles = NOTHING_TO_INSTALL,
-    failed: Mapping[str, str] | None = None,
+    built: Mapping[str, Mapping] | None = None,
 ) -> tuple[str, list[Candidate]]:
-    """The config text and its entrypoints; GbbotError when there is nothing to run. `failed`:
-    the model: proposals that were built (None: none was) and failed, by name, with their error."""
-    found, templates = candidates(scan), []
-    if not found:
-        proposed, templates = _models(scan)
-        found = _unique_names(proposed)
-    else:
-        found = _unique_names([*found, *_uncompiled_models(scan)])
-    if failed:
-        dropped = [c for c in found if c.kind == "model" and c.name in failed]
-        found = [c for c in found if c not in dropped]
-        templates = [line for c in dropped for line in _failed_lines(c, failed[c.name])] + list(templates)
+    """The config text and its entrypoints; GbbotError when there is nothing to run. `built`: by
+    name, what init's child made of each model candidate (None: nothing was built)."""
+    found = candidates(scan)
+    proposed, templates = _models(scan, built)
+    templates = [line for c in found if not c.active for line in _commented(c)] + templates
+    found = _unique_names([*(c for c in found if c.active), *proposed])
     if not found:
         more = f" (stopped after {scan.read} files: pass --root for a smaller tree)" if scan.truncated else ""
         shown = "\n".join(templates) + "\n" if templates else ""
         raise GbbotError(
-            "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, "
+            "found no torch.compile call sites to run, and no model that ran when built small, "
             f"in {scan.read} Python files{more}. "
             f"A {CONFIG_NAME} with a model: entrypoint compiles a model of yours without a wrapper "
             f"({CONFIGURATION_DOC}):\n\nversion: 1\nentrypoints:\n{shown}{models.TEMPLATE}"
         )
     chosen, more = found[:MAX_ENTRYPOINTS], found[MAX_ENTRYPOINTS:]
-    text = render(chosen, more, scan, environment, templates, failed is not None)
+    text = render(chosen, more, scan, environment, templates, built is not None)
     parse_config(text, CONFIG_NAME)  # what init writes, check reads: a ConfigError here is a bug
     return text, chosen
 

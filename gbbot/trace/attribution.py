@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gbbot.core.words import plural
 from gbbot.trace.tracelog import TestAt
 
 SIDECAR = "gbbot-tests.json"
@@ -166,7 +167,7 @@ def failure_reason(session: TestSession | None) -> str:
         return ""
     failed = session.failed
     if failed:
-        lines = [f"{len(failed)} failing test{'s' * (len(failed) != 1)}:"]
+        lines = [f"{plural(len(failed), 'failing test')}:"]
         lines += [f"  {t.id}" + (f": {t.message}" if t.message else "") for t in failed]
         return "\n".join(lines)
     if session.errors:

@@ -1,20 +1,17 @@
-"""`gbbot check` on the bundled example, with real torch: every break found, in both modes."""
+"""`gbbot check` on the bundled example, with real torch: every break found, in both modes. The
+fast-mode run is `example_checked` (tests/e2e/conftest.py), which test_warm compares with fresh
+processes."""
 
 from __future__ import annotations
-
-import json
 
 from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import parse_config
 from gbbot.core.model import Mode, Status
-from gbbot.main import main
 
 
-def test_example_project_end_to_end(example_repo, tmp_path, capsys):
-    out, md = tmp_path / "report.json", tmp_path / "report.md"
-    code = main(["check", "--root", str(example_repo), "--json", str(out), "--markdown", str(md), "-j", "2"])
-    assert code == 1  # fail_on: new and no baseline: every break is new
-    data = json.loads(out.read_text())
+def test_example_project_end_to_end(example_checked):
+    data = example_checked.data
+    assert example_checked.code == 1  # fail_on: new and no baseline: every break is new
     found = {(b["gb_id"], b["file"], b["function"]) for e in data["entrypoints"] for b in e["breaks"]}
     assert found == {
         ("GB0025", "tinymodel/model.py", "smooth"),
@@ -33,19 +30,21 @@ def test_example_project_end_to_end(example_repo, tmp_path, capsys):
     assert entries == sorted(entries, reverse=True) and entries[0] == 2
     smooth = next(b for b in train["breaks"] if b["gb_id"] == "GB0025")
     assert smooth["frame_skipped"] and smooth["cost"]["runs_eagerly"] and smooth["cost"]["entries"] == 1
-    text = md.read_text()
-    assert text.index("GB0059") < text.index("GB0025")  # paid 3 times over both entrypoints, against once
+    text = example_checked.markdown
+    # impact order: the break that makes a frame run eagerly first, though paid once against GB0059's 3
+    assert text.index("GB0025") < text.index("GB0059")
     assert "`smooth` runs eagerly on its one call" in text
-    terminal = capsys.readouterr().out
+    terminal = example_checked.terminal
     assert "train-step" in terminal and "TinyNet.forward" in terminal
 
 
-def test_fast_mode_finds_the_same_breaks_as_faithful_mode(example_repo):
-    config = parse_config((example_repo / ".gbbot.yml").read_text())
+def test_fast_mode_finds_the_same_breaks_as_faithful_mode(example_checked):
+    config = parse_config((example_checked.repo / ".gbbot.yml").read_text())
+    runs = {Mode.FAST: example_checked.report}
+    runs[Mode.FAITHFUL] = check(example_checked.repo, config, CheckOptions(mode=Mode.FAITHFUL, only=("forward",)))
     found = {}
-    for mode in (Mode.FAST, Mode.FAITHFUL):
-        result = check(example_repo, config, CheckOptions(mode=mode, only=("forward",)))
-        (entry,) = result.entrypoints
+    for mode, result in runs.items():
+        entry = next(e for e in result.entrypoints if e.name == "forward")
         assert entry.status is Status.OK and result.mode is mode
         found[mode] = ({b.fingerprint for b in entry.breaks}, entry.graph_count)
     assert found[Mode.FAST] == found[Mode.FAITHFUL]

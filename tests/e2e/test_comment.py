@@ -14,9 +14,9 @@ import pytest
 from gbbot.analysis import report
 from gbbot.core.model import ChangeState
 from gbbot.publish import comment
-from gbbot.publish.content import Content, Texts, fitted
-from gbbot.render.markdown import SourceLinks
-from tests.cli_helpers import gbbot, write
+from gbbot.publish.content import Texts, fitted
+from gbbot.render.markdown import Options, SourceLinks
+from tests.cli_helpers import gbbot_here, write
 from tests.conftest import git
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -39,13 +39,13 @@ def example(tmp_path_factory) -> tuple[Path, report.Report]:
     model.write_text("import warnings\n" + model.read_text().replace(*CHANGE))
     git(repo, "checkout", "-q", "-b", "change")
     git(repo, "commit", "-q", "-am", "change")
-    done = gbbot(repo, "diff", "--base", "main", "--fail-on", "none", "--json", "diff.json")
+    done = gbbot_here(repo, "diff", "--base", "main", "--fail-on", "none", "--json", "diff.json")
     assert done.returncode == 0, done.stderr
     return repo, report.load(repo / "diff.json")
 
 
 def posted(made: report.Report, head: str) -> str:
-    text, _ = comment.body(Texts(made), Content(links=SourceLinks(WEB, head)), "", None)
+    text, _ = comment.body(Texts(made), Options(links=SourceLinks(WEB, head)), "", None)
     return text.split("\n", 1)[1]
 
 
@@ -74,7 +74,7 @@ def test_every_line_link_points_at_the_line_it_names(example) -> None:
         assert sha in (head, made.diff.base_sha)
         shown = line_at(repo, sha, path, int(line))
         assert shown.strip(), f"{path}:{line} at {sha[:7]} is an empty line"
-    new = next(b for b in made.breaks if b.fingerprint in made.diff.new)
+    new = made.diff.breaks(ChangeState.NEW)[0]
     assert "warnings.warn" in line_at(repo, head, new.file, new.line)
     (fixed,) = made.diff.breaks(ChangeState.FIXED)
     assert "print(" in line_at(repo, made.diff.base_sha, fixed.file, fixed.line)
@@ -84,7 +84,7 @@ def test_every_line_link_points_at_the_line_it_names(example) -> None:
 def test_the_comment_is_shorter_than_the_job_summary(example) -> None:
     repo, made = example
     head = git(repo, "rev-parse", "HEAD").strip()
-    summary = fitted(Texts(made), Content(links=SourceLinks(WEB, head)), 1_000_000)
+    summary = fitted(Texts(made), Options(links=SourceLinks(WEB, head)), 1_000_000)
     assert len(posted(made, head)) <= len(summary)
 
 
@@ -113,7 +113,7 @@ def test_a_statement_over_several_lines_one_call_deeper_is_shown_whole(tmp_path:
     write(
         tmp_path, {"deeper.py": DEEPER, ".gbbot.yml": 'version: 1\nentrypoints:\n  - {name: run, call: "deeper:run"}\n'}
     )
-    done = gbbot(tmp_path, "check", "--fail-on", "none", "--json", "r.json", "--markdown", "r.md")
+    done = gbbot_here(tmp_path, "check", "--fail-on", "none", "--json", "r.json", "--markdown", "r.md")
     assert done.returncode == 0, done.stderr
     (brk,) = report.load(tmp_path / "r.json").breaks
     assert (brk.file, brk.function) == ("deeper.py", "describe")

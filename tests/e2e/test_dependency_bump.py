@@ -4,8 +4,9 @@ repository), runs each side there, and puts what came and went down to the new v
 print is fixed, 2.0's `.item()` is new, no line of code changed. The same bump beside a code
 change keeps the code's new break apart. Nothing is installed into gbbot's own environment.
 
-One repository for the module, one cache directory: the second diff takes both environments
-from it (same requirement files, same key).
+One repository for the module, one cache directory: the second diff takes the base's environment
+from it (same requirement files, same key); the head's, built by the change's own steps, is never
+kept, and the base's is gbbot's again before any code of the change runs.
 """
 
 from __future__ import annotations
@@ -105,17 +106,19 @@ def test_a_code_change_beside_the_bump_is_kept_apart(project, capsys):
     assert found["dependencies"]["code_changed"] is True
     assert "**tinydep 1.0 → 2.0**: fixes **1** graph break, adds **1**." in md
     assert "The code change: adds **1** graph break." in md
-    # both environments came from the cache the first diff filled
-    assert "pip install" not in err
+    # the base's environment came from the cache the first diff filled; the head's is built again
+    base, head = err.split("and so does the head")
+    assert "pip install" not in base and "setup 1/1: pip install" in head
 
 
 @pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("useradd") is None,
     reason="needs root and useradd: gbbot drops to another user only as root",
 )
-def test_as_the_run_as_user_the_sides_environments_are_theirs_and_the_bump_reads_the_same(project):
+def test_as_the_run_as_user_the_sides_environments_are_built_by_them_and_the_bump_reads_the_same(project):
     """gbbot as root with GBBOT_RUN_AS, as its image runs: each side's setup installs, as that
-    user, into an environment handed to them, and the diff is the one above."""
+    user, into an environment handed to them (the base's taken back before the head's runs), and
+    the diff is the one above."""
     user = ensure_user()
     opened = reachable(Path(os.path.realpath(sys.executable)), Path(sys.prefix))
     try:
@@ -129,6 +132,8 @@ def test_as_the_run_as_user_the_sides_environments_are_theirs_and_the_bump_reads
     found = json.loads(out.read_text())["diff"]
     assert len(found["new"]) == 1 and len(found["fixed"]) == 1
     assert found["dependencies"]["packages"] == [{"name": "tinydep", "base": "1.0", "head": "2.0"}]
-    built = [p for p in (project.parent / "cache-run-as" / "environments").iterdir() if p.is_dir()]
-    assert len(built) == 2 and {p.stat().st_uid for p in built} == {user.pw_uid}
-    assert (project.parent / "cache-run-as" / "environments").stat().st_uid == 0  # the directory stays gbbot's
+    # only the base's environment is kept, and gbbot's again, so the head's code could not write it
+    (kept,) = [p for p in (project.parent / "cache-run-as" / "environments").iterdir() if p.is_dir()]
+    owners = {p.stat().st_uid for p in (kept, *kept.rglob("*"))}
+    assert owners == {0} and not [p for p in kept.rglob("*") if p.stat().st_mode & 0o022 and not p.is_symlink()]
+    assert "Successfully installed tinydep-2.0" in done.stdout + done.stderr  # the head's, as that user

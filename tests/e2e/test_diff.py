@@ -24,6 +24,7 @@ from gbbot.checks import baseline
 from gbbot.commands import common
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import ChangeState, Mode, Report
+from tests.builders import listed
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -141,10 +142,9 @@ HEAD_COMMITTED = {
 }
 
 
-def cached_report_path(pr) -> Path:
-    """The one cached base report (its runs' reads are kept beside it as `*.reads.json`)."""
-    (path,) = (p for p in pr.cache.rglob("*.json") if not p.name.endswith(".reads.json"))
-    return path
+def cached_reports(cache: Path) -> list[Path]:
+    """The cached base reports (their runs' reads are kept beside them as `*.reads.json`)."""
+    return [p for p in cache.rglob("*.json") if not p.name.endswith(".reads.json")]
 
 
 def make_pr_repo(repo: Path) -> None:
@@ -201,6 +201,22 @@ def pr(tmp_path_factory) -> Scenario:
     return Scenario(repo, scratch, cache, run, report.load(out / "report.json"), (out / "report.md").read_text(), out)
 
 
+@pytest.fixture(scope="module")
+def fwd_cache(pr: Scenario) -> Path:
+    """`fwd` alone diffed with a cache: a base that ran cleanly, so it is kept (the whole base is
+    not: `flaky` failed there). The cached report's path."""
+    cache = pr.cache.parent / "fwd-cache"
+    run = gbbot(pr.repo, "diff", "--base", "main", "-e", "fwd", "--cache", str(cache), "-q")
+    assert run.returncode == 1, run.stderr
+    (path,) = cached_reports(cache)
+    return path
+
+
+def test_a_base_that_did_not_run_cleanly_is_never_cached(pr, fwd_cache):
+    assert cached_reports(pr.cache) == []  # `flaky` failed on the base
+    assert [e["name"] for e in json.loads(fwd_cache.read_text())["entrypoints"]] == ["fwd"]
+
+
 def fingerprint_of(result: Report, code: str, name: str = "fwd") -> str:
     entry = next(e for e in result.entrypoints if e.name == name)
     (found,) = [b.fingerprint for b in entry.breaks if code in b.code]
@@ -216,18 +232,18 @@ def test_new_fixed_and_persisting(pr):
     d = pr.report.diff
     c = fingerprint_of(pr.report, 'warnings.warn("C")')
     b = fingerprint_of(pr.report, ".item()")
-    entry = fwd_diff(pr.report)
-    assert entry.new == (c,)
+    entry, lists = fwd_diff(pr.report), listed(d, "fwd")
+    assert lists.new == (c,)
     assert [brk.code for brk in d.breaks(ChangeState.FIXED)] == ['print("A")']
-    assert entry.fixed == d.fixed == tuple(brk.fingerprint for brk in d.breaks(ChangeState.FIXED))
-    assert b in entry.persisting
+    assert lists.fixed == listed(d).fixed == tuple(brk.fingerprint for brk in d.breaks(ChangeState.FIXED))
+    assert b in lists.persisting
     assert entry.no_baseline is None
     assert entry.graph_delta == 0  # one break fixed, one added: as many graphs as before
 
 
 def test_edits_that_keep_a_break_persisting(pr):
     """Lines above it, whitespace, the function moved in its file, the file renamed."""
-    persisting = set(fwd_diff(pr.report).persisting)
+    persisting = set(listed(pr.report.diff, "fwd").persisting)
     for code in (".item()", "torch._dynamo.graph_break()", 'warnings.warn("scaling")'):
         assert fingerprint_of(pr.report, code) in persisting, code
     moved = next(b for b in pr.report.breaks if b.function == "late")
@@ -239,7 +255,7 @@ def test_edits_that_keep_a_break_persisting(pr):
 def test_identical_breaks_on_two_lines_stay_distinct(pr):
     ticks = [b for b in pr.report.breaks if b.code == 'print("tick")']
     assert len(ticks) == 2 and ticks[0].fingerprint != ticks[1].fingerprint
-    assert {t.fingerprint for t in ticks} <= set(pr.report.diff.persisting)
+    assert {t.fingerprint for t in ticks} <= set(listed(pr.report.diff).persisting)
 
 
 def test_entrypoints_without_a_baseline_say_why(pr):
@@ -248,27 +264,27 @@ def test_entrypoints_without_a_baseline_say_why(pr):
     assert entries["added"].no_baseline.startswith(
         f"no baseline for `added` on base {sha}: entrypoint not defined there"
     )
-    assert "No module named 'pkg.added'" in entries["added"].no_baseline
+    assert "the base's config or report does not have it" in entries["added"].no_baseline
     assert entries["flaky"].no_baseline.startswith(f"no baseline for `flaky` on base {sha}: it failed there (exit 1)")
     assert "RuntimeError: the base cannot run this" in entries["flaky"].no_baseline
     assert entries["added"].graph_delta is None
     # the added entrypoint's break had no baseline: it is new
-    assert fingerprint_of(pr.report, 'print("added")', "added") in pr.report.diff.new
+    assert fingerprint_of(pr.report, 'print("added")', "added") in listed(pr.report.diff).new
     for reason in (entries["added"].no_baseline, entries["flaky"].no_baseline):
         assert reason.replace("`", "") in pr.run.stderr
     assert f"> no baseline for `added` on base {sha}: entrypoint not defined there" in pr.markdown
-    # `flaky` is no new entrypoint: it lost its baseline, which is said above the headline.
+    # `flaky` is no new entrypoint: it lost its baseline, which is said above the headline, and
+    # its breaks (it has none on the head) would count as new.
     (warning,) = [line for line in pr.markdown.splitlines() if line.startswith("⚠️ `flaky`")]
     assert warning.startswith("⚠️ `flaky` lost its baseline: it failed there (exit 1)")
-    assert warning.endswith("; its graph breaks were not compared.")
+    assert warning.endswith("; the comparison could not be made, so its graph breaks count as new.")
     assert pr.markdown.index(warning) < pr.markdown.index("\nThis PR ")
 
 
 def test_a_removed_entrypoint_plays_no_part(pr):
     assert {e.name for e in pr.report.entrypoints} == {"fwd", "flaky", "added"}
     assert {e.name for e in pr.report.diff.entrypoints} == {"fwd", "flaky", "added"}
-    cached = json.loads(cached_report_path(pr).read_text())
-    assert "old" not in {e["name"] for e in cached["entrypoints"]}  # the base ran the head's config
+    assert "old (base" not in pr.run.stderr  # the base ran what the head selects, as its own config defines it
 
 
 def test_the_head_is_the_working_tree_and_the_report_says_so(pr):
@@ -302,16 +318,17 @@ def test_markdown_leads_with_the_delta(pr):
     assert "<details><summary>5 graph breaks persisting</summary>" in md[persisting - 20 :]
 
 
-def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr):
+def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr, fwd_cache):
+    cache = fwd_cache.parent.parent
     again = gbbot(
-        pr.repo, "diff", "--base", "main", "-j", "2", "--cache", str(pr.cache), "--json", str(pr.out / "again.json")
+        pr.repo, "diff", "--base", "main", "-e", "fwd", "--cache", str(cache), "--json", str(pr.out / "again.json")
     )
     assert again.returncode == 1, again.stderr
     assert "from the cache" in again.stderr
     assert "(base " not in again.stderr  # no base entrypoint ran
     second = report.load(pr.out / "again.json").diff
-    first = pr.report.diff
     assert second.baseline_source == "cache"
+    second, first = listed(second), listed(pr.report.diff, "fwd")
     assert (set(second.new), set(second.fixed), set(second.persisting)) == (
         set(first.new),
         set(first.fixed),
@@ -319,8 +336,8 @@ def test_the_cached_baseline_is_reused_and_gives_the_same_diff(pr):
     )
 
 
-def cached_baseline(pr: Scenario, tmp_path: Path, **changes) -> Path:
-    data = json.loads(cached_report_path(pr).read_text())
+def cached_baseline(cached: Path, tmp_path: Path, **changes) -> Path:
+    data = json.loads(cached.read_text())
     data.update(changes)
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(data))
@@ -336,16 +353,16 @@ def cached_baseline(pr: Scenario, tmp_path: Path, **changes) -> Path:
         ({"commit": "0" * 40}, "made for commit 0000000, not the merge-base"),
     ],
 )
-def test_a_mismatched_baseline_is_refused(pr, tmp_path, changes, says):
-    baseline = cached_baseline(pr, tmp_path, **changes)
+def test_a_mismatched_baseline_is_refused(pr, fwd_cache, tmp_path, changes, says):
+    baseline = cached_baseline(fwd_cache, tmp_path, **changes)
     run = gbbot(pr.repo, "diff", "--base", "main", "--baseline", str(baseline), "-q")
     assert run.returncode == 2
     assert says in run.stderr and "--allow-mismatch" in run.stderr
     assert "running" not in run.stderr  # refused before anything ran
 
 
-def test_a_mismatched_baseline_can_be_used_with_a_label(pr, tmp_path):
-    baseline = cached_baseline(pr, tmp_path, torch_version="2.12.0+cpu")
+def test_a_mismatched_baseline_can_be_used_with_a_label(pr, fwd_cache, tmp_path):
+    baseline = cached_baseline(fwd_cache, tmp_path, torch_version="2.12.0+cpu")
     out = tmp_path / "labelled.json"
     run = gbbot(
         pr.repo,
@@ -369,51 +386,51 @@ def test_a_mismatched_baseline_can_be_used_with_a_label(pr, tmp_path):
     (label,) = [n for n in labelled.notes if "does not match this run" in n]
     assert "it was made with torch 2.12.0+cpu, the head runs torch 2.13" in label
     assert "does not match this run" in (tmp_path / "labelled.md").read_text()
-    assert labelled.new == (fingerprint_of(pr.report, 'warnings.warn("C")'),)
+    assert listed(labelled).new == (fingerprint_of(pr.report, 'warnings.warn("C")'),)
 
 
-def base_report(pr: Scenario) -> Report:
-    return report.load(cached_report_path(pr))
+@pytest.fixture
+def base(fwd_cache: Path) -> Report:
+    return report.load(fwd_cache)
 
 
-def test_ignore_rules_apply_to_both_sides(pr):
+def test_ignore_rules_apply_to_both_sides(pr, base):
     head = replace(pr.report, diff=None)
     rules = (IgnoreRule(gb_id="GB0007"),)  # C and the renamed helper's warning
     d = break_diff.diff(
         head,
-        base_report(pr),
+        base,
         break_diff.Comparison("main", pr.report.diff.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules),
     )
     warns = {fingerprint_of(pr.report, 'warnings.warn("C")'), fingerprint_of(pr.report, "scaling")}
-    assert not warns & {*d.new, *d.fixed, *d.persisting}
-    fwd = next(e for e in d.entrypoints if e.name == "fwd")
-    assert fwd.new == () and [b.code for b in d.breaks(ChangeState.FIXED)] == ['print("A")']
+    assert not warns & {*listed(d).new, *listed(d).fixed, *listed(d).persisting}
+    assert listed(d, "fwd").new == () and [b.code for b in d.breaks(ChangeState.FIXED)] == ['print("A")']
     # with only `fwd` compared, nothing is new: fail_on new passes
     only_fwd = replace(head, entrypoints=tuple(e for e in head.entrypoints if e.name == "fwd"))
     ignored = break_diff.diff(
-        only_fwd, base_report(pr), break_diff.Comparison("main", d.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
+        only_fwd, base, break_diff.Comparison("main", d.base_sha, {"pkg/helpers.py": "pkg/utils.py"}, rules)
     )
     assert common.policy_exit_code(break_diff.with_diff(only_fwd, ignored), Policy.of("new")) == 0
 
 
-def test_without_the_rename_map_the_renamed_break_would_look_new(pr):
+def test_without_the_rename_map_the_renamed_break_would_look_new(pr, base):
     head = replace(pr.report, diff=None)
-    d = break_diff.diff(head, base_report(pr), break_diff.Comparison("main", pr.report.diff.base_sha))
-    assert fingerprint_of(pr.report, "scaling") in d.new
+    d = break_diff.diff(head, base, break_diff.Comparison("main", pr.report.diff.base_sha))
+    assert fingerprint_of(pr.report, "scaling") in listed(d).new
 
 
-def test_fingerprints_rebuild_exactly_as_classify_made_them(pr):
+def test_fingerprints_rebuild_exactly_as_classify_made_them(pr, base):
     """The rename map recomputes fingerprints; with every path mapped to itself nothing may
     change, or the rebuild has drifted from classify."""
-    for entry in (*pr.report.entrypoints, *base_report(pr).entrypoints):
+    for entry in (*pr.report.entrypoints, *base.entrypoints):
         identity = {b.file: b.file for b in entry.breaks}
         assert [b.fingerprint for b in break_diff.renamed(entry.breaks, identity)] == [
             b.fingerprint for b in entry.breaks
         ]
 
 
-def test_diff_shards_merge_into_the_whole_diff(pr, tmp_path):
-    head, base = replace(pr.report, diff=None), base_report(pr)
+def test_diff_shards_merge_into_the_whole_diff(pr, base, tmp_path):
+    head = replace(pr.report, diff=None)
     renames = {"pkg/helpers.py": "pkg/utils.py"}
     names = sorted(e.name for e in head.entrypoints)
     shards = []
@@ -427,8 +444,7 @@ def test_diff_shards_merge_into_the_whole_diff(pr, tmp_path):
         path = tmp_path / f"shard{index}.json"
         report.write(part, path)
         shards.append(ShardReport(str(path), report.load(path)))
-    merged = merge(shards).diff
-    whole = pr.report.diff
+    merged, whole = listed(merge(shards).diff), listed(pr.report.diff)
     assert (set(merged.new), set(merged.fixed), set(merged.persisting)) == (
         set(whole.new),
         set(whole.fixed),
@@ -453,8 +469,8 @@ def test_the_cache_key_separates_everything_a_baseline_depends_on(tmp_path):
     assert baseline.CacheKey.for_run(replace(expected, torch_version=None)) is None
 
 
-def test_the_cache_keeps_the_most_recently_used_bases(pr, tmp_path):
-    cache, base = baseline.Cache(tmp_path), base_report(pr)
+def test_the_cache_keeps_the_most_recently_used_bases(base, tmp_path):
+    cache = baseline.Cache(tmp_path)
     for i in range(baseline.KEEP_BASES + 2):
         key = baseline.CacheKey(f"{i:040x}", "c0ffee", "2.13.0+cpu", Mode.FAST, ("fwd",))
         cache.store(key, base)

@@ -198,19 +198,21 @@ def test_the_call_line_a_disabled_callee_now_breaks_at_is_new(diffed):
 def test_fail_on_new_fails_and_says_how_many_the_pr_adds(diffed):
     assert diffed.returncode == 1
     counts = diffed.data["counts"]
-    assert counts["new"] == 5 and counts["revealed"] == 0 and counts["fixed"] == 0
-    assert "This PR adds **5** graph breaks" in diffed.markdown
+    # the five the change adds, and `wrapped`'s, which the base could not run: unknown is new
+    assert counts["new"] == 6 and counts["revealed"] == 0 and counts["fixed"] == 0
+    assert "This PR adds **6** graph breaks" in diffed.markdown
     assert "revealed, not new" not in diffed.markdown
 
 
-def test_a_base_that_lacks_an_untracked_module_says_so_and_its_break_is_not_new(diffed):
+def test_a_base_that_lacks_an_untracked_module_says_so_and_its_break_is_new(diffed):
+    """The comparison could not be made: nothing shows the break on the base, so it is new."""
     entry = diffed.entry("wrapped")
     assert entry["no_baseline"].startswith("no baseline for `wrapped` on base ")
     assert (
         "`wrapper.py` is only in the working tree (untracked), so the base's checkout lacks it" in entry["no_baseline"]
     )
     assert "No module named 'wrapper'" in entry["no_baseline"]
-    assert entry["no_baseline"].endswith("; its graph break is not compared, not counted as new")
+    assert entry["no_baseline"].endswith("; the comparison could not be made, so its graph break counts as new")
     (printed,) = diffed.breaks("wrapped").values()
-    assert entry["new"] == [] and printed["fingerprint"] not in diffed.data["diff"]["new"]
+    assert entry["new"] == [printed["fingerprint"]] and printed["fingerprint"] in diffed.data["diff"]["new"]
     assert "only in the working tree (untracked)" in diffed.markdown

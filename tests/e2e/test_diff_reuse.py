@@ -1,7 +1,8 @@
-"""`gbbot diff` runs the base only for the entrypoints whose runs read something the change touches
-(a file modified or removed, a directory that gains or loses a module, anything read by another
-program); the others' base results are the head's. The comparison must come out exactly as when
-every base runs (`--no-warm`: nothing is recorded, so nothing is skipped)."""
+"""`gbbot diff` runs the base first, whole, and then the head only for the entrypoints whose base runs
+read something the change touches (a file modified or removed, a directory that gains or loses a
+module, anything read by another program); the others' head results are the base's. The
+comparison must come out exactly as when every head runs (`--no-warm`: nothing is recorded, so
+nothing is skipped), and the head's own record of its reads decides nothing."""
 
 from __future__ import annotations
 
@@ -67,22 +68,25 @@ def by_entrypoint(found: dict) -> dict:
             for e in found["entrypoints"]}  # fmt: skip
 
 
-def test_the_base_runs_only_where_the_change_reaches_and_the_diff_is_the_same(project, capsys):
+def ran_on_head(err: str) -> list[str]:
+    """The entrypoints whose head run's progress line the log shows (base runs say `(base …)`)."""
+    return [line.split("] ")[1].split(":")[0] for line in err.splitlines() if "] " in line and "(base " not in line]
+
+
+def test_the_head_runs_only_where_the_change_reaches_and_the_diff_is_the_same(project, capsys):
     reused, err = diff(project, capsys)
-    ran_on_base = {line.split("] ")[1].split(" (base")[0] for line in err.splitlines() if "(base " in line}
-    # a read lib_a.py, c settings.json (both modified); d listed plugins/ (extra.py removed); e
+    assert err.count("(base ") == 5  # the base ran first, whole
+    # a read lib_a.py, c settings.json (both modified); d read plugins/extra.py (removed); e
     # started another program; b read nothing the change touches
-    assert ran_on_base == {"a", "c", "d", "e"}
-    assert any("not run again for 1 of 5 entrypoints (`b`)" in note for note in reused["notes"])
-    assert "the base runs `a` again: it read `lib_a.py`, which the change touches" in err
-    assert (
-        "the base runs `d` again: it looked for module `extra` in `plugins/`, where the change adds or removes "
-        "`extra.py`" in err
+    assert sorted(ran_on_head(err)) == ["a", "c", "d", "e"]
+    assert any(
+        "1 of 5 entrypoints not reached by this change: results from the base (`b`)" in n for n in reused["notes"]
     )
-    assert "the base runs `e` again: it started another program (subprocess.Popen)" in err
+    assert "the head runs `a`: it read `lib_a.py`, which the change touches" in err
+    assert "the head runs `e`: it started another program (subprocess.Popen)" in err
 
     every, err = diff(project, capsys, "--no-warm")
-    assert err.count("(base ") == 5
+    assert err.count("(base ") == 5 and len(ran_on_head(err)) == 5
     assert by_entrypoint(reused) == by_entrypoint(every)
     got = by_entrypoint(reused)
     assert [bool(got[n]["new"]) for n in "abcde"] == [True, False, True, False, False]
@@ -90,16 +94,18 @@ def test_the_base_runs_only_where_the_change_reaches_and_the_diff_is_the_same(pr
     assert sorted(reused["new"]) == sorted(every["new"]) and reused["fixed"] == every["fixed"]
 
 
-def test_only_what_could_differ_runs_on_the_base(project, capsys):
+def test_only_what_could_differ_runs_on_the_head(project, capsys):
     git(project, "reset", "-q", "--hard", "HEAD~1")
     (project / "README.md").write_text("# a project nothing reads\n")
     (project / "plugins" / "NOTES.md").write_text("plugins/ gains a file, though not one anything imports\n")
     (project / "tools").mkdir()
     (project / "tools" / "new_tool.py").write_text("print('a new script nothing runs')\n")
-    found, err = diff(project, capsys, "--base", "HEAD")
-    assert [line.split("] ")[1].split(" (base")[0] for line in err.splitlines() if "(base " in line] == ["e"]
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "docs and a tool")
+    found, err = diff(project, capsys)
+    assert ran_on_head(err) == ["e"]
     assert all(not e["new"] and not e["fixed"] for e in found["entrypoints"])
-    assert any("not run again for 4 of 5 entrypoints (`a`, `b`, `c`, `d`)" in note for note in found["notes"])
+    assert any("4 of 5 entrypoints not reached by this change" in note for note in found["notes"])
 
 
 # PR code that forges its warm child's record of what it read: at exit (before the record is
@@ -114,11 +120,11 @@ atexit.register(_forget)
 """
 
 
-def test_a_forged_read_record_is_marked_in_the_report_and_never_cached(in_git_dir: Path, capsys):
+def test_a_forged_read_record_on_the_head_decides_nothing(in_git_dir: Path, capsys):
     """The PR adds a break to a library its entrypoint calls (one call deeper) and empties the
-    record of its reads: the base is skipped and the new break looks persisting — that much was
-    always the PR's to forge — but the report says whose result the base's is, and no base report
-    built from the head's results is cached under the base's SHA."""
+    record of its reads. The base ran first and its own record, which no code of the change
+    wrote, says the change reaches the entrypoint: the head runs it and the break is new. The
+    base, which ran cleanly before any code of the change, is cached."""
     repo = in_git_dir
     files = {k: FILES[k] for k in ("lib_a.py", "a.py")}
     for name, text in files.items():
@@ -132,18 +138,14 @@ def test_a_forged_read_record_is_marked_in_the_report_and_never_cached(in_git_di
     cache = repo.parent / "cache"
     found, err = diff(repo, capsys, "--cache", str(cache))
     (entry,) = found["entrypoints"]
-    assert "(base " not in err  # the forged record made gbbot skip the base
-    assert entry["base_from_head"] is True
-    assert not [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".json"]
-    honest, _ = diff(repo, capsys, "--cache", str(cache), "--no-warm")  # every base runs: cached, unmarked
-    assert "base_from_head" not in honest["entrypoints"][0] and honest["new"]
+    assert ran_on_head(err) == ["a"] and entry["new"] and not entry["persisting"]
     assert [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".json"]
 
 
 def test_a_module_the_server_preloaded_is_still_a_lookup_in_the_checkout(in_git_dir: Path, capsys):
     """The warm server imported `yaml` before forking, so the child finds it in `sys.modules` and
-    never searches the checkout; a fresh base process would look there first. A change that adds
-    `yaml.py` at the top (one that shadows the installed package) must send the base to run again."""
+    never searches the checkout; a fresh process would look there first. A change that adds
+    `yaml.py` at the top (one that shadows the installed package) must make the head run again."""
     repo = in_git_dir
     (repo / "y.py").write_text("import torch, yaml\n" + COMPILED.format(body="x = x if yaml.safe_load('1') else x"))
     (repo / ".gbbot.yml").write_text(
@@ -154,6 +156,6 @@ def test_a_module_the_server_preloaded_is_still_a_lookup_in_the_checkout(in_git_
     (repo / "yaml.py").write_text("def safe_load(text):\n    return 1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "head: a module named like a preloaded one")
-    _, err = diff(repo, capsys)
-    assert "[1/1] y (base " in err, err[-3000:]  # the base ran again
-    assert "not run again" not in err
+    found, err = diff(repo, capsys)
+    assert ran_on_head(err) == ["y"], err[-3000:]  # the head ran it
+    assert "not reached" not in " ".join(found["notes"])

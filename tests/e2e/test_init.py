@@ -84,7 +84,7 @@ def test_init_on_the_bundled_example_writes_a_config_check_runs_without_edits(tm
     assert "wrote" in made.stderr and "review it, then run: gbbot check" in made.stderr
     config = parse_config((repo / ".gbbot.yml").read_text())
     assert {(e.kind, e.run or e.call) for e in config.entrypoints} == {
-        ("run", "python train.py --steps 2"),  # its --steps option, set for a short run
+        ("run", "python train.py --steps 5"),  # its --steps option, set for a short run
         ("call", "tinymodel.bench:forward_once"),
     }
     entries = check_all_ok(repo, tmp_path)
@@ -126,9 +126,8 @@ def test_without_a_config_check_suggests_init_and_init_says_when_nothing_compile
     assert missing.returncode == 2 and "run `gbbot init` to write a starter one" in missing.stderr
     nothing = gbbot(tmp_path, "init")
     assert nothing.returncode == 2
-    assert (
-        "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files"
-        in nothing.stderr
+    assert "found no torch.compile call sites to run, and no model that ran when built small, in 1 Python files" in (
+        nothing.stderr
     )
     assert "model: mypkg.model:MyModel" in nothing.stderr  # the template to start from, not "by hand"
     assert not (tmp_path / ".gbbot.yml").exists()
@@ -195,94 +194,143 @@ def test_a_script_compiling_at_module_level_becomes_a_run_entry_check_runs(tmp_p
         """,
     }
     config, entries = init_then_check(tmp_path / "repo", tmp_path, files)
-    assert [(e.kind, e.run) for e in config.entrypoints] == [("run", "python bench.py --steps 2")]
+    assert [(e.kind, e.run) for e in config.entrypoints] == [("run", "python bench.py --steps 5")]
     assert [b["code"] for b in entries["bench"]["breaks"]] == ['print("step")  # the break']
 
 
-def test_a_repository_that_never_compiles_gets_a_model_entry_check_runs_without_edits(tmp_path):
-    files = {
-        "tinynet/__init__.py": "",
-        "tinynet/model.py": """\
-            import torch
-            from torch import nn
+# A repository shaped like the ones people have (issue #49): a dataclass config (whisper's
+# `Whisper(dims)`), a wrapper taking a model (`GaussianDiffusion(Unet(…), image_size=…)`), a
+# registry factory (timm's `create_model`), a conv model sized by `image_size`, a script with a
+# `--compile` flag and one that downloads; a model whose constructor raises and one that needs a
+# value nothing names. One init, one check, shared by the tests below.
+ZOO = {
+    "zoo/__init__.py": """\
+        from zoo.speech import Speech
+        from zoo.nets import Tagger, Mixer
+        from zoo.diffusion import Diffusion, Unet
+        from zoo.registry import create_model
+        from zoo import convnets
+    """,
+    "zoo/speech.py": """\
+        from dataclasses import dataclass
 
-
-            def _scaled(x):
-                print("scaled", x.shape)  # the planted break, below a submodule's forward
-                return x * 2
-
-
-            class Block(nn.Module):
-                def __init__(self, dim):
-                    super().__init__()
-                    self.lin = nn.Linear(dim, dim)
-
-                def forward(self, x):
-                    return _scaled(torch.relu(self.lin(x)))
-
-
-            class TinyNet(nn.Module):
-                def __init__(self, dim, depth=4, vocab_size=1000):
-                    super().__init__()
-                    self.embed = nn.Embedding(vocab_size, dim)
-                    self.blocks = nn.ModuleList(Block(dim) for _ in range(depth))
-
-                def forward(self, tokens):
-                    x = self.embed(tokens)
-                    for block in self.blocks:
-                        x = block(x)
-                    return x
-        """,
-    }
-    config, entries = init_then_check(tmp_path / "repo", tmp_path, files)
-    tiny = config.entrypoint("TinyNet")
-    assert (tiny.kind, tiny.model, dict(tiny.kwargs)) == (
-        "model",
-        "tinynet.model:TinyNet",
-        {"dim": 32, "depth": 2, "vocab_size": 100},
-    )
-    assert tiny.inputs == ({"tensor": [2, 8], "dtype": "long", "high": 100},)
-    found = {(b["file"], b["function"]) for b in entries["TinyNet"]["breaks"]}
-    assert found == {("tinynet/model.py", "_scaled")}
-
-
-# A repository that never compiles: a whole model whose constructor's defaults are its sizes, a
-# block it is made of, a model that needs a setting nothing says (a template to finish) and one
-# whose constructor raises. init builds each proposal before writing it.
-BUILT_REPO = {
-    "zoo/__init__.py": "",
-    "zoo/nets.py": """\
         import torch
         from torch import nn
 
 
+        @dataclass
+        class Dims:
+            n_mels: int
+            n_ctx: int
+            n_state: int
+            n_head: int
+            n_vocab: int
+            n_layer: int = 12
+
+
         class Block(nn.Module):
-            def __init__(self, dim):
+            def __init__(self, width, heads):
                 super().__init__()
-                self.lin = nn.Linear(dim, dim)
+                self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
 
             def forward(self, x):
                 print("block")  # the planted break
-                return torch.relu(self.lin(x))
+                return x + self.attn(x, x, x)[0]
 
 
-        class Tower(nn.Module):
-            def __init__(self, dim=24, depth=2):
+        class Speech(nn.Module):
+            def __init__(self, dims: Dims):
                 super().__init__()
-                self.blocks = nn.Sequential(*(Block(dim) for _ in range(depth)))
+                self.conv = nn.Conv1d(dims.n_mels, dims.n_state, 3, stride=2, padding=1)
+                self.pos = nn.Parameter(torch.zeros(dims.n_ctx, dims.n_state))
+                self.tokens = nn.Embedding(dims.n_vocab, dims.n_state)
+                self.blocks = nn.Sequential(*(Block(dims.n_state, dims.n_head) for _ in range(dims.n_layer)))
+
+            def forward(self, mel, tokens):
+                audio = self.conv(mel).transpose(1, 2)
+                assert audio.shape[1:] == self.pos.shape, "incorrect audio shape"
+                return self.blocks(self.tokens(tokens)) + (audio + self.pos).mean(1, keepdim=True)
+    """,
+    "zoo/diffusion.py": """\
+        import torch
+        from torch import nn
+        from torch.nn import functional as F
+
+
+        class Unet(nn.Module):
+            def __init__(self, dim, channels=3):
+                super().__init__()
+                self.channels = channels
+                self.down = nn.Conv2d(channels, dim, 3, padding=1)
+                self.time = nn.Linear(1, dim)
+                self.up = nn.Conv2d(dim, channels, 1)
+
+            def forward(self, x, time):
+                return self.up(self.down(x) + self.time(time[:, None].float())[:, :, None, None])
+
+
+        class Diffusion(nn.Module):
+            def __init__(self, model, *, image_size, timesteps=1000):
+                super().__init__()
+                self.model, self.image_size = model, image_size
+
+            def forward(self, img):
+                assert img.shape[-1] == self.image_size, "the image must be image_size wide"
+                t = torch.full((img.shape[0],), 3)
+                return F.mse_loss(self.model(img, t), img)
+    """,
+    "zoo/registry.py": """\
+        _models = {}
+
+
+        def register_model(fn):
+            _models[fn.__name__] = fn
+            return fn
+
+
+        def create_model(model_name, pretrained=False, **kwargs):
+            if pretrained:
+                raise RuntimeError("weights are downloaded")
+            return _models[model_name](**kwargs)
+    """,
+    "zoo/convnets.py": """\
+        from torch import nn
+
+        from zoo.registry import register_model
+
+
+        class ConvNet(nn.Module):
+            def __init__(self, image_size, width, num_classes=1000):
+                super().__init__()
+                self.image_size = image_size
+                self.conv = nn.Conv2d(3, width, 3, padding=1)
+                self.head = nn.Linear(width * image_size * image_size, num_classes)
 
             def forward(self, x):
-                return self.blocks(x)
+                print("conv")  # the planted break
+                return self.head(self.conv(x).flatten(1))
 
 
-        class Scaler(nn.Module):
-            def __init__(self, dim=16):
+        @register_model
+        def convnet_large(pretrained=False, **kwargs):
+            return ConvNet(224, 256)
+
+
+        @register_model
+        def convnet_tiny(pretrained=False, **kwargs):
+            return ConvNet(24, 8, num_classes=10)
+    """,
+    "zoo/nets.py": """\
+        from torch import nn
+
+
+        class Tagger(nn.Module):
+            def __init__(self, n_tags):
                 super().__init__()
-                self.lin = nn.Linear(dim, dim)
-                self.scale = nn.Parameter(torch.ones(dim * 2))
+                self.fc = nn.Linear(8, n_tags)
 
             def forward(self, x):
-                return self.lin(x) * self.scale  # 16 against 32: fails when called
+                return self.fc(x)
 
 
         class Mixer(nn.Module):
@@ -290,78 +338,102 @@ BUILT_REPO = {
                 super().__init__()
                 if mixing not in ("soft", "sum"):
                     raise ValueError(f"unknown mixing {mixing!r}")
-                self.lin = nn.Linear(dim, dim)
 
             def forward(self, x):
-                return self.lin(x)
-
-
-        class Speech(nn.Module):
-            def __init__(self, n_mels, dim=16):
-                super().__init__()
-                self.proj = nn.Linear(dim, n_mels)
-
-            def forward(self, x):
-                return self.proj(x)
-
-
-        class Tagger(nn.Module):
-            def __init__(self, n_tags):
-                super().__init__()
-                self.lin = nn.Linear(8, n_tags)
-
-            def forward(self, x):
-                return self.lin(x)
+                return x
     """,
-    "zoo/config.py": """        from dataclasses import dataclass
+    "bench.py": """\
+        import argparse
+
+        import torch
+
+        import zoo
 
 
-        @dataclass
-        class SpeechConfig:
-            n_mels: int = 12
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--model", default="convnet_large")
+            parser.add_argument("--compile", action="store_true")
+            parser.add_argument("--steps", type=int, default=1000)
+            parser.add_argument("--batch-size", type=int, default=256)
+            args = parser.parse_args()
+            model = zoo.create_model(args.model)
+            step = torch.compile(model) if args.compile else model
+            for _ in range(args.steps):
+                step(torch.ones(args.batch_size, 3, model.image_size, model.image_size))
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "fetch.py": """\
+        import torch
+
+        URL = "https://example.com/weights.pt"
+
+        if __name__ == "__main__":
+            weights = torch.hub.load_state_dict_from_url(URL)
+            torch.compile(lambda x: x)(torch.ones(1))
     """,
 }
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """init on BUILT_REPO, then check on what it wrote: one run each, shared by the tests below."""
-    tmp = tmp_path_factory.mktemp("built")
+def zoo(tmp_path_factory):
+    """init on ZOO, then check on what it wrote: one run each, shared by the tests below."""
+    tmp = tmp_path_factory.mktemp("zoo")
     repo = tmp / "repo"
-    write(repo, BUILT_REPO)
+    write(repo, ZOO)
     made = gbbot(repo, "init")
     assert made.returncode == 0, made.stderr
     text = (repo / ".gbbot.yml").read_text()
-    return made, text, check_all_ok(repo, tmp)
+    return repo, made, text, check_all_ok(repo, tmp)
 
 
-def test_init_builds_its_model_proposals_and_writes_the_failing_ones_commented_with_their_error(built):
-    made, text, _ = built
+def test_init_writes_the_models_it_built_small_with_their_config_objects_inner_models_and_inputs(zoo):
+    _, made, text, _ = zoo
     config = parse_config(text)
-    # Block is a part of Tower, not proposed; Tagger's n_tags nothing says: a template
-    assert [(e.name, e.model, dict(e.kwargs), e.inputs) for e in config.entrypoints] == [
-        ("Tower", "zoo.nets:Tower", {}, ({"tensor": [2, 8, 24]},)),  # its own sizes: dim=24
-        ("Speech", "zoo.nets:Speech", {"n_mels": 12}, ({"tensor": [2, 8, 16]},)),  # n_mels: the config's
-    ]
-    assert "# Built and called once, it failed: ValueError: unknown mixing 'hard'" in text
-    assert "#   model: zoo.nets:Mixer" in text
-    assert "# Built and called once, it failed: RuntimeError: The size of tensor a (16) must match" in text
-    assert "#   model: zoo.nets:Scaler" in text
-    assert "# fill in: n_tags" in text and "#   model: zoo.nets:Tagger" in text
-    assert "Mixer: failed when built, written commented out: ValueError: unknown mixing 'hard'" in made.stderr
-    assert "its model: entries were built and called once" in text
+    found = {e.name: (e.model, e.args, dict(e.kwargs), e.inputs) for e in config.entrypoints if e.kind == "model"}
+    dims = {"n_mels": 16, "n_ctx": 16, "n_state": 32, "n_head": 2, "n_vocab": 100, "n_layer": 2}
+    assert found == {
+        # the registry's smallest variant, through its factory, never pretrained; its own image_size
+        "convnet_tiny": ("zoo:create_model", ("convnet_tiny",), {"pretrained": False}, ({"tensor": [2, 3, 24, 24]},)),
+        # a dataclass built with its own fields, small; the mel as long as the model asserts
+        "Speech": ("zoo:Speech", (), {"dims": {"call": "zoo.speech:Dims", "kwargs": dims}},
+                   ({"tensor": [2, 16, 32]}, {"tensor": [2, 8], "dtype": "long", "high": 100})),
+        # the wrapper's model: the repository's Unet, built small the same way; the image its image_size
+        "Diffusion": ("zoo:Diffusion", (), {"model": {"call": "zoo:Unet", "kwargs": {"dim": 32}}, "image_size": 16},
+                      ({"tensor": [2, 3, 16, 16]},)),
+    }  # fmt: skip
+    assert "# Tried small, it did not run: nothing says what to pass as n_tags\n  # - name: Tagger\n" in text
+    assert "# Tried small, it did not run: ValueError: unknown mixing 'hard'\n  # - name: Mixer\n" in text
+    assert "# 1 more models could be model: entrypoints the same way." in text  # Unet: three ran first
+    assert "Mixer: did not run: ValueError: unknown mixing 'hard'" in made.stderr
 
 
-def test_the_active_entries_init_built_pass_check(built):
-    _, _, entries = built
-    assert list(entries) == ["Tower", "Speech"]
-    assert {(b["file"], b["function"]) for b in entries["Tower"]["breaks"]} == {("zoo/nets.py", "Block.forward")}
+def test_init_runs_a_script_with_its_compile_flag_short_and_comments_out_one_that_downloads(zoo):
+    _, _, text, _ = zoo
+    runs = [e.run for e in parse_config(text).entrypoints if e.kind == "run"]
+    assert runs == ["python bench.py --model convnet_tiny --compile --steps 5 --batch-size 2"]
+    assert "load_state_dict_from_url(...) loads data or weights from outside the repository" in text
+    assert "  #   run: python fetch.py\n" in text
 
 
-def test_init_no_build_runs_nothing_and_keeps_every_proposal(tmp_path):
-    write(tmp_path, BUILT_REPO)
-    made = gbbot(tmp_path, "init", "--no-build", "--print")
+def test_what_init_wrote_runs_as_written_and_check_finds_the_planted_breaks(zoo):
+    _, _, _, entries = zoo
+    assert list(entries) == ["bench", "convnet_tiny", "Speech", "Diffusion"]
+    assert {b["code"] for b in entries["Speech"]["breaks"]} == {'print("block")  # the planted break'}
+    for name in ("bench", "convnet_tiny"):
+        assert {b["code"] for b in entries[name]["breaks"]} == {'print("conv")  # the planted break'}
+
+
+def test_init_no_build_runs_nothing_and_writes_each_model_commented_to_build(zoo):
+    repo, _, _, _ = zoo
+    made = gbbot(repo, "init", "--no-build", "--print")
     assert made.returncode == 0, made.stderr
-    names = [e.name for e in parse_config(made.stdout).entrypoints]
-    assert sorted(names) == ["Mixer", "Scaler", "Speech", "Tower"]
+    assert [e.name for e in parse_config(made.stdout).entrypoints] == ["bench"]
+    assert (
+        "  # Not built (--no-build): init builds it to find its arguments and inputs.\n  # - name: Speech\n"
+        in made.stdout
+    )
     assert "(parsed, nothing was run)" in made.stdout and "building" not in made.stderr

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gbbot.analysis import report
 from gbbot.main import main
-from gbbot.render import markdown
-from tests.cli_helpers import gbbot, write
 
 LIBRARY_CALLED_TWICE = """\
 import torch
@@ -46,14 +43,3 @@ def test_a_repeat_whose_user_stack_dynamo_suppressed_folds_into_its_break(tmp_pa
     (brk,) = json.loads(out.read_text())["entrypoints"][0]["breaks"]
     assert (brk["gb_id"], brk["file"], brk["line"], brk["count"]) == ("GB0025", "s.py", 6, 3)
     assert brk["library_site"]["path"] == "fakelib/__init__.py"
-
-
-def test_parse_does_not_claim_a_mode_and_quiet_prints_no_progress(tmp_path):
-    write(tmp_path, {"log.txt": "nothing here\n", ".gbbot.yml": "version: 1\nentrypoints: [{name: t, run: 'true'}]\n"})
-    out = tmp_path / "r.json"
-    gbbot(tmp_path, "parse", "log.txt", "--json", str(out), "-q")
-    assert json.loads(out.read_text())["mode"] is None
-    assert "mode `unknown`" in markdown.render(report.load(out))
-    quiet = gbbot(tmp_path, "check", "--root", str(tmp_path), "-q")
-    assert quiet.returncode == 1 and "running 1 entrypoint" not in quiet.stderr and "[1/1]" not in quiet.stderr
-    assert "compiled nothing" in quiet.stderr  # the verdict is still shown

@@ -1,11 +1,11 @@
 """Real torch runs: every pattern of tests/breakpatterns/patterns.py found, identified and
-classified, through `gbbot check` (one process compiles every pattern). Under the pinned torch,
-and again under the newer one of .ci/torch-next-constraint.txt (.ci/run's second environment)."""
+classified, through `gbbot check` (one process compiles every pattern: `patterns_report`, in
+tests/e2e/conftest.py). Under the pinned torch, and again under the newer one of
+.ci/torch-next-constraint.txt (.ci/run's second environment)."""
 
 from __future__ import annotations
 
 import importlib.metadata
-import shutil
 
 import pytest
 
@@ -14,19 +14,6 @@ from gbbot.checks.tree import CheckOptions, check
 from gbbot.core.config import parse_config
 from gbbot.core.model import Category, Origin, Status
 from gbbot.render import markdown
-from tests.conftest import FAKE_SITE_PACKAGES, PATTERNS
-
-
-@pytest.fixture(scope="module")
-def patterns_report(tmp_path_factory):
-    repo = tmp_path_factory.mktemp("patterns")
-    shutil.copy(PATTERNS / "patterns.py", repo / "patterns.py")
-    site = FAKE_SITE_PACKAGES
-    config = parse_config(
-        f"version: 1\nentrypoints:\n  - name: patterns\n    run: python patterns.py\n"
-        f"    env: {{PYTHONPATH: '{site}'}}\n"
-    )
-    return check(repo, config, CheckOptions())
 
 
 def by_function(report) -> dict:

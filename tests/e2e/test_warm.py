@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from gbbot.backends import warm as warm_backend
-from gbbot.backends.contract import RunRequest
-from gbbot.backends.warm import launch_of
 from gbbot.checks.tree import CheckOptions, check
-from gbbot.core.config import ConfigError, parse_config
+from gbbot.core.config import parse_config
+from gbbot.core.model import Report
 from gbbot.edges import machine
 from gbbot.main import main
-from tests.conftest import EXAMPLES, FAKE_SITE_PACKAGES, PATTERNS, git
+from tests.conftest import git
+from tests.e2e.conftest import PATTERNS_CONFIG
 from tests.unit.checks.test_tree import HANG, alive
 
 
@@ -63,21 +63,23 @@ def test_python_entrypoints_fork_from_the_server_the_rest_start_fresh(tmp_path):
     assert (tmp_path / "script").read_text() == "False"
 
 
-def test_example_project_reports_the_same(tmp_path):
-    repo = tmp_path / "example"
-    subprocess.run(["cp", "-r", str(EXAMPLES), str(repo)], check=True)
+def same_as_fresh(warm: Report, root: Path, body: str) -> dict:
+    """A report the warm server made (a session's shared run) against fresh processes' on `root`."""
+    found, fresh = {e.name: e for e in warm.entrypoints}, entries(root, body, warm=False)
+    assert {n: observable(e) for n, e in found.items()} == {n: observable(e) for n, e in fresh.items()}
+    return found
+
+
+def test_example_project_reports_the_same(example_checked):
+    repo = example_checked.repo
     body = (repo / ".gbbot.yml").read_text().replace("version: 1\n", "")
-    warm = same_both_ways(repo, body)
+    warm = same_as_fresh(example_checked.report, repo, body)
     assert len({b.fingerprint for e in warm.values() for b in e.breaks}) == 6
     assert warm["train-step"].frames_skipped == 1
 
 
-def test_break_patterns_report_the_same(tmp_path):
-    (tmp_path / "patterns.py").write_text((PATTERNS / "patterns.py").read_text())
-    body = (
-        f"entrypoints:\n  - {{name: patterns, run: python patterns.py, env: {{PYTHONPATH: '{FAKE_SITE_PACKAGES}'}}}}\n"
-    )
-    warm = same_both_ways(tmp_path, body)
+def test_break_patterns_report_the_same(patterns_repo, patterns_report):
+    warm = same_as_fresh(patterns_report, patterns_repo, PATTERNS_CONFIG)
     assert len(warm["patterns"].breaks) > 10
 
 
@@ -159,15 +161,6 @@ def hanging_check(tmp_path: Path, entrypoints: str) -> tuple[subprocess.Popen, i
     return gbbot, int(pid_file.read_text())
 
 
-def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly(tmp_path):
-    gbbot, child = hanging_check(tmp_path, "  - {name: hang, run: python hang.py, timeout: 600}\n")
-    assert Path(f"/proc/{child}/status").read_text().count("PPid") and os.getppid() != child
-    gbbot.send_signal(signal.SIGINT)
-    _, err = gbbot.communicate(timeout=30)
-    assert gbbot.returncode == 130 and "interrupted" in err
-    assert not alive(child)
-
-
 def test_diff_runs_base_and_head_on_one_server(in_git_dir):
     repo, parents = in_git_dir, in_git_dir.parent / "parents.txt"
     (repo / "who.py").write_text(f"import os\nopen({str(parents)!r}, 'a').write(f'{{os.getppid()}}\\n')\n")
@@ -233,34 +226,6 @@ def test_a_child_records_what_it_read_and_one_that_dies_early_leaves_no_record(t
     assert seen["die"] is None
 
 
-@pytest.mark.parametrize(
-    ("run", "expected"),
-    [
-        ("python train.py --steps 2", ("script", "train.py", ("--steps", "2"))),
-        ("python -m pkg.mod a 'b c'", ("module", "pkg.mod", ("a", "b c"))),
-        ("python train.py | tee log", None),
-        ("SEED=1 python train.py", None),
-        ("torchrun train.py", None),
-        ("python -u train.py", None),
-        ("python -c 'print(1)'", None),
-    ],
-)
-def test_only_plain_python_commands_run_warm(tmp_path, run, expected):
-    (tmp_path / "train.py").write_text("")
-    config = parse_config(f"version: 1\nentrypoints: [{{name: e, run: {json.dumps(run)}}}]\n")
-    launch = launch_of(RunRequest(config.entrypoints[0], tmp_path, tmp_path / "w"), os.environ)
-    assert (launch and (launch.kind, launch.target, launch.args)) == expected
-
-
-def test_config_keys_and_no_warm(tmp_path):
-    config = parse_config(
-        "version: 1\nentrypoints: [{name: e, run: 'true'}]\nrunner: {warm: false, preload: [transformers]}\n"
-    )
-    assert config.runner.warm is False and config.runner.preload == ("transformers",)
-    with pytest.raises(ConfigError, match=r"\.gbbot\.yml.*runner\.preload\[0\].*module name"):
-        parse_config("version: 1\nentrypoints: [{name: e, run: 'true'}]\nrunner: {preload: ['no good']}\n")
-
-
 BREAKS = """\
 import sys, torch
 from torch._dynamo import trace_rules
@@ -298,10 +263,12 @@ def trace_ids(kept: Path) -> tuple[list, set, int]:
 def test_a_child_numbers_its_compiles_as_a_fresh_process_though_the_server_compiled_first(tmp_path):
     (tmp_path / "breaks.py").write_text(BREAKS)
     # the server warms up while its first child runs: the second is forked from the warmed server
+    # (fresh, `breaks` runs alone: `first` changes nothing for a process of its own)
     body = "entrypoints: [{name: first, run: python breaks.py first}, {name: breaks, run: python breaks.py built}]\n"
     runs = {}
     for warm in (True, False):
-        found = entries(tmp_path, body, warm, keep_traces=tmp_path / f"kept-{warm}")["breaks"]
+        only = () if warm else ("breaks",)
+        found = entries(tmp_path, body, warm, keep_traces=tmp_path / f"kept-{warm}", only=only)["breaks"]
         kept = tmp_path / f"kept-{warm}" / "breaks"
         runs[warm] = observable(found), trace_ids(kept), (tmp_path / "built").read_text()
     assert runs[True][:2] == runs[False][:2]
@@ -417,7 +384,9 @@ def standby_project(tmp_path: Path, monkeypatch) -> Path:
     return repo
 
 
-def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_environment(tmp_path, monkeypatch):
+def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_environment_one_job_per_core_has_none(
+    tmp_path, monkeypatch
+):
     repo = standby_project(tmp_path, monkeypatch)
     assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
     found = {n: json.loads((repo / n).read_text()) for n in "abc"}
@@ -430,20 +399,24 @@ def test_a_standby_child_imports_what_its_program_imports_first_in_its_own_envir
     assert found["b"] == {"when": early, "seen": "b"}  # imported under its own `env:`, not the server's
     assert found["c"] == {"when": early, "seen": "c"}
 
-
-def test_one_job_per_core_leaves_no_core_for_a_standby_child(tmp_path, monkeypatch):
-    repo = standby_project(tmp_path, monkeypatch)
+    # one job per core leaves no core for a standby child: each imports when its program runs (the
+    # same server: it learns nothing with `preload: []`, and its children's imports stay theirs)
+    served = dict(warm_backend._SHARED)
+    for name in "abc":
+        (repo / name).unlink()
     monkeypatch.setattr(machine, "cores", lambda: 1)
     assert main(["check", "--root", str(repo), "--quiet", "--fail-on", "none"]) == 0
     assert {json.loads((repo / n).read_text())["when"]["first"] for n in "abc"} == {"program"}
+    assert served == warm_backend._SHARED
 
 
-def test_ctrl_c_drops_the_standby_child_too(tmp_path):
+def test_ctrl_c_stops_a_warm_child_and_gbbot_promptly_and_drops_the_standby_child_too(tmp_path):
     assert machine.cores() > 1, "gbbot runs in a process of its own here: it needs a core to spare"
     (tmp_path / "next.py").write_text("import json\nopen('ran', 'w').write('ran')\n")
     gbbot, child = hanging_check(
         tmp_path, "  - {name: hang, run: python hang.py, timeout: 600}\n  - {name: next, run: python next.py}\n"
     )
+    assert Path(f"/proc/{child}/status").read_text().count("PPid") and os.getppid() != child
     server = int(Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[1])
     deadline = time.monotonic() + 30  # the standby child for `next`: the server's other child
     while len(children_of(server)) < 2 and time.monotonic() < deadline:

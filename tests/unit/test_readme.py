@@ -113,8 +113,15 @@ def linted(workflow: str, tmp_path: Path) -> None:
 def test_the_readmes_workflow_passes_the_linters_and_uses_this_action(tmp_path):
     [workflow] = [b for b in blocks("yaml") if b.startswith("name: gbbot")]
     assert len(workflow.splitlines()) <= 15
-    assert f"gbbot/gbbot@v{gbbot.__version__}" in workflow  # the tag the release workflow pushes
+    # pinned by the commit of the release the tag names (the release workflow pushes that tag)
+    assert re.search(rf"uses: gbbot/gbbot@[0-9a-f]{{40}} # v{re.escape(gbbot.__version__)}$", workflow, re.MULTILINE)
     linted(workflow, tmp_path)
+    # zizmor's own defaults too, which pin every action by commit, this one included
+    done = run_zizmor(tmp_path / ".github" / "workflows" / "gbbot.yml", config=None)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [job] = yaml.safe_load(workflow)["jobs"].values()
+    assert job["timeout-minutes"] and yaml.safe_load(workflow)["concurrency"]["cancel-in-progress"] is True
+    assert "git ls-remote https://github.com/gbbot/gbbot v" in text()  # where the pinned commit comes from
 
 
 def test_the_readmes_workflow_checks_forks_and_gives_each_permission_its_reason():
@@ -154,3 +161,43 @@ def test_every_docs_page_links_only_to_what_exists():
             target = match["target"].split("#")[0]
             if target and "://" not in target:
                 assert (page.parent / target).exists(), f"{page.name}: {match['target']}"
+
+
+def test_hidden_and_revealed_are_defined_where_the_readme_first_says_them():
+    first = {word: text().lower().index(word) for word in ("hidden", "revealed", "reveals")}
+    for word in ("hidden", "revealed"):
+        sentence = text()[: first[word] + 200].replace("\n", " ")
+        assert f"**{word}**" in sentence and ("run eagerly" in sentence or "ran eagerly" in sentence), word
+    assert first["revealed"] < first["reveals"]  # the permissions' "adds or reveals" comes after
+
+
+def test_the_readme_says_who_may_run_gb_fix_and_what_the_audit_does():
+    more = text()[text().index("## More") :].replace("\n  ", " ")
+    gb_fix = next(line for line in more.splitlines() if "/gb-fix" in line)
+    assert "`write` role" in gb_fix and "pushes to the PR's branch one commit" in gb_fix
+    audit = next(line for line in more.splitlines() if "nightly audit" in line)
+    assert "every entrypoint on the default branch" in audit and "03:17 UTC" in audit
+    assert "`gbbot-data` branch" in audit and "tracking issue" in audit
+    nightly = (ROOT / ".github" / "workflows" / "gbbot-nightly.yml").read_text(encoding="utf-8")
+    assert 'cron: "17 3 * * *"' in nightly and "branch: gbbot-data" in (ROOT / "docs" / "audit.md").read_text()
+
+
+def test_the_first_command_installs_the_demo_not_the_development_tools():
+    [first, *_] = [line for line in blocks("bash")[-1].splitlines() if line and not line.startswith("#")]
+    assert "requirements-dev.txt" not in first and "pip install -e ." in first
+    assert "pip install torch==" in first and "--index-url https://download.pytorch.org/whl/cpu" in first
+    assert "CUDA build of several GB" in text()
+
+
+LOG_WORDING = re.compile(r"\b[Bb]efore\b[^.]{0,120}\bnow\b|\b(it|gbbot) used to\b|\bpreviously\b")
+# wording of a commit message, not of a page a user reads: which commit changed what, gbbot's internals
+COMMIT_WORDING = {"fixes.md": "one no trial ran", "development.md": "consequence is folded into it"}
+
+
+def test_the_docs_describe_the_product_not_its_history():
+    """Comparisons in time ("before 14.0 s … now 11.6 s") belong in commit messages."""
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        for sentence in re.split(r"(?<=[.;:])\s", page.read_text(encoding="utf-8").replace("\n", " ")):
+            assert not LOG_WORDING.search(sentence), f"{page.name}: {sentence[:160]}"
+    for name, words in COMMIT_WORDING.items():
+        assert words not in (ROOT / "docs" / name).read_text(encoding="utf-8")

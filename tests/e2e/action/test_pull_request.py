@@ -12,7 +12,7 @@ from pathlib import Path
 import markdown_it
 import pytest
 
-from tests.action_run import ActionRun, pull_request_event, run_action
+from tests.action_run import ActionRun, obeyed, pull_request_event, run_action
 from tests.conftest import git
 from tests.github_standin import ACTIONS_BOT, ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 from tests.github_standin.fixtures import checked_standin
@@ -122,7 +122,7 @@ def test_same_repo_pr_runs_the_diff_and_publishes(same_repo_run, pr_repo) -> Non
     (note,) = check.annotations
     assert (note["path"], note["start_line"], note["annotation_level"]) == ("model.py", 9, "failure")
     assert "New graph breaks" in done.summary
-    assert not [line for line in done.stdout.splitlines() if line.startswith("::")]  # published: no fallback
+    assert not obeyed(done.stdout)  # published: no fallback
 
 
 def test_each_text_is_rendered_once_and_the_report_is_not_read_back(same_repo_run) -> None:
@@ -156,7 +156,7 @@ def test_fork_pr_falls_back_to_escaped_annotations_and_says_why(fork_run) -> Non
     done, standin, _ = fork_run
     assert done.code == 1
     assert standin.comments(PR) == [] and standin.check_runs() == []
-    commands = [line for line in done.stdout.splitlines() if line.startswith("::")]
+    commands = obeyed(done.stdout)
     assert len(commands) == 1
     assert commands[0].startswith("::error file=model.py,line=9,title=GB0059%3A ")
     _, properties, message = parse_command(commands[0])

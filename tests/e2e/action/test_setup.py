@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import sysconfig
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from tests.action_run import ActionRun, pull_request_event, run_action
 from tests.conftest import git
 from tests.github_standin import ACTIONS_TOKEN
 from tests.github_standin.fixtures import checked_standin
-from tests.local_package import CONFIG, MODEL, tinydep_wheel
+from tests.local_package import CONFIG, MODEL, tinydep_wheel, venv_with_pip
 from tests.local_package import REQUIREMENTS as TINYDEP_REQUIREMENTS
 
 PR = 7
@@ -35,8 +34,7 @@ HEAD_MODEL = MODEL.replace("    return x + 1\n", "    torch._dynamo.graph_break(
 
 def job_python(where: Path) -> str:
     """A fresh virtual environment (with pip) that also sees this run's site-packages."""
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, capture_output=True, timeout=300)
-    python = where / "bin" / "python"
+    python = venv_with_pip(where)
     inner = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True,

@@ -64,6 +64,11 @@ def test_audits_keep_one_issue_and_call_out_a_regression_with_its_commit_range(t
         assert third.outputs["conclusion"] == "failure"
         assert "> [!CAUTION]" in third.summary
         assert len(records_on(bare)) == 3 and len(gh.issues()) == 1
+        # `audit: {open_fix_pr: true}` is off (the default): for a break gbbot can fix, no branch, no
+        # PR, not even a look for one (tests/e2e/audit/test_fix_pr.py turns it on)
+        assert git(bare, "branch", "--list", "gbbot/fixes") == ""
+        assert gh.pulls() == [] and not gh.requests_to("GET", r"/pulls$")
+        assert "Verified fixes" not in body
         # Every request to the remote carried the token, and only the token.
         assert remote.authorizations and all(
             a.endswith("eC1hY2Nlc3MtdG9rZW46Z2hzX3N0YW5kaW5fYWN0aW9ucw==") or a == "" for a in remote.authorizations

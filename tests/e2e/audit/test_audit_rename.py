@@ -6,7 +6,7 @@ real git, the audit's local data branch."""
 from __future__ import annotations
 
 from tests import blocks_project
-from tests.cli_helpers import gbbot, write
+from tests.cli_helpers import gbbot_here, write
 from tests.conftest import git
 
 CONFIG = """\
@@ -29,7 +29,7 @@ def test_an_audit_across_a_rename_follows_the_file_and_calls_the_revealed_print_
     )
     git(in_git_dir, "add", "-A")
     git(in_git_dir, "commit", "-q", "-m", "model")
-    first = gbbot(in_git_dir, "audit", "--issue-body", str(tmp_path / "first.md"), tmp=tmp_path)
+    first = gbbot_here(in_git_dir, "audit", "--issue-body", str(tmp_path / "first.md"), tmp=tmp_path)
     assert first.returncode == 0, first.stderr
     git(in_git_dir, "mv", "model.py", "net.py")
     write(
@@ -37,7 +37,7 @@ def test_an_audit_across_a_rename_follows_the_file_and_calls_the_revealed_print_
         {"net.py": MODEL.replace(blocks_project.LOGGER, ""), "entry.py": blocks_project.ENTRY.format(module="net")},
     )
     git(in_git_dir, "commit", "-qam", "rename model.py to net.py, drop the logger")
-    second = gbbot(in_git_dir, "audit", "--issue-body", str(tmp_path / "second.md"), tmp=tmp_path)
+    second = gbbot_here(in_git_dir, "audit", "--issue-body", str(tmp_path / "second.md"), tmp=tmp_path)
     body = (tmp_path / "second.md").read_text()
     assert second.returncode == 0, second.stderr + body
     assert "Regression" not in body and "No regression since the previous audit" in body

@@ -12,7 +12,8 @@ import pytest
 
 from gbbot.analysis import report
 from gbbot.audit import record
-from tests.cli_helpers import gbbot, write
+from gbbot.core.model import ChangeState
+from tests.cli_helpers import gbbot_here, write
 from tests.conftest import git
 
 CONFIG = """\
@@ -51,18 +52,29 @@ def commit(repo: Path, files: dict[str, str], message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-@pytest.fixture
-def audited(tmp_path: Path) -> tuple[Path, Path, str]:
+@pytest.fixture(scope="module")
+def audited_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """A repository whose commit A (one break, `print("A")`) was audited onto `gbbot-data`."""
-    repo, marker = tmp_path / "repo", tmp_path / "ran.txt"
+    tmp = tmp_path_factory.mktemp("audited")
+    repo, marker = tmp / "repo", tmp / "ran.txt"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     base = commit(repo, {".gbbot.yml": CONFIG, "pkg/__init__.py": "", "pkg/bench.py": bench(marker, "A")}, "A")
-    audit = gbbot(repo, "audit")
+    audit = gbbot_here(repo, "audit")
     assert audit.returncode == 0, audit.stderr
     assert git(repo, "branch", "--list", "gbbot-data")
-    marker.unlink()  # the audit ran A; from here on, only the diff's runs are marked
+    assert ran(marker) == ["A"]
     return repo, marker, base
+
+
+@pytest.fixture
+def audited(audited_once: tuple[Path, Path, str], request: pytest.FixtureRequest) -> tuple[Path, Path, str]:
+    """That repository on a branch of this test's own from A, with no run marked yet: the tests
+    share the one audit, and each commits its own head."""
+    repo, marker, base = audited_once
+    git(repo, "checkout", "-q", "-b", request.node.name, base)
+    marker.unlink(missing_ok=True)  # from here on, only the diff's runs are marked
+    return audited_once
 
 
 def ran(marker: Path) -> list[str]:
@@ -73,34 +85,38 @@ def test_the_audit_record_of_the_merge_base_is_the_baseline_and_only_the_head_ru
     repo, marker, base = audited
     commit(repo, {"pkg/bench.py": bench(marker, "B", extra='    x = x - 1\n    print("B")\n')}, "B adds a break")
     out = tmp_path / "r.json"
-    run = gbbot(repo, "diff", "--base", base, "--baseline-from-branch", "gbbot-data", "--json", str(out))
+    run = gbbot_here(repo, "diff", "--base", base, "--baseline-from-branch", "gbbot-data", "--json", str(out))
     assert run.returncode == 1, run.stderr  # fail_on: new
     assert f"baseline from the audit record of {base[:7]}" in run.stderr
     assert ran(marker) == ["B"]  # the base's entrypoint never ran
     result = report.load(out)
     assert result.diff.baseline_source == "record"
-    new = [b for b in result.breaks if b.fingerprint in result.diff.new]
-    assert [b.line for b in new] == [8] and not result.diff.fixed
-    assert len(result.diff.persisting) == 1  # print("A"), known from the record
+    new = result.diff.breaks(ChangeState.NEW)
+    assert [b.line for b in new] == [8] and not result.diff.changed(ChangeState.FIXED)
+    assert len(result.diff.changed(ChangeState.PERSISTING)) == 1  # print("A"), known from the record
     assert result.diff.entrypoints[0].graph_delta == 1  # the base's graph count, from the record
 
 
-def test_a_record_made_with_another_config_is_not_used_and_the_base_runs(audited, tmp_path):
+def test_a_record_fits_by_the_merge_bases_own_config_whatever_the_pr_does_to_it(audited, tmp_path):
+    """The base runs as the merge-base's `.gbbot.yml` defines it, and the record was made with that
+    config: a PR that edits the config still takes the record; the entrypoint it redefined runs
+    on the head, as every entrypoint does with a record (it keeps no reads)."""
     repo, marker, base = audited
     config = CONFIG.replace('"pkg.bench:run"}', '"pkg.bench:run", timeout: 300}')
     commit(repo, {".gbbot.yml": config, "pkg/bench.py": bench(marker, "B")}, "B changes the config")
-    run = gbbot(repo, "diff", "--base", base, "--baseline-from-branch", "gbbot-data")  # not -q: it silences the note
+    run = gbbot_here(
+        repo, "diff", "--base", base, "--baseline-from-branch", "gbbot-data"
+    )  # not -q: it silences the note
     assert run.returncode == 0, run.stderr
-    says = [line for line in run.stderr.splitlines() if "does not fit" in line]
-    assert len(says) == 1 and "another .gbbot.yml" in says[0] and says[0].endswith("running the base")
-    assert sorted(ran(marker)) == ["A", "B"]
+    assert "does not fit" not in run.stderr and "baseline from the audit record" in run.stderr
+    assert sorted(ran(marker)) == ["B"]
 
 
 def test_audit_writes_the_record_and_the_issue_body_and_leaves_the_branch_alone(in_git_dir, tmp_path):
     marker = tmp_path / "ran.txt"
     commit(in_git_dir, {".gbbot.yml": CONFIG, "pkg/__init__.py": "", "pkg/bench.py": bench(marker, "A")}, "A")
     out, body = tmp_path / "out" / "record.json", tmp_path / "out" / "issue.md"
-    run = gbbot(in_git_dir, "audit", "--out", str(out), "--issue-body", str(body))
+    run = gbbot_here(in_git_dir, "audit", "--out", str(out), "--issue-body", str(body))
     assert run.returncode == 0, run.stderr
     written = record.loads(out.read_bytes())  # valid as the data branch's reader sees it
     assert written.commit == git(in_git_dir, "rev-parse", "HEAD")
@@ -120,7 +136,7 @@ def test_without_a_record_of_the_merge_base_the_base_runs(in_git_dir, tmp_path):
     git(in_git_dir, "add", "-A")
     git(in_git_dir, "commit", "-q", "-m", "a change on the branch")
     # the entrypoint compiles nothing, which fails the default policy: only the baseline is asked about here
-    run = gbbot(
+    run = gbbot_here(
         in_git_dir,
         "diff",
         "--base",

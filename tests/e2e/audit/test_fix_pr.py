@@ -1,6 +1,7 @@
 """`audit: {open_fix_pr: true}` end to end: the audit fixes what it found on gbbot's own branch of a
 real git remote (smart HTTP, token checked) and opens one PR on the GitHub stand-in, which later
-audits update; a branch someone else committed to is never pushed over; off, nothing is made."""
+audits update; a branch someone else committed to is never pushed over. Off (the default), nothing
+is made: test_audit_action.py's audit of a new break."""
 
 from __future__ import annotations
 
@@ -105,15 +106,3 @@ def test_the_audit_opens_one_fix_pr_updates_it_never_pushes_over_someone_elses_b
         body = gh.issues()[0].body
         assert f"This audit verified no fix. [#{pull.number}](" in body and "may be stale" in body
         assert ACTIONS_TOKEN not in first.stderr + third.stderr + fourth.stderr
-
-
-def test_without_open_fix_pr_there_is_no_branch_and_no_pr(tmp_path):
-    repo, bare, _ = setup(tmp_path, CONFIG.replace("fail_on: new", "fail_on: none"))
-    with GitHttpRemote(bare.parent, ACTIONS_TOKEN) as remote, checked_standin() as gh:
-        gh.set_clone_url(remote.repo_url("octo-repo.git"))
-        gh.set_branch_resolver(lambda branch: tip(bare, branch))
-        done = run_action(repo, tmp_path / "run", gh, "schedule", {}, ACTIONS_TOKEN)
-        assert done.code == 0, done.stderr
-        assert tip(bare, "gbbot-data") is not None and tip(bare, BRANCH) is None
-        assert gh.pulls() == [] and not gh.requests_to("GET", r"/pulls$")
-        assert "Verified fixes" not in gh.issues()[0].body

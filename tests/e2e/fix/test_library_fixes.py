@@ -127,6 +127,7 @@ def test_a_library_branch_that_only_raises_gets_a_finished_override_used_where_t
     assert (result.recipe, result.variant) == ("tensor_branch", "override")
     checked = (session.repo / "app/checked.py").read_text()
     assert "class CompilableChecked(Checked):\n    def forward(self, x):\n        torch._check(" in checked
+    assert "# Copied from libmodels (version unknown), libmodels/__init__.py:" in checked  # (not in gbbot's path)
     assert "model = compiled(CompilableChecked())" in checked
     assert session.breaks("checked") == 0
     installed = session.site / "libmodels" / "__init__.py"
@@ -137,7 +138,7 @@ def test_an_entrypoint_whose_result_differs_unpatched_is_named_not_reproducible(
     result = session.result("noisy")
     assert result.status is FixStatus.DROPPED
     assert result.reason.startswith("noisy itself is not reproducible: a second run without any patch differs")
-    assert "the result of noisy changed" in result.reason
+    assert result.reason.count("the result of noisy changed") == 1 and not result.tried  # said once
     assert result.summary.startswith("not kept (noisy itself is not reproducible")
 
 
@@ -179,7 +180,7 @@ def test_an_assert_in_a_decorated_library_method_gets_an_override_that_imports_w
     assert result.status is FixStatus.VERIFIED, result.reason
     assert (result.recipe, result.variant) == ("item", "override")
     text = (session.repo / "app/lengths.py").read_text()
-    assert "from libmodels import kept_as_called, masks  # what the copied method uses\n\n\nclass" in text
+    assert "from libmodels import kept_as_called, masks  # what the copied method uses\n\n\n# Copied from" in text
     assert "    @kept_as_called\n    def forward(self, x):" in text
     assert "        torch._check(lengths.max().item() <= x.shape[1])\n" in text
     assert "model = compiled(CompilableLengths())" in text

@@ -9,7 +9,7 @@ from gbbot.analysis.classify import classify, normalise_code, origin_of, path_ma
 from gbbot.analysis.source import source_map
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import BreakMessage, Category, Frame, Mode, Origin, RawBreak, Report, Tool
-from tests.builders import entrypoint
+from tests.builders import entrypoint, listed
 
 ROOT = "/repo"
 PRINT = BreakMessage("Failed to trace builtin operator", "GB0059", "print", ("Please report an issue to PyTorch.",))
@@ -194,8 +194,8 @@ def test_identical_breaks_added_above_leave_the_old_one_persisting():
     head = classify([raw(PRINT, frame(n, "print(x)")) for n in (2, 3, 4)], ROOT, lambda _p: source_map(added))
     result = break_diff.diff(_report(*head), _report(*base), break_diff.Comparison("main", "abc1234"))
     old = next(b for b in head if b.line == 4)  # the original line, pushed down by the two added above
-    assert result.persisting == (old.fingerprint,)
-    assert sorted(b.line for b in head if b.fingerprint in result.new) == [2, 3]
+    assert listed(result).persisting == (old.fingerprint,)
+    assert sorted(b.line for b in head if b.fingerprint in listed(result).new) == [2, 3]
 
 
 # --- paths outside the repository ---------------------------------------------------------------

@@ -14,7 +14,6 @@ from gbbot.core.model import (
     LibrarySite,
     PackageChange,
     Recompilation,
-    RecompileDiff,
     RecompileReason,
     Report,
 )
@@ -125,7 +124,7 @@ def test_recompilation_problems_are_put_down_to_the_bump_or_the_code_like_breaks
     """One that came where a guard points at the line the PR added is the code's; one that came
     elsewhere, and one that went, the bump's; said in the comment and the terminal."""
     found = report([], new=[], fixed=[])
-    compared = RecompileDiff(new=("mine", "theirs"), fixed=("gone",))
+    compared = (("mine", ChangeState.NEW), ("theirs", ChangeState.NEW), ("gone", ChangeState.FIXED))
     found = replace(found, diff=replace(found.diff, recompiles=compared))
     head, base = dependency.changed_lines(UNIFIED, "src")
     problems_head = {"mine": recompiling(1, 8, "mine"), "theirs": recompiling(2, 20, "theirs")}
@@ -146,7 +145,9 @@ def test_a_recompilation_under_a_changed_call_into_a_library_or_of_no_known_fram
     """Neither is dropped from the comment: one inside a library under a changed line is both's;
     one whose frame the report does not have is the code's (the PR changed code)."""
     found = report([], new=[], fixed=[])
-    found = replace(found, diff=replace(found.diff, recompiles=RecompileDiff(new=("inside", "lost"))))
+    found = replace(
+        found, diff=replace(found.diff, recompiles=(("inside", ChangeState.NEW), ("lost", ChangeState.NEW)))
+    )
     site = LibrarySite("tinydep", "tinydep/__init__.py", 6, "scale", "return x * 3")
     inside = replace(recompiling(1, 8, "inside"), library_site=site)
     head, base = dependency.changed_lines(UNIFIED, "src")

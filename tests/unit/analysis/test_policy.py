@@ -8,7 +8,7 @@ import pytest
 
 from gbbot.analysis.policy import DEFAULT, Policy, Verdict
 from gbbot.core.config import parse_config
-from gbbot.core.errors import ExitCode
+from gbbot.core.errors import ConfigError, ExitCode
 from gbbot.core.model import Status
 from tests.builders import graph_break, report
 
@@ -32,6 +32,40 @@ def config(fail_on: str = ""):
 )
 def test_resolved_once_from_the_config_and_the_override(fail_on, override, expected):
     assert Policy.resolve(config(fail_on), override) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "breaks", "recompiles"),
+    [
+        ("fail_on: new\n", "new", None),
+        ("fail_on: {breaks: any, recompiles: new}\n", "any", "new"),
+        ("fail_on: {recompiles: none}\n", "new", "none"),
+    ],
+)
+def test_fail_on_string_and_mapping_forms(text, breaks, recompiles):
+    parsed = config(text)
+    assert (parsed.fail_on, parsed.fail_on_recompiles) == (breaks, recompiles)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "fail_on: {breaks: new, recompile: new}\n",
+            "cfg.yml: fail_on.recompile: unknown key; did you mean 'recompiles'?",
+        ),
+        ("fail_on: {recompiles: always}\n", "cfg.yml: fail_on.recompiles: expected one of limit, new, any, none"),
+        ("fail_on: {breaks: limit}\n", "cfg.yml: fail_on.breaks: expected one of new, any, none, got 'limit'"),
+        (
+            "fail_on: {}\n",
+            "cfg.yml: fail_on: expected one of new, any, none, or a mapping with breaks: and recompiles:",
+        ),
+    ],
+)
+def test_fail_on_mapping_errors_name_the_file_and_key(text, message):
+    with pytest.raises(ConfigError) as info:
+        config(text)
+    assert str(info.value).startswith(message)
 
 
 def test_the_default_is_new_breaks_and_frames_newly_at_the_limit():

@@ -1,6 +1,6 @@
-"""Whether the base would read what the head read (gbbot/analysis/reads.py): a base run is skipped only when
-nothing the change touches was read, tried, or could be found where the run looked, and the
-record is whole."""
+"""Whether the head would read what the base read (gbbot/analysis/reads.py): a head run is skipped only
+when nothing the change touches was read (as the file read: a `.pyc` is a `.pyc`), tried, or could
+be found where the run looked, and the record is whole."""
 
 from __future__ import annotations
 
@@ -40,14 +40,23 @@ TRAIN = record("train.py", "models/__init__.py", "models/__pycache__/net.cpython
                directories=("data",), searched={"": {"models", "extras"}, "models": {"net", "_ops"}})  # fmt: skip
 
 
-def test_a_run_that_read_nothing_the_change_touches_takes_the_heads_result():
+def test_a_run_that_read_nothing_the_change_touches_is_taken():
     assert why(TRAIN, changes(("M", "README.md"), ("M", "models/other.py"))) is None
 
 
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (changes(("M", "models/net.py")), "it read `models/net.py`, which the change touches"),  # via its bytecode
+        # through the bytecode cache the run wrote itself
+        (
+            changes(("M", "models/net.py")),
+            "it read `models/__pycache__/net.cpython-311.pyc`, compiled from `models/net.py`, which the change touches",
+        ),
+        # a committed bytecode cache is matched as itself, never as the unchanged source beside it
+        (
+            changes(("A", "models/__pycache__/net.cpython-311.pyc")),
+            "it read `models/__pycache__/net.cpython-311.pyc`, which the change touches",
+        ),
         (changes(("M", "train.py")), "it read `train.py`, which the change touches"),
         (changes(("D", "models/__init__.py")), "it read `models/__init__.py`, which the change touches"),
         # an entry named like a module the import system looked for there, appearing or going
@@ -60,7 +69,7 @@ def test_a_run_that_read_nothing_the_change_touches_takes_the_heads_result():
         (changes(("D", "data/config.json")), "it listed `data/`, where the change adds or removes `config.json`"),
     ],
 )
-def test_what_the_change_touches_sends_the_base_to_run(change, reason):
+def test_what_the_change_touches_runs_again(change, reason):
     assert reason in why(TRAIN, change)
 
 
@@ -89,11 +98,12 @@ def test_a_file_the_base_commit_lacks_sends_the_base_to_run():
     assert why(ignored, changes()) == "it read `weights/best.pt`, which is not in the base commit"
 
 
-def test_a_file_that_was_not_there_counts_only_if_the_base_has_it():
+def test_a_file_that_was_not_there_counts_only_if_the_change_adds_or_removes_it():
     probe = Reads(frozenset({f"{TOP}/train.py"}), frozenset(), absent=frozenset({f"{TOP}/local_settings.py"}))
-    assert why(probe, changes()) is None  # a failed probe fails on the base too
+    assert why(probe, changes()) is None  # a failed probe fails on the other side too
     gone = Reads(frozenset({f"{TOP}/train.py"}), frozenset(), absent=frozenset({f"{TOP}/README.md"}))
-    assert why(gone, changes(("D", "README.md"))) == "it tried to read `README.md`, which the change removes"
+    said = "it tried to read `README.md`, which the change adds or removes"
+    assert why(gone, changes(("D", "README.md"))) == why(gone, changes(("A", "README.md"))) == said
 
 
 def test_paths_outside_the_repository_do_not_count():

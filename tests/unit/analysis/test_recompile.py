@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -10,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from gbbot.analysis import recompile
-from gbbot.core.model import CompiledFrame, Frame, FrameRef
+from gbbot.core.model import CompiledFrame, Frame, FrameRef, Status
 from gbbot.trace import tracelog
-from tests.builders import DTYPE, INFO, entrypoint, recompile_reason, recompiled_frame, report_of, traced_break
+from tests.builders import DTYPE, INFO, entrypoint, recompile_reason, recompiled_frame, report_of, states, traced_break
 from tests.conftest import FIXTURES
 
 RECORDED = FIXTURES / "recompile.trace.log"  # frames 0 (`loop`) and 1 (`apply`)
@@ -101,6 +102,13 @@ REAL_GUARDS = [
         "__init__",
     ),
     (
+        "tensor 'self._modules['mlp']._modules['1']._parameters['bias']' size mismatch at index 0. expected 8, "
+        "actual 16. Guard failed on a parameter, consider using torch._dynamo.config.force_parameter_static_shapes",
+        "shape",
+        "`self.mlp[1].bias`",
+        "mark_dynamic(self.mlp[1].bias, 0)",
+    ),
+    (
         "self.training == True      # return self.act(x) if self.training else x  # rc2.py:19 in forward",
         "training",
         "model.eval()",
@@ -119,6 +127,15 @@ def test_a_real_guard_gets_its_family_with_advice_naming_what_it_names(text, kin
     assert "keep its input stable" not in found.advice_for(guard)
 
 
+def test_a_requires_grad_flip_is_not_said_to_be_training_against_evaluation() -> None:
+    """A model already in eval mode meets it too: an input made with requires_grad on one call."""
+    guard = recompile.parse_reason("tensor 'x' requires_grad mismatch. expected requires_grad=0")
+    kind = recompile.load_rules().kind(guard.text)
+    said = f"{kind.cause_for(guard)} {kind.advice_for(guard)}"
+    assert kind.kind == "requires_grad" and "`x`" in said
+    assert not re.search(r"train|eval", said, re.IGNORECASE)
+
+
 def test_a_size_guard_on_dimension_1_never_advises_dimension_0() -> None:
     guard = recompile.parse_reason("tensor 'hidden' size mismatch at index 1. expected 64, actual 80")
     advice = recompile.load_rules().kind(guard.text).advice_for(guard)
@@ -135,11 +152,11 @@ def test_a_recompile_gone_because_its_frame_now_runs_eagerly_is_hidden_not_fixed
         entrypoint("train", (), recompiles=(recompiled,), frames=(CompiledFrame(forward, ("0/0", "0/1"), 2, False),))
     )
     head = report_of(entrypoint("train", (), frames=(CompiledFrame(forward, ("0/0",), 0, True, "e" * 16),)))
-    result = recompile.compare(head, base)
+    result = states(recompile.compare(head, base))
     (problem,) = recompile.problems([recompiled])
     assert result.hidden == (problem,) and result.fixed == ()
     still_compiled = report_of(entrypoint("train", (), frames=(CompiledFrame(forward, ("0/0",), 1, False),)))
-    assert recompile.compare(still_compiled, base).fixed == (problem,)
+    assert states(recompile.compare(still_compiled, base)).fixed == (problem,)
 
 
 def test_a_recompiled_frame_is_named_by_its_code_object():
@@ -165,9 +182,35 @@ def test_a_resume_function_is_the_new_break_s_whose_stack_passes_its_line() -> N
     assert recompile.made_by(replace(resumed, resumes_at=None), [brk]) is None
 
     head = report_of(entrypoint("train", [brk], recompiles=(resumed, INFO)))
-    compared = recompile.compare(head, report_of(entrypoint("train")), [brk])
+    compared = states(recompile.compare(head, report_of(entrypoint("train")), [brk]))
     assert compared.new == () and compared.by_new_break == (resumed.reasons[0].fingerprint,)
     # Without the break being new (it was on the base), the same recompilation is new.
-    assert recompile.compare(head, report_of(entrypoint("train"))).new == (resumed.reasons[0].fingerprint,)
+    assert states(recompile.compare(head, report_of(entrypoint("train")))).new == (resumed.reasons[0].fingerprint,)
     marked = recompile.attributed(head, recompile.by_new_breaks(head, [brk]))
     assert [rc.new_break for rc in marked.entrypoints[0].recompiles] == [brk.fingerprint, None]
+
+
+def test_a_frame_the_base_never_compiled_recompiles_because_of_the_new_break_that_made_it() -> None:
+    """Block.forward was inlined into its caller on the base; the head's new print in it makes the
+    caller break at the call, so Dynamo compiles Block.forward on its own, once per size. A frame
+    the base compiled too is not the break's unless it is the break's resume function."""
+    block = FrameRef("model/loops.py", 5, "forward", "Block.forward")
+    caller = FrameRef("model/loops.py", 20, "forward", "Net.forward")
+    brk = traced_break(1, file="model/loops.py", line=7, frames=(caller, block), makes_eager=(caller,))
+    shape = recompile_reason("shape", fingerprint="a" * 16)
+    recompiled = recompiled_frame("Block.forward", 5, 4, (shape,), frame=block)
+    head = report_of(
+        entrypoint("train", [brk], recompiles=(recompiled,), frames=(CompiledFrame(caller, ("0/0",), 0, True),))
+    )
+    inlined = report_of(entrypoint("train", frames=(CompiledFrame(caller, ("0/0",), 1, False),)))
+    assert recompile.by_new_breaks(head, [brk], inlined) == {recompiled.fingerprint: brk.fingerprint}
+    assert states(recompile.compare(head, inlined, [brk])).by_new_break == (shape.fingerprint,)
+    compiled = report_of(entrypoint("train", frames=(CompiledFrame(block, ("0/0",), 1, False),)))
+    assert recompile.by_new_breaks(head, [brk], compiled) == {}
+    failed = report_of(entrypoint("train", status=Status.FAILED))  # what the base compiled is unknown
+    assert recompile.by_new_breaks(head, [brk], failed) == {}
+    # A frame no break was traced in, compiled on its own because a new break makes its caller eager
+    attention = FrameRef("model/loops.py", 30, "forward", "Attention.forward")
+    alone = recompiled_frame("Attention.forward", 30, 3, (shape,), frame=attention, fingerprint="b" * 16)
+    head = report_of(entrypoint("train", [brk], recompiles=(alone,)))
+    assert recompile.by_new_breaks(head, [brk], inlined) == {alone.fingerprint: brk.fingerprint}

@@ -7,7 +7,9 @@ from __future__ import annotations
 from gbbot.analysis import classify
 from gbbot.audit.changes import compare
 from gbbot.audit.record import BreakEntry, EntrypointEntry, Record
-from gbbot.core.model import CompiledFrame, FrameRef, Origin
+from gbbot.core.model import ChangeState, CompiledFrame, FrameRef, Origin
+
+NEW, FIXED, HIDDEN, REVEALED = ChangeState.NEW, ChangeState.FIXED, ChangeState.HIDDEN, ChangeState.REVEALED
 
 A, B = "a" * 40, "b" * 40
 FORWARD = FrameRef("model.py", 5, "forward")
@@ -51,10 +53,10 @@ def test_a_rename_alone_is_no_regression_and_each_break_is_listed_once():
     before = record(A, "2026-01-01T03:00:00Z", {"train": tuple(kept), "eval": tuple(kept)})
     after = record(B, "2026-01-02T03:00:00Z", {"train": tuple(moved), "eval": tuple(moved)})
     changes = compare(before, after, {"model.py": "net.py"})
-    assert changes.new == () and changes.fixed == () and not changes.regression
+    assert changes.changes == () and not changes.regression
     unfollowed = compare(before, after)
-    assert len(unfollowed.new) == 3 and len(unfollowed.fixed) == 3  # each break once, not once per entrypoint
-    assert {c.entrypoints for c in unfollowed.new} == {("train", "eval")}
+    assert len(unfollowed.of(NEW)) == 3 and len(unfollowed.of(FIXED)) == 3  # each break once, not once per entrypoint
+    assert {c.entrypoints for c in unfollowed.of(NEW)} == {("train", "eval")}
 
 
 def test_across_a_rename_a_removed_break_is_fixed_and_a_revealed_one_is_not_new():
@@ -80,12 +82,12 @@ def test_across_a_rename_a_removed_break_is_fixed_and_a_revealed_one_is_not_new(
         (CompiledFrame(RENAMED, (), 1, False),),
     )
     changes = compare(before, after, {"model.py": "net.py"}, in_base=lambda _brk: True)
-    assert [c.brk.code for c in changes.fixed] == ['log.debug("x")']
-    assert [c.brk.code for c in changes.revealed] == ['print("shown")'] and changes.new == ()
+    assert [c.brk.code for c in changes.of(FIXED)] == ['log.debug("x")']
+    assert [c.brk.code for c in changes.of(REVEALED)] == ['print("shown")'] and changes.of(NEW) == ()
     assert not changes.regression
     # Without the two commits' source nothing shows the print was there: a regression, said.
     unknown = compare(before, after, {"model.py": "net.py"})
-    assert [c.brk.code for c in unknown.new] == ['print("shown")'] and unknown.regression
+    assert [c.brk.code for c in unknown.of(NEW)] == ['print("shown")'] and unknown.regression
 
 
 def test_a_break_gone_because_a_new_one_makes_its_frame_eager_is_hidden_with_the_new_one_named():
@@ -104,6 +106,10 @@ def test_a_break_gone_because_a_new_one_makes_its_frame_eager_is_hidden_with_the
         B, "2026-01-02T03:00:00Z", {"train": (loop,)}, (CompiledFrame(FORWARD, (), 0, True, loop.fingerprint),)
     )
     changes = compare(before, after)
-    (hidden,) = changes.hidden
-    assert hidden.brk.code == "if x.sum() > 0:" and hidden.by == loop and hidden.entrypoints == ("train",)
-    assert changes.fixed == () and [c.brk for c in changes.new] == [loop]
+    (hidden,) = changes.of(HIDDEN)
+    assert (
+        hidden.brk.code == "if x.sum() > 0:"
+        and hidden.hidden_by.fingerprint == loop.fingerprint
+        and hidden.entrypoints == ("train",)
+    )
+    assert changes.of(FIXED) == () and [c.fingerprint for c in changes.of(NEW)] == [loop.fingerprint]

@@ -9,6 +9,7 @@ import json
 from gbbot.analysis import break_diff, report
 from gbbot.audit import record, reuse
 from gbbot.core.model import EntrypointReport, GraphBreak, Mode, Report, Status
+from tests.builders import listed
 
 
 def record_with(breaks: list[dict]) -> record.Record:
@@ -45,10 +46,10 @@ def test_a_flaky_break_of_the_record_is_neither_fixed_when_gone_nor_new_when_see
     result = break_diff.diff(
         gone, reuse.settle_flaky(base, gone), break_diff.Comparison("main", "a" * 40, source="record")
     )
-    assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa",))
+    assert (listed(result).new, listed(result).fixed, listed(result).persisting) == ((), (), ("aaaaaaaa",))
 
     seen = head_with(steady, flaky)
     result = break_diff.diff(
         seen, reuse.settle_flaky(base, seen), break_diff.Comparison("main", "a" * 40, source="record")
     )
-    assert (result.new, result.fixed, result.persisting) == ((), (), ("aaaaaaaa", "bbbbbbbb"))
+    assert (listed(result).new, listed(result).fixed, listed(result).persisting) == ((), (), ("aaaaaaaa", "bbbbbbbb"))

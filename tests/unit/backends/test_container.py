@@ -147,14 +147,15 @@ def test_the_staged_launcher_runs_a_call_entrypoint_without_gbbot_installed(tmp_
     project = tmp_path / "project"
     project.mkdir()
     (project / "job.py").write_text("def go():\n    open('ran', 'w').write('yes')\n")
-    # -I: no site-packages (so not the installed gbbot), no PYTHON* variables; the path is set by hand
+    # -I -S: no PYTHON* variables, no site-packages (so not the installed gbbot, nor an editable
+    # install's import hook); the path is set by hand
     code = textwrap.dedent(f"""\
         import runpy, sys
         sys.path[:0] = [{str(tmp_path / "work" / "support" / "pkg")!r}]
         sys.argv = ["gbbot.child.launch", "job:go"]
         runpy.run_module("gbbot.child.launch", run_name="__main__")
     """)
-    done = subprocess.run([sys.executable, "-I", "-c", code], cwd=project, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=project, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (project / "ran").read_text() == "yes"
     assert (tmp_path / "work" / "support" / "shim" / "sitecustomize.py").exists()

@@ -82,3 +82,25 @@ def test_timed_calls_put_the_shim_first_in_faithful_mode(tmp_path):
     env = environment(timed, {"GBBOT_TIME": "0"})
     assert env["GBBOT_TIME"] == "1" and env["GBBOT_MODE"] == "faithful"
     assert env["PYTHONPATH"].split(os.pathsep)[:2] == [str(SHIM_DIR), "src"]
+
+
+def test_once_gbbot_is_stopping_no_entrypoint_starts_and_a_stopped_one_reads_interrupted(tmp_path):
+    """Ctrl-C or SIGTERM: a request whose turn comes later is not started (no process, status
+    `interrupted`), and one gbbot stopped is `interrupted`, not `crashed` by the signal it sent."""
+    from gbbot.backends import contract, local
+    from gbbot.core.config import Entrypoint
+    from gbbot.core.model import Status
+    from gbbot.edges.interrupt import STOPPING
+
+    entry = Entrypoint(name="hang", run=f"touch {tmp_path / 'ran'}", timeout=30)
+    request = contract.RunRequest(entry, tmp_path, tmp_path / "work")
+    STOPPING.set()
+    try:
+        outcome = local.run_local(request)
+        killed = contract.ended(request, -9, 9, False, 1.0, {})
+    finally:
+        STOPPING.clear()
+    assert (outcome.status, outcome.reason) == (Status.INTERRUPTED, contract.STOPPED)
+    assert not (tmp_path / "ran").exists()
+    assert killed.status is Status.INTERRUPTED and "interrupted" in killed.reason
+    assert contract.ended(request, -9, 9, False, 1.0, {}).status is Status.CRASHED  # not stopping: a crash

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gbbot.checks.head_and_base import Setup, dirty_note, uncommitted
-from gbbot.checks.tree import CheckOptions
+from gbbot.checks.head_and_base import DiffOptions, dirty_note, setup
 from gbbot.core.config import parse_config
 from tests.conftest import git
 
 CONFIG = "version: 1\nentrypoints:\n  - {name: a, run: python a.py}\n"
 
 
-def _setup(repo: Path) -> Setup:
-    sha = git(repo, "rev-parse", "HEAD")
-    return Setup(repo, repo, "", "main", sha, parse_config(CONFIG), CheckOptions())
-
-
 def _note(repo: Path, writes: tuple[Path, ...] = ()) -> str | None:
-    p = _setup(repo)
-    return dirty_note(p.base_sha, uncommitted(p, writes))
+    p = setup(repo, parse_config(CONFIG), DiffOptions(base="HEAD", writes=writes))
+    return dirty_note(p.repo.base, p.dirty)
 
 
 def _committed(repo: Path) -> Path:

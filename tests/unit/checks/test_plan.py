@@ -1,5 +1,6 @@
 """How a diff is made, decided once from the facts (gbbot/checks/plan.py): each case of where the
-base's report comes from, which sides run, and what a head-first run leaves to the head."""
+base's report comes from, which sides run (the base always first), and what the base's record of
+its reads leaves to the base."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from gbbot.analysis import reads
 from gbbot.analysis.report import new_report
 from gbbot.checks import plan
 from gbbot.checks.baseline import BaseReads
+from gbbot.core.config import parse_config
 from gbbot.core.model import EntrypointReport, Mode, Reads, Report, Status
 
 NAMES = ("train", "serve", "export")
@@ -28,7 +30,6 @@ FACTS = plan.Facts(
     same_commit=False,
     known=None,
     records_reads=True,
-    jobs=1,
     caching=False,
     allow_mismatch=False,
 )
@@ -49,8 +50,9 @@ def test_the_head_being_the_merge_base_runs_the_head_once_and_keeps_it_as_the_ne
     [
         (plan.KnownFrom.FILE, False, plan.Unfit.REFUSE, "given (--baseline)"),
         (plan.KnownFrom.FILE, True, plan.Unfit.LABEL, "given (--baseline)"),
-        (plan.KnownFrom.RECORD, False, plan.Unfit.RUN, "recorded before"),
-        (plan.KnownFrom.CACHE, True, plan.Unfit.RUN, "in the cache"),  # --allow-mismatch is for files
+        # never a run of the base after the head's code ran: no base, the head's breaks are new
+        (plan.KnownFrom.RECORD, False, plan.Unfit.UNKNOWN, "recorded before"),
+        (plan.KnownFrom.CACHE, True, plan.Unfit.UNKNOWN, "in the cache"),  # --allow-mismatch is for files
     ],
 )
 def test_a_known_base_is_not_run_and_what_a_misfit_leads_to_depends_on_where_it_came_from(origin, allow, unfit, why):
@@ -62,50 +64,15 @@ def test_a_known_base_is_not_run_and_what_a_misfit_leads_to_depends_on_where_it_
     assert not decided.keep  # a known base is never stored again
 
 
-@pytest.mark.parametrize(
-    ("records", "jobs", "order"),
-    [
-        (True, 4, plan.BaseRun.AFTER_HEAD),  # the head's reads narrow the base: worth waiting for
-        (False, 1, plan.BaseRun.AFTER_HEAD),  # one job: one side after the other anyway
-        (False, 4, plan.BaseRun.TOGETHER),  # nothing recorded, jobs to spare: both at once
-    ],
-)
-def test_an_unknown_base_runs_after_the_head_or_beside_it(records, jobs, order):
-    decided = plan.decide(replace(FACTS, records_reads=records, jobs=jobs, caching=True))
-    assert decided.base is order and decided.source == "run" and decided.keep
-    assert decided.head == NAMES and decided.known is None
+@pytest.mark.parametrize("records", [True, False])
+def test_an_unknown_base_runs_first_whatever_the_runner(records):
+    decided = plan.decide(replace(FACTS, records_reads=records, caching=True))
+    assert decided.base is plan.BaseRun.FIRST and decided.source == "run" and decided.keep
+    assert decided.head == NAMES and decided.known is None and "before any code of the change" in decided.why
 
 
 def test_a_run_base_is_kept_only_where_the_cache_can_key_it():
     assert not plan.decide(FACTS).keep
-
-
-def at(path: str) -> str:
-    return f"{TOP}/{path}"
-
-
-CHANGES = reads.Changes.of(["train.py", "serve.py", "export.py", "lib.py"], [("M", "lib.py")], [])
-
-
-def test_the_base_reruns_only_what_the_change_reaches_and_what_may_not_end_the_same_again():
-    head = report(("train", Status.OK), ("serve", Status.OK), ("export", Status.TIMEOUT))
-    seen = {
-        "train": Reads(frozenset({at("train.py"), at("lib.py")}), frozenset()),
-        "serve": Reads(frozenset({at("serve.py")}), frozenset()),
-        "export": Reads(frozenset({at("export.py")}), frozenset()),
-    }
-    assert plan.recorded_any(head, seen)
-    assert plan.base_reruns(head, seen, CHANGES, (TOP,)) == {
-        "export": "it ended timeout",
-        "train": "it read `lib.py`, which the change touches",
-    }
-
-
-def test_without_any_record_every_base_runs_and_no_change_is_asked_for():
-    head = report(("train", Status.OK), ("serve", Status.FAILED))
-    seen = {"train": None, "serve": Reads(frozenset({at("serve.py")}), frozenset())}  # a failure's reads do not count
-    assert not plan.recorded_any(head, seen)
-    assert plan.base_reruns(head, seen, None, (TOP,)) == {"serve": "it ended failed", "train": reads.NOT_RECORDED}
 
 
 # --- what a known base spares the head ---------------------------------------------------------
@@ -207,3 +174,28 @@ def test_a_change_of_what_setup_installs_runs_each_side_in_its_own_environment_a
     decided = plan.decide(own)
     assert decided.base is plan.BaseRun.OWN_ENVIRONMENT and decided.known is None and not decided.keep
     assert decided.head == NAMES and decided.source == "run" and "`requirements.txt`" in decided.why
+
+
+def test_a_base_that_ran_first_leaves_the_head_what_its_reads_prove_out_of_reach():
+    facts = replace(FACTS, caching=True, change=change(("M", "export.py")))
+    known_now = plan.Known(BASE, plan.KnownFrom.RUN, "run", reads=KEPT)
+    after = plan.after_base(plan.decide(facts), known_now, facts)
+    assert after.base is plan.BaseRun.FIRST and after.keep and after.known is known_now
+    assert after.head == ("export",) and set(after.from_base) == {"train", "serve"}
+
+
+def test_an_entrypoint_the_config_defines_otherwise_on_the_base_runs_on_the_head():
+    """An edit to an entrypoint's definition (its env:, args, command…) is a change to it, though
+    no file it read changed; so is any setting every run inherits."""
+    base = parse_config(
+        "version: 1\nentrypoints:\n" + "".join(f"  - {{name: {n}, run: python {n}.py}}\n" for n in NAMES)
+    )
+    head = parse_config(head_text := "version: 1\nentrypoints:\n  - {name: train, run: python train.py, env: {LOUD: '1'}}\n"
+                        "  - {name: serve, run: python serve.py}\n  - {name: export, run: python export.py}\n")  # fmt: skip
+    assert plan.redefined(base, head, NAMES) == {"train"}
+    assert plan.redefined(None, head, NAMES) == set(NAMES)  # the base has no config: nothing is the base's
+    assert plan.redefined(base, parse_config(head_text + "pass_env: [HF_HOME]\n"), NAMES) == set(NAMES)
+    decided = with_cache(change(("M", "README.md")), redefined=frozenset({"train"}))
+    assert decided.head == ("train",) and decided.head_runs == {
+        "train": "its definition in the config is not the base's"
+    }

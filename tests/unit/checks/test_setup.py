@@ -240,3 +240,31 @@ def test_a_daemon_a_step_leaves_holding_its_output_prints_nothing_after_the_step
     resumed = lines.index(f"::{stop.removeprefix('::stop-commands::')}::")
     assert "started" in lines[:resumed] and "second" in lines[resumed:]
     assert [line for line in lines[resumed:] if "obeyed" in line or "add-mask" in line] == []
+
+
+MISSING = {"bench": "Traceback (most recent call last):\nModuleNotFoundError: No module named 'tinydep'"}
+
+
+@pytest.mark.parametrize(
+    ("requirements", "steps"),
+    [
+        ("./vendor/tinydep\n", ["pip install -r requirements.txt"]),  # a local path in a requirement file
+        ("-e ./vendor/tinydep  # vendored\n", ["pip install -r requirements.txt"]),
+        ("file:vendor/tinydep\n", ["pip install -r requirements.txt"]),
+        ("", ["pip install ./vendor/tinydep[fast]"]),
+        ("-e .\n", ["pip install -r requirements.txt"]),  # the repository itself, which provides tinydep
+        ("", ["pip install -e ."]),
+    ],
+)
+def test_the_setup_hint_knows_a_local_path_and_the_repository_itself(tmp_path, requirements, steps):
+    vendored = tmp_path / "vendor" / "tinydep"
+    (vendored / "tinydep").mkdir(parents=True)
+    (vendored / "tinydep" / "__init__.py").write_text("")
+    (vendored / "pyproject.toml").write_text('[project]\nname = "tiny-dep"\n')
+    if "-e ." in requirements or steps == ["pip install -e ."]:
+        (tmp_path / "tinydep").mkdir()  # the repository's own flat-layout package
+        (tmp_path / "tinydep" / "__init__.py").write_text("")
+    (tmp_path / "requirements.txt").write_text(requirements)
+    hint = setup.not_run_hint(tmp_path, steps, MISSING)
+    assert hint is not None and "run `gbbot check --setup`" in hint
+    assert setup.not_run_hint(tmp_path, ["pip install numpy"], MISSING) is None

@@ -120,6 +120,8 @@ BROKEN = [
     ("version: 1\nentrypoints: [{name: a, model: 'm:M', call: 'm:f'}]\n", "cfg.yml: entrypoints[0]: needs exactly one of 'run' (a command), 'call' (module:function), 'pytest' (tests to run) or 'model' (module:Class, an nn.Module to build and compile)"),
     ("version: 1\nentrypoints: [{name: a, model: 'mypkg.GPT'}]\n", "cfg.yml: entrypoints[0].model: expected 'module:Class', e.g. mypkg.model:GPT, got 'mypkg.GPT'"),
     ("version: 1\nentrypoints: [{name: a, call: 'm:f', inputs: [1]}]\n", "cfg.yml: entrypoints[0].inputs: is for 'model' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, call: 'm:f', verify_output: true}]\n", "cfg.yml: entrypoints[0].verify_output: is for 'run' entrypoints only"),
+    ("version: 1\nentrypoints: [{name: a, pytest: t.py, verify_output: true}]\n", "cfg.yml: entrypoints[0].verify_output: is for 'run' entrypoints only"),
     ("version: 1\nentrypoints: [{name: a, run: x, args: [1]}]\n", "cfg.yml: entrypoints[0].args: arguments are for 'call' and 'model' entrypoints only"),
     ("version: 1\nentrypoints: [{name: a, model: 'm:M', method: 'gen erate'}]\n", "cfg.yml: entrypoints[0].method: expected a method name, e.g. forward or generate, got 'gen erate'"),
     ("version: 1\nentrypoints: [{name: a, model: 'm:M', compile: {fulgraph: true}}]\n", "cfg.yml: entrypoints[0].compile.fulgraph: unknown torch.compile option; known: fullgraph, dynamic, mode, backend, dynamo"),
@@ -203,6 +205,8 @@ HOSTILE = [
     (ONE % f"timeout: {'9' * 300}", "cfg.yml: line 2, column 42: an integer of 300 digits (at most 30)"),
     (ONE % f"timeout: {'9' * 5000}", "cfg.yml: line 2, column 42: an integer of 5000 digits (at most 30)"),
     ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: local, cpus: .nan}\n", "cfg.yml: runner.cpus: expected a finite positive number of at most 1000000, got nan"),
+    ("version: 1\nentrypoints: [{name: a, run: x}]\nrunner: {backend: local, cpus: 0}\n", "cfg.yml: runner.cpus: expected a positive number of CPUs, got 0"),
+    ("version: 1\nentrypoints: [{name: a, model: m:M, inputs: [{tensor: [2], fill: .nan}]}]\n", "cfg.yml: entrypoints[0].inputs[0].fill: expected a finite number or boolean, without low/high, got nan"),
     (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nmode: {'f' * 100_000}\n", f"cfg.yml: mode: expected one of fast, faithful, got '{'f' * 37}...{'f' * 38}'"),
     (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nignore: [{'[' * 15}{']' * 15}]\n", "cfg.yml: ignore[0]: expected a mapping, got [[[...]]]"),
     (f"version: 1\nentrypoints: [{{name: a, run: x}}]\nignore: {'[' * 50}{']' * 50}\n", "cfg.yml: line 3, column 29: nested more than 20 levels deep"),
@@ -257,8 +261,10 @@ def test_the_examples_in_docs_configuration_parse():
 
     text = (Path(__file__).parents[3] / "docs/configuration.md").read_text()
     blocks = [b.split("```", 1)[0] for b in text.split("```yaml\n")[1:]]
-    full, models = blocks[0], blocks[1]
+    full, calls, models = blocks[0], blocks[1], blocks[2]
     assert {e.kind for e in parse_config(full).entrypoints} == {"run", "call", "pytest", "model"}
+    _, diffusion = parse_config("version: 1\nentrypoints:\n" + calls).entrypoints
+    assert dict(diffusion.kwargs)["model"] == {"call": "mypkg.unet:Unet", "args": [32]}
     vit, gpt = parse_config("version: 1\nentrypoints:\n" + models).entrypoints
     assert (vit.model, gpt.method, gpt.train, dict(gpt.compile)) == (
         "vit_pytorch.vit:ViT", "generate", True, {"fullgraph": False, "dynamic": False}

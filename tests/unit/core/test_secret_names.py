@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gbbot.backends.contract import inherits
+from gbbot.core import secret_names
 from gbbot.core.secret_names import held_at_start, widening
 
 
@@ -48,3 +49,22 @@ def test_only_whoever_started_gbbot_widens_beyond_what_it_did_not_hold(name, pas
 def test_the_widening_is_names_or_globs_separated_by_commas_or_spaces():
     assert widening(" WANDB_API_KEY,HF_*  PIP_INDEX_URL ") == ("WANDB_API_KEY", "HF_*", "PIP_INDEX_URL")
     assert widening(None) == ()
+
+
+def test_a_proxy_url_with_a_password_carries_credentials_whatever_its_name():
+    assert secret_names.carries_credentials("HTTPS_PROXY", "http://user:pass@proxy:3128")
+    assert secret_names.carries_credentials("https_proxy", "user@proxy:3128")
+    assert not secret_names.carries_credentials("HTTPS_PROXY", "http://proxy:3128/a@b")  # not before the host
+    assert not secret_names.carries_credentials("NO_PROXY", "localhost,127.0.0.1")
+    assert not secret_names.carries_credentials("HOME", "/home/user@example")
+
+
+def test_a_proxy_carrying_credentials_passes_only_when_whoever_started_gbbot_names_it():
+    """The PR's config asks for every variable: a proxy's password is no more its to have than a
+    token; the workflow's GBBOT_PASS_ENV, naming it exactly, still passes it."""
+    held = {"HTTPS_PROXY"}
+    assert not inherits("HTTPS_PROXY", pass_env=("*",), credentials=held)
+    assert not inherits("HTTPS_PROXY", pass_env=("HTTPS_PROXY",), credentials=held)
+    assert not inherits("HTTPS_PROXY", widened=("*_PROXY",), credentials=held)
+    assert inherits("HTTPS_PROXY", widened=("https_proxy",), credentials=held)
+    assert inherits("HTTPS_PROXY", pass_env=("*",))  # without credentials, as any variable

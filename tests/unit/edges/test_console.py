@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from gbbot.core.model import RunOutcome, Status
+from gbbot.edges import console
 from gbbot.edges.console import progress_printer
 
 
@@ -21,3 +22,22 @@ def test_progress_lines_and_heartbeat(capsys):
     after = err.split("[2/2]")[1]
     # the heartbeat stops when all are done (one line may already have been on its way)
     assert after.count("entrypoints finished") <= 1
+
+
+def test_in_github_actions_the_log_obeys_only_gbbots_own_workflow_commands(monkeypatch, capsys):
+    """Whatever the repository's code prints reaches the job log between a stop and gbbot's own
+    commands, which are let through one at a time (tests/e2e/action/test_never_green.py reads a
+    whole job's log the way the runner does)."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setattr(console, "_STOPPED", [])
+    console.stop_commands()
+    print("::error::what an entrypoint printed")
+    console.obeyed(["::warning file=model.py,line=3::gbbot's own"])
+    print("::add-mask::more of it")
+    console.resume_commands()
+    lines = capsys.readouterr().out.splitlines()
+    first, resumed, command, again, *_ = [line for line in lines if "what" not in line and "more" not in line]
+    assert first.startswith("::stop-commands::") and resumed == f"::{first.removeprefix('::stop-commands::')}::"
+    assert command == "::warning file=model.py,line=3::gbbot's own" and again.startswith("::stop-commands::")
+    assert again != first and lines[-1] == f"::{again.removeprefix('::stop-commands::')}::"
+    assert lines.index("::error::what an entrypoint printed") == 1 and lines.index("::add-mask::more of it") == 5

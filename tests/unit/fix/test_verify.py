@@ -103,7 +103,7 @@ def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not
     assert verdict.ok and verdict.revealed == ("e" * 16,)
     assert (
         verdict.summary
-        == "removes 1 break; reveals 1 that an eager frame hid; graphs 0 → 1; frames run eagerly 1 → 0; outputs equal"
+        == "removes 1 break; reveals 1 that an eager frame hid; graphs 0 → 1; frames running eagerly 1 → 0; outputs equal"
     )
 
 
@@ -230,3 +230,27 @@ def test_a_dropped_fix_gives_one_account_in_summary_reason_and_revealed():
     assert result.reason == "the break is still reported in train"
     assert result.summary.startswith("not kept (the break is still reported in train); the patched run: removes 2")
     assert result.revealed == ("aaaa", "bbbb")
+
+
+def test_an_entrypoint_that_is_not_reproducible_is_said_once_and_no_other_variant_is_tried():
+    """Two unpatched runs differ: the patched run's own difference says nothing more, and every
+    other variant would be judged by the same runs, so the fix is dropped at the first, once."""
+    from types import SimpleNamespace
+
+    from gbbot.fix.trials import Trials
+    from gbbot.recipes.print_call import PrintGuard, PrintHop
+
+    brk = graph_break(1, file="m.py", line=3)
+    differs = "the result of net changed: Tensor-likes are not close! Greatest absolute difference: 322.0"
+    judged = Judgement(False, f"{differs.replace('322', '254')}", "graphs 2 → 1", Counts(1, 2, 0), Counts(0, 1, 0))
+    trial = batch.Trial((), ((brk, ("net",)),), ("net",))
+    said = Trials._with_unstable(SimpleNamespace(_unstable={"net": differs}), trial, judged)
+    assert said.unjudgeable and said.reason.count("the result of net changed") == 1
+    assert said.reason.startswith(
+        f"net itself is not reproducible: a second run without any patch differs from the first ({differs})"
+    )
+    candidates = (Candidate(brk, PrintGuard, ()), Candidate(brk, PrintHop, ()))
+    work = batch.Work(Planned(brk, ("net",), candidates), ("net",))
+    result = batch.advance(work, said, together=False)
+    assert result is not None and result.status is FixStatus.DROPPED
+    assert (result.variant, result.tried, result.reason) == (PrintGuard.variant, (), said.reason)

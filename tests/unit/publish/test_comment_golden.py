@@ -17,8 +17,8 @@ import pytest
 from gbbot.analysis import break_diff
 from gbbot.analysis.policy import Policy
 from gbbot.core.model import (
-    BreakChange,
     Category,
+    Change,
     ChangeState,
     CompileError,
     Diff,
@@ -29,9 +29,9 @@ from gbbot.core.model import (
 )
 from gbbot.publish import checkrun, comment
 from gbbot.publish.comment import CommentMode
-from gbbot.publish.content import Content, Texts, fitted
+from gbbot.publish.content import Texts, fitted
 from gbbot.render import annotations
-from gbbot.render.markdown import SourceLinks
+from gbbot.render.markdown import Options, SourceLinks
 from tests.builders import (
     BASE_SHA,
     DTYPE,
@@ -50,7 +50,7 @@ from tests.conftest import GOLDEN
 
 WEB = "https://github.com/octo-org/octo-repo"
 LINKS = SourceLinks(WEB, HEAD_SHA)
-CONTENT = Content(pointer="📄 The full report is the `gbbot-report` artifact of this workflow run.", links=LINKS)
+CONTENT = Options(pointer="📄 The full report is the `gbbot-report` artifact of this workflow run.", links=LINKS)
 FIRST_SCREEN = 15  # lines of markdown
 
 # The breaks of a small model: a print in the block's forward, reached one call deeper than the
@@ -136,19 +136,17 @@ def fixes_one():
 
 def hides_one():
     head = entrypoint("train-step", [ITEM, LOOP], frames_skipped=1)
+    changes = (
+        Change(LOOP, ChangeState.NEW, ("train-step",)),
+        Change(ITEM, ChangeState.PERSISTING, ("train-step",)),
+        Change(COPIED, ChangeState.HIDDEN, ("train-step",), hidden_by=LOOP),
+    )
     diff = Diff(
         base_ref="main",
         base_sha=BASE_SHA,
-        changes=(
-            BreakChange(LOOP, ChangeState.NEW, ("train-step",)),
-            BreakChange(ITEM, ChangeState.PERSISTING, ("train-step",)),
-            BreakChange(COPIED, ChangeState.HIDDEN, ("train-step",), hidden_by=LOOP),
-        ),
-        entrypoints=(
-            EntrypointDiff(
-                "train-step", (LOOP.fingerprint,), (), (ITEM.fingerprint,), graph_delta=-1, hidden=(COPIED.fingerprint,)
-            ),
-        ),
+        changes=changes,
+        entrypoints=(EntrypointDiff("train-step", graph_delta=-1),),
+        compared=changes,
     )
     return report_of(head, commit=HEAD_SHA, diff=diff)
 
@@ -176,21 +174,20 @@ def only_recompiles():
         file="pkg/train_loop.py",
     )
     made = recompiled_report([ITEM], recompiles=(INFO, DTYPE, grad), persisting=(DTYPE,))
-    diff = replace(made.diff, changes=(BreakChange(ITEM, ChangeState.PERSISTING),), entrypoints=())
+    diff = replace(made.diff, changes=(Change(ITEM, ChangeState.PERSISTING),), entrypoints=())
     return replace(made, commit=HEAD_SHA, diff=diff)
 
 
 def started_failing():
     bench = entrypoint("bench", status=Status.FAILED, exit_code=1, graph_count=0, error=FAILED_TRACEBACK)
     both = report_of(entrypoint("train-step", [ITEM], frames_skipped=0), bench, commit=HEAD_SHA)
+    changes = (Change(ITEM, ChangeState.PERSISTING, ("train-step",)),)
     diff = Diff(
         base_ref="main",
         base_sha=BASE_SHA,
-        changes=(BreakChange(ITEM, ChangeState.PERSISTING, ("train-step",)),),
-        entrypoints=(
-            EntrypointDiff("train-step", (), (), (ITEM.fingerprint,), graph_delta=0),
-            EntrypointDiff("bench", (), (), (), graph_delta=-3),
-        ),
+        changes=changes,
+        entrypoints=(EntrypointDiff("train-step", graph_delta=0), EntrypointDiff("bench", graph_delta=-3)),
+        compared=changes,
     )
     return replace(both, diff=diff)
 
@@ -220,24 +217,19 @@ def shares_a_failure():
         "broken", status=Status.FAILED, exit_code=1, graph_count=0, error=COMPILE_ERROR_TAIL, compile_error=BROKEN_ERROR
     )
     names = ("train-step",)
+    changes = (
+        Change(LOOP, ChangeState.NEW, names),
+        Change(COPIED, ChangeState.FIXED, names),
+        Change(ITEM, ChangeState.PERSISTING, names),
+        Change(PRINTED, ChangeState.REVEALED, names),
+    )
     diff = Diff(
         base_ref="main",
         base_sha=BASE_SHA,
-        changes=(
-            BreakChange(LOOP, ChangeState.NEW, names),
-            BreakChange(COPIED, ChangeState.FIXED, names),
-            BreakChange(ITEM, ChangeState.PERSISTING, names),
-            BreakChange(PRINTED, ChangeState.REVEALED, names),
-        ),
+        changes=changes,
+        compared=changes,
         entrypoints=(
-            EntrypointDiff(
-                "train-step",
-                (LOOP.fingerprint,),
-                (COPIED.fingerprint,),
-                (ITEM.fingerprint,),
-                graph_delta=0,
-                revealed=(PRINTED.fingerprint,),
-            ),
+            EntrypointDiff("train-step", graph_delta=0),
             EntrypointDiff(
                 "broken",
                 graph_delta=0,
@@ -250,7 +242,7 @@ def shares_a_failure():
 
 def loses_a_baseline():
     """`bench` ran on the base before and runs on the head with a break of its own, but the base
-    timed out on it: nothing of it could be compared, which the headline's counts leave out."""
+    timed out on it: nothing of it could be compared, so its break counts as new."""
     head = report_of(entrypoint("train-step", [ITEM]), entrypoint("bench", [PRINTED]), commit=HEAD_SHA)
     timed_out = entrypoint("bench", status=Status.TIMEOUT, exit_code=None, graph_count=0, error="timed out after 600s")
     base = report_of(entrypoint("train-step", [ITEM]), timed_out, commit=BASE_SHA)
@@ -372,8 +364,11 @@ def test_an_entrypoint_that_started_failing_is_said_before_anything_else() -> No
 def test_an_entrypoint_that_lost_its_baseline_is_said_above_the_headline() -> None:
     made = loses_a_baseline()
     lines = shown(made).splitlines()
-    assert lines[2] == ("⚠️ `bench` lost its baseline: it timed out there; its graph breaks were not compared.")
-    assert lines[4] == "This PR makes no change in graph breaks or recompilations."
+    assert lines[2] == (
+        "⚠️ `bench` lost its baseline: it timed out there; the comparison could not be made, "
+        "so its graph breaks count as new."
+    )
+    assert lines[4] == "This PR adds **1** graph break."  # never "no change" above a listed break
     assert comment.has_news(made)
     assert "no baseline for" not in shown(made)  # said once, above the headline
 

@@ -11,7 +11,8 @@ import pytest
 from gbbot.action.workflow import write_outputs, write_step_summary
 from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
-from gbbot.publish.content import Content, Texts, fitted
+from gbbot.publish.content import Texts, fitted
+from gbbot.render.markdown import Options
 from tests.action_run import parse_outputs
 from tests.builders import graph_break, report
 
@@ -40,7 +41,7 @@ def test_a_huge_report_fits_the_step_summary(tmp_path: Path) -> None:
     summary.write_text("earlier step text\n")
     write_step_summary(
         summary,
-        fitted(Texts(huge), Content(pointer=POINTER), limits.STEP_SUMMARY_MAX_BYTES - 100, lambda t: len(t.encode())),
+        fitted(Texts(huge), Options(pointer=POINTER), limits.STEP_SUMMARY_MAX_BYTES - 100, lambda t: len(t.encode())),
     )
     assert summary.stat().st_size <= limits.STEP_SUMMARY_MAX_BYTES
     assert summary.read_text().startswith("earlier step text\n## ")

@@ -12,12 +12,14 @@ import pytest
 from gbbot.analysis.policy import Policy
 from gbbot.core import limits
 from gbbot.core.model import EntrypointReport, Status
+from gbbot.core.words import ALL_FIXED
 from gbbot.publish.client import ACTIONS_BOT, github_client
-from gbbot.publish.comment import ALL_FIXED, CommentMode, Marker
-from gbbot.publish.content import Content, Texts
+from gbbot.publish.comment import CommentMode, Marker
+from gbbot.publish.content import Texts
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination
+from gbbot.render.markdown import Options
 from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, MAINTAINER_TOKEN, GitHubStandin
 
@@ -69,7 +71,7 @@ def run(
         annotate_all=annotate_all,
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
-    content = Content(pointer=POINTER)  # as the action does: the fixes come with the report
+    content = Options(pointer=POINTER)  # as the action does: the fixes come with the report
     return publish(client, Texts(result), content, target, recorder.retries(), recorder.lines.append)
 
 
@@ -342,7 +344,7 @@ def test_a_server_that_cannot_be_reached_is_retried_then_reported(standin: GitHu
     )
     client = github_client(ACTIONS_TOKEN, "http://127.0.0.1:9", seconds_between_writes=0)  # discard port: refused
     published = publish(
-        client, Texts(report([graph_break(1)])), Content(), target, recorder.retries(tries=2), recorder.lines.append
+        client, Texts(report([graph_break(1)])), Options(), target, recorder.retries(tries=2), recorder.lines.append
     )
     assert recorder.sleeps == [2.0]
     assert published.problems and "ConnectionError" in published.problems[0]

@@ -11,10 +11,11 @@ from gbbot.analysis.policy import Policy
 from gbbot.core.model import Status
 from gbbot.publish.client import github_client
 from gbbot.publish.comment import CommentMode
-from gbbot.publish.content import Content, Texts
+from gbbot.publish.content import Texts
 from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
 from gbbot.publish.sink import Destination, Published
+from gbbot.render.markdown import Options
 from tests.builders import AT_LIMIT, DTYPE, HEAD_SHA, INFO, RECOMPILE_DOC, graph_break, recompiled_report
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin
 
@@ -51,7 +52,7 @@ def run(
     )
     client = github_client(token, standin.url, seconds_between_writes=0)
     policy = Retries(tries=1, sleep=lambda _s: None, clock=lambda: 0.0)
-    return publish(client, Texts(result), Content(pointer="report"), where, policy, lambda _line: None)
+    return publish(client, Texts(result), Options(pointer="report"), where, policy, lambda _line: None)
 
 
 def test_recompiled_frames_are_annotated_after_the_breaks_limit_first(standin: GitHubStandin) -> None:

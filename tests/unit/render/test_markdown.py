@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 
-from gbbot.core.model import Category, Status
+from gbbot.core.model import Category, CompiledFrame, FrameRef, Status
 from gbbot.render import markdown
 from gbbot.render.escape import md_code, md_code_block, md_text
 from tests.builders import entrypoint, report_of, traced_break
@@ -79,3 +80,18 @@ def test_escape_helpers():
     assert md_code("a`b") == "``a`b``"
     assert md_code("`x`") == "`` `x` ``"
     assert md_code_block("```\ncode\n```").startswith("````\n")
+
+
+def test_a_function_is_named_at_one_line_though_the_fixed_break_is_the_bases_record():
+    """A line added above `GPT.forward` on the head: the fixed break's record is the base's, with
+    the frame at the base's first line; the report names the frame as the head does, once."""
+    from tests.builders import report, traced_break
+
+    base_frame = FrameRef("m.py", 5, "forward", "GPT.forward")
+    head_frame = FrameRef("m.py", 6, "forward", "GPT.forward")
+    gone = traced_break(1, file="m.py", line=7, frame_skipped=True, frames=(base_frame,), makes_eager=(base_frame,))
+    added = traced_break(2, file="m.py", line=8, frame_skipped=True, frames=(head_frame,), makes_eager=(head_frame,))
+    seen = report([added], new=[added], fixed=[gone])
+    entry = replace(seen.entrypoints[0], frames=(CompiledFrame(head_frame, ("0/0",), 0, True, added.fingerprint),))
+    text = markdown.render(replace(seen, entrypoints=(entry,)))
+    assert "`GPT.forward` (m.py:6)" in text and "(m.py:5)" not in text

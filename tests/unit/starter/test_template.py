@@ -14,9 +14,15 @@ from gbbot.starter import discover, template
 
 
 def scan_of(files: dict[str, str], names: tuple[str, ...] = ()) -> discover.Scan:
-    facts = tuple(discover.facts_of(path, textwrap.dedent(text)) for path, text in files.items())
+    sources = {path: textwrap.dedent(text) for path, text in files.items()}
+    facts = tuple(discover.facts_of(path, text) for path, text in sources.items())
     every = frozenset({p.rsplit("/", 1)[-1] for p in files} | set(names))
-    return discover.Scan(facts, len(files), False, len(files), every)
+    registered = tuple(
+        (discover.module_of(path), name.decode())
+        for path, text in sources.items()
+        for name in discover.REGISTERED.findall(text.encode())
+    )
+    return discover.Scan(facts, len(files), False, len(files), every, registered=registered)
 
 
 def proposed(files: dict[str, str], names: tuple[str, ...] = ()):
@@ -142,11 +148,19 @@ NANO_TRAIN = """\
 """
 
 
-def test_a_module_level_compile_script_without_a_main_guard_is_a_run_entry_with_short_run_flags():
+def written(files: dict[str, str], built: dict | None = None) -> str:
+    """The config text init writes, or, when nothing is active, the message it exits 2 with."""
+    try:
+        return template.starter(scan_of(files), built=built)[0]
+    except GbbotError as exc:
+        return str(exc)
+
+
+def test_a_module_level_compile_script_reading_data_is_written_commented_with_short_run_flags():
     model = "import torch\n\nclass GPT(torch.nn.Module):\n    pass\n"
-    text, chosen, _ = proposed({"train.py": NANO_TRAIN, "model.py": model, "configurator.py": "import sys\n"})
-    assert chosen == [("run", "python train.py --max_iters=2 --device=cpu")]
-    assert "train.py compiles (line 14) at module level." in text
+    text = written({"train.py": NANO_TRAIN, "model.py": model, "configurator.py": "import sys\n"})
+    assert "  # train.py compiles (line 14) at module level.\n" in text
+    assert "  # - name: train\n  #   run: python train.py --max_iters=5 --device=cpu\n" in text
     assert "line 11: reads train.bin, which is not in the repository" in text
     assert "np.memmap(...) loads data or weights from outside the repository" in text
 
@@ -160,154 +174,46 @@ def test_script_knobs_as_argparse_options_or_settings_to_lower_by_hand():
         parser = argparse.ArgumentParser()
         parser.add_argument("--compile", action="store_true")
         parser.add_argument("--num-steps", type=int, default=100)
+        parser.add_argument("-b", "--batch-size", type=int, default=256)
         args = parser.parse_args()
         f = torch.compile(lambda x: x + 1)
         for _ in range(args.num_steps):
             f(torch.ones(1))
     """
-    text, chosen, _ = proposed({"bench.py": bench, "ckpt_loader.py": "x = 1\n"})
-    assert chosen == [("run", "python bench.py --compile --num-steps 2")]
+    text = written({"bench.py": bench, "ckpt_loader.py": "x = 1\n"})
+    # a setting it cannot lower from outside: not short for sure, so not active
+    assert "  #   run: python bench.py --compile --num-steps 5 --batch-size 2\n" in text
     assert "line 4: steps = 1000; lower it for a short run." in text
+    _, chosen, _ = proposed({"bench.py": bench.replace("steps = 1000", "steps = 5")})
+    assert chosen == [("run", "python bench.py --compile --num-steps 5 --batch-size 2")]
 
 
-def test_a_library_module_that_compiles_at_import_is_no_script():
-    lib = "import torch\n\ndef f(x):\n    return x\n\nfast_f = torch.compile(f)\nprint('loaded')\n"
-    user = "from pkg.lib import fast_f\n"
-    with pytest.raises(GbbotError):
-        proposed({"pkg/__init__.py": "", "pkg/lib.py": lib, "pkg/user.py": user})
-
-
-VIT = """\
-    import torch
-    from torch import nn
-
-
-    class Attention(nn.Module):
-        def __init__(self, dim, heads=8, dim_head=64):
-            super().__init__()
-
-        def forward(self, x):
-            return x
-
-
-    class ViT(nn.Module):
-        def __init__(self, *, image_size, patch_size, num_classes, dim, depth, heads, mlp_dim, channels=3, dropout=0.):
-            super().__init__()
-            self.attn = Attention(dim, heads)
-
-        def forward(self, img):
-            return img
-
-
-    class Needs(nn.Module):
-        def __init__(self, config):
-            super().__init__()
-
-        def forward(self, x):
-            return x
-"""
-
-
-def test_a_repository_without_compile_gets_model_entries_and_templates():
-    text, chosen, config = proposed({"vit/__init__.py": "", "vit/vit.py": VIT})
-    # the whole model, not its Attention block: a part ViT contains is no entrypoint of its own
-    assert chosen == [("model", "vit.vit:ViT")]
-    vit = config.entrypoints[0]
-    assert dict(vit.kwargs) == {
-        "image_size": 32, "patch_size": 8, "num_classes": 10, "dim": 32, "depth": 2, "heads": 2, "mlp_dim": 64
-    }  # fmt: skip
-    assert vit.inputs == ({"tensor": [2, 3, 32, 32]},)
-    assert "  # - name: Needs\n  #   model: vit.vit:Needs\n  #   # fill in: config, forward's x\n" in text
-    assert "# 1 more nn.Module classes (parts of the models above) could be model: entrypoints" in text
-
-
-UNET = """\
-    import torch
-    from torch import nn
-
-
-    class Upsample(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-
-        def forward(self, x):
-            return x
-
-
-    class Unet(nn.Module):
-        def __init__(self, dim, channels=3):
-            super().__init__()
-            self.up = Upsample(dim)
-
-        def forward(self, x):
-            return self.up(x)
-"""
-
-HELPER = """\
-    import torch
-
-
-    @torch.compile
-    def normalize():
-        return torch.ones(2) / 2
-"""
-
-
-def test_the_main_model_nothing_compiles_gets_a_model_entry_beside_a_compiled_helper():
-    files = {"diffusion/__init__.py": "", "diffusion/unet.py": UNET, "diffusion/ops.py": HELPER}
-    _, chosen, config = proposed(files)
-    assert chosen == [("call", "diffusion.ops:normalize"), ("model", "diffusion.unet:Unet")]
-    assert ("model", "diffusion.unet:Upsample") not in chosen  # a part, not the model
-    assert dict(config.entrypoints[1].kwargs) == {"dim": 32}
-
-
-def test_a_compiled_main_model_gets_no_second_entry():
-    bench = "import torch\nfrom diffusion.unet import Unet\n\n\ndef bench():\n    return torch.compile(Unet(32))\n"
-    files = {"diffusion/__init__.py": "", "diffusion/unet.py": UNET, "diffusion/ops.py": HELPER, "bench.py": bench}
-    _, chosen, _ = proposed(files)
-    assert ("model", "diffusion.unet:Unet") not in chosen
-
-
-def test_nothing_found_shows_the_model_template():
-    with pytest.raises(GbbotError) as info:
-        proposed({"app.py": "import re\nre.compile('x')\n"})
-    message = str(info.value)
-    assert (
-        "found no torch.compile call sites to run, and no nn.Module gbbot can build unaided, in 1 Python files"
-        in message
+def test_a_script_compiles_with_its_flag_and_one_that_downloads_or_takes_a_data_set_is_commented():
+    bench = textwrap.dedent("""\
+        import argparse
+        import torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--model", "-m", default="big")
+        parser.add_argument("--torchcompile", nargs="?", type=str, default=None, const="inductor")
+        parser.add_argument("--num-warm-iter", type=int, default=10)
+        args = parser.parse_args()
+        if __name__ == "__main__":
+            torch.compile(lambda x: x)(torch.ones(1))
+    """)
+    fetch = bench.replace("args = parser", "weights = torch.hub.load_state_dict_from_url(URL)\nargs = parser")
+    validate = bench.replace(
+        'parser.add_argument("--model"', 'parser.add_argument("data")\nparser.add_argument("--model"'
     )
-    template_text = message.split("\n\n", 1)[1].replace("  # ", "  ").replace("#   ", "  ")
-    assert "model: mypkg.model:MyModel" in template_text
-
-
-def test_files_that_cannot_hold_a_candidate_are_not_parsed():
-    assert not discover.worth_parsing("pkg/util.py", b"def f():\n    return 1\n")
-    assert not discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...")
-    assert discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...", models=True)
-    assert discover.worth_parsing("tests/test_util.py", b"def test_f(): ...")
-    assert discover.worth_parsing("pkg/__init__.py", b"")
-
-
-def test_a_function_returning_a_sequential_is_a_model_and_open_constructors_are_templates():
-    mixer = """\
-        from torch import nn
-
-
-        def MLPMixer(*, image_size, channels, patch_size, dim, depth, num_classes, dropout=0.):
-            return nn.Sequential(nn.Flatten(), nn.Linear(channels * image_size**2, num_classes))
-
-
-        class Grouped(nn.Module):
-            def __init__(self, dim, **kwargs):
-                super().__init__()
-
-            def forward(self, x):
-                return x
-    """
-    text, chosen, config = proposed({"mixer/__init__.py": "", "mixer/mixer.py": mixer})
-    assert chosen == [("model", "mixer.mixer:MLPMixer")]
-    assert config.entrypoints[0].inputs == ({"tensor": [2, 3, 32, 32]},)
-    assert "  #   # fill in: what its *args/**kwargs need\n" in text
+    variants = (
+        "from timm.registry import register_model\n\n\n@register_model\ndef tiny_net(pretrained=False):\n    pass\n"
+    )
+    files = {"bench.py": bench, "fetch.py": fetch, "validate.py": validate, "zoo/nets.py": variants}
+    text, chosen, _ = proposed(files)
+    # the flag that makes it compile, the fewest iterations, and the registry's smallest model
+    assert chosen == [("run", "python bench.py --model tiny_net --torchcompile --num-warm-iter 5")]
+    assert "load_state_dict_from_url(...) loads data or weights from outside the repository" in text
+    assert "  #   run: python fetch.py" in text
+    assert "it takes a data set (data)" in text and "  #   run: python validate.py" in text
 
 
 def test_a_compile_option_taking_an_integer_gets_one():
@@ -327,6 +233,13 @@ def test_a_compile_option_taking_an_integer_gets_one():
     assert "a CPU runner needs" not in text  # device comes from the option, already set
 
 
+def test_a_library_module_that_compiles_at_import_is_no_script():
+    lib = "import torch\n\ndef f(x):\n    return x\n\nfast_f = torch.compile(f)\nprint('loaded')\n"
+    user = "from pkg.lib import fast_f\n"
+    with pytest.raises(GbbotError):
+        proposed({"pkg/__init__.py": "", "pkg/lib.py": lib, "pkg/user.py": user})
+
+
 def test_the_starter_links_gbbot_docs_not_a_path_in_the_users_repository():
     bench = (
         "import torch\n\nstep = torch.compile(lambda x: x + 1)\n\nif __name__ == '__main__':\n    step(torch.ones(2))\n"
@@ -337,145 +250,59 @@ def test_the_starter_links_gbbot_docs_not_a_path_in_the_users_repository():
     assert " docs/configuration.md" not in text
 
 
-SPEECH = """\
-    import torch
+def test_files_that_cannot_hold_a_candidate_are_not_parsed():
+    assert not discover.worth_parsing("pkg/util.py", b"def f():\n    return 1\n")
+    assert not discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...")
+    assert discover.worth_parsing("pkg/model.py", b"class M(nn.Module): ...", models=True)
+    assert discover.worth_parsing("tests/test_util.py", b"def test_f(): ...")
+    assert discover.worth_parsing("pkg/__init__.py", b"")
+
+
+NETS = """\
     from torch import nn
 
 
-    class Encoder(nn.Module):
-        def __init__(self, n_mels, n_ctx, dim=24, depth=12):
+    class Net(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+
+
+    class Tagger(nn.Module):
+        def __init__(self, n_tags):
             super().__init__()
 
         def forward(self, x):
             return x
 """
-
-SPEECH_CONFIG = """\
-    from dataclasses import dataclass
-
-
-    @dataclass
-    class EncoderConfig:
-        n_mels: int = 80
-        n_ctx: int = 1500
-        depth: int = 6
-        name = "tiny"
-
-        def scaled(self, factor: int = 2):
-            local: int = 7
-            return local
-"""
+RAN = {"args": (), "kwargs": (("dim", 32),), "inputs": ({"tensor": [2, 8, 32]},), "input_kwargs": (), "error": None}
+FAILED = {"args": (), "kwargs": (), "inputs": (), "input_kwargs": (), "error": "nothing says what to pass as n_tags"}
 
 
-def test_sizes_come_from_the_repositorys_config_class_and_the_inputs_from_the_constructors_defaults():
-    files = {"speech/__init__.py": "", "speech/model.py": SPEECH, "speech/config.py": SPEECH_CONFIG}
-    _, chosen, config = proposed(files)
-    assert chosen == [("model", "speech.model:Encoder")]
-    encoder = config.entrypoints[0]
-    # n_mels and n_ctx as the config sets them; depth's default 12 made small; dim's 24 kept
-    assert dict(encoder.kwargs) == {"n_mels": 80, "n_ctx": 1500, "depth": 2}
-    assert encoder.inputs == ({"tensor": [2, 8, 24]},)
-
-
-def test_sizes_nothing_names_come_from_the_repositorys_yaml_or_json_config(tmp_path):
-    """The speech model without a config class: its sizes in configs/ (nested, beside keys of
-    other things), found by `add_models` as `gbbot init` calls it; a code config class wins."""
-    (tmp_path / "speech").mkdir()
-    (tmp_path / "speech" / "__init__.py").write_text("")
-    (tmp_path / "speech" / "model.py").write_text(textwrap.dedent(SPEECH))
-    (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "tiny.yaml").write_text(
-        "data: {root: /data, workers: 4}\nmodel:\n  n_mels: 16\n  n_ctx: 32\n"
-    )
-    (tmp_path / "package.json").write_text('{"n_mels": 999, "name": "site"}')  # later: not "config"
-    (tmp_path / "configs" / "broken.yaml").write_text("model: [unclosed\n")
-    scan = discover.add_models(tmp_path, discover.scan(tmp_path))
-    text, chosen = template.starter(scan)
-    assert [(c.kind, c.target) for c in chosen] == [("model", "speech.model:Encoder")]
-    assert dict(parse_config(text).entrypoints[0].kwargs) == {"n_mels": 16, "n_ctx": 32, "depth": 2}
-    (tmp_path / "speech" / "config.py").write_text(textwrap.dedent(SPEECH_CONFIG))
-    scan = discover.add_models(tmp_path, discover.scan(tmp_path))
-    text, _ = template.starter(scan)
-    assert dict(parse_config(text).entrypoints[0].kwargs) == {"n_mels": 80, "n_ctx": 1500, "depth": 2}
-
-
-def test_a_config_file_gives_only_scalar_settings_and_a_broken_one_none():
-    text = "model:\n  dim: 8\n  name: tiny\n  layers: [1, 2]\n  deep: {a: {b: {c: {d: {e: 1}}}}}\n"
-    assert discover.settings_of("c.yaml", text) == [("dim", 8), ("name", "tiny")]
-    assert discover.settings_of("c.json", '{"dim": 8, "3d": 1, "on": true}') == [("dim", 8), ("on", True)]
-    assert discover.settings_of("c.yaml", "a: [") == []
-    assert discover.settings_of("c.yaml", "- just\n- a list\n") == []
-
-
-def test_proposals_that_failed_when_built_are_written_commented_with_their_error():
-    files = {"vit/__init__.py": "", "vit/vit.py": VIT, "diffusion/unet.py": UNET}
-    scan = scan_of(files)
-    text, chosen = template.starter(scan, failed={"ViT": "RuntimeError: shape '[2, 4]' is invalid"})
-    assert [c.target for c in chosen] == ["diffusion.unet:Unet"]
-    assert "  # Built and called once, it failed: RuntimeError: shape '[2, 4]' is invalid\n" in text
-    assert "  # - name: ViT\n  #   model: vit.vit:ViT\n" in text
+def test_the_models_that_ran_are_written_active_and_the_others_commented_with_their_error():
+    files = {"zoo/__init__.py": "", "zoo/nets.py": NETS}
+    text, _ = template.starter(scan_of(files), built={"Net": RAN, "Tagger": FAILED})
+    config = parse_config(text)
+    assert [(e.name, e.model, dict(e.kwargs), e.inputs) for e in config.entrypoints] == [
+        ("Net", "zoo.nets:Net", {"dim": 32}, ({"tensor": [2, 8, 32]},))
+    ]
+    assert "  # Tried small, it did not run: nothing says what to pass as n_tags\n  # - name: Tagger\n" in text
     assert "its model: entries were built and called once" in text
-    assert [e.name for e in parse_config(text).entrypoints] == ["Unet"]
-    with pytest.raises(GbbotError, match="Built and called once, it failed: KeyError"):
-        template.starter(scan, failed={"ViT": "KeyError: 'x'", "Unet": "KeyError: 'x'"})
+    with pytest.raises(GbbotError, match="no model that ran when built small") as info:
+        template.starter(scan_of(files), built={"Net": FAILED, "Tagger": FAILED})
+    assert "fill in" not in str(info.value)  # no words that read like a config key
 
 
-PERCEIVER = """\
-    import torch
-    from torch import nn
-
-
-    class Perceiver(nn.Module):
-        def __init__(self, *, num_freq_bands, max_freq, depth, dim=512):
-            super().__init__()
-
-        def forward(self, x):
-            return x
-"""
-
-PERCEIVER_TEST = """\
-    import torch
-    from perceiver.model import Perceiver
-
-
-    def test_perceiver():
-        small = Perceiver(num_freq_bands=3, max_freq=5.0, depth=2, dim=16)
-        other = Perceiver(num_freq_bands=3, max_freq=size)
-        assert small(torch.randn(1, 16)).shape == (1, 16)
-"""
-
-
-def test_sizes_nothing_names_come_from_where_the_repository_builds_the_model_with_literals():
-    files = {"perceiver/__init__.py": "", "perceiver/model.py": PERCEIVER, "tests/test_model.py": PERCEIVER_TEST}
-    _, chosen, config = proposed(files)
-    assert chosen == [("model", "perceiver.model:Perceiver")]
-    assert dict(config.entrypoints[0].kwargs) == {"num_freq_bands": 3, "max_freq": 5.0, "depth": 2, "dim": 16}
-    assert config.entrypoints[0].inputs == ({"tensor": [2, 8, 16]},)
-
-
-UNET_BUILDERS = """\
-    from torch import nn
-
-
-    def Upsample(dim):
-        return nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(dim, dim, 3, padding=1))
-
-
-    def Downsample(dim):
-        return nn.Sequential(nn.Conv2d(dim, dim, 4, 2, 1))
-
-
-    class Unet(nn.Module):
-        def __init__(self, dim, channels=3):
-            super().__init__()
-            self.ups = nn.ModuleList([Upsample(dim), Downsample(dim)])
-
-        def forward(self, x):
-            return x
-"""
-
-
-def test_block_builders_a_model_uses_are_parts_not_proposals():
-    # denoising-diffusion-pytorch's shape: Upsample()/Downsample() functions return nn.Sequential
-    _, chosen, _ = proposed({"diffusion/__init__.py": "", "diffusion/unet.py": UNET_BUILDERS})
-    assert chosen == [("model", "diffusion.unet:Unet")]
+def test_nothing_built_writes_each_model_commented_to_build_and_nothing_found_shows_the_template():
+    message = written({"zoo/__init__.py": "", "zoo/nets.py": NETS})
+    assert "  # Not built (--no-build): init builds it to find its arguments and inputs.\n  # - name: Net\n" in message
+    assert "  #   model: zoo.nets:Net\n" in message
+    with pytest.raises(GbbotError) as info:
+        proposed({"app.py": "import re\nre.compile('x')\n"})
+    message = str(info.value)
+    assert (
+        "found no torch.compile call sites to run, and no model that ran when built small, in 1 Python files" in message
+    )
+    assert "model: mypkg.model:MyModel" in message.split("\n\n", 1)[1]
