@@ -20,7 +20,6 @@ from gbbot.analysis import advice as _advice
 from gbbot.analysis import classify as _classify
 from gbbot.analysis import report as _report
 from gbbot.analysis import shards as _shards
-from gbbot.analysis import triggers
 from gbbot.analysis.policy import Policy, Verdict
 from gbbot.checks import build as _build
 from gbbot.checks import interpreter as _interpreter
@@ -199,10 +198,10 @@ class Explained:
 
 def explain(gb_id: str) -> Explained:
     """What the installed torch's registry says about `gb_id` (torch is read, not imported)."""
-    from gbbot.fix import recipes  # LibCST: only explain and fix pay for it
+    from gbbot import recipes  # LibCST: only explain and fix pay for it
 
     entry = registry_entry.explain(gb_id)
     rule = _classify.load_rules().rule(BreakMessage(entry.gb_type, entry.gb_id))
-    own = triggers.by_id(entry.gb_id)  # the recipe that declares it takes this id
-    titles = tuple(dict.fromkeys(r.title for r in recipes.variants(own.recipe if own else None)))
+    own = recipes.by_id(entry.gb_id)  # the recipe that declares it takes this id
+    titles = tuple(dict.fromkeys(r.title for r in recipes.variants(own)))
     return Explained(entry, rule.title if rule else "", titles, _advice.for_kind(entry.gb_id, entry.gb_type))

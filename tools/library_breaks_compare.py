@@ -24,7 +24,8 @@ def compare(name: str) -> bool:
     samples noise (VITS's flows, Reformer's hashing rotations) is comparable at all."""
     torch._inductor.config.fallback_random = True
     sys.path.insert(0, str(Path.cwd()))
-    build = importlib.import_module(f"hf.build_{name}")
+    shared = Path("hf/build.py").exists()  # (the trial's --shared layout: one helper for every model)
+    build = importlib.import_module("hf.build" if shared else f"hf.build_{name}")
     model = importlib.import_module(f"hf.{name}")
     compiled = model.run()
     build.torch = type("Eager", (), {"compile": staticmethod(lambda m, **_: m), "_dynamo": torch._dynamo})
@@ -43,7 +44,7 @@ if len(sys.argv) > 2 and sys.argv[1] == "--one":
 wanted = (
     sys.argv[1].split(",")
     if len(sys.argv) > 1
-    else sorted(p.stem.removeprefix("build_") for p in Path("hf").glob("build_*.py"))
+    else sorted(p.stem for p in Path("hf").glob("*.py") if not p.stem.startswith(("build", "__")))
 )
 failed = [n for n in wanted if subprocess.run([sys.executable, __file__, "--one", n]).returncode != 0]
 sys.exit(1 if failed else 0)

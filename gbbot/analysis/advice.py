@@ -32,7 +32,7 @@ class Entry:
     gb_id: str | None
     options: tuple[Advice, ...]
     code: re.Pattern[str] | None = None  # searched in the code of the break's line
-    branch: bool = False  # for a break whose value decides a branch (analysis/branches.py)
+    branch: bool = False  # for a break whose value decides a branch (the label found it so)
 
     def fits_code(self, brk: GraphBreak) -> bool:
         """A `code` entry fits the break's line; one that also names a kind fits only that kind."""
@@ -104,15 +104,17 @@ def documented(
     kind = (brk.gb_id, brk.gb_type)
     found = next((e for e in entries if decides_branch and e.branch and (e.gb_id in kind or e.gb_type in kind)), None)
     found = found or next((e for e in entries if e.fits_code(brk)), None)
-    found = found or next((e for e in entries if e.code is None and e.gb_type and e.gb_type == brk.gb_type), None)
-    found = found or next((e for e in entries if e.code is None and e.gb_id and e.gb_id == brk.gb_id), None)
+    plain = [e for e in entries if e.code is None and not e.branch]
+    found = found or next((e for e in plain if e.gb_type and e.gb_type == brk.gb_type), None)
+    found = found or next((e for e in plain if e.gb_id and e.gb_id == brk.gb_id), None)
     return found.options if found else ()
 
 
 def for_kind(gb_id: str, gb_type: str, entries: tuple[Entry, ...] | None = None) -> tuple[Advice, ...]:
     """gbbot's options for a kind of break wherever it occurs (no entry that needs its line)."""
     entries = load_advice() if entries is None else entries
-    found = next((e for e in entries if e.code is None and (e.gb_id == gb_id or e.gb_type == gb_type)), None)
+    plain = (e for e in entries if e.code is None and not e.branch)
+    found = next((e for e in plain if e.gb_id == gb_id or e.gb_type == gb_type), None)
     return found.options if found else ()
 
 

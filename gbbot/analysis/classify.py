@@ -18,19 +18,26 @@ import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import yaml
 
-from gbbot.analysis import labels, triggers
+from gbbot.analysis import labels
 from gbbot.analysis.source import SourceMap
 from gbbot.core.config import IgnoreRule
-from gbbot.core.model import BreakMessage, Category, CompileError, Frame, GraphBreak, LibrarySite, Origin, RawBreak
+from gbbot.core.model import (
+    BreakMessage,
+    Category,
+    CompileError,
+    Frame,
+    FrameRef,
+    GraphBreak,
+    LibrarySite,
+    Origin,
+    RawBreak,
+)
 from gbbot.trace import registry
 from gbbot.trace.registry import IdIndex
-
-if TYPE_CHECKING:
-    from gbbot.analysis.frames import FrameIndex
 
 RULES_PATH = Path(__file__).parent.parent / "data" / "rules.yaml"
 SITE_RE = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
@@ -41,6 +48,15 @@ WHITESPACE_RE = re.compile(r"\s+")
 STDLIB_DIR = sysconfig.get_paths().get("stdlib", "")
 
 SourceLookup = Callable[[str], "SourceMap | None"]
+
+
+class FrameIndex(Protocol):
+    """Which frame each record's compile compiled, and which one it sent to eager
+    (gbbot/analysis/frames.py builds it)."""
+
+    def of(self, raw: RawBreak) -> FrameRef | None: ...
+
+    def made_eager(self, raw: RawBreak) -> FrameRef | None: ...
 
 
 @dataclass(frozen=True)
@@ -465,10 +481,11 @@ def classify(
 
 
 def _recipe(root: BreakMessage, rule: Rule | None) -> str | None:
-    """The recipe whose trigger takes the break's GB id (the rule's, for a message the registry
-    gave no id); the label then asks the statement (gbbot/analysis/labels.py)."""
-    trigger = triggers.by_id(root.gb_id or (rule.gb_id if rule else None))
-    return trigger.recipe if trigger else None
+    """The recipe that takes the break's GB id (the rule's, for a message the registry gave no
+    id); the label then asks the statement (gbbot/analysis/labels.py)."""
+    from gbbot import recipes  # LibCST: loaded when a break is classified, not by every reader of reports
+
+    return recipes.by_id(root.gb_id or (rule.gb_id if rule else None))
 
 
 def occurrences(raws: Iterable[RawBreak]) -> int:

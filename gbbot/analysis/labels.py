@@ -1,28 +1,23 @@
 """Which recipe `gbbot fix` would really use for a break, so that every view labels it truthfully.
 Pure over the break and its file's source map.
 
-The label asks the recipes' own triggers (gbbot/analysis/triggers.py), the same declaration the fix
-step asks: the GB id names a recipe, and the statement can decide otherwise.
-`print("step", x.item())` breaks as GB0124 (`.item()`), yet the fix is the side-effect guard of the
-whole statement; `if loss.item() > 50:` breaks as GB0124 too, yet capturing the scalar only moves
-the break to the `if`, so it gets advice (unless the `if` only raises: that becomes a
-`torch._check`, which the `item` recipes write); `if t.abs().max() > 10: t = t / 10` (GB0170) is
-no shape the tensor-branch recipes rewrite, so it gets advice, not a "fix:" label.
+The label runs the recipes' own matchers in a dry pass (gbbot/recipes/): the GB id names a
+recipe, and the statement can decide otherwise. `print("step", x.item())` breaks as GB0124
+(`.item()`), yet the fix is the side-effect guard of the whole statement; `if loss.item() > 50:`
+breaks as GB0124 too, yet capturing the scalar only moves the break to the `if`, so it gets advice
+(unless the `if` only raises: that becomes a `torch._check`, which the `item` recipes write);
+`if t.abs().max() > 10: t = t / 10` (GB0170) is no shape the tensor-branch recipes rewrite, so it
+gets advice, not a "fix:" label.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from gbbot.analysis import triggers
 from gbbot.analysis.source import SourceMap
 from gbbot.core.model import GraphBreak, Origin
 
-ITEM_ID = "GB0124"  # `.item()` / int() of a tensor, whose recipe is triggers.ITEM
-
-
-def statement_of(brk: GraphBreak, where: SourceMap) -> triggers.Statement:
-    return triggers.Statement(where.text, brk.line, brk.statement or brk.code, dict(where.imports))
+ITEM_ID = "GB0124"  # `.item()` / int() of a tensor, whose recipe is `item`
 
 
 def fix_label(brk: GraphBreak, lookup: Callable[[str], SourceMap | None]) -> str | None:
@@ -31,8 +26,9 @@ def fix_label(brk: GraphBreak, lookup: Callable[[str], SourceMap | None]) -> str
     where = lookup(brk.file) if brk.origin is Origin.USER else None
     if where is None:
         return brk.fix
-    chosen = triggers.chosen(brk.fix, statement_of(brk, where))
-    return chosen.recipe if chosen else None
+    from gbbot import recipes  # LibCST: loaded only where a break's source is there to read
+
+    return recipes.chosen(brk.fix, where.text, brk.line, brk.statement or brk.code)
 
 
 def decided_by_branch(brk: GraphBreak) -> bool:

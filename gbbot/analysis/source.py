@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gbbot.analysis import side_effects
-
 
 @dataclass(frozen=True)
 class Scope:
@@ -75,7 +73,6 @@ class SourceMap:
     lines: tuple[str, ...]
     scopes: tuple[Scope, ...]
     statements: tuple[tuple[int, int], ...] = ()  # (first, last) line of each statement
-    imports: tuple[tuple[str, str], ...] = ()  # top-level names → what they import (side_effects)
 
     @property
     def text(self) -> str:
@@ -115,8 +112,7 @@ def source_map(text: str) -> SourceMap:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return SourceMap(tuple(text.splitlines()), ())
-    imports = tuple(side_effects.module_imports(tree).items())
-    return SourceMap(tuple(text.splitlines()), tuple(_scopes(tree)), tuple(_statement_spans(tree)), imports)
+    return SourceMap(tuple(text.splitlines()), tuple(_scopes(tree)), tuple(_statement_spans(tree)))
 
 
 class SourceTree:

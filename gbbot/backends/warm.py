@@ -58,9 +58,26 @@ SHELL_SYNTAX = set("|&;<>()$`\\*?[]{}~#!\n\r")
 # its own, so it runs in a fresh process instead. The child applies the HANDLED ones itself.
 IMPORT_TIME = ("TORCH*", "PYTORCH*", "OMP_*", "MKL_*", "KMP_*", "GOMP_*", "OPENBLAS_*", "CUDA*",
                "NVIDIA*", "LD_*", "PYTHON*", "HF_*", "TRANSFORMERS_*", "TOKENIZERS_*")  # fmt: skip
-HANDLED = ("TORCH_TRACE", "TORCH_LOGS", "TORCH_LOGS_OUT", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+# Inductor reads its cache directory when it first compiles, which a child does after the fork (the
+# server's warm-up compile generates no code).
+HANDLED = (
+    "TORCH_TRACE",
+    "TORCH_LOGS",
+    "TORCH_LOGS_OUT",
+    "PYTHONPATH",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "TORCHINDUCTOR_CACHE_DIR",
+)
 # Kept out of the server's environment: set per child.
-PER_CHILD = ("TORCH_TRACE", "GBBOT_MODE", "GBBOT_TIME", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+PER_CHILD = (
+    "TORCH_TRACE",
+    "GBBOT_MODE",
+    "GBBOT_TIME",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "TORCHINDUCTOR_CACHE_DIR",
+)
 # numpy's OpenBLAS starts its thread pool at import, which would make every fork unsafe; a fresh
 # process's BLAS threads are the one thing a warm child does not get (torch's own are unchanged).
 SERVER_ONLY = {"OPENBLAS_NUM_THREADS": "1"}

@@ -101,10 +101,13 @@ def _warm_up_compile() -> None:
     compile in a process does ~0.3 s of one-time work (lazy imports of sympy, fake tensors and the
     guard builders, trace_rules' maps, polyfills) that every child would otherwise repeat. The
     "eager" backend generates no code and starts no compile workers; the module is built without
-    torch's RNG, and warnings are captured so that none is marked as already shown."""
+    torch's RNG, and warnings are captured so that none is marked as already shown. Inductor's
+    compiler is imported too (2.5 s here, no thread started): every faithful child would import it
+    again (`gbbot fix` confirms its settings with it)."""
     import warnings
 
     import torch
+    import torch._inductor.compile_fx  # imported once, for the children
 
     class WarmUp(torch.nn.Module):
         def __init__(self) -> None:

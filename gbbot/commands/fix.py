@@ -4,8 +4,10 @@ scaffolds for third-party breaks, the documented options for the rest."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,8 +22,8 @@ from gbbot.edges.console import say_lines
 from gbbot.fix import commit as committing
 from gbbot.fix import present
 from gbbot.fix.pipeline import FixOptions, FixRun
-from gbbot.fix.recipes import RECIPES
 from gbbot.fix.rounds import DEFAULT_ROUNDS, MAX_ROUNDS
+from gbbot.recipes import RECIPES
 from gbbot.render import markdown, width
 
 GB_ID_RE = re.compile(r"GB\d{4}", re.IGNORECASE)
@@ -174,6 +176,13 @@ def _commit(run: FixRun, root: Path, author: committing.Author | None) -> None:
     print(f"gbbot fix: committed {sha[:12]} ({', '.join(run.written)})", file=sys.stderr)
 
 
+def user_inductor_cache(environ: Mapping[str, str]) -> Path:
+    """Where the CLI keeps Inductor's compiles between `gbbot fix` runs: the user's own cache
+    (the action keeps none past a run: a pull request's code writes it)."""
+    home = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(home) / "gbbot" / "inductor"
+
+
 def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
     author = committing.parse_author(args.author) if args.author else None
@@ -191,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
         measure=args.measure,
         repeat=args.repeat or DEFAULT_REPEAT,
         progress=common.messages(args),
+        inductor_cache=user_inductor_cache(os.environ),
     )
     result = api.fix(root, config, options, given)
     _missing_breaks(result, list(args.fingerprints))

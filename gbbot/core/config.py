@@ -194,6 +194,8 @@ DYNAMO = Map(
     {
         "capture_scalar_outputs": boolean,
         "capture_dynamic_output_shape_ops": boolean,
+        "allow_rnn": boolean,
+        "nested_graph_breaks": boolean,
         "ignore_logging_functions": _logger_methods,
     },
     into=_pairs,

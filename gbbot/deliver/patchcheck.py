@@ -103,16 +103,17 @@ def paths_of(data: bytes, max_bytes: int = PATCH_MAX_BYTES) -> tuple[str, ...] |
 
 
 def protected(paths: Sequence[str], config_paths: Sequence[str], named: Iterable[str]) -> str | None:
-    """Why a fix commit may not touch one of `paths`, or None: gbbot never changes `.github/` or its
-    own config, nor any file that no verified fix names."""
+    """Why a fix commit may not touch one of `paths`, or None: gbbot never changes `.github/`, nor
+    its own config but where a verified fix names it (a setting in a `model:` entry's `compile:`
+    option, which re-deriving then makes again), nor any file that no verified fix names."""
     allowed = set(named)
     for path in paths:
         if path.startswith("/") or ".." in path.split("/"):
             return f"{path} is not a path inside the repository"
         if path.startswith(PROTECTED_DIRS):
             return f"{path}: gbbot never changes files under .github/"
-        if path in config_paths:
-            return f"{path}: gbbot never changes its own config"
+        if path in config_paths and path not in allowed:
+            return f"{path}: gbbot changes its own config only for a verified fix's setting"
         if path not in allowed:
             return f"{path}: no verified fix names this file"
     return None

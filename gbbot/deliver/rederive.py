@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from gbbot.core.config import CONFIG_NAME
 from gbbot.core.fixes import FixResult, verified_only
 from gbbot.core.model import GraphBreak, Report
 from gbbot.deliver.patchcheck import Dropped
 from gbbot.deliver.sources import SourceReader, Unreadable
-from gbbot.fix import engine, plan, scaffold
-from gbbot.fix.recipes import choices
+from gbbot.fix import plan, scaffold
+from gbbot.fix.compiles import UNKNOWN, ConfigFile, compiles_of
+from gbbot.recipes import choices
+from gbbot.recipes.base import SourceError
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,14 @@ def _no_library(_path: str) -> str | None:
     return None
 
 
+def _config(read: plan.FileReader) -> ConfigFile | None:
+    """The configuration at the pinned commit, which says how each entrypoint compiles."""
+    try:
+        return ConfigFile(CONFIG_NAME, read(CONFIG_NAME))
+    except plan.Unpatchable:
+        return None
+
+
 def _library_setting(result: FixResult, brk: GraphBreak) -> bool:
     """Is `result` the Dynamo setting a break inside a library gets at the user's compile?"""
     return any((r.id, r.variant) == (result.recipe, result.variant) for r in plan.library_setting_recipes(brk))
@@ -60,18 +71,20 @@ def derive(
     a library, its setting there; `lookup`: the library's source, where it can be read) — or why
     none."""
     reader = planning_reader(read)
+    # where a setting goes (a `model:` entry's: in its options), asked only of a fix that edits another file
+    compiles = compiles_of(result.entrypoints, _config(reader)) if set(result.paths) - {brk.file} else UNKNOWN
     try:
         text = reader(brk.file)
         if _library_setting(result, brk):
-            setting = plan.library_setting(brk, result.variant, reader, (*paths, *result.paths), lookup)
+            setting = plan.library_setting(brk, result.variant, reader, (*paths, *result.paths), lookup, compiles)
             if isinstance(setting, str):
                 return setting
             found: tuple[plan.Candidate, ...] = (setting,)
         else:
-            found, _ = plan.candidates(brk, text, reader, (*paths, *result.paths))
+            found, _ = plan.candidates(brk, text, reader, (*paths, *result.paths), compiles)
     except plan.Unpatchable as exc:
         return str(exc)
-    except engine.SourceError as exc:
+    except SourceError as exc:
         return f"{brk.file} does not parse at the PR's head ({exc})"
     match = next((c for c in found if (c.recipe.id, c.recipe.variant) == (result.recipe, result.variant)), None)
     if match is None:

@@ -14,7 +14,7 @@ from gbbot.fix import plan as planning
 from gbbot.fix.batch import Attempt, Scope, Trial, run_set
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, FileReader, Planned
-from gbbot.fix.verify import Judgement, Observation
+from gbbot.fix.verify import Judgement
 from gbbot.fix.workspace import write_patch
 
 
@@ -25,7 +25,6 @@ class InPlace:
     patches: tuple[FilePatch, ...]  # in place, one per file (`before`: the round's text)
     kept: frozenset[str]  # fingerprints of the fixes in those patches
     joint: tuple[Judgement, ...]  # patches that share a file or an entrypoint, verified together
-    standing: dict[str, Observation]  # each entrypoint's latest run
     report: Report  # the runs after the patches were put in place
     notes: tuple[str, ...] = ()
     # fingerprint → why: verified alone, left out of a group whose patches fail together
@@ -33,8 +32,8 @@ class InPlace:
 
 
 Chosen = tuple[Planned, Candidate]
-# Put trials' patches in place for good, judge those marked: (judgements, standing runs, report).
-Keep = Callable[[Sequence[Trial], Sequence[bool]], "tuple[list[Judgement | None], dict[str, Observation], Report]"]
+# Put trials' patches in place for good, judge those marked: (judgements, report).
+Keep = Callable[[Sequence[Trial], Sequence[bool]], "tuple[list[Judgement | None], Report]"]
 
 
 def joint_groups(scope: Scope, chosen: Sequence[Chosen]) -> list[list[Chosen]]:
@@ -123,7 +122,7 @@ def put_in_place(
     if any(judged):
         count = sum(len(t.goals) for t, j in zip(trials, judged, strict=True) if j)
         progress(f"verifying the {count} patches that share files or entrypoints together…")
-    verdicts, standing, report = keep(trials, judged)
+    verdicts, report = keep(trials, judged)
     placed = {p.path: p for p in patches}
     notes = [f"{fingerprint}: {why}; not applied" for fingerprint, why in missed]
     joint: list[Judgement] = []
@@ -141,7 +140,7 @@ def put_in_place(
             continue
         progress(f"the patches of {_named(members)} fail together; keeping those that hold together…")
         failed.append((members, verdict, _salvaged(scope, members, probe)))
-    held = _keep_salvaged(scope, [k for _, _, k in failed], keep, placed, standing, joint)
+    held = _keep_salvaged(scope, [k for _, _, k in failed], keep, placed, joint)
     dropped: dict[str, str] = {}
     for members, verdict, _ in failed:
         out = [m for m in members if m[0].brk.fingerprint not in held]
@@ -156,7 +155,7 @@ def put_in_place(
         for planned, _ in chosen
         if planned.brk.fingerprint not in left_out and planned.brk.fingerprint not in dropped
     )
-    return InPlace(tuple(placed.values()), kept_fingerprints, tuple(joint), standing, report, tuple(notes), dropped)
+    return InPlace(tuple(placed.values()), kept_fingerprints, tuple(joint), report, tuple(notes), dropped)
 
 
 def _keep_salvaged(
@@ -164,22 +163,20 @@ def _keep_salvaged(
     salvaged: Sequence[Sequence[Chosen]],
     keep: Keep,
     placed: dict[str, FilePatch],
-    standing: dict[str, Observation],
     joint: list[Judgement],
 ) -> set[str]:
     """Put the members salvaged from failed groups in place, verified together once more (against
-    the unpatched runs, as every group): the fingerprints kept. `placed`, `standing` and `joint`
-    get what stands after it."""
+    the unpatched runs, as every group): the fingerprints kept. `placed` and `joint` get what
+    stands after it."""
     ready = [(members, trial) for members in salvaged if members for trial in [_trial_of(scope, members)] if trial]
     if not ready:
         return set()
-    verdicts, runs, _ = keep([t for _, t in ready], [True] * len(ready))
+    verdicts, _ = keep([t for _, t in ready], [True] * len(ready))
     held: set[str] = set()
     for (members, trial), verdict in zip(ready, verdicts, strict=True):
         if verdict is None or not verdict.ok:
             continue
         joint.append(verdict)
         placed.update((p.path, p) for p in trial.patches)
-        standing.update((n, runs[n]) for n in trial.names if n in runs)
         held.update(m[0].brk.fingerprint for m in members)
     return held

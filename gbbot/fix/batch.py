@@ -4,7 +4,7 @@ and what each judgement settles. Pure: the runs happen in the `attempt` function
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gbbot.analysis.advice import options_for
@@ -13,8 +13,8 @@ from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak, Report
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, Planned
-from gbbot.fix.recipes.base import Recipe
 from gbbot.fix.verify import Goal, Judgement
+from gbbot.recipes.base import Recipe
 
 
 @dataclass(frozen=True)
@@ -104,17 +104,16 @@ def _dropped(
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Work:
     """One fixable break on its way through verification: which variant is next, whether it must
-    run alone (it failed next to others, which must not be held against it), what failed.
-    Mutable on purpose: it is the loop state of `verify_all`, advanced by `advance`."""
+    run alone (it failed next to others, which must not be held against it), what failed."""
 
     planned: Planned
     names: tuple[str, ...]
     index: int = 0
     alone: bool = False
-    tried: list[str] = field(default_factory=list)
+    tried: tuple[str, ...] = ()
 
     @property
     def candidate(self) -> Candidate:
@@ -143,20 +142,19 @@ def pack(waiting: Sequence[Work]) -> list[Work]:
     return batch
 
 
-def advance(work: Work, judgement: Judgement, together: bool) -> FixResult | None:
-    """The result once a candidate is verified or the last variant failed alone; else None."""
+def advance(work: Work, judgement: Judgement, together: bool) -> Work | FixResult:
+    """The result once a candidate is verified or the last variant failed alone; else the work
+    that is next."""
     if judgement.ok:
         return _verified(work.candidate, judgement, work.names, work.tried)
     if together:
-        work.alone = True
-        return None
+        return replace(work, alone=True)
     if judgement.unjudgeable:  # another variant would be judged by the same unreproducible runs
-        return _dropped(work.planned, judgement, work.names, [*work.tried, ""], work.index)
-    work.tried.append(f"{work.candidate.recipe.variant}: {judgement.reason}")
-    work.index, work.alone = work.index + 1, False
-    if work.index < len(work.planned.candidates):
-        return None
-    return _dropped(work.planned, judgement, work.names, work.tried)
+        return _dropped(work.planned, judgement, work.names, (*work.tried, ""), work.index)
+    tried = (*work.tried, f"{work.candidate.recipe.variant}: {judgement.reason}")
+    if work.index + 1 < len(work.planned.candidates):
+        return replace(work, index=work.index + 1, alone=False, tried=tried)
+    return _dropped(work.planned, judgement, work.names, tried)
 
 
 def _described(work: Work) -> str:
@@ -169,15 +167,18 @@ def verify_all(
 ) -> list[tuple[FixResult, Candidate | None]]:
     """Verify every fixable break's candidates, variants in order, as few runs as attribution
     allows: independent candidates share one run per entrypoint; a failure is re-checked alone."""
-    works = [Work(p, run_set(scope, p, (path for c in p.candidates for path in c.paths))) for p in planned]
+    works = {i: Work(p, run_set(scope, p, (f for c in p.candidates for f in c.paths))) for i, p in enumerate(planned)}
     finished: dict[int, tuple[FixResult, Candidate | None]] = {}
-    while len(finished) < len(works):
-        batch = pack([w for i, w in enumerate(works) if i not in finished])
+    while works:
+        batch = pack(list(works.values()))
         progress(f"verifying {', '.join(_described(w) for w in batch)}…")
         judgements, _ = attempt([w.trial() for w in batch])
         for work, judgement in zip(batch, judgements, strict=True):
-            candidate = work.candidate
-            result = advance(work, judgement, together=len(batch) > 1)
-            if result is not None:
-                finished[works.index(work)] = (result, candidate if result.status is FixStatus.VERIFIED else None)
-    return [finished[i] for i in range(len(works))]
+            i = next(i for i, w in works.items() if w is work)
+            step = advance(work, judgement, together=len(batch) > 1)
+            if isinstance(step, Work):
+                works[i] = step
+                continue
+            del works[i]
+            finished[i] = (step, work.candidate if step.status is FixStatus.VERIFIED else None)
+    return [finished[i] for i in range(len(planned))]

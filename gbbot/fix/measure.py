@@ -12,17 +12,16 @@ from pathlib import Path
 from gbbot.core.measured import Measured, RunTimes, added, from_runs
 from gbbot.core.model import Mode, Status
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.rerun import Rerun
-from gbbot.fix.verify import observe
+from gbbot.fix.trials import Trials
 from gbbot.trace import call_times
 
 TimedRun = Callable[[Sequence[str]], "RunTimes | None"]
 
 
-def timed_run(rerun: Rerun, names: Sequence[str]) -> RunTimes | None:
+def timed_run(trials: Trials, names: Sequence[str]) -> RunTimes | None:
     """One faithful-mode run of `names` in the scratch copy as it stands, timed; None when an
     entrypoint did not succeed or left no timings (nothing it ran was compiled)."""
-    _, observed = observe(rerun.scratch, rerun.config, names, Mode.FAITHFUL, 1, rerun.backend, time_calls=True)
+    _, observed = trials.observe(names, Mode.FAITHFUL, jobs=1, time_calls=True)
     found: list[RunTimes] = []
     for name in names:
         outcome = observed[name].outcome if name in observed else None
@@ -52,12 +51,12 @@ def interleaved(
     return before, after
 
 
-def measure(rerun: Rerun, patches: Sequence[FilePatch], names: Sequence[str], repeat: int) -> Measured:
+def measure(trials: Trials, patches: Sequence[FilePatch], names: Sequence[str], repeat: int) -> Measured:
     """The fix made of `patches` (on the scratch copy's current text), measured on `names`."""
-    rerun.progress(f"measuring on {', '.join(names)}: {repeat} timed runs without the patch and {repeat} with it…")
+    trials.progress(f"measuring on {', '.join(names)}: {repeat} timed runs without the patch and {repeat} with it…")
 
     def patch(on: bool) -> None:
-        rerun.scratch.write(patches, after=on)
+        trials.scratch.write(patches, after=on)
 
-    before, after = interleaved(lambda n: timed_run(rerun, n), names, patch, repeat)
+    before, after = interleaved(lambda n: timed_run(trials, n), names, patch, repeat)
     return from_runs(before, after, names)

@@ -13,12 +13,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from gbbot.analysis import triggers
-from gbbot.analysis.source import source_map
 from gbbot.core.model import GraphBreak
-from gbbot.fix import engine, scaffold
-from gbbot.fix.recipes import variants
-from gbbot.fix.recipes.base import BreakSite, Recipe
+from gbbot.fix import scaffold
+from gbbot.recipes import by_id, chosen, engine, variants
+from gbbot.recipes.base import BreakSite, Recipe, SourceError
 
 MARK = "gbbot: the rewritten line"
 
@@ -58,18 +56,16 @@ def rewritten_class(brk: GraphBreak, lookup: scaffold.SourceLookup) -> tuple[str
     ):
         return None
     copied = _copied_class(brk, library, owner)
-    own = triggers.by_id(brk.gb_id)
+    own = by_id(brk.gb_id)
     if copied is None or own is None:
         return None
     text, line = copied
-    statement = triggers.Statement(library.source, site.line, site.code, dict(source_map(library.source).imports))
-    chosen = triggers.chosen(own.recipe, statement)
-    for recipe in variants(chosen.recipe if chosen else None):
-        if getattr(recipe, "at_compile_site", False):
+    for recipe in variants(chosen(own, library.source, site.line, site.code)):
+        if recipe.at_compile_site:
             continue
         try:
             outcome = engine.apply(text, [engine.Request("override", recipe, BreakSite(line))])
-        except engine.SourceError:
+        except SourceError:
             return None
         if outcome.applied:
             sound, _why = scaffold.sound_text(brk, library)  # the copy names nothing it cannot import
@@ -159,7 +155,8 @@ def override_recipe(
     if body is None:
         return None
     attributes = {
-        "trigger": recipe.trigger,
+        "id": recipe.id,
+        "gb_ids": recipe.gb_ids,
         "owner": owner,
         "name": name,
         "definition": body,

@@ -1,6 +1,6 @@
 """`gbbot fix` end to end: baseline run → rounds of (plan → verify each candidate → put the
 verified patches in place in the scratch copy → re-run, and plan for what that revealed) → (apply).
-It composes the package's steps: `workspace` (the repository), `rerun` (runs in a scratch copy),
+It composes the package's steps: `workspace` (the repository), `trials` (runs in a scratch copy),
 `batch` (verification runs), `apply` (patches put together, and written into the repository) and
 `rounds` (what carries from one round to the next)."""
 
@@ -13,32 +13,21 @@ from pathlib import Path
 
 from gbbot.backends.contract import Backend
 from gbbot.checks.tree import CheckOptions, select
-from gbbot.core.config import Config, Entrypoint
+from gbbot.core.config import Config
 from gbbot.core.fixes import Counts, FixResult, FixStatus, bounded
 from gbbot.core.measured import DEFAULT_REPEAT, Measured
 from gbbot.core.model import ChangeState, GraphBreak, Mode, Origin, Report
 from gbbot.edges import git
-from gbbot.fix import confirm
 from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
 from gbbot.fix.apply import Chosen, InPlace, put_in_place, write_all
 from gbbot.fix.batch import Scope, Trial, verify_all
-from gbbot.fix.engine import SourceError
+from gbbot.fix.compiles import ConfigFile
 from gbbot.fix.measure import measure
 from gbbot.fix.patch import FilePatch, original_line
-from gbbot.fix.present import BYSTANDERS
-from gbbot.fix.rerun import (
-    Baseline,
-    Rerun,
-    attempt,
-    check_reproducible,
-    fill_baseline,
-    keep,
-    observe_named,
-    unpatched,
-)
 from gbbot.fix.rounds import Round
 from gbbot.fix.same_output import ChildComparer
+from gbbot.fix.trials import Lens, Runs, Trials, reproducible_only
 from gbbot.fix.verify import (
     Judgement,
     LineMap,
@@ -51,9 +40,12 @@ from gbbot.fix.verify import (
     never,
     settled,
 )
-from gbbot.fix.workspace import copy_reader, library_lookup, python_files
+from gbbot.fix.workspace import config_path, copy_reader, library_lookup, python_files
+from gbbot.recipes.base import SourceError
 
 Found = list[tuple[GraphBreak, tuple[str, ...]]]
+# Said of the entrypoints `gbbot fix` runs last, with every patch in place.
+BYSTANDERS = "entrypoints that no patch was verified on but that read a patched file, run with every patch"
 
 
 @dataclass(frozen=True)
@@ -70,6 +62,7 @@ class FixOptions:
     rounds: int = rounding.DEFAULT_ROUNDS  # 1: fix only the breaks the first run shows
     measure: bool = False  # time each first-round verified fix, `repeat` faithful runs a side
     repeat: int = DEFAULT_REPEAT
+    inductor_cache: Path | None = None  # Inductor's cache kept between runs; None: one of this run's own
 
 
 @dataclass(frozen=True)
@@ -100,21 +93,21 @@ class FixRun:
         return tuple({b.fingerprint: b for b in [*self.report.breaks, *later, *self.left]}.values())
 
 
-def _rerun(scratch: Scratch, config: Config, options: FixOptions) -> Rerun:
-    backend = options.backend or default_backend(config)
+def _trials(root: Path, scratch: Scratch, config: Config, options: FixOptions) -> Trials:
+    backend = options.backend or default_backend(config, options.inductor_cache or scratch.base / "inductor")
     compare = options.compare or ChildComparer(scratch.root, scratch.base / "compare", config, backend)
-    return Rerun(scratch, config, options.mode, options.jobs, backend, compare, options.progress)
+    where = config_path(root, config)
+    return Trials(scratch, config, options.mode, options.jobs, backend, compare, options.progress, where)
 
 
-def _start(root: Path, rerun: Rerun, options: FixOptions, given: Report | None) -> tuple[Report, Baseline]:
+def _start(root: Path, trials: Trials, options: FixOptions, given: Report | None) -> Report:
     """The given report, or a run of the selected entrypoints (in the scratch copy, so that the
     baseline and the patched runs see the same paths) that is the baseline too."""
     if given is not None:
-        return given, {}
-    names = [e.name for e in select(rerun.config, CheckOptions(only=options.entrypoints))]
+        return given
+    names = [e.name for e in select(trials.config, CheckOptions(only=options.entrypoints))]
     options.progress(f"running {len(names)} entrypoint{'s' * (len(names) != 1)} in a scratch copy…")
-    report, baseline = observe_named(rerun, names)
-    return replace(report, commit=git.head_sha(root)), baseline
+    return replace(trials.start(names), commit=git.head_sha(root))
 
 
 def _selected(found: Found, options: FixOptions) -> Found:
@@ -141,7 +134,7 @@ class Context:
     root: Path
     config: Config
     options: FixOptions
-    rerun: Rerun
+    trials: Trials
     read: planning.FileReader
     paths: tuple[str, ...]  # the repository's Python files: where compile sites are searched
 
@@ -154,7 +147,6 @@ def _round(
     number: int,
     found: Found,
     report: Report,
-    baseline: Baseline,
     texts: tuple[dict[str, str], dict[str, str]],
     patches: Verified,
 ) -> tuple[list[FixResult], InPlace | None]:
@@ -164,10 +156,10 @@ def _round(
     originals, current = texts
     scope = Scope(report, ctx.config)
     lookup = library_lookup(ctx.root, ctx.config)
-    planned, others = planning.plan(found, ctx.read, lookup, ctx.paths)
+    planned, others = planning.plan(found, ctx.read, lookup, ctx.paths, _config_file(ctx))
     later = functools.partial(fixable_later, ctx.read) if number < ctx.options.rounds else never
-    rerun = replace(ctx.rerun, later=later, earlier=functools.partial(_in_original, originals, current))
-    verified = verify_all(planned, scope, functools.partial(attempt, rerun, baseline), ctx.options.progress)
+    ctx.trials.begin_round(number, Lens(later, functools.partial(_in_original, originals, current)))
+    verified = verify_all(planned, scope, ctx.trials.attempt, ctx.options.progress)
     chosen: list[Chosen] = [
         (item, candidate) for item, (_, candidate) in zip(planned, verified, strict=True) if candidate
     ]
@@ -177,9 +169,17 @@ def _round(
     results = rounding.numbered(_in_report_order(found, [*others, *fixes]), number)
     if not chosen:
         return results, None
-    probe = functools.partial(attempt, rerun, baseline)
-    in_place = put_in_place(scope, chosen, functools.partial(keep, rerun, baseline), ctx.options.progress, probe)
+    in_place = put_in_place(scope, chosen, ctx.trials.keep, ctx.options.progress, ctx.trials.attempt)
     return [_left_out(r, in_place.dropped) for r in results], in_place
+
+
+def _config_file(ctx: Context) -> ConfigFile | None:
+    """The configuration as the scratch copy holds it now (a `model:` entry's setting goes there)."""
+    path = config_path(ctx.root, ctx.config)
+    try:
+        return ConfigFile(path, ctx.read(path)) if path else None
+    except planning.Unpatchable:
+        return None
 
 
 def _left_out(result: FixResult, dropped: dict[str, str]) -> FixResult:
@@ -201,7 +201,7 @@ def _in_original(originals: dict[str, str], current: dict[str, str], path: str, 
 ALONGSIDE = "gone once the verified patches are in place: a fix for another break removes it too"
 
 
-def _removed_alongside(results: list[FixResult], first: Baseline, last: Baseline, to_base: LineMap) -> list[FixResult]:
+def _removed_alongside(results: list[FixResult], first: Runs, last: Runs, to_base: LineMap) -> list[FixResult]:
     """Results for breaks with no fix of their own (a scaffold, advice) that the last runs no
     longer show, fixed rather than hidden by the diff's rule, say so: a verified patch for another
     break removed them too (XLM's second `assert` on an `.item()` is checked at run time once the
@@ -235,13 +235,14 @@ def _revealed_line(found: Found) -> str:
     return ", ".join(f"{b.gb_id or b.gb_type} {b.fix or ''} at {b.file}:{b.line}".replace("  ", " ") for b, _ in found)
 
 
-def _overall(ctx: Context, first: Baseline, last: Baseline, rounds: list[Round]) -> Judgement | None:
+def _overall(trials: Trials, rounds: list[Round]) -> Judgement | None:
     """Every round's patches at once against the unpatched runs: when later rounds built on
     earlier ones, what the user gets is one change, and it is checked as one."""
     if sum(1 for r in rounds if r.fixed) < 2:
         return None  # one round's patches: each verified, together where they meet
+    first, last = trials.first, trials.standing
     names = [n for n in last if n in first and last[n] is not first[n]]
-    return judge((), first, {n: last[n] for n in names}, ctx.rerun.compare)
+    return judge((), first, {n: last[n] for n in names}, trials.compare)
 
 
 def _reads_any(observation: Observation, paths: set[str]) -> bool:
@@ -250,9 +251,7 @@ def _reads_any(observation: Observation, paths: set[str]) -> bool:
     return reads is None or reads.overflow or not paths.isdisjoint(reads.files)
 
 
-def _bystanders(
-    ctx: Context, report: Report, first: Baseline, last: Baseline, final: Sequence[FilePatch]
-) -> Judgement | None:
+def _bystanders(trials: Trials, report: Report, final: Sequence[FilePatch]) -> Judgement | None:
     """The report's entrypoints that read a patched file (by their baseline run's record of what
     they read; any whose run kept no record; one that never ran in the scratch copy is run
     unpatched first) but were never run with a patch in place, run once with every
@@ -263,43 +262,33 @@ def _bystanders(
     Inductor cannot compile that one). None when there is none."""
     if not final:
         return None
-    known = {e.name for e in ctx.config.entrypoints}
+    first, last = trials.first, trials.standing
+    known = {e.name for e in trials.config.entrypoints}
     missing = [e.name for e in report.entrypoints if e.name in known and e.name not in first and e.name not in last]
     if missing:  # handed a report (the action): these never ran in the scratch copy, unpatched
-        unpatched(ctx.rerun, final, True)
-        try:
-            fill_baseline(ctx.rerun, first, missing)
-        finally:
-            unpatched(ctx.rerun, final, False)
-    root = ctx.rerun.scratch.root
-    paths = {str(root / p.path) for p in final} | {str((root / p.path).resolve()) for p in final}
+        with trials.without(final):
+            trials.fill(missing, into=first)
+    root = trials.scratch.root
+    code = [p for p in final if p.path != trials.config_file]  # a `compile:` option is its entry's alone
+    paths = {str(root / p.path) for p in code} | {str((root / p.path).resolve()) for p in code}
     names = sorted(n for n, run in first.items() if last.get(n, run) is run and _reads_any(run, paths))
     if not names:
         return None
-    ctx.options.progress(f"running {', '.join(names)}, which read a patched file, with every patch in place…")
-    _report, after = observe_named(ctx.rerun, names)
+    trials.progress(f"running {', '.join(names)}, which read a patched file, with every patch in place…")
+    _report, after = trials.observe(names)
     before = {n: first[n] for n in names if n in after}
-    differing = [n for n in before if changed_behaviour(before[n], after[n], ctx.rerun.compare) is not None]
+    differing = [n for n in before if changed_behaviour(before[n], after[n], trials.compare) is not None]
     if differing:  # a result that differs unpatched too says nothing of the patches
-        unpatched(ctx.rerun, final, True)
-        try:
-            check_reproducible(ctx.rerun, first, differing)
-        finally:
-            unpatched(ctx.rerun, final, False)
-    rerun = replace(ctx.rerun, compare=functools.partial(_reproducible_only, ctx.rerun))
-    judgement = judge((), before, after, rerun.compare)
+        with trials.without(final):
+            trials.reproducible(differing, first)
+    compare = functools.partial(reproducible_only, trials)
+    judgement = judge((), before, after, compare)
     lost = [n for n in names if n not in after]  # not run: unknown, so not held
     if lost:
         why = f"{', '.join(lost)} could not be run with the patches in place"
         judgement = replace(judgement, ok=False, reason="; ".join(filter(None, [why, judgement.reason])))
-    trial = Trial(tuple(final), (), tuple(names))
-    (confirmed,) = confirm.confirmed(rerun, first, [trial], [judgement], functools.partial(unpatched, rerun, final))
+    (confirmed,) = trials.confirmed([Trial(tuple(final), (), tuple(names))], [judgement], final, first, compare)
     return confirmed or judgement
-
-
-def _reproducible_only(rerun: Rerun, entrypoint: Entrypoint, before: str, after: str) -> str | None:
-    """`rerun.compare`, but equal for an entrypoint whose result differs between unpatched runs."""
-    return None if rerun.unstable.get(entrypoint.name) else rerun.compare(entrypoint, before, after)
 
 
 def _measured(
@@ -308,16 +297,16 @@ def _measured(
     """`--measure`: each first-round verified fix timed on its own against the unpatched copy
     (later rounds' fixes were verified on top of earlier patches, so they are measured only in
     the whole), and, when more than one fix was kept, every round's patches together."""
-    ctx.rerun.scratch.write(final, after=False)  # the copy as the user has it
+    ctx.trials.scratch.write(final, after=False)  # the copy as the user has it
     timed: list[FixResult] = []
     for result in results:
         patches = verified.get(result.fingerprint)
         if result.status is FixStatus.VERIFIED and result.round == 1 and patches and result.entrypoints:
-            result = replace(result, measured=measure(ctx.rerun, patches, result.entrypoints, ctx.options.repeat))
+            result = replace(result, measured=measure(ctx.trials, patches, result.entrypoints, ctx.options.repeat))
         timed.append(result)
     names = tuple(dict.fromkeys(n for r in results if r.status is FixStatus.VERIFIED for n in r.entrypoints))
     several = sum(r.status is FixStatus.VERIFIED for r in results) > 1
-    combined = measure(ctx.rerun, final, names, ctx.options.repeat) if several and final and names else None
+    combined = measure(ctx.trials, final, names, ctx.options.repeat) if several and final and names else None
     return timed, combined
 
 
@@ -325,11 +314,11 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
     """Find (or take) the breaks, verify a patch for each fixable one, and fix what those patches
     reveal in further rounds (at most `options.rounds`); apply on request."""
     with Scratch(root) as scratch:
-        rerun = _rerun(scratch, config, options)
-        first_report, first = _start(root, rerun, options, report)
-        ctx = Context(root, config, options, rerun, copy_reader(root, scratch.root), python_files(root))
+        trials = _trials(root, scratch, config, options)
+        first_report = _start(root, trials, options, report)
+        ctx = Context(root, config, options, trials, copy_reader(root, scratch.root), python_files(root))
         found = _selected(planning.found_breaks(first_report), options)
-        current_report, baseline = first_report, first
+        current_report = first_report
         originals: dict[str, str] = {}
         current: dict[str, str] = {}
         results: list[FixResult] = []
@@ -345,7 +334,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
                     f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(revealed)})…"
                 )
             texts = (originals, current)
-            round_results, in_place = _round(ctx, number, found, current_report, baseline, texts, verified)
+            round_results, in_place = _round(ctx, number, found, current_report, texts, verified)
             results += round_results
             fixed = len(in_place.kept) if in_place else 0
             rounds.append(Round(number, len(found), tuple(b for b, _ in revealed), fixed))
@@ -357,16 +346,17 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
                 current[patch.path] = patch.after
             joint += in_place.joint
             notes += in_place.notes
-            shown = rounding.revealed_breaks(baseline, in_place.standing)
-            current_report, baseline = rounding.merged(current_report, in_place.standing), in_place.standing
+            shown = rounding.revealed_breaks(trials.baseline, trials.standing)
+            current_report = rounding.merged(current_report, trials.standing)
             found = [f for f in _selected(shown, options) if f[0].fingerprint not in seen]
             seen.update(b.fingerprint for b, _ in found)
             revealed = [(rounding.in_original(b, originals, current), names) for b, names in found]
             if not found:
                 break
-        overall = _overall(ctx, first, baseline, rounds)
-        bystanders = _bystanders(ctx, first_report, first, baseline, rounding.final_patches(originals, current))
-        results = _removed_alongside(results, first, baseline, functools.partial(_in_original, originals, current))
+        overall = _overall(trials, rounds)
+        bystanders = _bystanders(trials, first_report, rounding.final_patches(originals, current))
+        to_base = functools.partial(_in_original, originals, current)
+        results = _removed_alongside(results, trials.first, trials.standing, to_base)
         combined: Measured | None = None
         if options.measure:
             results, combined = _measured(ctx, results, verified, rounding.final_patches(originals, current))

@@ -7,18 +7,19 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gbbot.analysis import triggers
-from gbbot.analysis.branches import decides_branch
 from gbbot.analysis.classify import normalise_code
-from gbbot.analysis.labels import ITEM_ID, statement_of
+from gbbot.analysis.labels import ITEM_ID
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import Frame, FrameRef, GraphBreak, Origin, Report
-from gbbot.fix import advice, engine, override, scaffold
+from gbbot.fix import advice, config_edit, override, scaffold
+from gbbot.fix.compiles import UNKNOWN, Compiles, ConfigFile, compiles_of, entry_patch, not_run, runs
 from gbbot.fix.patch import FilePatch
-from gbbot.fix.recipes import choices, variants
-from gbbot.fix.recipes.base import BreakSite, Recipe
-from gbbot.fix.sites import CompileSite, describe, search, unresolved_site
+from gbbot.fix.sites import CompileSite, Search, describe, search, unresolved_site
+from gbbot.recipes import by_id, choices, engine, takes, variants
+from gbbot.recipes.base import BreakSite, Recipe, SourceError, wrapped
+from gbbot.recipes.branches import decides_branch
+from gbbot.recipes.compile_site import SettingAtCall, at_call
 
 
 class Unpatchable(Exception):
@@ -47,6 +48,8 @@ class Candidate:
     sites: tuple[CompileSite, ...] = ()
     setting: type[Recipe] | None = None
     at: CompileSite | None = None  # where the recipe applies when not at the break's line (an override's use)
+    entries: tuple[str, ...] = ()  # `model:` entries whose `compile:` option gets the setting
+    config: str | None = None  # the configuration file those options are in
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -115,37 +118,37 @@ def _stale(brk: GraphBreak, text: str) -> str | None:
 
 
 def candidates(
-    brk: GraphBreak, text: str, read: FileReader | None = None, paths: Sequence[str] = ()
+    brk: GraphBreak, text: str, read: FileReader | None = None, paths: Sequence[str] = (), compiles: Compiles = UNKNOWN
 ) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
     """Every recipe that rewrites the code at the break's line (or, for a compile-site recipe, the
     `torch.compile` calls that compile the break's frame, searched in `paths`), in preference
     order, and why the others do not (SourceError when the break's file does not parse). Two
     recipes writing the same patch count once."""
+    wrapped(text)  # SourceError when it does not parse
     found: list[Candidate] = []
     fed = brk.gb_id == ITEM_ID and decides_branch(text, brk.line)
     why_not: list[str] = [BRANCH_FED] if fed else []
     reader = _remembered(read or (lambda _path: text))
     family = recipe_family(brk, text)
-    statement = statement_of(brk, source_map(text))
     for chosen in choices(family):
         recipe = _for_break(chosen, brk)
         if recipe is None:
             continue
-        if not recipe.trigger.accepts(statement):  # the label said the same: no promise to keep
+        if not takes(recipe.id, text, brk.line, brk.statement or brk.code):  # as the label: no promise to keep
             if recipe in variants(family):
                 why_not.append(f"line {brk.line} is not a pattern the {recipe.id} recipe rewrites ({recipe.title})")
             continue
-        if getattr(recipe, "at_compile_site", False):
+        if recipe.at_compile_site:
             if getattr(recipe, "flag", None) == SCALARS and fed:
                 continue
-            at_compile, why = _at_compile_site(brk, recipe, reader, paths)
+            at_compile, why = _at_compile_site(brk, recipe, reader, paths, compiles)
             why_not += [why] if why else []
             found += [at_compile] if at_compile else []
             continue
         outcome = engine.apply(text, [engine.Request(brk.fingerprint, recipe, BreakSite(brk.line))])
         setting = getattr(recipe, "with_setting", None)
         if outcome.applied and setting is not None:
-            with_setting, why = _with_setting(Candidate(brk, recipe, (), setting=setting), reader, paths)
+            with_setting, why = _with_setting(Candidate(brk, recipe, (), setting=setting), reader, paths, compiles)
             why_not += [why] if why else []
             found += [with_setting] if with_setting else []
         elif outcome.applied:
@@ -171,8 +174,7 @@ def recipe_family(brk: GraphBreak, text: str) -> str | None:
     variants then only say why not). An `.item()` whose number decides a branch says so instead."""
     if brk.fix or brk.gb_id is None or (brk.gb_id == ITEM_ID and decides_branch(text, brk.line)):
         return brk.fix
-    own = triggers.by_id(brk.gb_id)
-    return own.recipe if own else None
+    return by_id(brk.gb_id)
 
 
 def _written(candidate: Candidate) -> tuple[tuple[str, str], ...]:
@@ -225,38 +227,84 @@ def _at_compile_site(
     recipe: type[Recipe],
     read: FileReader,
     paths: Sequence[str],
+    compiles: Compiles = UNKNOWN,
     owners: Mapping[FrameRef, str] | None = None,
+    at_the_call: bool = True,
 ) -> tuple[Candidate | None, str | None]:
-    """The recipe applied at every `torch.compile` that compiles the break's frame, or why not.
-    `owners`: for frames inside a library, the class whose method each is."""
+    """The recipe applied at every `torch.compile` that compiles the break's frame and that one of
+    the break's entrypoints runs (for its `model:` entries: in their `compile:` options), or why
+    not. `owners`: for frames inside a library, the class whose method each is."""
+    if compiles.models:
+        return _in_entries(brk, recipe, read, paths, compiles, owners, at_the_call)
     stack_files = _stack_files(brk)
     texts = _readable(read, (*stack_files, *(p for p in paths if p.endswith(".py"))))
     frames = frames_of(brk)
     searches = [search(frame, texts, stack_files, (owners or {}).get(frame)) for frame in frames]
     if owners is not None and not any(s.sites for s in searches):  # a layer deep in a library's model
         searches = [search(frame, texts, stack_files, owners.get(frame), whole_library=True) for frame in frames]
+    skipped: list[CompileSite] = []
     for found in searches:
-        candidate = _applied(brk, recipe, found.sites, read) if found.sites else None
+        sites = [s for s in found.sites if runs(s, texts.get(s.path, ""), compiles)]
+        skipped += [s for s in found.sites if s not in sites]
+        candidate = _scoped(brk, recipe, sites, read, at_the_call) if sites else None
         if candidate is not None:
             return candidate, None
     stack_lines = [CompileSite(f.file, f.line) for f in reversed(brk.user_stack)]
     fallback = unresolved_site(searches, stack_lines)
-    candidate = _applied(brk, recipe, (fallback,), read) if fallback else None
+    if fallback and not runs(fallback, texts.get(fallback.path, ""), compiles):
+        skipped, fallback = [*skipped, fallback], None
+    candidate = _scoped(brk, recipe, [fallback], read, at_the_call) if fallback else None
     if candidate is not None:
         return candidate, None
-    if not frames:
-        return None, f"no frame of the break is in the repository's files to find its compile ({recipe.variant})"
+    return None, not_run(skipped, compiles) if skipped else _no_compile(brk, recipe, searches)
+
+
+def _no_compile(brk: GraphBreak, recipe: type[Recipe], searches: Sequence[Search]) -> str:
+    """Why no compile of the break's frame was found, and what to write where it is."""
+    if not searches:
+        return f"no frame of the break is in the repository's files to find its compile ({recipe.variant})"
     setting = f"torch._dynamo.config.patch({recipe.flag}=True)"  # type: ignore[attr-defined]
-    described = (
-        describe(searches[-1].frame, searches[-1].owner)
-        if not brk.frames
-        else describe(searches[0].frame, searches[0].owner)
-    )
-    return None, (
-        f"no `torch.compile` in the repository's files compiles {described}, the frame Dynamo traced; "
-        f"wrap the compile that does in `{setting}(...)`, or, where gbbot compiles it (a `model:` "
+    frame = searches[0] if brk.frames else searches[-1]
+    return (
+        f"no `torch.compile` in the repository's files compiles {describe(frame.frame, frame.owner)}, the frame "
+        f"Dynamo traced; wrap the compile that does in `{setting}(...)`, or, where gbbot compiles it (a `model:` "
         f"entrypoint), add `{_entry_setting(recipe)}` to the entry's `compile:` options"
     )
+
+
+def call_of(brk: GraphBreak, read: FileReader) -> CompileSite | None:
+    """The repository statement that calls the compiled frame (the one outside it on the break's
+    stack, torch's own module-call frames between them skipped: `out = model(x)`), or None."""
+    frame = brk.frames[0] if brk.frames else None
+    stack = list(brk.user_stack)
+    named = [
+        i
+        for i, f in enumerate(stack)
+        if frame and (f.file, f.function.rsplit(".", 1)[-1]) == (frame.file, frame.function)
+    ]
+    outside = [f for f in stack[: named[0]] if not f.file.startswith(("torch/", "<"))] if named else []
+    if not outside:
+        return None
+    try:
+        read(outside[-1].file)
+    except Unpatchable:
+        return None
+    return CompileSite(outside[-1].file, outside[-1].line)
+
+
+def _scoped(
+    brk: GraphBreak, recipe: type[Recipe], sites: Sequence[CompileSite], read: FileReader, at_the_call: bool = True
+) -> Candidate | None:
+    """The setting at `sites`, or, where they are in another file than the statement that calls
+    the compiled frame (a helper's compile, which other code shares), around that statement."""
+    call = call_of(brk, read) if at_the_call else None
+    if issubclass(recipe, SettingAtCall):  # (re-derived as it was made)
+        return _applied(brk, recipe, (call,), read) if call else None
+    if call is not None and all(s.path != call.path for s in sites):
+        found = _applied(brk, at_call(recipe), (call,), read)  # type: ignore[arg-type]
+        if found is not None:
+            return found
+    return _applied(brk, recipe, sites, read)
 
 
 def _entry_setting(recipe: type[Recipe]) -> str:
@@ -266,17 +314,60 @@ def _entry_setting(recipe: type[Recipe]) -> str:
     return f"dynamo: {{{flag}: [{method}]}}" if method else f"dynamo: {{{flag}: true}}"
 
 
-def _with_setting(
-    candidate: Candidate, read: FileReader, paths: Sequence[str], owners: Mapping[FrameRef, str] | None = None
+def entry_value(recipe: type[Recipe]) -> tuple[str, bool | tuple[str, ...]]:
+    """The Dynamo setting a compile-site recipe turns on, as a `model:` entry's option: (flag, value)."""
+    flag = getattr(recipe, "flag", recipe.variant)
+    return flag, (recipe.method,) if flag == "ignore_logging_functions" else True  # type: ignore[attr-defined]
+
+
+def _in_entries(
+    brk: GraphBreak,
+    recipe: type[Recipe],
+    read: FileReader,
+    paths: Sequence[str],
+    compiles: Compiles,
+    owners: Mapping[FrameRef, str] | None,
+    at_the_call: bool = True,
 ) -> tuple[Candidate | None, str | None]:
-    """`candidate`'s break-line edit and its setting at the compiles of the break's frame, in one
-    candidate (both in one file when the compile is next to the break), or why not."""
+    """The setting in the `compile:` option of the break's `model:` entries, and, where other
+    entrypoints have the break too, at the compiles they run."""
+    patch = entry_patch(compiles, *entry_value(recipe))
+    if isinstance(patch, str):
+        return None, patch
+    at_entries = Candidate(brk, recipe, (patch,), entries=compiles.models, config=patch.path)
+    if not compiles.others:
+        return at_entries, None
+    at_code, why = _at_compile_site(brk, recipe, read, paths, replace(compiles, models=()), owners, at_the_call)
+    if at_code is None:
+        return None, why
+    return replace(at_code, patches=(*at_code.patches, patch), entries=compiles.models, config=patch.path), None
+
+
+def _with_setting(
+    candidate: Candidate,
+    read: FileReader,
+    paths: Sequence[str],
+    compiles: Compiles = UNKNOWN,
+    owners: Mapping[FrameRef, str] | None = None,
+    at_the_call: bool = True,
+) -> tuple[Candidate | None, str | None]:
+    """`candidate`'s break-line edit and its setting at the compiles of the break's frame (or in
+    the `compile:` option of its `model:` entries), in one candidate (both in one file when the
+    compile is next to the break), or why not. A setting around the model's call that the edit
+    would overlap (an override's class made in the function that calls the model) goes to the
+    compile instead."""
     assert candidate.setting is not None
-    at_compile, why = _at_compile_site(candidate.brk, candidate.setting, read, paths, owners)
+    at_compile, why = _at_compile_site(candidate.brk, candidate.setting, read, paths, compiles, owners, at_the_call)
     if at_compile is None:
         flag = getattr(candidate.setting, "flag", candidate.setting.variant)
         return None, f"the {candidate.recipe.variant} rewrite needs {flag} at the compile: {why}"
-    joined = replace(candidate, sites=at_compile.sites)
+    joined = replace(
+        candidate,
+        sites=at_compile.sites,
+        setting=at_compile.recipe,
+        entries=at_compile.entries,
+        config=at_compile.config,
+    )
     by_file: dict[str, list[engine.Request]] = {}
     for path, request in joined.requests():
         by_file.setdefault(path, []).append(request)
@@ -284,10 +375,13 @@ def _with_setting(
     for path, requests in by_file.items():
         text = read(path)
         outcome = engine.apply(text, requests)
+        if outcome.missed and at_the_call and issubclass(joined.setting, SettingAtCall):  # type: ignore[arg-type]
+            return _with_setting(candidate, read, paths, compiles, owners, at_the_call=False)
         if outcome.missed:
             return None, f"{candidate.recipe.variant}: {outcome.missed[0][1]}"
         patches.append(FilePatch(path, text, outcome.after))
-    return joined.on(tuple(patches)), None
+    in_config = [p for p in at_compile.patches if p.path == joined.config]
+    return joined.on((*patches, *in_config)), None
 
 
 def _readable(read: FileReader, paths: Iterable[str]) -> dict[str, str]:
@@ -308,7 +402,7 @@ def _applied(brk: GraphBreak, recipe: type[Recipe], sites: Sequence[CompileSite]
         text = read(path)
         try:
             outcome = engine.apply(text, [engine.Request(f"{s.line}", recipe, BreakSite(s.line)) for s in here])
-        except engine.SourceError:
+        except SourceError:
             continue
         if outcome.applied:
             patches.append(FilePatch(path, text, outcome.after))
@@ -321,7 +415,7 @@ class _NoPatch(Exception):
 
 
 def _call_site(
-    brk: GraphBreak, read: FileReader, paths: Sequence[str]
+    brk: GraphBreak, read: FileReader, paths: Sequence[str], compiles: Compiles
 ) -> tuple[tuple[Candidate, ...], tuple[str, ...], str | None]:
     """Candidates at the repository line of the break (for a break inside a library: the line that
     calls into it), why the others do not fit, and the recipe family asked."""
@@ -333,8 +427,8 @@ def _call_site(
     if stale:
         raise _NoPatch(stale)
     try:
-        return (*candidates(brk, text, read, paths), recipe_family(brk, text))
-    except engine.SourceError as exc:
+        return (*candidates(brk, text, read, paths, compiles), recipe_family(brk, text))
+    except SourceError as exc:
         raise _NoPatch(f"{brk.file} does not parse ({exc}); nothing in it is patched") from None
 
 
@@ -344,11 +438,12 @@ def plan_break(
     read: FileReader,
     lookup: scaffold.SourceLookup,
     paths: Sequence[str] = (),
+    compiles: Compiles = UNKNOWN,
 ) -> Planned | FixResult:
     if brk.origin is Origin.TORCH:
         return advice.advise(brk, "the break is inside torch itself; the options below are the documented ones")
     try:
-        found, why_not, family = _call_site(brk, read, paths)
+        found, why_not, family = _call_site(brk, read, paths, compiles)
     except _NoPatch as exc:
         found, why_not, family, unpatchable = (), (), brk.fix, str(exc)
     else:
@@ -356,8 +451,8 @@ def plan_break(
     if found:
         return Planned(brk, entrypoints, found)
     if brk.origin is Origin.THIRD_PARTY:  # no patch at the call line: a setting at the compile, or a scaffold
-        settings, why = library_settings(brk, read, lookup, paths)
-        finished = _finished_override(brk, read, lookup, paths)
+        settings, why = library_settings(brk, read, lookup, paths, compiles)
+        finished = _finished_override(brk, read, lookup, paths, compiles)
         if settings or finished:
             return Planned(brk, entrypoints, (*settings, *finished))
         return _tried_first(scaffold.scaffold(brk, lookup), why)
@@ -370,14 +465,14 @@ def plan_break(
 
 
 def library_settings(
-    brk: GraphBreak, read: FileReader, lookup: scaffold.SourceLookup, paths: Sequence[str]
+    brk: GraphBreak, read: FileReader, lookup: scaffold.SourceLookup, paths: Sequence[str], compiles: Compiles = UNKNOWN
 ) -> tuple[tuple[Candidate, ...], tuple[str, ...]]:
     """For a break inside a library: the Dynamo settings its GB id's recipe has (a logger method
     ignored, `capture_scalar_outputs` for an `.item()` whose number decides no branch there,
     `capture_dynamic_output_shape_ops`), each at the compiles in the user's code that trace the
     break's frame; and why none is tried, where one was meant to be."""
     family = _setting_family(brk)
-    settings = [v for v in variants(family) if getattr(v, "at_compile_site", False)]
+    settings = [v for v in variants(family) if v.at_compile_site]
     site = brk.library_site
     text = lookup(site.path) if site else None
     if not settings or site is None:
@@ -392,7 +487,7 @@ def library_settings(
         recipe = _for_break(setting, brk)
         if recipe is None:
             continue
-        candidate, why = _at_compile_site(brk, recipe, read, paths, owners)
+        candidate, why = _at_compile_site(brk, recipe, read, paths, compiles, owners)
         found += [candidate] if candidate else []
         why_not += [why] if why else []
     return tuple(found), tuple(why_not)
@@ -407,19 +502,24 @@ SETTING_FAMILY = {"GB0033": "item"}
 def _setting_family(brk: GraphBreak) -> str | None:
     """The recipe whose compile-site settings a break inside a library may get: its GB id's, or
     the one its message's setting belongs to."""
-    own = triggers.by_id(brk.gb_id)
-    return own.recipe if own else SETTING_FAMILY.get(brk.gb_id or "")
+    return by_id(brk.gb_id) or SETTING_FAMILY.get(brk.gb_id or "")
 
 
 def library_setting_recipes(brk: GraphBreak) -> tuple[type[Recipe], ...]:
     """The compile-site settings a break inside a library may get."""
     if brk.origin is not Origin.THIRD_PARTY or brk.library_site is None:
         return ()
-    return tuple(v for v in variants(_setting_family(brk)) if getattr(v, "at_compile_site", False))
+    settings = [v for v in variants(_setting_family(brk)) if v.at_compile_site]
+    return (*settings, *(at_call(v) for v in settings))  # type: ignore[arg-type]
 
 
 def library_setting(
-    brk: GraphBreak, variant: str | None, read: FileReader, paths: Sequence[str], lookup: scaffold.SourceLookup
+    brk: GraphBreak,
+    variant: str | None,
+    read: FileReader,
+    paths: Sequence[str],
+    lookup: scaffold.SourceLookup,
+    compiles: Compiles = UNKNOWN,
 ) -> Candidate | str:
     """The setting `variant` of a library break's kind at the compiles in the user's code that
     trace its frame, made as planning makes it, or why none is: what the job that may push
@@ -432,12 +532,16 @@ def library_setting(
     if recipe is None:
         return f"no {variant} setting for a {brk.gb_id} break inside a library"
     owners = {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None}
-    candidate, why = _at_compile_site(brk, recipe, read, paths, owners)
+    candidate, why = _at_compile_site(brk, recipe, read, paths, compiles, owners)
     return candidate or why or f"no compile site for {variant}"
 
 
 def _finished_override(
-    brk: GraphBreak, read: FileReader, lookup: scaffold.SourceLookup, paths: Sequence[str]
+    brk: GraphBreak,
+    read: FileReader,
+    lookup: scaffold.SourceLookup,
+    paths: Sequence[str],
+    compiles: Compiles = UNKNOWN,
 ) -> tuple[Candidate, ...]:
     """The scaffold's subclass finished by a recipe and used where the model is made, with the
     setting that recipe needs at the compile (gbbot/fix/override.py); () when there is none."""
@@ -454,7 +558,7 @@ def _finished_override(
     if setting is None:
         return (candidate,)
     owners = {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None}
-    joined, _why = _with_setting(replace(candidate, patches=(), setting=setting), read, paths, owners)
+    joined, _why = _with_setting(replace(candidate, patches=(), setting=setting), read, paths, compiles, owners)
     return (joined,) if joined else ()
 
 
@@ -500,16 +604,18 @@ def plan(
     read: FileReader,
     lookup: scaffold.SourceLookup,
     paths: Sequence[str] = (),
+    config: ConfigFile | None = None,
 ) -> tuple[list[Planned], list[FixResult]]:
     """Candidates for the fixable breaks; a result for every other counted break. `paths`: the
-    repository's files, where compile sites are searched (besides the break's stack)."""
+    repository's files, where compile sites are searched (besides the break's stack); `config`:
+    the configuration, which says how each entrypoint compiles."""
     read = _remembered(read)
     planned: list[Planned] = []
     results: list[FixResult] = []
     for brk, entrypoints in found:
         if brk.ignored:
             continue
-        outcome = plan_break(brk, entrypoints, read, lookup, paths)
+        outcome = plan_break(brk, entrypoints, read, lookup, paths, compiles_of(entrypoints, config))
         (planned if isinstance(outcome, Planned) else results).append(outcome)
     return planned, results
 
@@ -523,10 +629,29 @@ def combine(chosen: Sequence[Candidate], read: FileReader) -> tuple[list[FilePat
             by_file.setdefault(path, []).append((candidate, request))
     outcomes = {path: engine.apply(read(path), [r for _, r in group]) for path, group in by_file.items()}
     missed = {key: why for outcome in outcomes.values() for key, why in outcome.missed}
+    configured, missed_there = _configured(chosen, read)
+    missed |= missed_there
     left_out = set(missed)
     if not left_out:
         patches = [FilePatch(path, read(path), o.after) for path, o in outcomes.items() if o.applied]
-        return patches, list(missed.items())
+        return [*patches, *configured], list(missed.items())
     kept = [c for c in chosen if c.brk.fingerprint not in left_out]
     patches, more = combine(kept, read) if len(kept) < len(chosen) else ([], [])
     return patches, [*missed.items(), *more]
+
+
+def _configured(chosen: Sequence[Candidate], read: FileReader) -> tuple[list[FilePatch], dict[str, str]]:
+    """The chosen settings in the `compile:` options of `model:` entries, one patch per
+    configuration file, and the fixes whose setting would not go in."""
+    texts: dict[str, tuple[str, str]] = {}
+    missed: dict[str, str] = {}
+    for candidate in (c for c in chosen if c.entries and c.config):
+        before, text = texts.get(candidate.config, (read(candidate.config), read(candidate.config)))
+        flag, value = entry_value(candidate.setting or candidate.recipe)
+        for name in candidate.entries:
+            edited = config_edit.with_setting(text, candidate.config, name, flag, value)
+            if edited is None and not config_edit.already(text, candidate.config, name, flag, value):
+                missed[candidate.brk.fingerprint] = f"the `compile:` option of `{name}` could not take `{flag}`"
+            text = edited or text
+        texts[candidate.config] = (before, text)
+    return [FilePatch(path, before, after) for path, (before, after) in texts.items() if after != before], missed

@@ -6,18 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from gbbot.core.fixes import Counts, FixResult, FixStatus
 from gbbot.core.measured import phrase
 from gbbot.core.model import GraphBreak
-
-if TYPE_CHECKING:
-    from gbbot.fix.pipeline import FixRun
-    from gbbot.fix.rounds import Round
-
-# Said of the entrypoints `gbbot fix` runs last, with every patch in place (fix/pipeline.py).
-BYSTANDERS = "entrypoints that no patch was verified on but that read a patched file, run with every patch"
+from gbbot.fix.pipeline import BYSTANDERS, FixRun
+from gbbot.fix.rounds import Round
 
 
 def terminal_text(result: FixResult, doc_url: str | None = None) -> str:

@@ -17,7 +17,6 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gbbot.analysis import side_effects
 from gbbot.analysis.source import source_map
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Frame, GraphBreak
@@ -74,15 +73,45 @@ def reaches_out(library: LibraryFrame) -> str | None:
     node = _definition(library.source, library.qualname)
     if node is None:
         return None
-    names = side_effects.module_imports(ast.parse(library.source))
+    names = _module_imports(ast.parse(library.source))
     for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-        found = side_effects.qualified(call.func, names)
+        found = _qualified(call.func, names)
         if found is None and isinstance(call.func, ast.Attribute):
             found = f"*.{call.func.attr}"  # a method of what a call made: `Path(p).write_text`
         for what, patterns in REACHES_OUT:
             if found and any(fnmatch.fnmatchcase(found, p) for p in patterns):
                 return f"`{found.removeprefix('builtins.')}` ({what})"
     return None
+
+
+def _module_imports(tree: ast.Module) -> dict[str, str]:
+    """The names a module's top-level imports bind, each to its qualified name (a function or
+    class of its own shadows a builtin: its own `open` is not the builtin)."""
+    names: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] = f"<module>.{node.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                names[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _qualified(node: ast.expr, imports: dict[str, str]) -> str | None:
+    """`sp.run` → "subprocess.run", `open` → "builtins.open"; None for what is not a dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    head = node.id
+    base = imports.get(head) or (f"builtins.{head}" if hasattr(builtins, head) else head)
+    return ".".join((base, *parts))
 
 
 def module_name(path: str) -> str:

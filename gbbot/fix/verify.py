@@ -81,6 +81,7 @@ class Scratch:
         copy_tree(root, self.root)
         runas.reach(self.root)  # the entrypoints run there as the run-as user
         self._runs = 0
+        self.written: dict[str, bytes] = {}  # every file a patch was ever written to → its text before
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
@@ -99,6 +100,8 @@ class Scratch:
     def write(self, patches: Sequence[FilePatch], after: bool = True) -> None:
         for patch in patches:
             path = own_file(self.root, patch.path)
+            if patch.path not in self.written:
+                self.written[patch.path] = path.read_bytes() if path.exists() else b""
             path.write_text(patch.after if after else patch.before, encoding="utf-8", newline="")
             for stale in path.parent.glob(f"__pycache__/{path.stem}.*.pyc"):
                 stale.unlink(missing_ok=True)  # same size and second as before: never trust it
@@ -147,10 +150,15 @@ class Observation:
     outcome: RunOutcome
 
 
-def default_backend(config: Config) -> Backend:
+def default_backend(config: Config, inductor_cache: Path | None = None) -> Backend:
     """The backend the config's `runner:` names, as `gbbot check` uses it: a fix is verified
-    where the breaks were found. Rewritten files must never meet a stale .pyc from an earlier run."""
-    return backend_for(config.runner, pinned={"PYTHONDONTWRITEBYTECODE": "1"})
+    where the breaks were found. Rewritten files must never meet a stale .pyc from an earlier run.
+    `inductor_cache`: one Inductor cache for every run of one `gbbot fix` (its own, in its scratch
+    directory): the faithful runs of the same code compile once."""
+    pinned = {"PYTHONDONTWRITEBYTECODE": "1"}
+    if inductor_cache is not None:
+        pinned["TORCHINDUCTOR_CACHE_DIR"] = str(inductor_cache)
+    return backend_for(config.runner, pinned=pinned)
 
 
 def observe(
@@ -416,14 +424,25 @@ def summary(
     observations = list(observations)
     removed = before.breaks - (after.breaks - revealed)
     across = f" across {len(observations)} entrypoints" if len(observations) > 1 else ""
-    parts = [f"removes {removed} break{'s' * (removed != 1)}{across}"]
+    verb = "removes" if removed >= 0 else "adds"
+    parts = [f"{verb} {abs(removed)} break{'s' * (abs(removed) != 1)}{across}"]
     if revealed:
         parts.append(f"reveals {revealed} that an eager frame hid")
     parts.append(f"graphs {before.graphs} → {after.graphs}")
     if before.frames_skipped != after.frames_skipped:
-        parts.append(f"frames run eagerly {before.frames_skipped} → {after.frames_skipped}")
+        parts.append(f"frames running eagerly {before.frames_skipped} → {after.frames_skipped}")
     parts.append("outputs differ" if changed else _equal_phrase(observations))
     return "; ".join(parts)
+
+
+def _new_breaks(
+    name: str, found: Sequence[GraphBreak], before: Observation, after: Observation, to_base: LineMap
+) -> str | None:
+    """The breaks a patched run of `name` shows new, in a few words: the first, and how many more."""
+    other_kind = changed_kind(found, before, after)
+    shown = list(dict.fromkeys(_short(b, to_base) for b in found if b not in other_kind))
+    more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
+    return f"new break{'s' * bool(more)} in {name}: {shown[0]}{more}" if shown else None
 
 
 def judge(
@@ -446,9 +465,7 @@ def judge(
         found, shown = appeared_breaks(before[name], after[name], to_base)
         revealed.extend(shown)
         changed = changed or problem is not None
-        problems += [problem] if problem else []
-        other_kind = changed_kind(found, before[name], after[name])
-        problems += [f"new break in {name}: {_short(b, to_base)}" for b in found if b not in other_kind]
+        problems += [p for p in (problem, _new_breaks(name, found, before[name], after[name], to_base)) if p]
     instead: list[GraphBreak] = []
     for target, entrypoints in goals:
         problem = still_there(target, entrypoints, before, after)
@@ -459,8 +476,7 @@ def judge(
                 f"the break comes back as {_short(successor[0], to_base)} in {successor[1]}: "
                 "the patch renames it, it does not fix it"
             )
-        problem = problem or only_hidden(target, entrypoints, before, after, to_base)
-        problems += [problem] if problem else []
+        problems += [p for p in [problem or only_hidden(target, entrypoints, before, after, to_base)] if p]
     if goals and not problems:
         worse = no_better(old, new, revealed, later, to_base)
         problems += [worse] if worse else []
@@ -468,4 +484,4 @@ def judge(
     count = sum(b.count for b in revealed)
     text = summary(old, new, count, (after[n] for n in names), changed)
     fingerprints = tuple(dict.fromkeys(b.fingerprint for b in revealed))
-    return Judgement(not problems, "; ".join(problems), text, old, new, fingerprints, tuple(instead))
+    return Judgement(not problems, "; ".join(dict.fromkeys(problems)), text, old, new, fingerprints, tuple(instead))

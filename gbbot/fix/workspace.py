@@ -106,3 +106,14 @@ def library_lookup(root: Path, config: Config) -> Callable[[str], str | None]:
         return None
 
     return lookup
+
+
+def config_path(root: Path, config: Config) -> str | None:
+    """The configuration file's path in the repository (None: it is outside, or not a file)."""
+    path = Path(config.path)
+    path = path if path.is_absolute() else root / path
+    try:
+        relative = path.resolve().relative_to(root.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
+    return relative if (root / relative).is_file() else None

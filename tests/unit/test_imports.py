@@ -8,7 +8,8 @@ imports no other handler.
 
 A cycle is how a layered design rots: the contract starts importing a backend, a renderer starts
 importing the publisher. Every import counts, late ones inside functions too (they are still a
-dependency, only deferred); imports under `if TYPE_CHECKING:` do not run and are left out.
+dependency, only deferred), and so do imports under `if TYPE_CHECKING:`: they do not run, but a
+reader still needs one module to read the other.
 """
 
 from __future__ import annotations
@@ -47,17 +48,8 @@ def all_modules() -> dict[str, Path]:
     return {module_name(path): path for path in PACKAGE.rglob("*.py")}
 
 
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
     for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
         yield from _import_nodes(node)
@@ -92,7 +84,7 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def unit(module: str) -> str:
-    """A module's package inside gbbot (gbbot.fix.recipes.item → gbbot.fix); a top-level module
+    """A module's package inside gbbot (gbbot.fix.plan → gbbot.fix); a top-level module
     is a unit of its own."""
     parts = module.split(".")
     return ".".join(parts[:2])
@@ -168,7 +160,7 @@ def test_cycle_finder(graph: dict[str, set[str]], expected: list[list[str]]) -> 
     assert cycles(graph) == expected
 
 
-def test_a_late_import_is_an_edge_and_a_type_checking_one_is_not(tmp_path: Path) -> None:
+def test_a_late_import_is_an_edge_and_so_is_a_type_checking_one(tmp_path: Path) -> None:
     source = tmp_path / "mod.py"
     source.write_text(
         "from typing import TYPE_CHECKING\n"
@@ -177,7 +169,7 @@ def test_a_late_import_is_an_edge_and_a_type_checking_one_is_not(tmp_path: Path)
         encoding="utf-8",
     )
     known = {"gbbot.analysis.report": source, "gbbot.core.config": source, "gbbot.mod": source}
-    assert imported("gbbot.mod", source, known) == {"gbbot.core.config"}
+    assert imported("gbbot.mod", source, known) == {"gbbot.core.config", "gbbot.analysis.report"}
 
 
 def test_the_fix_commit_and_push_import_no_libcst() -> None:

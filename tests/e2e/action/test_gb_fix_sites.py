@@ -1,7 +1,9 @@
 """`/gb-fix` on a PR whose fixes mix a guard at the break's line and a compile-site setting in
-another file: the push stage re-derives both from the pinned commit (the compile site found again
-from the frame, the same way the fix job found it) and pushes one commit with both; and when one
-fix cannot be re-derived, the others are pushed and the reply names the one left out and why.
+another file and in the `compile:` option of a `model:` entry (gbbot compiles `net` itself): the
+push stage re-derives both from the pinned commit (the compile site found again from the frame,
+the entry's option from the configuration, the same way the fix job found them) and pushes one
+commit with both; and when one fix cannot be re-derived, the others are pushed and the reply
+names the one left out and why.
 Real torch, the three stages as gbbot-fix.yml runs them, real git over smart HTTP, the GitHub
 stand-in."""
 
@@ -23,6 +25,7 @@ version: 1
 entrypoints:
   - name: step
     call: entry:step
+  - {name: net, model: 'model:Net', inputs: [{tensor: [2, 4]}]}
 mode: fast
 fail_on: new
 """
@@ -92,12 +95,17 @@ def test_a_guard_and_a_setting_in_another_file_are_pushed_as_one_verified_commit
     pushed = world.push(payload, world.head, artifact)
     tip = world.branch_tip()
     assert pushed.outputs["fix-commit"] == tip and git(world.bare, "rev-parse", f"{tip}^") == world.head
-    assert git(world.bare, "diff", "--name-only", world.head, tip).split() == ["entry.py", "model.py"]
+    assert git(world.bare, "diff", "--name-only", world.head, tip).split() == [".gbbot.yml", "entry.py", "model.py"]
     entry = git(world.bare, "show", f"{tip}:entry.py")
     assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Net()))(torch.randn(2, 4))" in entry
+    config = git(world.bare, "show", f"{tip}:.gbbot.yml")
+    assert (
+        "  - {name: net, model: 'model:Net', inputs: [{tensor: [2, 4]}], compile: {dynamo: {capture_scalar_outputs: true}}}\n"
+        in config
+    )
     assert "if not torch.compiler.is_compiling():" in git(world.bare, "show", f"{tip}:model.py")
     assert git(world.bare, "log", "-1", "--format=%s", tip) == "gbbot: fix 2 graph breaks"
-    assert len(breaks_at(world, world.head)) == 2 and breaks_at(world, tip) == []
+    assert len(breaks_at(world, world.head)) == 4 and breaks_at(world, tip) == []
     (reply,) = world.replies()
     assert "with 2 verified fix(es)" in reply and "not pushed" not in reply
     assert world.reactions(payload)[-1] == "rocket"

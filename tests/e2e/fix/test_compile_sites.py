@@ -91,7 +91,7 @@ def _verified(result: FixResult, site: str) -> FixResult:
         result.reason
     )
     assert result.paths == (site,)  # the setting is where the compile is, not in the model's module
-    assert "frames run eagerly 1 → 0" in result.summary and result.summary.endswith(CONFIRMED)
+    assert "frames running eagerly 1 → 0" in result.summary and result.summary.endswith(CONFIRMED)
     return result
 
 
@@ -136,7 +136,7 @@ def test_one_break_reached_from_two_entrypoints_is_fixed_at_both_sites_verified_
     assert result.status is FixStatus.VERIFIED, result.reason
     assert set(result.paths) == {"sitedemo/bench.py", "train_shared.py"}
     assert set(result.entrypoints) == {"bench", "train-shared"}
-    assert " across 2 entrypoints" in result.summary and "frames run eagerly 2 → 0" in result.summary
+    assert " across 2 entrypoints" in result.summary and "frames running eagerly 2 → 0" in result.summary
     assert (result.before.frames_skipped, result.after.breaks) == (2, 0)
     assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Model()))" in session.text(
         "sitedemo/bench.py"

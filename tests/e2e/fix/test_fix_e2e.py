@@ -141,7 +141,7 @@ def test_a_print_whose_output_matters_is_kept_in_the_graph_not_guarded(session):
 def test_removing_a_loop_break_fixes_the_break_it_revealed_in_a_second_round(session):
     removed = session.result("loop")
     assert removed.round == 1 and "reveals 1 that an eager frame hid" in removed.summary
-    assert "frames run eagerly 1 → 0" in removed.summary
+    assert "frames running eagerly 1 → 0" in removed.summary
     (revealed,) = [r for r in session.run.results if r.fingerprint in removed.revealed]
     assert (revealed.status, revealed.recipe, revealed.round, revealed.line) == (FixStatus.VERIFIED, "print", 2, 8)
     text = (session.repo / "fixdemo/loop.py").read_text()
@@ -157,7 +157,7 @@ def test_a_logger_break_that_sends_a_loop_frame_to_eager_and_the_print_it_hid_ar
         ("logger", 1, FixStatus.VERIFIED),
         ("print", 2, FixStatus.VERIFIED),
     ]
-    assert logger.summary.endswith("frames run eagerly 1 → 0; outputs equal")
+    assert logger.summary.endswith("frames running eagerly 1 → 0; outputs equal")
     assert printed.summary.endswith("outputs equal")
     # the later fix's diff and suggestion name the lines of the file as the user has it
     assert printed.diff.startswith("--- a/fixdemo/steps.py")

@@ -1,6 +1,7 @@
-"""A setting written into a helper that compiles every model holds for all of them, also for
-models none of whose breaks it was verified on. Two models with an LSTM are compiled by one
-helper (app/build.py), each model in its own module: `listen` (a `Codec`) with torch's own backend, `train` (a `Tagger`) with a backend that, like some
+"""A setting written into a helper that compiles and calls every model holds for all of them, also
+for models none of whose breaks it was verified on (where the helper only compiles, the setting
+goes around each model's own call instead: tests/e2e/fix/test_library_fixes.py). Two models with an
+LSTM are compiled and called by one helper (app/build.py), each model in its own module: `listen` (a `Codec`) with torch's own backend, `train` (a `Tagger`) with a backend that, like some
 accelerators' (and, with autograd on, torch 2.13's Inductor), compiles no recurrent module. The
 `allow_rnn` fix is verified for `listen` and dropped for `train` (its faithful run fails); the
 setting, written once before the helper's compile, would reach `train` all the same. So `gbbot fix`
@@ -25,10 +26,11 @@ FILES = {
         import torch
 
 
-        def compiled(model, backend="inductor"):
-            """Every model of the app is compiled here."""
+        def compiled_run(model, x, backend="inductor"):
+            """Every model of the app is compiled and called here."""
             model.eval()
-            return torch.compile(model, backend=backend)
+            with torch.no_grad():
+                return torch.compile(model, backend=backend)(x)
         ''',
     "app/models.py": """
         import torch
@@ -64,39 +66,33 @@ FILES = {
     "app/listen.py": """
         import torch
 
-        from app.build import compiled
+        from app.build import compiled_run
         from app.models import Codec
 
 
         def run():
             torch.manual_seed(0)
-            model = compiled(Codec())
-            with torch.no_grad():
-                return model(torch.linspace(-1, 1, 24).reshape(2, 3, 4))
+            return compiled_run(Codec(), torch.linspace(-1, 1, 24).reshape(2, 3, 4))
         """,
     "app/train.py": """
         import torch
 
-        from app.build import compiled
+        from app.build import compiled_run
         from app.tagging import Tagger, rnn_refused
 
 
         def run():
             torch.manual_seed(0)
-            model = compiled(Tagger(), backend=rnn_refused)
-            with torch.no_grad():
-                return model(torch.linspace(-1, 1, 24).reshape(2, 3, 4))
+            return compiled_run(Tagger(), torch.linspace(-1, 1, 24).reshape(2, 3, 4), backend=rnn_refused)
         """,
     "app/plain.py": """
         import torch
 
-        from app.build import compiled
+        from app.build import compiled_run
 
 
         def run():
-            model = compiled(torch.nn.Linear(4, 4))
-            with torch.no_grad():
-                return model(torch.ones(2, 4))
+            return compiled_run(torch.nn.Linear(4, 4), torch.ones(2, 4))
         """,
     ".gbbot.yml": """
         version: 1

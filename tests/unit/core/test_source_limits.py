@@ -15,7 +15,9 @@ from gbbot.core import source_limits
 from gbbot.core.fixes import FixResult, FixStatus, Hunk
 from gbbot.core.model import Frame
 from gbbot.deliver import rederive
-from gbbot.fix import engine, plan
+from gbbot.fix import plan
+from gbbot.recipes import engine
+from gbbot.recipes.base import SourceError, parse
 from gbbot.starter import discover
 from tests.builders import graph_break
 from tests.cli_helpers import write
@@ -35,8 +37,8 @@ COMPILES = "import torch\n\n\ndef f(x):\n    return x.item()\n\n\nfast = torch.c
 def test_hostile_source_is_refused_before_libcst_sees_it(name):
     reason = source_limits.refusal(HOSTILE[name])
     assert reason
-    with pytest.raises(engine.SourceError):
-        engine.parse(HOSTILE[name])
+    with pytest.raises(SourceError):
+        parse(HOSTILE[name])
     facts = discover.facts_of("evil.py", HOSTILE[name])
     assert facts is None if name != "large" else len(facts.functions) == 5_000  # no LibCST there
 

@@ -91,13 +91,13 @@ class Runs:
     def keep(self, trials, judged):
         self.kept.append(list(trials))
         verdicts = [self.judge(t) if j else None for t, j in zip(trials, judged, strict=True)]
-        standing = {
-            n: f"run {len(self.kept)}"
+        self.standing.update(
+            (n, f"run {len(self.kept)}")
             for t, v in zip(trials, verdicts, strict=True)
             if v is None or v.ok
             for n in t.names
-        }
-        return verdicts, standing, Report(Tool(), None, "fast", None, ())
+        )
+        return verdicts, Report(Tool(), None, "fast", None, ())
 
     def probe(self, trials):
         self.probed += trials
@@ -116,7 +116,7 @@ def test_a_group_that_fails_together_keeps_the_members_that_hold_together(tmp_pa
     assert '    print("norm"' in patch.after.replace('compiling():\n        print("norm"', "")
     assert [len(t.goals) for t in runs.probed] == [2, 2]  # loss+norm fails, loss+mean holds
     assert [t.goals[0][0].line for t in runs.kept[-1]] == [5]  # verified together once more
-    assert in_place.joint[-1].ok and in_place.standing == {"train": "run 2"}
+    assert in_place.joint[-1].ok and runs.standing == {"train": "run 2"}
     assert any(n.startswith("not written: GB0059 at steps.py:6 (steps.py)") for n in in_place.notes)
 
 

@@ -1,7 +1,8 @@
-"""Breaks inside a library get the Dynamo setting their kind has, at the compile in the user's
+"""Breaks inside a library get the Dynamo setting their kind has, for the compile in the user's
 code, found one call deeper than the model is made (`compiled(Model())` with the `torch.compile`
-in the helper). Pure: sources as text, the library's through a lookup. The real runs are in
-tests/e2e/fix/test_library_fixes.py."""
+in the helper). The helper is shared code, so the setting goes around the statement that calls the
+compiled model, where it reaches that model alone. Pure: sources as text, the library's through a
+lookup. The real runs are in tests/e2e/fix/test_library_fixes.py."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from dataclasses import replace
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Frame, FrameRef, LibrarySite, Origin
 from gbbot.deliver import rederive
-from gbbot.fix import engine, plan
-from gbbot.fix.recipes.base import BreakSite
-from gbbot.fix.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored
+from gbbot.fix import plan
 from gbbot.fix.sites import search
+from gbbot.recipes import engine
+from gbbot.recipes.base import BreakSite
+from gbbot.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, LoggerIgnored
 from tests.builders import graph_break
 
 LIBRARY = """\
@@ -98,26 +100,29 @@ def test_a_helper_whose_callers_pass_another_class_is_not_the_site():
     assert found.sites == ()
 
 
-def test_a_library_logger_call_gets_its_method_ignored_at_the_compile():
+def test_a_library_logger_call_gets_its_method_ignored_around_the_models_call():
     settings, why = plan.library_settings(_library_break("GB0291", 10), _read, _lookup, tuple(FILES))
     assert why == ()
     (candidate,) = settings
-    assert candidate.recipe.variant == "ignore_logging_functions" and candidate.paths == ("app/build.py",)
-    assert "torch._dynamo.config.ignore_logging_functions |= {logging.Logger.warning_once}" in candidate.diff
-    assert "+import logging" in candidate.diff
+    assert candidate.recipe.variant == "ignore_logging_functions_at_call" and candidate.paths == ("app/run.py",)
+    assert (
+        "+    with torch._dynamo.config.patch(ignore_logging_functions={logging.Logger.warning_once}):\n"
+        "+        return model(x)\n"
+    ) in candidate.diff
+    assert "+import logging" in candidate.diff and "+import torch" in candidate.diff
 
 
 def test_an_item_whose_number_feeds_only_arithmetic_gets_capture_scalar_outputs():
     settings, _ = plan.library_settings(_library_break("GB0124", 11), _read, _lookup, tuple(FILES))
-    assert [c.recipe.variant for c in settings] == ["capture_scalar_outputs"]
+    assert [c.recipe.variant for c in settings] == ["capture_scalar_outputs_at_call"]
 
 
 def test_a_data_dependent_operator_gets_the_setting_its_message_names_and_not_where_it_decides_a_branch():
     # GB0033 (`aten._local_scalar_dense`: a scalar an op reads from a tensor) has no recipe of its
     # own; torch's hint is capture_scalar_outputs, `.item()`'s setting
     settings, _ = plan.library_settings(_library_break("GB0033", 11), _read, _lookup, tuple(FILES))
-    assert [c.recipe.variant for c in settings] == ["capture_scalar_outputs"]
-    assert "torch._dynamo.config.capture_scalar_outputs = True" in settings[0].diff
+    assert [c.recipe.variant for c in settings] == ["capture_scalar_outputs_at_call"]
+    assert "with torch._dynamo.config.patch(capture_scalar_outputs=True):" in settings[0].diff
     assert plan.library_settings(_library_break("GB0033", 12), _read, _lookup, tuple(FILES))[0] == ()
 
 
@@ -211,7 +216,8 @@ def test_a_library_if_that_only_raises_gets_a_finished_override_used_where_the_m
     assert "+class CompilableChecked(Checked):" in candidate.diff
     assert '+        torch._check(torch.sym_not((x < -100).any().item()), lambda: "out of range")' in candidate.diff
     assert "+    model = compiled(CompilableChecked())" in candidate.diff
-    assert "+    torch._dynamo.config.capture_scalar_outputs = True" in candidate.diff  # what torch._check needs
+    # what torch._check needs: at the compile, since around the call it would overlap the class's use
+    assert "+    torch._dynamo.config.capture_scalar_outputs = True" in candidate.diff
 
 
 def test_a_library_line_no_recipe_rewrites_gets_no_override():
@@ -258,7 +264,8 @@ def _read_pinned(path: str) -> str:
 def test_the_job_that_pushes_rederives_a_library_setting_without_the_librarys_source():
     # autofix and /gb-fix push only what gbbot's recipes make of the pinned source: a library
     # break has no label (no recipe at its line), its fix is the setting at the user's compile
-    for gb_id, line, variant in (("GB0291", 10, "ignore_logging_functions"), ("GB0124", 11, "capture_scalar_outputs")):
+    settings = (("GB0291", 10, "ignore_logging_functions_at_call"), ("GB0124", 11, "capture_scalar_outputs_at_call"))
+    for gb_id, line, variant in settings:
         brk = _library_break(gb_id, line)
         assert brk.fix is None
         (candidate,), _ = plan.library_settings(brk, _read, _lookup, tuple(FILES))

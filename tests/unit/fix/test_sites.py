@@ -6,8 +6,8 @@ another module, an inherited `forward`. Pure: source texts in, sites out."""
 from __future__ import annotations
 
 from gbbot.core.model import FrameRef
-from gbbot.fix.recipes.base import code
 from gbbot.fix.sites import CompileSite, search, unresolved_site
+from gbbot.recipes.base import code
 
 MODEL = code(
     """

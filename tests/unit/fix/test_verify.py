@@ -10,8 +10,8 @@ from gbbot.core.fixes import Counts, FixStatus
 from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, LibrarySite, Origin, RunOutcome, Status
 from gbbot.fix import batch
 from gbbot.fix.plan import Candidate, Planned
-from gbbot.fix.recipes.logger import LoggerGuard
 from gbbot.fix.verify import Judgement, Observation, judge, no_better
+from gbbot.recipes.logger import LoggerGuard
 from tests.builders import graph_break
 
 CALL = Entrypoint("fwd", call="m:f")
@@ -88,6 +88,14 @@ def test_a_new_break_drops_the_patch():
     assert verdict.reason == "new break in fwd: GB0124 at m.py:3 (n = x.item())"
 
 
+def test_new_breaks_are_said_once_each_and_counted_not_listed_and_the_summary_says_they_were_added():
+    # timm's `.item()` range check: one patch, four new breaks on the lines it wrote
+    new = [brk(f"{n}" * 16, gb_id="GB0124", code=f"n{n} = x.item()", line=3 + n) for n in range(1, 5)]
+    verdict = judge([(TARGET, ["fwd"])], {"fwd": seen(TARGET)}, {"fwd": seen(*new)}, same)
+    assert verdict.reason == "new breaks in fwd: GB0124 at m.py:4 (n1 = x.item()) and 3 more"
+    assert verdict.summary.startswith("adds 3 breaks;")  # never "removes -3 breaks"
+
+
 def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not_held_against_it():
     loop = brk("d" * 16, gb_id="GB0025", code="torch._dynamo.graph_break()", frame_skipped=True)
     hidden = brk("e" * 16, code='print("after")')
@@ -95,7 +103,7 @@ def test_a_break_revealed_by_a_frame_that_no_longer_runs_eagerly_is_reported_not
     assert verdict.ok and verdict.revealed == ("e" * 16,)
     assert (
         verdict.summary
-        == "removes 1 break; reveals 1 that an eager frame hid; graphs 0 → 1; frames run eagerly 1 → 0; outputs equal"
+        == "removes 1 break; reveals 1 that an eager frame hid; graphs 0 → 1; frames running eagerly 1 → 0; outputs equal"
     )
 
 
@@ -229,14 +237,14 @@ def test_an_entrypoint_that_is_not_reproducible_is_said_once_and_no_other_varian
     other variant would be judged by the same runs, so the fix is dropped at the first, once."""
     from types import SimpleNamespace
 
-    from gbbot.fix import rerun
-    from gbbot.fix.recipes.print_call import PrintGuard, PrintHop
+    from gbbot.fix.trials import Trials
+    from gbbot.recipes.print_call import PrintGuard, PrintHop
 
     brk = graph_break(1, file="m.py", line=3)
     differs = "the result of net changed: Tensor-likes are not close! Greatest absolute difference: 322.0"
     judged = Judgement(False, f"{differs.replace('322', '254')}", "graphs 2 → 1", Counts(1, 2, 0), Counts(0, 1, 0))
     trial = batch.Trial((), ((brk, ("net",)),), ("net",))
-    said = rerun._with_unstable(SimpleNamespace(unstable={"net": differs}), trial, judged)
+    said = Trials._with_unstable(SimpleNamespace(_unstable={"net": differs}), trial, judged)
     assert said.unjudgeable and said.reason.count("the result of net changed") == 1
     assert said.reason.startswith(
         f"net itself is not reproducible: a second run without any patch differs from the first ({differs})"

@@ -104,7 +104,9 @@ def test_a_genuine_patch_names_its_files_and_size_and_bytes_are_bounded() -> Non
 
 def test_protected_paths() -> None:
     assert patchcheck.protected(["m.py"], [".gbbot.yml"], ["m.py"]) is None
-    assert "never changes its own config" in patchcheck.protected([".gbbot.yml"], [".gbbot.yml"], [".gbbot.yml"])
+    # its own config only where a verified fix names it (a setting in a `model:` entry's option)
+    assert patchcheck.protected([".gbbot.yml"], [".gbbot.yml"], [".gbbot.yml"]) is None
+    assert "only for a verified fix's setting" in patchcheck.protected([".gbbot.yml"], [".gbbot.yml"], ["m.py"])
     assert ".github/" in patchcheck.protected([".github/x.py"], [], [".github/x.py"])
     assert "no verified fix" in patchcheck.protected(["n.py"], [], ["m.py"])
 

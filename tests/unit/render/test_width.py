@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gbbot.fix import present
-from gbbot.fix.recipes.tensor_branch import WhereInsteadOfBranch
+from gbbot.recipes.tensor_branch import WhereInsteadOfBranch
 from gbbot.render import width
 from tests.unit.fix.test_present import verified
 

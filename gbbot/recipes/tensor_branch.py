@@ -24,12 +24,23 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example
-from gbbot.fix.recipes.compile_site import ItemCaptureScalars
+from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.compile_site import ItemCaptureScalars
 
-# the vocabulary the tensor-branch trigger reads too (a boolean tensor; what a side of torch.where may compute)
-BOOLEAN_CALLS, PURE_METHODS, RANDOM = triggers.BOOLEAN_CALLS, triggers.PURE_METHODS, triggers.RANDOM
+# calls whose result is a boolean tensor: a condition torch.where and `.item()` take as it is
+BOOLEAN_CALLS = frozenset(
+    {"any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose", "logical_not", "logical_and"}
+    | {"logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "signbit"}
+)
+# tensor methods that only compute: a side of torch.where may call them (both sides always run)
+PURE_METHODS = frozenset(
+    {"abs", "add", "bool", "clamp", "clip", "clone", "contiguous", "cumsum", "detach", "div", "double"}
+    | {"exp", "expand", "expand_as", "flatten", "flip", "float", "half", "int", "log", "long", "masked_fill"}
+    | {"matmul", "max", "mean", "min", "mul", "neg", "norm", "permute", "pow", "relu", "reshape", "roll"}
+    | {"sigmoid", "sign", "softmax", "sqrt", "squeeze", "sub", "sum", "t", "tanh", "to", "transpose"}
+    | {"type_as", "unsqueeze", "view", "view_as", "where"}
+)
+RANDOM = ("rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "normal", "dropout")
 ORDERED = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 SWAPPED: dict[type, type] = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal}
 
@@ -178,7 +189,8 @@ LOOKUP = example(
 
 
 class CheckItemRaise(CheckInsteadOfRaise):
-    trigger = triggers.ITEM
+    id = "item"
+    gb_ids = ("GB0124",)
     checks_asserts = True
     description = (
         "The `if` only raises when a value read with `.item()` is bad. It becomes "
@@ -321,7 +333,8 @@ class CheckItemRaise(CheckInsteadOfRaise):
 
 
 class CheckTensorRaise(CheckInsteadOfRaise):
-    trigger = triggers.TENSOR_BRANCH
+    id = "tensor_branch"
+    gb_ids = ("GB0170",)
     description = (
         "The `if` only raises when a boolean tensor (a comparison, `.any()`, `.all()`) is True. It "
         "becomes `torch._check(<the condition negated>, lambda: <the message>)`, the tensor read with "
@@ -434,7 +447,8 @@ class CheckScalarRaise(CheckItemRaise):
     """The data-dependent branch on an `.item()` that `capture_scalar_outputs`, already on, lets
     Dynamo trace: the check alone, no setting to add."""
 
-    trigger = triggers.TENSOR_BRANCH
+    id = "tensor_branch"
+    gb_ids = ("GB0170",)
     variant = "check_scalar"
     with_setting = None
     description = (
@@ -461,7 +475,8 @@ class CheckScalarRaise(CheckItemRaise):
 
 
 class WhereInsteadOfBranch(Recipe):
-    trigger = triggers.TENSOR_BRANCH
+    id = "tensor_branch"
+    gb_ids = ("GB0170",)
     variant = "where"
     title = "torch.where instead of a branch that picks one of two tensors"
     description = (

@@ -2,8 +2,8 @@
 setting that hands the compiler numbers and shapes read from tensors, in any of the forms gbbot
 writes it."""
 
-from gbbot.fix.confirm import settings_turned_on
 from gbbot.fix.patch import FilePatch
+from gbbot.fix.trials import settings_turned_on
 
 BEFORE = "import torch\n\n\ndef compiled(model):\n    return torch.compile(model)\n"
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, code, example, guarded, single_call_statement
 
 # Side effects that have no meaning inside a graph: guard the statement.
 STATEMENTS = ("warnings.warn", "warnings.warn_explicit", "time.sleep")
@@ -23,7 +22,9 @@ CLOCKS = {
 
 
 class SkippedCallGuard(Recipe):
-    trigger = triggers.SKIPPED_CALL
+    id = "skipped_call"
+    gb_ids = ("GB0007",)
+    leads = True
     variant = "guard"
     title = "keep the skipped call out of the graph with `torch.compiler.is_compiling()`"
     description = (

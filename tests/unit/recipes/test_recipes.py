@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gbbot.fix import engine
-from gbbot.fix.recipes import RECIPES, all_variants
-from gbbot.fix.recipes.base import MARKER, BreakSite, Recipe, code
-from gbbot.fix.recipes.deepcopy import DeepcopyClone
-from gbbot.fix.recipes.print_call import PrintGuard
-from gbbot.fix.recipes.skipped_call import SkippedCallGuard
+from gbbot.recipes import RECIPES, all_variants, engine
+from gbbot.recipes.base import MARKER, BreakSite, Recipe, SourceError, code
+from gbbot.recipes.deepcopy import DeepcopyClone
+from gbbot.recipes.print_call import PrintGuard
+from gbbot.recipes.skipped_call import SkippedCallGuard
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -138,7 +137,7 @@ def test_a_fix_that_would_drop_a_comment_is_not_offered():
 
 
 def test_a_syntax_error_is_a_source_error():
-    with pytest.raises(engine.SourceError, match="line 2"):
+    with pytest.raises(SourceError, match="line 2"):
         engine.apply("def f(x):\n    print(x  # BREAK\n", [engine.Request("k", PrintGuard, BreakSite(2))])
 
 
@@ -193,3 +192,21 @@ def test_two_breaks_on_one_statement_that_get_the_same_guard_share_one_edit():
     outcome = engine.apply(source, requests)
     assert outcome.applied == ("print", "item") and outcome.missed == ()
     assert outcome.after.count("if not torch.compiler.is_compiling():") == 1
+
+
+def test_a_setting_around_the_models_call_takes_a_second_setting_in_the_same_with():
+    from gbbot.recipes.compile_site import DynamicShapeCaptureOps, ItemCaptureScalars, SettingAtCall, at_call
+
+    (example,) = SettingAtCall.examples
+    scalars, shapes = at_call(ItemCaptureScalars), at_call(DynamicShapeCaptureOps)
+    line = next(n for n, text in enumerate(example.before.splitlines(), 1) if MARKER in text)
+    once = engine.apply(example.before, [engine.Request("a", scalars, BreakSite(line))])
+    assert once.after == example.after and scalars.variant == "capture_scalar_outputs_at_call"
+    both = engine.apply(
+        example.before, [engine.Request("a", scalars, BreakSite(line)), engine.Request("b", shapes, BreakSite(line))]
+    )
+    assert both.applied == ("a", "b")
+    joined = "with torch._dynamo.config.patch(capture_scalar_outputs=True, capture_dynamic_output_shape_ops=True):"
+    assert joined in both.after
+    again = engine.apply(once.after, [engine.Request("b", shapes, BreakSite(line + 1))])  # an earlier fix's with
+    assert joined in again.after and again.after.count("with ") == 1

@@ -3,7 +3,7 @@
 When the tensor is a Python int in disguise — `self.n = torch.IntTensor([hidden])` in the same
 class, never written again there — the fix keeps the int next to it and reads that instead.
 Otherwise `capture_scalar_outputs` is turned on where the repository calls `torch.compile`
-(gbbot.fix.recipes.compile_site), which lets Dynamo trace the scalar symbolically.
+(gbbot.recipes.compile_site), which lets Dynamo trace the scalar symbolically.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe, code, example
 
 INT_TENSORS = ("IntTensor", "LongTensor", "ShortTensor")
 INT_DTYPES = ("int", "int16", "int32", "int64", "long", "short")
@@ -64,7 +63,8 @@ class _Assignments(cst.CSTVisitor):
 
 
 class ItemConstant(Recipe):
-    trigger = triggers.ITEM
+    id = "item"
+    gb_ids = ("GB0124",)
     variant = "constant"
     title = "read the Python int the tensor was built from"
     description = (

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, code, example, guarded, single_call_statement
 
 
 class PrintGuard(Recipe):
-    trigger = triggers.PRINT
+    id = "print"
+    gb_ids = ("GB0059",)
+    leads = True
     variant = "guard"
     title = "guard the print with `torch.compiler.is_compiling()`"
     description = (
@@ -76,7 +77,9 @@ class PrintGuard(Recipe):
 
 
 class PrintHop(Recipe):
-    trigger = triggers.PRINT
+    id = "print"
+    gb_ids = ("GB0059",)
+    leads = True
     variant = "hop"
     title = "print through `torch._higher_order_ops.print`"
     description = (

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe, code, example
 
 
 class DeepcopyClone(Recipe):
-    trigger = triggers.DEEPCOPY
+    id = "deepcopy"
+    gb_ids = ("GB4198",)
     variant = "clone"
     title = "copy the tensor with `.detach().clone()`"
     description = (

@@ -14,14 +14,16 @@ line marked `# BREAK` is that compile call.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import ClassVar
 
 import libcst as cst
 import libcst.matchers as m
+import yaml
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Example, Recipe, code, example
+from gbbot.recipes.branches import decides_branch
 
 COMPILE = "torch.compile"
 
@@ -48,8 +50,13 @@ class CompileSiteConfig(Recipe):
     is turned on in the statement before the compile, for the rest of the process."""
 
     flag: ClassVar[str]
-    at_compile_site: ClassVar[bool] = True
+    at_compile_site = True
     imports: ClassVar[tuple[str, ...]] = ("torch",)  # what the setting's text names
+
+    @classmethod
+    def matches(cls, source: str, line: int, code: str) -> bool:
+        """A setting takes every break of its kind: it is written where the frame is compiled."""
+        return True
 
     def value(self) -> str:
         """The setting's value, as code."""
@@ -170,111 +177,15 @@ def _defines_function(module: cst.Module, name: str) -> bool:
     return any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body)
 
 
-def _examples(flag: str, expr: str, before_line: str, other: str) -> tuple:
-    """The shapes every compile-site recipe handles: an immediate call, a decorator, a kept
-    compiled module, a module compiling itself, and a compile an earlier fix wrapped already
-    (`other` is the setting that fix turned on)."""
-    return (
-        example(
-            """
-            import torch
+EXAMPLES = Path(__file__).parent.parent / "data" / "compile_site_examples.yaml"
 
 
-            def build(model):
-                model = torch.compile(model)  # BREAK
-                model.eval()
-                return model
-            """,
-            f"""
-            import torch
-
-
-            def build(model):
-                torch._dynamo.config.{flag} = True
-                model = torch.compile(model)  # BREAK
-                model.eval()
-                return model
-            """,
-        ),
-        example(
-            """
-            def train(model, batch):
-                # compile once
-                model.compile(mode="default")  # BREAK
-                return model(batch)
-            """,
-            f"""
-            import torch
-
-            def train(model, batch):
-                # compile once
-                torch._dynamo.config.{flag} = True
-                model.compile(mode="default")  # BREAK
-                return model(batch)
-            """,
-        ),
-        example(
-            f"""
-            import torch
-
-
-            def run(v, batch):
-                return torch._dynamo.config.patch({other}=True)(torch.compile(v))(batch)  # BREAK
-            """,
-            f"""
-            import torch
-
-
-            def run(v, batch):
-                return torch._dynamo.config.patch({other}=True, {flag}=True)(torch.compile(v))(batch)  # BREAK
-            """,
-        ),
-        example(
-            f"""
-            import torch
-
-
-            def normalise(x):
-                {expr}
-
-
-            def run(x):
-                return torch.compile(normalise)(x)  # BREAK
-            """,
-            f"""
-            import torch
-
-
-            def normalise(x):
-                {expr}
-
-
-            def run(x):
-                return torch._dynamo.config.patch({flag}=True)(torch.compile(normalise))(x)  # BREAK
-            """,
-        ),
-        example(
-            f"""
-            import torch as T
-
-
-            @T.compile(dynamic=False)  # BREAK
-            def normalise(x):
-                {before_line}
-                return x * 2
-            """,
-            f"""
-            import torch as T
-
-
-            @T._dynamo.config.patch({flag}=True)
-            @T.compile(dynamic=False)  # BREAK
-            def normalise(x):
-                {before_line}
-                return x * 2
-            """,
-        ),
-    )
+def _examples(flag: str, expr: str, before_line: str, other: str) -> tuple[Example, ...]:
+    """The shapes every compile-site recipe handles (gbbot/data/compile_site_examples.yaml), for
+    the setting `flag`; `other` is the setting an earlier fix turned on."""
+    fields = {"flag": flag, "expr": expr, "before_line": before_line, "other": other}
+    found = yaml.safe_load(EXAMPLES.read_text(encoding="utf-8"))["examples"]
+    return tuple(Example(e["before"].format(**fields), e["after"].format(**fields)) for e in found)
 
 
 LOOK_ALIKES = (
@@ -292,7 +203,8 @@ LOOK_ALIKES = (
 
 
 class ItemCaptureScalars(CompileSiteConfig):
-    trigger = triggers.ITEM
+    id = "item"
+    gb_ids = ("GB0124",)
     variant = "capture_scalar_outputs"
     flag = "capture_scalar_outputs"
     title = "turn on `capture_scalar_outputs` for the compile that traces it"
@@ -304,6 +216,13 @@ class ItemCaptureScalars(CompileSiteConfig):
         "function runs. Results are unchanged, but code that branches on the scalar can then hit a "
         "data-dependent error instead of a graph break."
     )
+
+    @classmethod
+    def matches(cls, source: str, line: int, code: str) -> bool:
+        """An `.item()` whose number decides no branch: capturing one that does would only move
+        the break to the `if` (data-dependent branching)."""
+        return not decides_branch(source, line)
+
     examples = _examples(
         "capture_scalar_outputs", "return x / x.sum().item()", "n = x.sum().item()", "capture_dynamic_output_shape_ops"
     )
@@ -323,7 +242,8 @@ class ItemCaptureScalars(CompileSiteConfig):
 
 
 class DynamicShapeCaptureOps(CompileSiteConfig):
-    trigger = triggers.DYNAMIC_SHAPE
+    id = "dynamic_shape"
+    gb_ids = ("GB0036",)
     variant = "capture_dynamic_output_shape_ops"
     flag = "capture_dynamic_output_shape_ops"
     title = "turn on `capture_dynamic_output_shape_ops` for the compile that traces it"
@@ -344,9 +264,10 @@ class RnnAllowed(CompileSiteConfig):
     """An `nn.LSTM`, `nn.GRU` or `nn.RNN` module, which Dynamo does not trace unless told to (most
     often inside a library model: an audio codec's LSTM). torch's own hint for the break names the
     setting and calls the support experimental, so the fix is confirmed with the backend the code
-    names before it is kept (fix/confirm.py)."""
+    names before it is kept (fix/trials.py)."""
 
-    trigger = triggers.RNN
+    id = "rnn"
+    gb_ids = ("GB0014",)
     variant = "allow_rnn"
     flag = "allow_rnn"
     title = "turn on `allow_rnn` for the compile that traces it"
@@ -369,7 +290,9 @@ class LoggerIgnored(CompileSiteConfig):
     `ignore_logger_methods` is an alias) for the compile that traces it. `method` is the logger
     method the break's line calls (`warning`, `warning_once`); `for_code` makes the recipe for one."""
 
-    trigger = triggers.LOGGER
+    id = "logger"
+    gb_ids = ("GB0291",)
+    leads = True
     variant = "ignore_logging_functions"
     flag = "ignore_logging_functions"
     method: ClassVar[str] = "warning"
@@ -432,6 +355,10 @@ class LoggerIgnored(CompileSiteConfig):
     )
     untouched = LOOK_ALIKES
 
+    @classmethod
+    def matches(cls, source: str, line: int, code: str) -> bool:
+        return _called_method(code) is not None
+
     def value(self) -> str:
         return f"{{logging.Logger.{self.method}}}"
 
@@ -452,3 +379,73 @@ def _called_method(code: str) -> str | None:
     (the first line of a call spread over several lines too)."""
     found = CALLED_METHOD.search(code)
     return found[1] if found else None
+
+
+class SettingAtCall(CompileSiteConfig):
+    """Base of a setting turned on around the statement that calls the compiled model, not at its
+    compile: the compile is in a helper that other entrypoints share (`compiled(model)` in a
+    `build.py` every model's module calls), where a setting would reach every model compiled
+    there. `with torch._dynamo.config.patch(flag=True):` holds while the call runs, which is when
+    Dynamo traces. A statement already wrapped so (an earlier fix's) gets the setting joined."""
+
+    examples = (
+        example(
+            """
+            import torch
+
+            from app.build import compiled
+
+
+            def run(model, x):
+                model = compiled(model)
+                out = model(x)  # BREAK
+                return out
+            """,
+            """
+            import torch
+
+            from app.build import compiled
+
+
+            def run(model, x):
+                model = compiled(model)
+                with torch._dynamo.config.patch(capture_scalar_outputs=True):
+                    out = model(x)  # BREAK
+                return out
+            """,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        return None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        return None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if self.edits or not self.on_site(node):
+            return
+        block = self.parent(node)
+        wrapper = self.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        if isinstance(wrapper, cst.With) and len(block.body) == 1 and len(wrapper.items) == 1:  # type: ignore[union-attr]
+            call = wrapper.items[0].item
+            if isinstance(call, cst.Call) and _is_patch_call(call):
+                self._join(call)
+                return
+        body = cst.IndentedBlock([node.with_changes(leading_lines=())])
+        wrapped = cst.With([cst.WithItem(self._patch_call())], body, leading_lines=node.leading_lines)
+        self.record(node, wrapped, self.imports)
+
+
+def at_call(setting: type[CompileSiteConfig]) -> type[CompileSiteConfig]:
+    """`setting` turned on around the call of the compiled model (SettingAtCall)."""
+    flag = setting.flag
+    description = (
+        f"The `torch.compile` is in a helper other code shares, so the setting goes around the statement that "
+        f"calls the compiled model instead: `with torch._dynamo.config.patch({flag}=...):`, which holds while "
+        f"that call runs (when Dynamo traces) and reaches no other model compiled by the helper. "
+        f"{setting.description}"
+    )
+    title = f"turn on `{flag}` around the call of the compiled model"
+    attributes = {"variant": f"{setting.variant}_at_call", "title": title, "description": description}
+    return type(f"{setting.__name__}AtCall", (SettingAtCall, setting), attributes)

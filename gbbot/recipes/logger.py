@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, code, example, guarded, single_call_statement
 
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 
 
 class LoggerGuard(Recipe):
-    trigger = triggers.LOGGER
+    id = "logger"
+    gb_ids = ("GB0291",)
+    leads = True
     variant = "guard"
     title = "guard the logger call with `torch.compiler.is_compiling()`"
     description = (

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Edit, Recipe, code, example
+from gbbot.recipes.base import Edit, Recipe, code, example
 
 SDP_KERNEL = "torch.backends.cuda.sdp_kernel"
 # sdp_kernel's parameters in order, each enabling one backend (all default True), and the order in
@@ -37,7 +36,7 @@ def enabled(call: cst.Call) -> dict[str, bool] | None:
 
 
 class SdpKernelReplace(Recipe):
-    trigger = triggers.SDP_KERNEL_CALL
+    id = "sdp_kernel"
     variant = "sdpa_kernel"
     title = "replace the deprecated `sdp_kernel` with `torch.nn.attention.sdpa_kernel`"
     description = (

@@ -8,13 +8,43 @@ by the statement's shape, so it is tried for every break on such a line.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider
 
-from gbbot.analysis import triggers
-from gbbot.analysis.side_effects import LOG_METHODS, LOGGER_NAME, LOGGING_PACKAGES, SIDE_EFFECT_CALLS
-from gbbot.fix.recipes.base import Recipe, code, example, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, code, example, guarded, single_call_statement
+
+# Calls made only for what they print, record or stop at. Qualified names, imports resolved.
+SIDE_EFFECT_CALLS = frozenset(
+    {
+        "builtins.print",
+        "builtins.breakpoint",
+        "pdb.set_trace",
+        "ipdb.set_trace",
+        "pudb.set_trace",
+        "warnings.warn",
+        "warnings.warn_explicit",
+        "torch.cuda.nvtx.mark",
+        "torch.cuda.nvtx.range_push",
+        "torch.cuda.nvtx.range_pop",
+        # tqdm's progress-bar-safe print, a class method: Dynamo skips tqdm (GB0008)
+        "tqdm.tqdm.write",
+        "tqdm.std.tqdm.write",
+        "tqdm.auto.tqdm.write",
+        "tqdm.autonotebook.tqdm.write",
+        "tqdm.notebook.tqdm.write",
+    }
+)
+LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log", "trace", "success", "msg"}
+)
+# Packages whose objects are loggers (stdlib logging, loguru, structlog, absl): any of the
+# methods above on something imported from them is a log record.
+LOGGING_PACKAGES = ("logging", "loguru", "structlog", "absl.logging")
+# A receiver spelled like a logger: `log`, `logger`, `_LOGGER`, `self.logger`, `train_log`.
+LOGGER_NAME = re.compile(r"(^|_)(log|logger)$", re.IGNORECASE)
 
 
 def _mutates(node: cst.CSTNode) -> bool:
@@ -25,7 +55,7 @@ def _mutates(node: cst.CSTNode) -> bool:
 
 
 class SideEffectGuard(Recipe):
-    trigger = triggers.SIDE_EFFECT
+    id = "side_effect"
     variant = "guard"
     title = "guard the side-effect-only statement with `torch.compiler.is_compiling()`"
     description = (

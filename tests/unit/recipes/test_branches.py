@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from gbbot.analysis.branches import decides_branch
+from gbbot.recipes.branches import decides_branch
 
 
 def _source(text: str) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe, code, example
 
 COMPILE = ("torch.compile",)
 
@@ -41,7 +40,8 @@ def _forwarded(params: cst.Parameters, skip_first: bool) -> list[cst.Arg]:
 
 
 class RequiresGradSplit(Recipe):
-    trigger = triggers.REQUIRES_GRAD
+    id = "requires_grad"
+    gb_ids = ("GB0206", "GB8985", "GB0125")
     variant = "split"
     title = "set requires_grad before entering the compiled function"
     description = (
@@ -170,7 +170,8 @@ class RequiresGradSplit(Recipe):
 
 
 class RequiresGradInit(Recipe):
-    trigger = triggers.REQUIRES_GRAD
+    id = "requires_grad"
+    gb_ids = ("GB0206", "GB8985", "GB0125")
     variant = "init"
     title = "set the module attribute's requires_grad once, in `__init__`"
     description = (

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example, single_call_statement
+from gbbot.recipes.base import Recipe, code, example, single_call_statement
 
 GRAPH_BREAK = ("torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break")
 
 
 class GraphBreakRemove(Recipe):
-    trigger = triggers.GRAPH_BREAK
+    id = "graph_break"
+    gb_ids = ("GB0025",)
     variant = "remove"
     title = "delete the explicit `torch._dynamo.graph_break()`"
     description = (

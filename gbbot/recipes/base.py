@@ -1,22 +1,27 @@
 """What every recipe shares: the break site it looks for, the edits it records, and small builders.
 
-A recipe is a LibCST visitor that only *records* `Edit`s (node → replacement, imports it needs);
-`gbbot.fix.engine` applies them. Each recipe carries its own before/after examples (and look-alikes
-it must leave alone), which tests/unit/fix/test_recipes.py runs as golden cases. A line marked
-`# BREAK` in an example is where the graph break is reported.
+A recipe is one class: the breaks it takes (its GB ids; none: it is chosen by the statement's shape,
+whatever break the line reports), one matcher (a LibCST visitor that only *records* `Edit`s: node →
+replacement, imports it needs), its examples and its rewrite; `gbbot.recipes.engine` applies the
+edits. The label every view shows asks the same matcher in a dry pass (`matches`), so a view never
+promises a fix the fix step then refuses. Each recipe carries its own before/after examples (and
+look-alikes it must leave alone), which tests/unit/recipes/test_recipes.py runs as golden cases. A
+line marked `# BREAK` in an example is where the graph break is reported.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
-from gbbot.analysis.triggers import Trigger
+from gbbot.core import source_limits
 
 Replacement = cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel
 MARKER = "# BREAK"
@@ -54,23 +59,62 @@ class Example:
     after: str
 
 
+class SourceError(Exception):
+    """The file does not parse: nothing in it is patched."""
+
+
+def parse(source: str) -> cst.Module:
+    """`source` as LibCST's tree; SourceError when it does not parse or is refused before LibCST
+    sees it (core/source_limits: deeper or larger than LibCST survives)."""
+    refused = source_limits.refusal(source)
+    if refused:
+        raise SourceError(refused)
+    try:
+        return cst.parse_module(source)
+    except (RecursionError, MemoryError):
+        raise SourceError("it nests deeper than gbbot parses") from None
+    except cst.ParserSyntaxError as exc:
+        where, message = f"line {exc.raw_line}, column {exc.raw_column}", exc.message
+    try:  # Python's own parser names the place better (LibCST's tokenizer says "line 1" for some)
+        ast.parse(source)
+    except SyntaxError as exc:
+        where, message = f"line {exc.lineno}", exc.msg
+    raise SourceError(f"{where}: {message}")
+
+
+@functools.lru_cache(maxsize=8)
+def wrapped(source: str) -> MetadataWrapper:
+    """One parse (and one resolution of positions, parents, names) per file text: every break of a
+    file, and every recipe asked about it, reads the same tree."""
+    return MetadataWrapper(parse(source))
+
+
 class Recipe(cst.CSTVisitor):
     """Base class: subclasses look at the statement or expression on `site.line` and call
     `record`. They never transform."""
 
     METADATA_DEPENDENCIES: ClassVar[Sequence] = (PositionProvider, ParentNodeProvider, QualifiedNameProvider)
-    trigger: ClassVar[Trigger]  # which breaks it takes: the same declaration the label asks
-    id: ClassVar[str]  # the `fix` id: its trigger's
+    id: ClassVar[str]  # the `fix` id, shared by the variants of one recipe
+    gb_ids: ClassVar[tuple[str, ...]] = ()  # the breaks it takes by id; none: by the statement's shape
+    leads: ClassVar[bool] = False  # it already guards the statement: tried before the shape recipes
+    at_compile_site: ClassVar[bool] = False  # it writes a setting at the compile, not at the break
     variant: ClassVar[str] = "default"
     title: ClassVar[str]  # what it does, in a few words
     description: ClassVar[str]  # what it changes and why; when it may change behaviour
     examples: ClassVar[tuple[Example, ...]] = ()
     untouched: ClassVar[tuple[str, ...]] = ()  # look-alikes that must produce no edit
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        if "trigger" in cls.__dict__:
-            cls.id = cls.trigger.recipe
+    @classmethod
+    def matches(cls, source: str, line: int, code: str) -> bool:
+        """The matcher in a dry pass: would the recipe record an edit for a break at `line` of
+        `source` (`code`: the break's statement)? Nothing is applied."""
+        try:
+            wrapper = wrapped(source)
+        except SourceError:
+            return False
+        recipe = cls(BreakSite(line), Names())
+        wrapper.visit(recipe)
+        return bool(recipe.edits)
 
     def __init__(self, site: BreakSite, names: Names) -> None:
         super().__init__()

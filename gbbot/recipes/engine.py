@@ -7,7 +7,6 @@ replacements name (reusing an existing `import torch as T`), and returns the new
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -18,12 +17,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gbbot.core import source_limits
-from gbbot.fix.recipes.base import BreakSite, Edit, Names, Recipe
-
-
-class SourceError(Exception):
-    """The file does not parse: nothing in it is patched."""
+from gbbot.recipes.base import BreakSite, Edit, Names, Recipe, wrapped
 
 
 @dataclass(frozen=True)
@@ -57,25 +51,6 @@ def torch_names(module: cst.Module) -> Names:
                 if dotted == "torch" or (dotted.startswith("torch.") and alias.asname is None):
                     return Names("torch", True)
     return Names("torch", False)
-
-
-def parse(source: str) -> cst.Module:
-    """`source` as LibCST's tree; SourceError when it does not parse or is refused before LibCST
-    sees it (core/source_limits: deeper or larger than LibCST survives)."""
-    refused = source_limits.refusal(source)
-    if refused:
-        raise SourceError(refused)
-    try:
-        return cst.parse_module(source)
-    except (RecursionError, MemoryError):
-        raise SourceError("it nests deeper than gbbot parses") from None
-    except cst.ParserSyntaxError as exc:
-        where, message = f"line {exc.raw_line}, column {exc.raw_column}", exc.message
-    try:  # Python's own parser names the place better (LibCST's tokenizer says "line 1" for some)
-        ast.parse(source)
-    except SyntaxError as exc:
-        where, message = f"line {exc.lineno}", exc.msg
-    raise SourceError(f"{where}: {message}")
 
 
 class _Replace(cst.CSTTransformer):
@@ -149,6 +124,38 @@ def _joined_before(taken: list[Edit], new: Sequence[Edit]) -> bool:
     return False
 
 
+def _wrapping_patch(edit: Edit) -> cst.Call | None:
+    """The `torch._dynamo.config.patch(...)` of an edit that only wraps its statement in a `with`."""
+    with_node = edit.replacement
+    if not isinstance(with_node, cst.With) or len(with_node.items) != 1:
+        return None
+    body = with_node.body.body if isinstance(with_node.body, cst.IndentedBlock) else ()
+    kept = len(body) == 1 and body[0].deep_equals(edit.node.with_changes(leading_lines=()))  # type: ignore[attr-defined]
+    call = with_node.items[0].item
+    return call if kept and isinstance(call, cst.Call) else None
+
+
+def _joined_with(taken: list[Edit], new: Sequence[Edit]) -> bool:
+    """When `new` wraps a statement in `with torch._dynamo.config.patch(...)` that a taken edit
+    wraps so too, one `with` takes both settings (two settings around one call); True then."""
+    added = _wrapping_patch(new[0]) if len(new) == 1 else None
+    if added is None:
+        return False
+    for i, edit in enumerate(taken):
+        there = _wrapping_patch(edit) if edit.node is new[0].node else None
+        if there is None:
+            continue
+        named = {a.keyword.value for a in there.args if a.keyword}
+        extra = [a for a in added.args if a.keyword and a.keyword.value not in named]
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        args = [*there.args[:-1], there.args[-1].with_changes(comma=comma), *extra] if extra else list(there.args)
+        with_node = edit.replacement  # a With, as _wrapping_patch found
+        item = with_node.items[0].with_changes(item=there.with_changes(args=args))  # type: ignore[union-attr]
+        taken[i] = replace(edit, replacement=with_node.with_changes(items=[item]))  # type: ignore[union-attr]
+        return True
+    return False
+
+
 def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
     return (a[0], a[1]) <= (b[2], b[3]) and (b[0], b[1]) <= (a[2], a[3])
 
@@ -188,7 +195,7 @@ def _collect(
         if written <= made:  # two breaks on one statement, one guard: the same edit, made once
             applied.append(request.key)
             continue
-        if _joined_before(edits, recipe.edits):  # two settings before one compile: both, in order
+        if _joined_before(edits, recipe.edits) or _joined_with(edits, recipe.edits):  # two settings, one place
             applied.append(request.key)
             continue
         if any(_overlaps(s, t) for s in spans for t in taken):
@@ -203,7 +210,7 @@ def _collect(
 
 def apply(source: str, requests: Sequence[Request]) -> Outcome:
     """Run every request's recipe on `source` and apply the edits that do not collide."""
-    wrapper = MetadataWrapper(parse(source))
+    wrapper = wrapped(source)
     names = torch_names(wrapper.module)
     edits, applied, missed = _collect(wrapper, names, requests)
     if not edits:

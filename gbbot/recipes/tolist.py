@@ -6,8 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from gbbot.analysis import triggers
-from gbbot.fix.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe, code, example
 
 TENSOR_FROM_LIST = ("torch.tensor", "torch.as_tensor")
 KEPT_KEYWORDS = ("dtype", "device")
@@ -59,7 +58,8 @@ class _Uses(cst.CSTVisitor):
 
 
 class TolistTensor(Recipe):
-    trigger = triggers.TOLIST
+    id = "tolist"
+    gb_ids = ("GB0109",)
     variant = "tensor"
     title = "keep the values a tensor instead of a Python list"
     description = (
