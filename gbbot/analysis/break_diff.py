@@ -1,7 +1,7 @@
 """Two reports (head, base) → Diff: which breaks a change brought (new), removed (fixed) or kept
 (persisting), per entrypoint and overall. Pure.
 
-Breaks are compared by fingerprint (docs/architecture.md, "Identity"), which already survives edits above a break,
+Breaks are compared by fingerprint (docs/architecture.md, "Breaks"), which already survives edits above a break,
 functions moved within a file and whitespace changes. A file that git saw renamed changes the
 path inside the fingerprint, so the base's fingerprints are recomputed with the head's path first.
 """

@@ -326,7 +326,7 @@ def normalise_code(code: str) -> str:
 def fingerprint_key(
     gb_key: str, path: str, qualname: str, code: str, origin: Origin, innermost: Frame | None
 ) -> tuple[str, ...]:
-    """What a fingerprint hashes (docs/architecture.md, "Identity"), before the occurrence index.
+    """What a fingerprint hashes (docs/architecture.md, "Breaks"), before the occurrence index.
     A break outside user code also keys on the frame that broke, so two library breaks under one
     user line differ."""
     key = (gb_key, path, qualname, normalise_code(code))
