@@ -84,9 +84,10 @@ def _stop(pid_file: Path) -> None:
             time.sleep(0.1)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def engine() -> Iterator[docker.DockerClient]:
-    """A Docker engine: DOCKER_HOST's (or the default socket's), else ours from
+    """A Docker engine for this module's tests (DOCKER_HOST is set only while they run: a report
+    another test makes names the variables it withheld): DOCKER_HOST's (or the default socket's), else ours from
     tests/e2e/docker/start-engine.sh, installed and started when needed. Every session that uses ours
     holds a shared lock on it; the one that started it stops it at the end unless another
     session still holds the lock (then the last one leaves it running: nothing is cut short)."""
@@ -210,7 +211,7 @@ def _rootfs_tarball(tarball: Path) -> None:
             older.unlink()  # another recipe's: 1 GB each
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def user_image(engine: docker.DockerClient) -> str:
     """A user's image: Debian bookworm minbase with python3 (and `python`), venv, git and
     torch==2.13.0, but no gbbot. No registry, so made from a debootstrap rootfs, `docker import`ed;
@@ -247,7 +248,7 @@ def _project_files() -> dict[str, Path]:
     return {name: ROOT / name for name in listed if name and (ROOT / name).is_file()}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def action_image(engine: docker.DockerClient, user_image: str) -> str:
     """The project's Dockerfile, built offline on the user's image (which brings torch)."""
     project = _dependencies()
