@@ -3,11 +3,11 @@
     python bench/bench_baseline.py [--repeat N] [--jobs J]
 
 On a copy of examples/ made into a git repository with a PR branch (one new graph break):
-  cold    `gbbot diff --base main --cache EMPTY_DIR`: runs the merge-base and the head
+  cold    `gbbot diff --base main --cache EMPTY_DIR`: runs the merge-base, then the head
   cached  the same command again with that cache: the base report comes from the cache
 Prints wall times, the ratio cached/cold (the base runs really are skipped: well under 1) and
 whether both found the same new/fixed/persisting breaks. The change touches the model file both
-entrypoints import, so the cold diff runs both on the merge-base too (none is taken from the head).
+entrypoints import, so the cold diff runs both on the head too (none is taken from the base's run).
 """
 
 from __future__ import annotations

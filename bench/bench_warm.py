@@ -20,8 +20,9 @@ in the text suite, ResNet, ConvNeXt and ViT in the vision suite) with a cold Ind
               with a core to spare, each next entrypoint's standby child imports what its program
               imports first while the one before runs)
   diff, 1 touched   `gbbot diff --base HEAD~1` (warm, cold baseline) on a change to one model's
-                    script: the base runs that entrypoint only, the others read nothing it touches
-  diff, all touched the same on a change to every script: the base runs all three
+                    script: the base runs all three first, then the head runs that entrypoint only
+                    (the others read nothing it touches: their head results are the base's)
+  diff, all touched the same on a change to every script: the head runs all three too
 Prints wall times, ratios and whether every way found the same set of breaks.
 """
 
