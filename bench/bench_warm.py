@@ -155,6 +155,41 @@ def gbbot(repo: Path, env: dict, *args: str) -> tuple[float, set[str]]:
     return elapsed, {b["fingerprint"] for e in data["entrypoints"] for b in e["breaks"]}
 
 
+def _project(repo: Path, scripts: dict, touched: tuple[str, ...], runner: str = "") -> tuple[Path, dict]:
+    """A fresh project, and the environment gbbot runs in: this checkout's gbbot, its own Inductor cache."""
+    repo.parent.mkdir(parents=True, exist_ok=True)
+    make_project(repo, scripts, touched, runner)
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+        # `run: python x.py` must find this interpreter (and its torch), activated or not
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    return repo, env
+
+
+def diffs_only(suite: str, jobs: tuple[str, ...], tmp: Path, rounds: int) -> None:
+    """The warm check and the two diffs alone, alternating, `rounds` times: each diff's ratio to the
+    check of its own round (less exposed to a shared machine's load than the whole script)."""
+    scripts, first = SUITES[suite], next(iter(SUITES[suite]))
+    diff = ("diff", "--base", "HEAD~1", *jobs)
+    ways = {
+        "check": (("check", *jobs), (first,)),
+        "diff, 1 touched": (diff, (first,)),
+        "diff, all touched": (diff, tuple(scripts)),
+    }
+    times: dict[str, list[float]] = {way: [] for way in ways}
+    for round_ in range(rounds):
+        for way, (args, touched) in ways.items():
+            repo = tmp / suite / f"{way.replace(' ', '-').replace(',', '')}-{round_}"
+            times[way].append(gbbot(*_project(repo, scripts, touched), *args)[0])
+    print(f"{suite} suite, alternating, {rounds} rounds: check " + ", ".join(f"{t:.1f} s" for t in times["check"]))
+    for way in ("diff, 1 touched", "diff, all touched"):
+        ratios = ", ".join(f"{d / c:.2f}x" for d, c in zip(times[way], times["check"], strict=True))
+        print(f"  {way} / check, per round: {ratios}")
+
+
 def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
     scripts, first = SUITES[suite], next(iter(SUITES[suite]))
     diff = ("diff", "--base", "HEAD~1", *jobs)
@@ -171,17 +206,7 @@ def measure(suite: str, jobs: tuple[str, ...], tmp: Path) -> bool:
     }
     results = {}
     for way, (run, touched, runner) in ways.items():
-        repo = tmp / suite / way.replace(" ", "-").replace(",", "")
-        repo.parent.mkdir(exist_ok=True)
-        make_project(repo, scripts, touched, runner)
-        env = {
-            **os.environ,
-            "TORCHINDUCTOR_CACHE_DIR": str(repo.parent / f"inductor-{repo.name}"),
-            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
-            # `run: python x.py` must find this interpreter (and its torch), activated or not
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-        }  # this checkout's gbbot, not an installed one
-        results[way] = run(repo, env)
+        results[way] = run(*_project(tmp / suite / way.replace(" ", "-").replace(",", ""), scripts, touched, runner))
     names = ", ".join(n[:-3] for n in scripts)
     print(f"{suite} suite ({names}), cold Inductor cache, gbbot {' '.join(jobs)}, {os.cpu_count()} cores:")
     for way, (seconds, _) in results.items():
@@ -206,9 +231,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--suite", choices=[*SUITES, "all"], default="all")
+    parser.add_argument("--diffs-only", type=int, metavar="ROUNDS", help="the check and two diffs alone, alternating")
     args = parser.parse_args()
     suites = list(SUITES) if args.suite == "all" else [args.suite]
     with tempfile.TemporaryDirectory(prefix="gbbot-bench-") as tmp:
+        if args.diffs_only:
+            for suite in suites:
+                diffs_only(suite, ("--jobs", str(args.jobs)), Path(tmp), args.diffs_only)
+            return 0
         same = [measure(suite, ("--jobs", str(args.jobs)), Path(tmp)) for suite in suites]
     return 0 if all(same) else 1
 
