@@ -22,6 +22,7 @@ from gbbot.analysis.policy import Policy
 from gbbot.analysis.shards import ShardReport, merge
 from gbbot.checks import baseline
 from gbbot.commands import common
+from gbbot.core import words
 from gbbot.core.config import IgnoreRule
 from gbbot.core.model import ChangeState, Mode, Report
 from tests.builders import listed
@@ -261,16 +262,15 @@ def test_identical_breaks_on_two_lines_stay_distinct(pr):
 def test_entrypoints_without_a_baseline_say_why(pr):
     entries = {e.name: e for e in pr.report.diff.entrypoints}
     sha = pr.report.diff.base_sha[:7]
-    assert entries["added"].no_baseline.startswith(
-        f"no baseline for `added` on base {sha}: entrypoint not defined there"
-    )
-    assert "the base's config or report does not have it" in entries["added"].no_baseline
-    assert entries["flaky"].no_baseline.startswith(f"no baseline for `flaky` on base {sha}: it failed there (exit 1)")
-    assert "RuntimeError: the base cannot run this" in entries["flaky"].no_baseline
+    added, flaky = (words.say(entries[n].no_baseline) for n in ("added", "flaky"))
+    assert added.startswith(f"no baseline for `added` on base {sha}: entrypoint not defined there")
+    assert "the base's config or report does not have it" in added
+    assert flaky.startswith(f"no baseline for `flaky` on base {sha}: it failed there (exit 1)")
+    assert "RuntimeError: the base cannot run this" in flaky
     assert entries["added"].graph_delta is None
     # the added entrypoint's break had no baseline: it is new
     assert fingerprint_of(pr.report, 'print("added")', "added") in listed(pr.report.diff).new
-    for reason in (entries["added"].no_baseline, entries["flaky"].no_baseline):
+    for reason in (added, flaky):
         assert reason.replace("`", "") in pr.run.stderr
     assert f"> no baseline for `added` on base {sha}: entrypoint not defined there" in pr.markdown
     # `flaky` is no new entrypoint: it lost its baseline, which is said above the headline, and

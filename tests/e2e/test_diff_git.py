@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from gbbot.analysis import report
+from gbbot.core import words
 from tests.cli_helpers import gbbot, write
 from tests.conftest import git
 
@@ -78,7 +79,7 @@ def test_a_base_that_times_out_has_no_baseline_and_its_worktree_is_removed(tmp_p
     )
     assert run.returncode == 1, run.stderr  # the head timed out too: not a clean run
     entry = report.load(tmp_path / "r.json").diff.entrypoints[0]
-    assert entry.no_baseline.endswith(": it timed out there")
+    assert words.say(entry.no_baseline).endswith(": it timed out there")
     assert len(git(repo, "worktree", "list").splitlines()) == 1
     assert not list(scratch.glob("gbbot-base-*"))
     assert not list(cache.rglob("*.json"))  # a timeout may not happen next time: not cached
@@ -119,7 +120,7 @@ def test_a_config_below_the_top_level_uses_the_same_place_on_the_base(tmp_path):
     run = gbbot(repo / "proj", "diff", "--base", "main~1", "--json", str(tmp_path / "r.json"), "--fail-on", "none")
     assert run.returncode == 0, run.stderr
     entry = report.load(tmp_path / "r.json").diff.entrypoints[0]
-    assert "entrypoint not defined there" in entry.no_baseline  # the base has no proj/.gbbot.yml
+    assert "entrypoint not defined there" in words.say(entry.no_baseline)  # the base has no proj/.gbbot.yml
 
 
 def test_a_ref_that_does_not_exist_is_named_as_such_not_blamed_on_history(tmp_path):
