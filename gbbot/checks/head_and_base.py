@@ -33,6 +33,7 @@ from gbbot.analysis.source import SourceFiles, SourceMap, SourceTree, source_map
 from gbbot.checks import baseline, environments, plan
 from gbbot.checks import setup as setup_steps
 from gbbot.checks.tree import CheckOptions, check, select, skipped
+from gbbot.core import words
 from gbbot.core.config import CONFIG_NAME, Config, parse_config
 from gbbot.core.errors import GbbotError, GitError, ReportError
 from gbbot.core.model import DependencyChange, Diff, Mode, PackageChange, Reads, Report, RunOutcome
@@ -454,18 +455,14 @@ def _head_notes(to_do: plan.Plan) -> tuple[str, ...]:
             return (f"The head ran every entrypoint: {reasons.pop()}.",) if ran else ()
         return ("The head ran every entrypoint: " + _why_each(ran) + ".",)
     total = len(to_do.from_base) + len(to_do.head)
-    said = f"{len(to_do.from_base)} of {plural(total, 'entrypoint')} not reached by this change: results from the base"
-    said += f" ({_listed(list(to_do.from_base))})"
+    said = f"{len(to_do.from_base)} of {words.plural(total, 'entrypoint')} not reached by this change"
+    said += f": results from the base ({_listed(list(to_do.from_base))})"
     return (f"{said}; {_why_each(ran)}." if ran else f"{said}.",)
 
 
 def _why_each(ran: Sequence[tuple[str, str]]) -> str:
     shown = "; ".join(f"`{name[:MAX_PATH_CHARS]}` ran: {reason}" for name, reason in ran[:MAX_LISTED_PATHS])
     return shown + ("; …" if len(ran) > MAX_LISTED_PATHS else "")
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' * (n != 1)}"
 
 
 def _base_report(p: Setup, head: Report, unknown: str | None = None) -> Report:
