@@ -5,8 +5,9 @@ whatever break the line reports), one matcher (a LibCST visitor that only *recor
 replacement, imports it needs), its examples and its rewrite; `gbbot.recipes.engine` applies the
 edits. The label every view shows asks the same matcher in a dry pass (`matches`), so a view never
 promises a fix the fix step then refuses. Each recipe carries its own before/after examples (and
-look-alikes it must leave alone), which tests/unit/recipes/test_recipes.py runs as golden cases. A
-line marked `# BREAK` in an example is where the graph break is reported.
+look-alikes it must leave alone, both in gbbot/data/recipe_examples.yaml), which
+tests/unit/recipes/test_recipes.py runs as golden cases. A line marked `# BREAK` in an example is
+where the graph break is reported.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import functools
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
 import libcst as cst
+import yaml
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
 from gbbot.core import source_limits
@@ -57,6 +60,30 @@ class Edit:
 class Example:
     before: str
     after: str
+
+
+EXAMPLES = Path(__file__).parent.parent / "data" / "recipe_examples.yaml"
+
+
+@functools.cache
+def _written() -> dict[str, dict[str, list[Any]]]:
+    return yaml.safe_load(EXAMPLES.read_text(encoding="utf-8"))
+
+
+class Written:
+    """A recipe's `examples` or `untouched`, read from gbbot/data/recipe_examples.yaml when first
+    asked for (the file takes a tenth of a second to parse): the entry of the recipe's class, else
+    of the nearest base class that has one."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def __get__(self, recipe: object, owner: type) -> tuple:
+        for cls in owner.__mro__:
+            entry = _written().get(cls.__name__, {})
+            if self.field in entry:
+                return tuple(Example(**e) if self.field == "examples" else e for e in entry[self.field])
+        return ()
 
 
 class SourceError(Exception):
@@ -101,8 +128,8 @@ class Recipe(cst.CSTVisitor):
     variant: ClassVar[str] = "default"
     title: ClassVar[str]  # what it does, in a few words
     description: ClassVar[str]  # what it changes and why; when it may change behaviour
-    examples: ClassVar[tuple[Example, ...]] = ()
-    untouched: ClassVar[tuple[str, ...]] = ()  # look-alikes that must produce no edit
+    examples: ClassVar[tuple[Example, ...]] = Written("examples")  # type: ignore[assignment]
+    untouched: ClassVar[tuple[str, ...]] = Written("untouched")  # type: ignore[assignment] - look-alikes: no edit
 
     @classmethod
     def matches(cls, source: str, line: int, code: str) -> bool:

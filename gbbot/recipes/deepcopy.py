@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe
 
 
 class DeepcopyClone(Recipe):
@@ -18,52 +18,6 @@ class DeepcopyClone(Recipe):
         "the copy does not require grad even when `t` does (call `.requires_grad_()` on it outside "
         "the compiled region if it must). A plain `.clone()` would instead connect the copy to "
         "`t`'s gradients — a silent change in training, so it is not offered."
-    )
-    examples = (
-        example(
-            """
-            import copy
-
-            import torch
-
-
-            def f(x):
-                y = copy.deepcopy(x)  # BREAK
-                return y + 1
-            """,
-            """
-            import copy
-
-            import torch
-
-
-            def f(x):
-                y = x.detach().clone()  # BREAK
-                return y + 1
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            import copy
-
-
-            def f(x, config):
-                c = copy.copy(config)  # BREAK
-                return x
-            """
-        ),
-        code(
-            """
-            import copy
-
-
-            def f(x):
-                c = copy.deepcopy(x, {})  # BREAK
-                return c
-            """
-        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, code, example, single_call_statement
+from gbbot.recipes.base import Recipe, single_call_statement
 
 GRAPH_BREAK = ("torch._dynamo.graph_break", "torch._dynamo.decorators.graph_break")
 
@@ -21,56 +21,6 @@ class GraphBreakRemove(Recipe):
         "so results cannot change; it was splitting the graph on purpose, usually while debugging. "
         "When it sat in a loop, the whole function ran eagerly: breaks that were hidden there can "
         "show up now, and are reported as revealed."
-    )
-    examples = (
-        example(
-            """
-            import torch
-
-
-            def f(x):
-                for _ in range(3):
-                    x = x + 1
-                    # debugging: look at x here
-                    torch._dynamo.graph_break()  # BREAK
-                    x = x * 2
-                return x
-            """,
-            """
-            import torch
-
-
-            def f(x):
-                for _ in range(3):
-                    x = x + 1
-                    # debugging: look at x here
-                    x = x * 2
-                return x
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            import torch
-
-
-            def f(x):
-                torch._dynamo.reset()  # BREAK
-                return x
-            """
-        ),
-        code(
-            """
-            def graph_break():
-                pass
-
-
-            def f(x):
-                graph_break()  # BREAK
-                return x
-            """
-        ),
     )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe
 
 INT_TENSORS = ("IntTensor", "LongTensor", "ShortTensor")
 INT_DTYPES = ("int", "int16", "int32", "int64", "long", "short")
@@ -73,72 +73,6 @@ class ItemConstant(Recipe):
         "next to the tensor (`self.<name>_value = int(n)`) and reads it instead: no tensor-to-Python "
         "round trip, no graph break. Behaviour changes only if code outside the class writes into "
         "that tensor (the verification run would show it)."
-    )
-    examples = (
-        example(
-            """
-            import torch
-            from torch import nn
-
-
-            class Net(nn.Module):
-                def __init__(self, hidden):
-                    super().__init__()
-                    self.n_channels = torch.IntTensor([hidden])
-
-                def forward(self, x):
-                    width = int(self.n_channels[0].item())  # BREAK
-                    return x[:, :width]
-            """,
-            """
-            import torch
-            from torch import nn
-
-
-            class Net(nn.Module):
-                def __init__(self, hidden):
-                    super().__init__()
-                    self.n_channels = torch.IntTensor([hidden])
-                    self.n_channels_value = int(hidden)
-
-                def forward(self, x):
-                    width = int(self.n_channels_value)  # BREAK
-                    return x[:, :width]
-            """,
-        ),
-    )
-    untouched = (
-        # written again in the class: not a constant
-        code(
-            """
-            import torch
-
-
-            class Net:
-                def __init__(self, n):
-                    self.n = torch.IntTensor([n])
-
-                def grow(self):
-                    self.n.add_(1)
-
-                def forward(self, x):
-                    return x * self.n.item()  # BREAK
-            """
-        ),
-        # float values: torch.FloatTensor([0.1]).item() is not 0.1
-        code(
-            """
-            import torch
-
-
-            class Net:
-                def __init__(self, s):
-                    self.s = torch.FloatTensor([s])
-
-                def forward(self, x):
-                    return x * self.s.item()  # BREAK
-            """
-        ),
     )
 
     def __init__(self, *args, **kwargs) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, code, example, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, guarded, single_call_statement
 
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 
@@ -20,51 +20,6 @@ class LoggerGuard(Recipe):
         "of the graph. Eager runs log exactly as before; compiled runs no longer emit this record. "
         "(Setting `torch._dynamo.config.ignore_logger_methods` drops it too, but for the whole "
         "process; the guard keeps the change where the call is.)"
-    )
-    examples = (
-        example(
-            """
-            import logging
-
-            import torch
-
-            log = logging.getLogger(__name__)
-
-
-            def f(x):
-                log.info("done %s", x.shape)  # BREAK
-                return x
-            """,
-            """
-            import logging
-
-            import torch
-
-            log = logging.getLogger(__name__)
-
-
-            def f(x):
-                if not torch.compiler.is_compiling():
-                    log.info("done %s", x.shape)  # BREAK
-                return x
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            def f(x, log):
-                log.append("done")  # BREAK
-                return x
-            """
-        ),
-        code(
-            """
-            def f(x, log):
-                ok = log.info("done")  # BREAK
-                return x
-            """
-        ),
     )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, code, example, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, guarded, single_call_statement
 
 
 class PrintGuard(Recipe):
@@ -18,56 +18,6 @@ class PrintGuard(Recipe):
         "a constant and leaves the print out of the graph, so the frame compiles in one piece. Eager "
         "runs print exactly as before; compiled runs no longer print this line (if the message "
         "matters there, the `torch._higher_order_ops.print` variant keeps it)."
-    )
-    examples = (
-        example(
-            """
-            import torch
-
-
-            def f(x):
-                x = x + 1
-                print("step", x.shape)  # BREAK
-                return x
-            """,
-            """
-            import torch
-
-
-            def f(x):
-                x = x + 1
-                if not torch.compiler.is_compiling():
-                    print("step", x.shape)  # BREAK
-                return x
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            def f(x):
-                print_summary(x)  # BREAK
-                return x
-            """
-        ),
-        code(
-            """
-            def f(x):
-                y = print("a") or x  # BREAK
-                return y
-            """
-        ),
-        code(
-            """
-            def print(*a):
-                pass
-
-
-            def f(x):
-                print(x)  # BREAK
-                return x
-            """
-        ),
     )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -88,35 +38,6 @@ class PrintHop(Recipe):
         "show their runtime values. Only plain positional prints qualify (no `sep=`, `end=`, "
         "`file=`, `*args`); values can print differently (a tensor's shape prints as a tuple, a "
         "0-d tensor as its number), which the output comparison of a `run:` entrypoint catches."
-    )
-    examples = (
-        example(
-            """
-            import torch as T
-
-
-            def f(x):
-                print("sum", x.sum())  # BREAK
-                return x
-            """,
-            """
-            import torch as T
-
-
-            def f(x):
-                T._higher_order_ops.print("{} {}", "sum", x.sum())  # BREAK
-                return x
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            def f(x):
-                print("a", x, sep=",")  # BREAK
-                return x
-            """
-        ),
     )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

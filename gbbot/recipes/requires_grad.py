@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe
 
 COMPILE = ("torch.compile",)
 
@@ -50,58 +50,6 @@ class RequiresGradSplit(Recipe):
         "makes those changes eagerly and calls `_<name>_compiled`, which carries the decorator "
         "and the rest of the body. Callers and results are the same; attributes of the compiled "
         "wrapper (such as `_orig_mod`) move to `_<name>_compiled`."
-    )
-    examples = (
-        example(
-            '''
-            import torch
-
-
-            @torch.compile
-            def step(x, w, *, scale=2.0):
-                """One step."""
-                w.requires_grad_()  # BREAK
-                return (x * w * scale).sum()
-            ''',
-            '''
-            import torch
-
-
-            def step(x, w, *, scale=2.0):
-                """One step."""
-                w.requires_grad_()  # BREAK
-                return _step_compiled(x, w, scale=scale)
-
-
-            @torch.compile
-            def _step_compiled(x, w, *, scale=2.0):
-                return (x * w * scale).sum()
-            ''',
-        ),
-    )
-    untouched = (
-        code(
-            """
-            import torch
-
-
-            def helper(x):
-                x.requires_grad_()  # BREAK
-                return x * 2
-            """
-        ),
-        code(
-            """
-            import torch
-
-
-            @torch.compile
-            def step(x):
-                y = x * 2
-                y.requires_grad_()  # BREAK
-                return y
-            """
-        ),
     )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -179,50 +127,6 @@ class RequiresGradInit(Recipe):
         "statement moves to the end of `__init__`, outside the compiled region, so it runs once "
         "when the module is built instead of on every call. Behaviour differs only if other code "
         "changes that flag between calls and relies on `forward` to set it back."
-    )
-    examples = (
-        example(
-            """
-            import torch
-            from torch import nn
-
-
-            class Net(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.w = nn.Parameter(torch.ones(4))
-
-                def forward(self, x):
-                    # the weight is frozen
-                    self.w.requires_grad_(False)  # BREAK
-                    return x * self.w
-            """,
-            """
-            import torch
-            from torch import nn
-
-
-            class Net(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.w = nn.Parameter(torch.ones(4))
-                    self.w.requires_grad_(False)  # BREAK
-
-                def forward(self, x):
-                    # the weight is frozen
-                    return x * self.w
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            class Net:
-                def forward(self, x, flag):
-                    self.w.requires_grad_(flag)  # BREAK
-                    return x
-            """
-        ),
     )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

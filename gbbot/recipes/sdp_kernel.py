@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Edit, Recipe, code, example
+from gbbot.recipes.base import Edit, Recipe
 
 SDP_KERNEL = "torch.backends.cuda.sdp_kernel"
 # sdp_kernel's parameters in order, each enabling one backend (all default True), and the order in
@@ -44,70 +44,6 @@ class SdpKernelReplace(Recipe):
         "deprecated and Dynamo cannot trace into it. It is a thin wrapper: it calls "
         "`torch.nn.attention.sdpa_kernel` with the list of the enabled backends, so the patch writes "
         "that call with the same list. Same backends, same behaviour, and Dynamo traces the `with`."
-    )
-    examples = (
-        example(
-            """
-            import torch
-            import torch.nn.functional as F
-
-
-            def attend(q):
-                with torch.backends.cuda.sdp_kernel(False, False, True, enable_cudnn=False):  # BREAK
-                    return F.scaled_dot_product_attention(q, q, q)
-            """,
-            """
-            import torch
-            import torch.nn.functional as F
-
-
-            def attend(q):
-                with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.EFFICIENT_ATTENTION]):  # BREAK
-                    return F.scaled_dot_product_attention(q, q, q)
-            """,
-        ),
-        example(
-            """
-            from torch.backends.cuda import sdp_kernel
-
-
-            def attend(q, attention):
-                with sdp_kernel(enable_math=False, enable_mem_efficient=False, enable_cudnn=False) as ctx:  # BREAK
-                    return attention(q)
-            """,
-            """
-            import torch
-
-
-            def attend(q, attention):
-                with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.FLASH_ATTENTION]) as ctx:  # BREAK
-                    return attention(q)
-            """,
-        ),
-    )
-    untouched = (
-        # a computed flag: the backend list is not known from the code
-        code(
-            """
-            import torch
-
-
-            def attend(q, flash, attention):
-                with torch.backends.cuda.sdp_kernel(enable_flash=flash):  # BREAK
-                    return attention(q)
-            """
-        ),
-        # another context manager
-        code(
-            """
-            import torch
-
-
-            def attend(q, attention):
-                with torch.no_grad():  # BREAK
-                    return attention(q)
-            """
-        ),
     )
 
     def visit_WithItem(self, node: cst.WithItem) -> None:

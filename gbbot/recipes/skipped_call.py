@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, code, example, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, guarded, single_call_statement
 
 # Side effects that have no meaning inside a graph: guard the statement.
 STATEMENTS = ("warnings.warn", "warnings.warn_explicit", "time.sleep")
@@ -33,75 +33,6 @@ class SkippedCallGuard(Recipe):
         "`(time.time() if not torch.compiler.is_compiling() else 0.0)`. Eager runs are unchanged. "
         "Compiled runs no longer warn, and read 0 from the clock: a clock read while Dynamo traces "
         "measures tracing, not the compiled code, so move timing outside the compiled function."
-    )
-    examples = (
-        example(
-            """
-            import warnings
-
-            import torch
-
-
-            def f(x):
-                warnings.warn(
-                    "slow path",  # why
-                    stacklevel=2,
-                )  # BREAK
-                return x
-            """,
-            """
-            import warnings
-
-            import torch
-
-
-            def f(x):
-                if not torch.compiler.is_compiling():
-                    warnings.warn(
-                        "slow path",  # why
-                        stacklevel=2,
-                    )  # BREAK
-                return x
-            """,
-        ),
-        example(
-            """
-            import time
-
-
-            def f(x):
-                start = time.perf_counter()  # BREAK
-                return x, start
-            """,
-            """
-            import time
-            import torch
-
-
-            def f(x):
-                start = (time.perf_counter() if not torch.compiler.is_compiling() else 0.0)  # BREAK
-                return x, start
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            import threading
-
-
-            def f(x):
-                with threading.Lock():  # BREAK
-                    return x
-            """
-        ),
-        code(
-            """
-            def f(x, time):
-                t = time.time()  # BREAK
-                return x
-            """
-        ),
     )
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

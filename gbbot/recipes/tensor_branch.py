@@ -24,7 +24,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider
 
-from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe
 from gbbot.recipes.compile_site import ItemCaptureScalars
 
 # calls whose result is a boolean tensor: a condition torch.where and `.item()` take as it is
@@ -165,29 +165,6 @@ def _reads_item(node: cst.BaseExpression) -> bool:
     return bool(m.findall(node, m.Call(func=m.Attribute(attr=m.Name("item")), args=[])))
 
 
-# The check both `.item()` recipes write for a bounds check on an index (CheckItemRaise also turns
-# the setting on at the compile; CheckScalarRaise finds it on already).
-LOOKUP = example(
-    """
-    import torch
-
-
-    def lookup(table, idx):
-        if idx.max().item() >= table.shape[0]:  # BREAK
-            raise IndexError("index out of range")
-        return table[idx]
-    """,
-    """
-    import torch
-
-
-    def lookup(table, idx):
-        torch._check(torch.sym_not(idx.max().item() >= table.shape[0]), lambda: "index out of range")  # BREAK
-        return table[idx]
-    """,
-)
-
-
 class CheckItemRaise(CheckInsteadOfRaise):
     id = "item"
     gb_ids = ("GB0124",)
@@ -205,123 +182,6 @@ class CheckItemRaise(CheckInsteadOfRaise):
         "`.item()` becomes `torch._check(<the condition>, lambda: <the message>)` the same way (with the "
         "setting alone Dynamo drops such an assert from the graph); unlike an assert it also runs under "
         "`python -O`."
-    )
-    examples = (
-        LOOKUP,
-        example(
-            """
-            import torch
-
-
-            def scale(x, n):
-                if not x.min().item() == 0:  # BREAK
-                    raise ValueError
-                if x.sum().item() != n:  # BREAK
-                    raise ValueError(f"expected a total of {n}")
-                return x / n
-            """,
-            """
-            import torch
-
-
-            def scale(x, n):
-                torch._check(x.min().item() == 0)  # BREAK
-                torch._check(x.sum().item() == n, lambda: f"expected a total of {n}")  # BREAK
-                return x / n
-            """,
-        ),
-    )
-    examples = (
-        *examples,
-        example(
-            """
-            import torch
-
-
-            def embed(self, tokens, n):
-                if tokens.min().item() < 0 or tokens.max().item() >= n:  # BREAK
-                    raise ValueError(f"ids must be in [0, {n})")
-                return self.wte(tokens)
-            """,
-            """
-            import torch
-
-
-            def embed(self, tokens, n):
-                torch._check(torch.sym_not(tokens.min().item() < 0), lambda: f"ids must be in [0, {n})")  # BREAK
-                torch._check(torch.sym_not(tokens.max().item() >= n), lambda: f"ids must be in [0, {n})")
-                return self.wte(tokens)
-            """,
-        ),
-    )
-    examples = (
-        *examples,
-        example(
-            """
-            import torch
-
-
-            def normalise(x):
-                assert x.min().item() >= 0, "negative input"  # BREAK
-                return x / x.sum()
-            """,
-            """
-            import torch
-
-
-            def normalise(x):
-                torch._check(x.min().item() >= 0, lambda: "negative input")  # BREAK
-                return x / x.sum()
-            """,
-        ),
-    )
-    untouched = (
-        # the body does more than raise: a side effect, an else, a return
-        code(
-            """
-            def lookup(table, idx):
-                if idx.max().item() >= len(table):  # BREAK
-                    print("bad index")
-                    raise IndexError("index out of range")
-                return table[idx]
-            """
-        ),
-        code(
-            """
-            def lookup(table, idx):
-                if idx.max().item() >= len(table):  # BREAK
-                    raise IndexError("index out of range")
-                else:
-                    idx = idx + 1
-                return table[idx]
-            """
-        ),
-        code(
-            """
-            def lookup(table, idx):
-                if idx.max().item() >= len(table):  # BREAK
-                    return None
-                return table[idx]
-            """
-        ),
-        # `and`: the second operand is not evaluated when the first is False
-        code(
-            """
-            def lookup(table, idx, strict):
-                if strict and idx.max().item() >= len(table):  # BREAK
-                    raise IndexError("index out of range")
-                return table[idx]
-            """
-        ),
-        # a Python int condition: no tensor value read
-        code(
-            """
-            def lookup(table, idx, n):
-                if n >= len(table):  # BREAK
-                    raise IndexError("index out of range")
-                return table[idx]
-            """
-        ),
     )
 
     def as_bool(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -343,98 +203,6 @@ class CheckTensorRaise(CheckInsteadOfRaise):
         "changes on bad input: the exception is a RuntimeError, not the original type (an `except "
         "ValueError` no longer catches it); eagerly it carries the original message; compiled it is "
         "still raised at the call, but Inductor's assert names only the failed condition, not the message."
-    )
-    examples = (
-        example(
-            """
-            import torch
-
-
-            def lookup(table, idx):
-                if (idx >= table.shape[0]).any():  # BREAK
-                    raise IndexError("index out of range")
-                return table[idx]
-            """,
-            """
-            import torch
-
-
-            def lookup(table, idx):
-                torch._check(torch.sym_not((idx >= table.shape[0]).any().item()), lambda: "index out of range")  # BREAK
-                return table[idx]
-            """,
-        ),
-        example(
-            """
-            import torch
-
-
-            def normalise(x):
-                if x.sum() == 0:  # BREAK
-                    raise ZeroDivisionError("empty")
-                if not torch.isfinite(x).all():  # BREAK
-                    raise ValueError("not finite")
-                return x / x.sum()
-            """,
-            """
-            import torch
-
-
-            def normalise(x):
-                torch._check((x.sum() != 0).item(), lambda: "empty")  # BREAK
-                torch._check(torch.isfinite(x).all().item(), lambda: "not finite")  # BREAK
-                return x / x.sum()
-            """,
-        ),
-    )
-    untouched = (
-        # an assert on a tensor is no break (Dynamo makes it an in-graph assert): nothing to change
-        code(
-            """
-            def lookup(table, idx):
-                assert (idx >= 0).all(), "negative index"  # BREAK
-                return table[idx]
-            """
-        ),
-        # a side effect before the raise
-        code(
-            """
-            def lookup(table, idx, seen):
-                if (idx < 0).any():  # BREAK
-                    seen.append(idx)
-                    raise IndexError("negative index")
-                return table[idx]
-            """
-        ),
-        # not evidently a boolean tensor: `if x.sum():` of a float tensor
-        code(
-            """
-            def lookup(table, idx):
-                if idx.sum():  # BREAK
-                    raise IndexError("nonzero")
-                return table[idx]
-            """
-        ),
-        # an elif cannot become a statement of its own
-        code(
-            """
-            def lookup(table, idx):
-                if idx.numel() == 0:
-                    return table[:0]
-                elif (idx < 0).any():  # BREAK
-                    raise IndexError("negative index")
-                return table[idx]
-            """
-        ),
-        # `raise … from …` keeps its cause only as a raise
-        code(
-            """
-            def lookup(table, idx, err):
-                if (idx < 0).any():  # BREAK
-                    raise IndexError("negative index") from err
-                return table[idx]
-            """
-        ),
     )
 
     def as_bool(self, test: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -460,18 +228,6 @@ class CheckScalarRaise(CheckItemRaise):
         "Inductor's assert names only the failed condition; a NaN passes eagerly as before but raises "
         "when compiled."
     )
-    examples = (LOOKUP,)
-    untouched = (
-        # a tensor condition: CheckTensorRaise's
-        code(
-            """
-            def lookup(table, idx):
-                if (idx >= len(table)).any():  # BREAK
-                    raise IndexError("index out of range")
-                return table[idx]
-            """
-        ),
-    )
 
 
 class WhereInsteadOfBranch(Recipe):
@@ -486,116 +242,6 @@ class WhereInsteadOfBranch(Recipe):
         "its work and must not raise (both are plain expressions of names, arithmetic, torch functions "
         "and tensor methods); it broadcasts, so the two sides must have the result's shape and dtype — "
         "the verification run compares outputs, and a patch that changes them is dropped."
-    )
-    examples = (
-        example(
-            """
-            import torch
-
-
-            def shift(x, mask):
-                if mask.sum() > 0:  # BREAK
-                    y = x + 1
-                else:
-                    y = x - 1
-                return y * 2
-            """,
-            """
-            import torch
-
-
-            def shift(x, mask):
-                y = torch.where(mask.sum() > 0, x + 1, x - 1)  # BREAK
-                return y * 2
-            """,
-        ),
-        example(
-            """
-            import torch
-
-
-            def pick(x, mask):
-                scale = x.mean(dim=0) if mask.any() else torch.zeros_like(x[0])  # BREAK
-                y = x if not torch.isnan(x).any() else x.clamp(min=0)  # BREAK
-                return y * scale
-            """,
-            """
-            import torch
-
-
-            def pick(x, mask):
-                scale = torch.where(mask.any(), x.mean(dim=0), torch.zeros_like(x[0]))  # BREAK
-                y = torch.where(torch.logical_not(torch.isnan(x).any()), x, x.clamp(min=0))  # BREAK
-                return y * scale
-            """,
-        ),
-    )
-    untouched = (
-        # arms that assign different names, or do more than assign
-        code(
-            """
-            def shift(x, mask):
-                if mask.sum() > 0:  # BREAK
-                    y = x + 1
-                else:
-                    z = x - 1
-                return x
-            """
-        ),
-        code(
-            """
-            def shift(x, mask, log):
-                if mask.sum() > 0:  # BREAK
-                    y = x + 1
-                    log.append("up")
-                else:
-                    y = x - 1
-                return y
-            """
-        ),
-        # an elif with an else
-        code(
-            """
-            def shift(x, mask, up):
-                if up:
-                    y = x
-                elif mask.sum() > 0:  # BREAK
-                    y = x + 1
-                else:
-                    y = x - 1
-                return y
-            """
-        ),
-        # no else: y keeps an earlier value on one path
-        code(
-            """
-            def shift(x, mask):
-                y = x
-                if mask.sum() > 0:  # BREAK
-                    y = x + 1
-                return y
-            """
-        ),
-        # a side that calls a module (its buffers, hooks) or draws random numbers: both sides would run
-        code(
-            """
-            import torch
-
-
-            def pick(self, x, mask):
-                return self.norm(x) if mask.any() else x  # BREAK
-            """
-        ),
-        code(
-            """
-            import torch
-
-
-            def pick(x, mask):
-                y = torch.randn_like(x) if mask.any() else x  # BREAK
-                return y
-            """
-        ),
     )
 
     def visit_If(self, node: cst.If) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from gbbot.recipes.base import Recipe, code, example
+from gbbot.recipes.base import Recipe
 
 TENSOR_FROM_LIST = ("torch.tensor", "torch.as_tensor")
 KEPT_KEYWORDS = ("dtype", "device")
@@ -69,61 +69,6 @@ class TolistTensor(Recipe):
         "every use is `len(values)` or `torch.tensor(values)` keeps `x.detach()`. The copy keeps the "
         "source's dtype and device, where `torch.tensor(list)` would use the defaults (float32, "
         "CPU) — the verification run compares the results."
-    )
-    examples = (
-        example(
-            """
-            import torch
-
-
-            def f(x, w):
-                scale = torch.tensor(w.tolist())  # BREAK
-                return x * scale
-            """,
-            """
-            import torch
-
-
-            def f(x, w):
-                scale = w.detach().clone()  # BREAK
-                return x * scale
-            """,
-        ),
-        example(
-            """
-            import torch
-
-
-            def f(x, w):
-                values = w.tolist()  # BREAK
-                return x * len(values) + torch.as_tensor(values, dtype=x.dtype)
-            """,
-            """
-            import torch
-
-
-            def f(x, w):
-                values = w.detach()  # BREAK
-                return x * len(values) + values.clone().to(dtype=x.dtype)
-            """,
-        ),
-    )
-    untouched = (
-        code(
-            """
-            def f(x):
-                values = x.tolist()  # BREAK
-                return [v * 2 for v in values]
-            """
-        ),
-        code(
-            """
-            def f(x):
-                values = x.tolist()  # BREAK
-                values.append(1.0)
-                return len(values)
-            """
-        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
