@@ -160,52 +160,51 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
     return (a[0], a[1]) <= (b[2], b[3]) and (b[0], b[1]) <= (a[2], a[3])
 
 
+def _unusable(request: Request, edits: Sequence[Edit]) -> str | None:
+    """Why the edits a request's recipe recorded cannot be taken, whatever else the file gets."""
+    recipe = request.recipe
+    if not edits:
+        return f"line {request.site.line} is not a pattern the {recipe.id} recipe rewrites ({recipe.title})"
+    if any(drops_comments(e) for e in edits):
+        return f"the {recipe.id} recipe ({recipe.variant}) would drop a comment there; rewrite that line by hand"
+    return None
+
+
 def _collect(
     wrapper: MetadataWrapper, names: Names, requests: Sequence[Request]
 ) -> tuple[list[Edit], list[str], list[tuple[str, str]]]:
     positions = wrapper.resolve(PositionProvider)
     edits: list[Edit] = []
-    taken: list[tuple[int, int, int, int]] = []
     made: set[tuple[tuple[int, int, int, int], str]] = set()  # (span, replacement code) of the edits taken
     applied: list[str] = []
     missed: list[tuple[str, str]] = []
     for request in requests:
         recipe = request.recipe(request.site, names)
         wrapper.visit(recipe)
-        if not recipe.edits:
-            missed.append(
-                (
-                    request.key,
-                    f"line {request.site.line} is not a pattern the {request.recipe.id} "
-                    f"recipe rewrites ({request.recipe.title})",
-                )
-            )
-            continue
-        if any(drops_comments(e) for e in recipe.edits):
-            missed.append(
-                (
-                    request.key,
-                    f"the {request.recipe.id} recipe ({request.recipe.variant}) would drop a "
-                    "comment there; rewrite that line by hand",
-                )
-            )
+        why_not = _unusable(request, recipe.edits)
+        if why_not is not None:
+            missed.append((request.key, why_not))
             continue
         spans = [_span(positions, e) for e in recipe.edits]
         written = {(span, _code(e.replacement)) for span, e in zip(spans, recipe.edits, strict=True)}
-        if written <= made:  # two breaks on one statement, one guard: the same edit, made once
+        # two breaks on one statement, one guard: the same edit, made once; two settings, one place
+        if written <= made or _joined_before(edits, recipe.edits) or _joined_with(edits, recipe.edits):
             applied.append(request.key)
             continue
-        if _joined_before(edits, recipe.edits) or _joined_with(edits, recipe.edits):  # two settings, one place
-            applied.append(request.key)
-            continue
-        if any(_overlaps(s, t) for s in spans for t in taken):
+        if any(_overlaps(s, t) for s in spans for t, _ in made):
             missed.append((request.key, "overlaps another fix in the same file; apply that one first"))
             continue
         edits.extend(recipe.edits)
-        taken.extend(spans)
         made |= written
         applied.append(request.key)
     return edits, applied, missed
+
+
+def _with_imports(module: cst.Module, names: Sequence[str]) -> cst.Module:
+    context = CodemodContext()
+    for name in names:
+        AddImportsVisitor.add_needed_import(context, name)
+    return AddImportsVisitor(context).transform_module(module)
 
 
 def apply(source: str, requests: Sequence[Request]) -> Outcome:
@@ -217,15 +216,10 @@ def apply(source: str, requests: Sequence[Request]) -> Outcome:
         return Outcome(source, (), tuple(missed))
     module = wrapper.module.visit(_Replace(edits))
     if any("torch" in e.imports for e in edits) and not names.torch_imported:
-        context = CodemodContext()
-        AddImportsVisitor.add_needed_import(context, "torch")
-        module = AddImportsVisitor(context).transform_module(module)
+        module = _with_imports(module, ["torch"])
     others = sorted({name for e in edits for name in e.imports} - {"torch"})
     if others:  # `logging` for a logger setting; nothing when the module imports it already
-        context = CodemodContext()
-        for name in others:
-            AddImportsVisitor.add_needed_import(context, name)
-        module = AddImportsVisitor(context).transform_module(module)
+        module = _with_imports(module, others)
     released = {r for e in edits for r in e.released}
     if released:  # a patch must not leave an import that linters then flag as unused
         context = CodemodContext()
