@@ -189,6 +189,10 @@ class Recipe(cst.CSTVisitor):
         found = {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
         return bool(found & set(qualified))
 
+    def is_compile(self, node: cst.BaseExpression) -> bool:
+        """`torch.compile`, or `torch.compile(...)` (a decorator with options)."""
+        return self.is_name(node.func if isinstance(node, cst.Call) else node, "torch.compile")
+
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)
 
@@ -202,6 +206,28 @@ class Recipe(cst.CSTVisitor):
         """`torch.<dotted>` spelled with the module's torch name."""
         return cst.parse_expression(f"{self.names.torch}.{dotted}")
 
+    def not_compiling(self) -> cst.UnaryOperation:
+        """`not torch.compiler.is_compiling()`."""
+        return cst.UnaryOperation(cst.Not(), cst.Call(self.torch_expr("compiler.is_compiling")))
+
+
+class StatementGuard(Recipe):
+    """Base: a statement that is exactly one call `f(...)`, which `guards` takes, is wrapped in
+    `if not torch.compiler.is_compiling():` — comments above stay above the `if`, the statement's
+    own trailing comment stays on it."""
+
+    variant = "guard"
+
+    def guards(self, call: cst.Call) -> bool:
+        raise NotImplementedError
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        call = single_call_statement(node)
+        if call is not None and self.on_site(node) and self.guards(call):
+            body = cst.IndentedBlock(body=[node.with_changes(leading_lines=())])
+            guard = cst.If(test=self.not_compiling(), body=body, leading_lines=node.leading_lines)
+            self.record(node, guard, ("torch",))
+
 
 # --- builders and matchers shared by several recipes ---------------------------------------------
 
@@ -212,24 +238,6 @@ def single_call_statement(node: cst.SimpleStatementLine) -> cst.Call | None:
         return None
     value = node.body[0].value
     return value if isinstance(value, cst.Call) else None
-
-
-def guarded(statement: cst.SimpleStatementLine, recipe: Recipe) -> cst.If:
-    """`if not torch.compiler.is_compiling(): <statement>` — comments above stay above the `if`,
-    the statement's own trailing comment stays on it."""
-    test = cst.UnaryOperation(cst.Not(), cst.Call(recipe.torch_expr("compiler.is_compiling")))
-    body = cst.IndentedBlock(body=[statement.with_changes(leading_lines=())])
-    return cst.If(test=test, body=body, leading_lines=statement.leading_lines)
-
-
-def dotted_name(node: cst.BaseExpression) -> str | None:
-    """`a.b.c` → "a.b.c"; anything else → None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = dotted_name(node.value)
-        return f"{head}.{node.attr.value}" if head else None
-    return None
 
 
 def removal(recipe: Recipe, statement: cst.BaseStatement) -> list[tuple[cst.CSTNode, Replacement]]:

@@ -35,13 +35,6 @@ def _compiled(call: cst.Call) -> cst.BaseExpression | None:
     return first.value if first is not None and first.keyword is None and not first.star else None
 
 
-def _is_compile(recipe: Recipe, node: cst.BaseExpression) -> bool:
-    """`torch.compile` or `torch.compile(...)` (as a decorator with options)."""
-    if isinstance(node, cst.Call):
-        node = node.func
-    return recipe.is_name(node, COMPILE)
-
-
 class CompileSiteConfig(Recipe):
     """Base: `flag` is the `torch._dynamo.config` setting the subclass turns on. Where the compile
     already has a `config.patch(...)` (an earlier fix's), the setting joins it: one call, two
@@ -84,7 +77,7 @@ class CompileSiteConfig(Recipe):
         if self.edits:
             return
         decorators = list(node.decorators)
-        at = next((i for i, d in enumerate(decorators) if _is_compile(self, d.decorator)), None)
+        at = next((i for i, d in enumerate(decorators) if self.is_compile(d.decorator)), None)
         if at is None or not (self.on_site(decorators[at]) or self.starts_on_site(node.name)):
             return
         existing = next((d.decorator for d in decorators[:at] if _is_patch_call(d.decorator)), None)

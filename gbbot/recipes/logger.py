@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, guarded, single_call_statement
+from gbbot.recipes.base import StatementGuard
 
 LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 
 
-class LoggerGuard(Recipe):
+class LoggerGuard(StatementGuard):
     id = "logger"
     gb_ids = ("GB0291",)
     leads = True
-    variant = "guard"
     title = "guard the logger call with `torch.compiler.is_compiling()`"
     description = (
         "Wraps the logger call in `if not torch.compiler.is_compiling():` so Dynamo leaves it out "
@@ -22,9 +21,5 @@ class LoggerGuard(Recipe):
         "process; the guard keeps the change where the call is.)"
     )
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        call = single_call_statement(node)
-        if call is None or not self.on_site(node) or not isinstance(call.func, cst.Attribute):
-            return
-        if call.func.attr.value in LOGGER_METHODS:
-            self.record(node, guarded(node, self), ("torch",))
+    def guards(self, call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value in LOGGER_METHODS

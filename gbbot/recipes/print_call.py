@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, guarded, single_call_statement
+from gbbot.recipes.base import Recipe, StatementGuard, single_call_statement
 
 
-class PrintGuard(Recipe):
+class PrintGuard(StatementGuard):
     id = "print"
     gb_ids = ("GB0059",)
     leads = True
-    variant = "guard"
     title = "guard the print with `torch.compiler.is_compiling()`"
     description = (
         "Wraps the print in `if not torch.compiler.is_compiling():`. Dynamo reads the condition as "
@@ -20,10 +19,8 @@ class PrintGuard(Recipe):
         "matters there, the `torch._higher_order_ops.print` variant keeps it)."
     )
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        call = single_call_statement(node)
-        if call is not None and self.on_site(node) and self.is_name(call.func, "builtins.print"):
-            self.record(node, guarded(node, self), ("torch",))
+    def guards(self, call: cst.Call) -> bool:
+        return self.is_name(call.func, "builtins.print")
 
 
 class PrintHop(Recipe):

@@ -7,8 +7,6 @@ import libcst.matchers as m
 
 from gbbot.recipes.base import Recipe
 
-COMPILE = ("torch.compile",)
-
 
 def changed_tensor(statement: cst.BaseStatement) -> cst.BaseExpression | None:
     """What `x.requires_grad_(…)` / `x.requires_grad = …` changes, else None."""
@@ -60,12 +58,6 @@ class RequiresGradSplit(Recipe):
         if self._splittable(function, node):
             self._record_split(function)
 
-    def _compiled(self, function: cst.FunctionDef) -> bool:
-        if len(function.decorators) != 1:
-            return False
-        decorator = function.decorators[0].decorator
-        return self.is_name(decorator.func if isinstance(decorator, cst.Call) else decorator, *COMPILE)
-
     def _leading(self, function: cst.FunctionDef) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]]:
         """(docstring and the requires_grad changes on parameters at the top, the rest)."""
         signature = function.params
@@ -84,7 +76,8 @@ class RequiresGradSplit(Recipe):
         method = isinstance(self.parent(self.parent(function)), cst.ClassDef)
         return (
             (not method or bool([*function.params.posonly_params, *function.params.params]))
-            and self._compiled(function)
+            and len(function.decorators) == 1
+            and self.is_compile(function.decorators[0].decorator)
             and function.asynchronous is None
             and any(s is statement for s in head)
             and bool(rest)

@@ -14,7 +14,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider
 
-from gbbot.recipes.base import Recipe, guarded, single_call_statement
+from gbbot.recipes.base import StatementGuard
 
 # Calls made only for what they print, record or stop at. Qualified names, imports resolved.
 SIDE_EFFECT_CALLS = frozenset(
@@ -54,9 +54,8 @@ def _mutates(node: cst.CSTNode) -> bool:
     return bool(m.findall(node, in_place | m.NamedExpr()))
 
 
-class SideEffectGuard(Recipe):
+class SideEffectGuard(StatementGuard):
     id = "side_effect"
-    variant = "guard"
     title = "guard the side-effect-only statement with `torch.compiler.is_compiling()`"
     description = (
         "The statement only prints, logs, warns or calls a debugger/profiler hook, and nothing reads "
@@ -66,12 +65,8 @@ class SideEffectGuard(Recipe):
         "longer print, log or stop at this line."
     )
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        call = single_call_statement(node)
-        if call is None or not self.on_site(node) or _mutates(call):
-            return
-        if self.side_effect_only(call.func):
-            self.record(node, guarded(node, self), ("torch",))
+    def guards(self, call: cst.Call) -> bool:
+        return not _mutates(call) and self.side_effect_only(call.func)
 
     def side_effect_only(self, func: cst.BaseExpression) -> bool:
         if self.is_name(func, *SIDE_EFFECT_CALLS):

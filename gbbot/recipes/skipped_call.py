@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gbbot.recipes.base import Recipe, guarded, single_call_statement
+from gbbot.recipes.base import StatementGuard
 
 # Side effects that have no meaning inside a graph: guard the statement.
 STATEMENTS = ("warnings.warn", "warnings.warn_explicit", "time.sleep")
@@ -21,11 +21,10 @@ CLOCKS = {
 }
 
 
-class SkippedCallGuard(Recipe):
+class SkippedCallGuard(StatementGuard):
     id = "skipped_call"
     gb_ids = ("GB0007",)
     leads = True
-    variant = "guard"
     title = "keep the skipped call out of the graph with `torch.compiler.is_compiling()`"
     description = (
         "A `warnings.warn(...)` (or `time.sleep`) statement is wrapped in "
@@ -35,10 +34,8 @@ class SkippedCallGuard(Recipe):
         "measures tracing, not the compiled code, so move timing outside the compiled function."
     )
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        call = single_call_statement(node)
-        if call is not None and self.on_site(node) and self.is_name(call.func, *STATEMENTS):
-            self.record(node, guarded(node, self), ("torch",))
+    def guards(self, call: cst.Call) -> bool:
+        return self.is_name(call.func, *STATEMENTS)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.starts_on_site(node) or isinstance(self.parent(node), cst.Expr):
@@ -46,9 +43,8 @@ class SkippedCallGuard(Recipe):
         clock = next((name for name in CLOCKS if self.is_name(node.func, name)), None)
         if clock is None:
             return
-        test = cst.UnaryOperation(cst.Not(), cst.Call(self.torch_expr("compiler.is_compiling")))
         replacement = cst.IfExp(
-            test=test,
+            test=self.not_compiling(),
             body=node,
             orelse=cst.parse_expression(CLOCKS[clock]),
             lpar=[cst.LeftParen()],
