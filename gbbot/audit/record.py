@@ -137,23 +137,20 @@ def _last_lines(text: str | None, limit: int = ERROR_CHARS) -> str | None:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
+CUT_TO = {"gb_type": TEXT_CHARS, "file": PATH_CHARS, "function": TEXT_CHARS, "code": CODE_CHARS}
+KEPT = ("fingerprint", "gb_id", "line", "count", "frame_skipped", "in_loop", "ignored")
+
+
 def break_entry(brk: GraphBreak, flaky: bool = False) -> BreakEntry:
+    """The break as a record keeps it: its texts cut (CUT_TO), its frames bounded, a doc URL only
+    when it is an https one."""
     doc = brk.doc_url if brk.doc_url and brk.doc_url.startswith("https://") else None
     return BreakEntry(
-        fingerprint=brk.fingerprint,
-        gb_id=brk.gb_id,
-        gb_type=_cut(brk.gb_type, TEXT_CHARS) or "",
+        **{k: _cut(getattr(brk, k), limit) or "" for k, limit in CUT_TO.items()},
+        **{k: getattr(brk, k) for k in KEPT},
         category=brk.category.value,
-        file=_cut(brk.file, PATH_CHARS) or "",
-        line=brk.line,
-        count=brk.count,
         origin=brk.origin.value,
-        function=_cut(brk.function, TEXT_CHARS) or "",
-        code=_cut(brk.code, CODE_CHARS) or "",
         doc_url=_cut(doc, TEXT_CHARS),
-        frame_skipped=brk.frame_skipped,
-        in_loop=brk.in_loop,
-        ignored=brk.ignored,
         flaky=flaky,
         frames=brk.frames[:MAX_FRAMES],
         makes_eager=brk.makes_eager[:MAX_FRAMES],
