@@ -284,7 +284,7 @@ def validate(data: Any) -> None:
 
 def _break(data: dict) -> BreakEntry:
     frames = {k: tuple(FrameRef(*f) for f in data.get(k, ())) for k in ("frames", "makes_eager")}
-    return BreakEntry(**{**data, **frames})
+    return BreakEntry(**{"gb_id": None, **data, **frames})  # the schema does not require gb_id
 
 
 def _compiled(data: dict) -> tuple[CompiledFrame, ...]:

@@ -5,6 +5,7 @@ whose Mermaid blocks a real Mermaid parser accepts."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -203,6 +204,15 @@ def test_record_round_trips_and_refuses_oversized_fields():
     from gbbot.audit.record import RecordError, loads
 
     assert loads(dumps(HISTORY[2]).encode()) == HISTORY[2]
+    # a key the schema leaves optional may be missing: it takes the value's default
+    data = json.loads(dumps(HISTORY[2]))
+    del data["run_url"], data["entrypoints"][0]["error"], data["entrypoints"][0]["exit_code"]
+    for key in ("gb_id", "origin", "function", "code", "doc_url"):
+        del data["entrypoints"][0]["fingerprints"][0][key]
+    found = loads(json.dumps(data).encode())
+    brk = found.entrypoints[0].fingerprints[0]
+    assert (brk.gb_id, brk.origin, brk.function, brk.code, brk.doc_url) == (None, "user", "", "", None)
+    assert (found.run_url, found.entrypoints[0].error, found.entrypoints[0].exit_code) == (None, None, None)
     with pytest.raises(RecordError):
         loads(dumps(HISTORY[0]).replace('"model.py"', '"/etc/passwd"').encode())
 
