@@ -8,8 +8,7 @@ from gbbot.api import Policy
 from gbbot.publish.comment import header_key
 from gbbot.publish.content import Texts
 from gbbot.publish.fallback import fallback
-from gbbot.publish.pr_sinks import publish
-from gbbot.publish.sink import Destination, Published
+from gbbot.publish.sink import Destination, Published, publish
 from gbbot.render.markdown import Options
 
 

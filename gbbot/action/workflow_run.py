@@ -20,8 +20,7 @@ from gbbot.core.model import Report
 from gbbot.deliver import rederive, sources
 from gbbot.publish import retry
 from gbbot.publish.content import Texts
-from gbbot.publish.pr_sinks import publish
-from gbbot.publish.sink import Published
+from gbbot.publish.sink import Published, publish
 from gbbot.render.markdown import Options
 
 # The check run and the comment say so for a fork's run: its workflow file is the fork's to edit.

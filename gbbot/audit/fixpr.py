@@ -17,6 +17,7 @@ from gbbot.core.words import plural
 from gbbot.deliver.commit import dropped_lines, fixed_lines
 from gbbot.deliver.patchcheck import Dropped
 from gbbot.publish import retry
+from gbbot.publish.client import written_by
 from gbbot.render.escape import md_code, md_text
 
 BRANCH = "gbbot/fixes"
@@ -53,14 +54,10 @@ def body(
     return "\n".join(lines) + "\n"
 
 
-def is_ours(pull: Any, login: str) -> bool:
-    return MARKER in (pull.body or "") and pull.user is not None and pull.user.login == login
-
-
 def find_open(repo: Any, owner: str, base: str, login: str) -> Any | None:
     """The open fix PR from gbbot's branch (the oldest, should a past failure have left two)."""
     pulls = repo.get_pulls(state="open", head=f"{owner}:{BRANCH}", base=base)
-    ours = sorted((p for p in pulls if p.head.ref == BRANCH and is_ours(p, login)), key=lambda p: p.number)
+    ours = sorted((p for p in pulls if p.head.ref == BRANCH and written_by(p, MARKER, login)), key=lambda p: p.number)
     return ours[0] if ours else None
 
 

@@ -40,16 +40,18 @@ def record_path(rec: record_.Record, text: str) -> str:
 
 def read(root: Path, commit: str | None, log: Log) -> record_.Loaded:
     """The records on the data branch at `commit` (None: there is no branch yet), newest
-    `READ_AT_MOST`; a file too big, not JSON or off the schema is skipped with a warning."""
+    `READ_AT_MOST`."""
     if commit is None:
         return record_.Loaded(())
     entries = sorted(git.list_tree(root, commit, RECORDS_DIR))[-READ_AT_MOST:]
+    return _load(root, entries, log, f"over the {record_.MAX_RECORD_BYTES} a record may have")
+
+
+def _load(root: Path, entries: list[tuple[str, str, int]], log: Log, over: str) -> record_.Loaded:
+    """The records in `entries` (path, blob, size); a file too big (said `over`), not JSON or off
+    the schema is skipped with a warning."""
     small = [(p, sha) for p, sha, size in entries if size <= record_.MAX_RECORD_BYTES]
-    too_big = [
-        f"{p}: {size} bytes, over the {record_.MAX_RECORD_BYTES} a record may have"
-        for p, _, size in entries
-        if size > record_.MAX_RECORD_BYTES
-    ]
+    too_big = [f"{p}: {size} bytes, {over}" for p, _, size in entries if size > record_.MAX_RECORD_BYTES]
     blobs = git.read_blobs(root, [sha for _, sha in small])
     loaded = record_.load_all(zip([p for p, _ in small], blobs, strict=True))
     for why in (*too_big, *loaded.skipped):
@@ -72,14 +74,7 @@ def read_for_commit(root: Path, tip: str, commit: str, log: Log) -> tuple[record
     (they carry the commit), then each one's content must say the same commit: names are as
     untrusted as the rest."""
     entries = [e for e in git.list_tree(root, tip, RECORDS_DIR) if f"-{commit[:12]}-" in e[0]]
-    small = [(p, sha) for p, sha, size in entries if size <= record_.MAX_RECORD_BYTES]
-    for p, _, size in entries:
-        if size > record_.MAX_RECORD_BYTES:
-            log(f"warning: skipped a record on the data branch: {p}: {size} bytes, over the limit")
-    loaded = record_.load_all(zip([p for p, _ in small], git.read_blobs(root, [sha for _, sha in small]), strict=True))
-    for why in loaded.skipped:
-        log(f"warning: skipped a record on the data branch: {why}")
-    return tuple(r for r in loaded.records if r.commit == commit)
+    return tuple(r for r in _load(root, entries, log, "over the limit").records if r.commit == commit)
 
 
 def message(rec: record_.Record) -> str:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 
 from gbbot.core.fixes import FixStatus
-from gbbot.core.model import Category, CompiledFrame, EntrypointReport, FrameRef, GraphBreak, Report, Status
+from gbbot.core.model import CompiledFrame, EntrypointReport, FrameRef, GraphBreak, Report, Status
 
 FORMAT = 1
 MAX_RECORD_BYTES = 512 * 1024
@@ -28,111 +29,11 @@ ERROR_CHARS = 500
 CODE_CHARS = 300
 TEXT_CHARS = 300
 PATH_CHARS = 400
-
-SHA = r"^[0-9a-f]{40}$"
-DATE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$"
-
-
-def _text(limit: int) -> dict:
-    return {"type": "string", "maxLength": limit}
-
-
-def _nullable(schema: dict) -> dict:
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-COUNT = {"type": "integer", "minimum": 0, "maximum": 10_000_000}
 MAX_FRAMES = 500  # per entrypoint, and per break
-# A compiled frame as [file, first line, name, qualname when known] (see FrameRef).
-FRAME_SCHEMA = {
-    "type": "array",
-    "prefixItems": [
-        {"type": "string", "maxLength": 400, "not": {"pattern": r"(^/|(^|/)\.\.(/|$))"}},
-        {"type": "integer", "minimum": 0, "maximum": 10_000_000},
-        {"type": "string", "maxLength": 300},
-        {"type": "string", "maxLength": 300},
-    ],
-    "minItems": 3,
-    "maxItems": 4,
-}
-FRAMES_SCHEMA = {"type": "array", "maxItems": MAX_FRAMES, "items": FRAME_SCHEMA}
-BREAK_SCHEMA = {
-    "type": "object",
-    "required": ["fingerprint", "gb_type", "category", "file", "line", "count"],
-    "additionalProperties": False,
-    "properties": {
-        "fingerprint": {"type": "string", "pattern": "^[0-9a-f]{8,64}$"},
-        "gb_id": _nullable({"type": "string", "pattern": "^GB[0-9]{4}$"}),
-        "gb_type": _text(TEXT_CHARS),
-        "category": {"enum": [c.value for c in Category]},
-        "origin": {"enum": ["user", "third_party", "torch"]},
-        "file": {"type": "string", "maxLength": PATH_CHARS, "not": {"pattern": r"(^/|(^|/)\.\.(/|$))"}},
-        "line": COUNT,
-        "function": _text(TEXT_CHARS),
-        "code": _text(CODE_CHARS),
-        "doc_url": _nullable({"type": "string", "maxLength": TEXT_CHARS, "pattern": "^https://"}),
-        "count": COUNT,
-        "frame_skipped": {"type": "boolean"},
-        "in_loop": {"type": "boolean"},
-        "ignored": {"type": "boolean"},
-        "flaky": {"type": "boolean"},
-        "frames": FRAMES_SCHEMA,
-        "makes_eager": FRAMES_SCHEMA,
-    },
-}
-ENTRYPOINT_SCHEMA = {
-    "type": "object",
-    "required": ["name", "status", "graphs", "breaks", "frames_eager", "by_category", "fingerprints"],
-    "additionalProperties": False,
-    "properties": {
-        "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,100}$"},
-        "status": {"enum": [s.value for s in Status]},
-        "exit_code": _nullable({"type": "integer", "minimum": -1000, "maximum": 1000}),
-        "graphs": COUNT,
-        "breaks": COUNT,
-        "frames_eager": COUNT,
-        # graph runs per call of the compiled callables, as fast mode counts them (newer records)
-        "launches_per_call": _nullable({"type": "number", "minimum": 0, "maximum": 1e9}),
-        "by_category": {
-            "type": "object",
-            "propertyNames": {"enum": [c.value for c in Category]},
-            "additionalProperties": COUNT,
-        },
-        "error": _nullable(_text(ERROR_CHARS)),
-        "fingerprints": {"type": "array", "maxItems": MAX_BREAKS_PER_ENTRYPOINT, "items": BREAK_SCHEMA},
-        # The compiled frames, and for each that runs eagerly the fingerprint of the break that
-        # makes it so ("" when none is named): what hidden and revealed are decided by.
-        "frames": FRAMES_SCHEMA,
-        "eager": {
-            "type": "object",
-            "maxProperties": MAX_FRAMES,
-            "propertyNames": {"pattern": "^[0-9]{1,4}$"},
-            "additionalProperties": {"type": "string", "pattern": "^([0-9a-f]{8,64})?$"},
-        },
-    },
-}
-RECORD_SCHEMA = {
-    "type": "object",
-    "required": ["gbbot_audit", "commit", "date", "torch", "mode", "config_hash", "repeat", "entrypoints"],
-    "additionalProperties": False,
-    "properties": {
-        "gbbot_audit": {"const": FORMAT},
-        "commit": {"type": "string", "pattern": SHA},
-        "date": {"type": "string", "pattern": DATE},
-        "torch": _nullable({"type": "string", "maxLength": 100}),
-        "mode": {"enum": ["fast", "faithful"]},
-        "config_hash": _nullable({"type": "string", "pattern": "^[0-9a-f]{1,64}$"}),
-        "repeat": {"type": "integer", "minimum": 1, "maximum": 5},
-        "run_url": _nullable({"type": "string", "maxLength": TEXT_CHARS, "pattern": "^https?://"}),
-        "entrypoints": {"type": "array", "maxItems": MAX_ENTRYPOINTS, "items": ENTRYPOINT_SCHEMA},
-        "fixes": {
-            "type": "object",
-            "maxProperties": MAX_ENTRYPOINTS * MAX_BREAKS_PER_ENTRYPOINT,
-            "propertyNames": {"pattern": "^[0-9a-f]{8,64}$"},
-            "additionalProperties": _text(TEXT_CHARS),
-        },
-    },
-}
+# The record's JSON schema, checked on every record written or read: the limits above are its
+# limits (a unit test keeps them in step).
+SCHEMA_PATH = Path(__file__).parent.parent / "schema" / "audit_record.schema.json"
+RECORD_SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
 class RecordError(ValueError):
@@ -236,23 +137,20 @@ def _last_lines(text: str | None, limit: int = ERROR_CHARS) -> str | None:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
+CUT_TO = {"gb_type": TEXT_CHARS, "file": PATH_CHARS, "function": TEXT_CHARS, "code": CODE_CHARS}
+KEPT = ("fingerprint", "gb_id", "line", "count", "frame_skipped", "in_loop", "ignored")
+
+
 def break_entry(brk: GraphBreak, flaky: bool = False) -> BreakEntry:
+    """The break as a record keeps it: its texts cut (CUT_TO), its frames bounded, a doc URL only
+    when it is an https one."""
     doc = brk.doc_url if brk.doc_url and brk.doc_url.startswith("https://") else None
     return BreakEntry(
-        fingerprint=brk.fingerprint,
-        gb_id=brk.gb_id,
-        gb_type=_cut(brk.gb_type, TEXT_CHARS) or "",
+        **{k: _cut(getattr(brk, k), limit) or "" for k, limit in CUT_TO.items()},
+        **{k: getattr(brk, k) for k in KEPT},
         category=brk.category.value,
-        file=_cut(brk.file, PATH_CHARS) or "",
-        line=brk.line,
-        count=brk.count,
         origin=brk.origin.value,
-        function=_cut(brk.function, TEXT_CHARS) or "",
-        code=_cut(brk.code, CODE_CHARS) or "",
         doc_url=_cut(doc, TEXT_CHARS),
-        frame_skipped=brk.frame_skipped,
-        in_loop=brk.in_loop,
-        ignored=brk.ignored,
         flaky=flaky,
         frames=brk.frames[:MAX_FRAMES],
         makes_eager=brk.makes_eager[:MAX_FRAMES],
@@ -323,23 +221,10 @@ def from_reports(reports: Sequence[Report], date: str, run_url: str | None = Non
 
 
 def _break_json(brk: BreakEntry) -> dict[str, Any]:
-    data = {
-        "fingerprint": brk.fingerprint,
-        "gb_id": brk.gb_id,
-        "gb_type": brk.gb_type,
-        "category": brk.category,
-        "origin": brk.origin,
-        "file": brk.file,
-        "line": brk.line,
-        "function": brk.function,
-        "code": brk.code,
-        "doc_url": brk.doc_url,
-        "count": brk.count,
-    }
-    # Flags only when set: most breaks have none, and records stay compact.
-    data.update({k: True for k in ("frame_skipped", "in_loop", "ignored", "flaky") if getattr(brk, k)})
-    data.update({k: [_frame_json(f) for f in getattr(brk, k)] for k in ("frames", "makes_eager") if getattr(brk, k)})
-    return data
+    """Every field; flags and frames only when set: most breaks have none, and records stay compact."""
+    data = {f.name: getattr(brk, f.name) for f in fields(brk)}
+    data.update({k: [_frame_json(f) for f in data[k]] for k in ("frames", "makes_eager")})
+    return {k: v for k, v in data.items() if v is not False and v != []}
 
 
 def _frame_json(frame: FrameRef) -> list:
@@ -354,36 +239,29 @@ def _frames_json(entry: EntrypointEntry) -> dict[str, Any]:
     return {"frames": [_frame_json(f.frame) for f in entry.frames], **({"eager": eager} if eager else {})}
 
 
-def to_json(record: Record) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "gbbot_audit": FORMAT,
-        "commit": record.commit,
-        "date": record.date,
-        "torch": record.torch,
-        "mode": record.mode,
-        "config_hash": record.config_hash,
-        "repeat": record.repeat,
-        "run_url": record.run_url,
-        "entrypoints": [
-            {
-                "name": e.name,
-                "status": e.status,
-                "exit_code": e.exit_code,
-                "graphs": e.graphs,
-                "breaks": e.breaks,
-                "frames_eager": e.frames_eager,
-                **({"launches_per_call": e.launches_per_call} if e.launches_per_call is not None else {}),
-                "by_category": dict(e.by_category),
-                "error": e.error,
-                "fingerprints": [_break_json(b) for b in e.fingerprints],
-                **_frames_json(e),
-            }
-            for e in record.entrypoints
-        ],
+def _entrypoint_json(entry: EntrypointEntry) -> dict[str, Any]:
+    data = {f.name: getattr(entry, f.name) for f in fields(entry) if f.name not in ("frames", "launches_per_call")}
+    per_call = {} if entry.launches_per_call is None else {"launches_per_call": entry.launches_per_call}
+    fingerprints = [_break_json(b) for b in entry.fingerprints]
+    return {
+        **data,
+        **per_call,
+        "by_category": dict(entry.by_category),
+        "fingerprints": fingerprints,
+        **_frames_json(entry),
     }
-    if record.fixes:
-        data["fixes"] = dict(record.fixes)
-    return data
+
+
+def to_json(record: Record) -> dict[str, Any]:
+    """The keys are the fields' names (`dumps` sorts them)."""
+    data = {f.name: getattr(record, f.name) for f in fields(record) if f.name != "fixes"}
+    entrypoints = [_entrypoint_json(e) for e in record.entrypoints]
+    return {
+        **data,
+        "gbbot_audit": FORMAT,
+        "entrypoints": entrypoints,
+        **({"fixes": dict(record.fixes)} if record.fixes else {}),
+    }
 
 
 def dumps(record: Record) -> str:
@@ -405,8 +283,8 @@ def validate(data: Any) -> None:
 
 
 def _break(data: dict) -> BreakEntry:
-    values = {k: data.get(k, v) for k, v in _BREAK_DEFAULTS.items()}
-    return BreakEntry(**values, **{k: tuple(FrameRef(*f) for f in data.get(k, ())) for k in ("frames", "makes_eager")})
+    frames = {k: tuple(FrameRef(*f) for f in data.get(k, ())) for k in ("frames", "makes_eager")}
+    return BreakEntry(**{"gb_id": None, **data, **frames})  # the schema does not require gb_id
 
 
 def _compiled(data: dict) -> tuple[CompiledFrame, ...]:
@@ -417,36 +295,18 @@ def _compiled(data: dict) -> tuple[CompiledFrame, ...]:
     )
 
 
-_BREAK_DEFAULTS = {f: None for f in ("fingerprint", "gb_id", "gb_type", "category", "file", "line", "count")} | {
-    "origin": "user",
-    "function": "",
-    "code": "",
-    "doc_url": None,
-    "frame_skipped": False,
-    "in_loop": False,
-    "ignored": False,
-    "flaky": False,
-}
-
-
 def _entrypoint(data: dict) -> EntrypointEntry:
+    kept = {k: v for k, v in data.items() if k != "eager"}  # the frames' eager flags: read by _compiled
+    by_category = tuple(sorted(data["by_category"].items()))
+    fingerprints = tuple(_break(b) for b in data["fingerprints"])
     return EntrypointEntry(
-        name=data["name"],
-        status=data["status"],
-        graphs=data["graphs"],
-        breaks=data["breaks"],
-        frames_eager=data["frames_eager"],
-        by_category=tuple(sorted(data["by_category"].items())),
-        fingerprints=tuple(_break(b) for b in data["fingerprints"]),
-        exit_code=data.get("exit_code"),
-        error=data.get("error"),
-        launches_per_call=data.get("launches_per_call"),
-        frames=_compiled(data),
+        **{**kept, "by_category": by_category, "fingerprints": fingerprints, "frames": _compiled(data)}
     )
 
 
 def loads(raw: bytes) -> Record:
-    """Untrusted bytes → a Record, or RecordError saying why not."""
+    """Untrusted bytes → a Record, or RecordError saying why not. The schema allows no key that
+    is not a field of the values (and `eager`, `gbbot_audit`), so the checked JSON fills them."""
     if len(raw) > MAX_RECORD_BYTES:
         raise RecordError(f"{len(raw)} bytes, over the {MAX_RECORD_BYTES} a record may have")
     try:
@@ -454,17 +314,9 @@ def loads(raw: bytes) -> Record:
     except (UnicodeDecodeError, ValueError) as exc:
         raise RecordError(f"not JSON ({str(exc)[:100]})") from None
     validate(data)
-    return Record(
-        commit=data["commit"],
-        date=data["date"],
-        torch=data["torch"],
-        mode=data["mode"],
-        config_hash=data["config_hash"],
-        repeat=data["repeat"],
-        entrypoints=tuple(_entrypoint(e) for e in data["entrypoints"]),
-        fixes=tuple(data.get("fixes", {}).items()),
-        run_url=data.get("run_url"),
-    )
+    entrypoints = tuple(_entrypoint(e) for e in data["entrypoints"])
+    kept = {k: v for k, v in data.items() if k != "gbbot_audit"}
+    return Record(**{**kept, "entrypoints": entrypoints, "fixes": tuple(data.get("fixes", {}).items())})
 
 
 @dataclass(frozen=True)

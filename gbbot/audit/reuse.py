@@ -15,7 +15,7 @@ because its absence from one run is what a flaky break does, not a fix.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from gbbot.analysis import report as report_
@@ -28,28 +28,9 @@ Log = history.Log
 
 
 def graph_break(entry: BreakEntry) -> GraphBreak:
-    return GraphBreak(
-        fingerprint=entry.fingerprint,
-        gb_id=entry.gb_id,
-        gb_type=entry.gb_type,
-        category=Category(entry.category),
-        origin=Origin(entry.origin),
-        file=entry.file,
-        line=entry.line,
-        function=entry.function,
-        code=entry.code,
-        explanation="",
-        hints=(),
-        doc_url=entry.doc_url,
-        frame_skipped=entry.frame_skipped,
-        in_loop=entry.in_loop,
-        count=entry.count,
-        caused=(),
-        user_stack=(),
-        ignored=entry.ignored,
-        frames=entry.frames,
-        makes_eager=entry.makes_eager,
-    )
+    kept = {f.name: getattr(entry, f.name) for f in fields(entry) if f.name not in ("category", "origin", "flaky")}
+    neutral = {"explanation": "", "hints": (), "caused": (), "user_stack": ()}
+    return GraphBreak(**kept, **neutral, category=Category(entry.category), origin=Origin(entry.origin))
 
 
 def entrypoint_report(entry: EntrypointEntry) -> EntrypointReport:

@@ -12,6 +12,7 @@ from github import GithubException
 
 from gbbot.audit.issue import MARKER, TITLE
 from gbbot.publish import retry
+from gbbot.publish.client import written_by
 
 LABEL = "gbbot-audit"
 
@@ -30,14 +31,10 @@ class Posted:
     url: str
 
 
-def is_ours(issue: Any, bot_login: str) -> bool:
-    return MARKER in (issue.body or "") and issue.user is not None and issue.user.login == bot_login
-
-
 def find(repo: Any, bot_login: str) -> Any | None:
     """An open tracking issue (the oldest, should a past failure have left two), else the most
     recently closed one, else None."""
-    ours = [i for i in repo.get_issues(state="all", labels=[LABEL]) if is_ours(i, bot_login)]
+    ours = [i for i in repo.get_issues(state="all", labels=[LABEL]) if written_by(i, MARKER, bot_login)]
     open_ = sorted((i for i in ours if i.state == "open"), key=lambda i: i.number)
     closed = sorted((i for i in ours if i.state != "open"), key=lambda i: -i.number)
     return (open_ or closed or [None])[0]

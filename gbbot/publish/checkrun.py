@@ -127,10 +127,6 @@ def _create(repo: Any, wanted: CheckRunRequest) -> Any:
     )
 
 
-def _annotation_count(run: Any) -> int:
-    return sum(1 for _ in run.get_annotations())
-
-
 def _append(
     run: Any,
     wanted: CheckRunRequest,
@@ -144,7 +140,7 @@ def _append(
     output = {"title": wanted.title, "summary": wanted.summary, "annotations": batch}
     retry.write(
         lambda: run.edit(output=output) or True,
-        lambda: True if _annotation_count(run) >= before + len(batch) else None,
+        lambda: True if sum(1 for _ in run.get_annotations()) >= before + len(batch) else None,
         f"check run annotations {before + 1}-{before + len(batch)}",
         retries,
         log,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from github import Auth, Github, GithubException
 
@@ -64,3 +65,8 @@ def bot_login(client: Github, override: str, retries: retry.Retries, log: retry.
         if exc.status in (401, 403):
             return ACTIONS_BOT
         raise
+
+
+def written_by(item: Any, marker: str, login: str) -> bool:
+    """A comment, review, issue or pull request of gbbot's: its hidden marker, and written by `login`."""
+    return marker in (item.body or "") and item.user is not None and item.user.login == login

@@ -13,11 +13,10 @@ from gbbot.render import markdown
 
 # Items per section tried, in order, until the text fits; 0 still shows the entrypoint table.
 ITEM_BUDGETS = (None, 100, 50, 20, 10, 5, 0)
-DEFAULT_TITLE = markdown.TITLE
 
 
 def title_for(header: str) -> str:
-    return DEFAULT_TITLE if not header else f"{DEFAULT_TITLE} · {header}"
+    return markdown.TITLE if not header else f"{markdown.TITLE} · {header}"
 
 
 class Texts:

@@ -17,6 +17,7 @@ from typing import Any
 from gbbot.core.fixes import FixResult, FixStatus, Suggestion
 from gbbot.core.limits import REVIEW_COMMENTS_MAX
 from gbbot.publish import retry
+from gbbot.publish.client import written_by
 from gbbot.publish.comment import header_key
 from gbbot.render.escape import md_text
 from gbbot.render.fixes import recipe_note
@@ -102,12 +103,8 @@ class ReviewPosted:
     url: str | None
 
 
-def _ours(found: Any, wanted: str, bot_login: str) -> bool:
-    return wanted in (found.body or "") and found.user is not None and found.user.login == bot_login
-
-
 def _existing(pull: Any, wanted: str, bot_login: str) -> Any | None:
-    return next((r for r in pull.get_reviews() if _ours(r, wanted, bot_login)), None)
+    return next((r for r in pull.get_reviews() if written_by(r, wanted, bot_login)), None)
 
 
 def post_review(

@@ -1,27 +1,29 @@
-"""Publishing as a family of sinks behind one small interface: each sink publishes one report on
-one pull request and returns what it posted; `Sinks` runs them in order and, when GitHub refuses
-a write, stops and falls back to workflow-command annotations, which need no token."""
+"""Publishing one report on one pull request: the sticky comment, the check run, then the review
+of verified fixes, each call through `retry`. When GitHub refuses a write, the steps stop and
+workflow-command annotations, which need no token, stand in for what was not posted."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import requests
-from github import GithubException
+from github import Github, GithubException
 
 from gbbot.analysis.policy import Policy
-from gbbot.core.model import Report
-from gbbot.publish import checkrun, retry
-from gbbot.publish.client import is_forbidden
+from gbbot.core.fixes import FixStatus
+from gbbot.core.words import plural
+from gbbot.edges.console import say
+from gbbot.publish import checkrun, comment, retry
+from gbbot.publish.client import DEFAULT_RETRIES, bot_login, is_forbidden
 from gbbot.publish.comment import CommentMode, Posted
 from gbbot.publish.content import Texts
 from gbbot.publish.fallback import Fallback, fallback
-from gbbot.publish.review import ReviewPosted
+from gbbot.publish.review import ReviewPosted, changed_lines, post_review, review_suggestions
 from gbbot.render.markdown import Options
 
-# What a sink may raise when GitHub does not take a write; anything else is a bug.
+# What a step may raise when GitHub does not take a write; anything else is a bug.
 PUBLISH_ERRORS = (GithubException, retry.PublishError, requests.exceptions.RequestException)
 
 
@@ -42,15 +44,6 @@ class Destination:
     annotate_all: bool = False  # annotate every finding, not only what the PR changed
 
 
-SinkResult = Posted | checkrun.CheckRunPosted | ReviewPosted | None
-
-
-class Sink(Protocol):
-    name: str  # the field of `Published` its result goes in: comment, check_run, review
-
-    def publish(self, texts: Texts, content: Options, where: Destination) -> SinkResult: ...
-
-
 @dataclass(frozen=True)
 class Published:
     comment: Posted | None = None
@@ -61,30 +54,90 @@ class Published:
 
 
 @dataclass(frozen=True)
-class Sinks:
-    """The sinks in order. A permission refusal stops the writes and falls back to annotations;
-    other failures do too, and are reported as problems (the step fails)."""
+class GitHubSession:
+    """What every step shares: the client, the retries and where messages go."""
 
-    sinks: Sequence[Sink]
+    client: Github
+    retries: retry.Retries
     log: retry.Log
 
-    def publish(self, texts: Texts, content: Options, where: Destination) -> Published:
-        posted: dict[str, Any] = {}
-        for sink in self.sinks:
-            try:
-                posted[sink.name] = sink.publish(texts, content, where)
-            except PUBLISH_ERRORS as exc:
-                return self._fall_back(sink.name, exc, texts.report, where, posted)
-        return Published(**posted)
+    def login(self, where: Destination) -> str:
+        return bot_login(self.client, where.bot_login, self.retries, self.log)
 
-    def _fall_back(
-        self, name: str, exc: Exception, report: Report, where: Destination, posted: dict[str, Any]
-    ) -> Published:
-        reason = _reason(name, exc)
-        what = name.replace("_", " ")
-        self.log(f"cannot publish the {what}: {reason}. Falling back to annotations and the job summary")
-        problems = () if is_forbidden(exc) else (reason,)
-        return Published(**posted, fallback=fallback(report, where.policy, reason), problems=problems)
+
+def _comment(s: GitHubSession, texts: Texts, content: Options, where: Destination) -> Posted | None:
+    if where.comment_mode is CommentMode.OFF:
+        return None
+    login = s.login(where)
+    pull = s.client.get_repo(where.repository).get_pull(where.pull_number)  # lazy: no request yet
+    step = lambda: comment.upsert(pull, texts, content, where.header, login, where.comment_mode)  # noqa: E731
+    posted = retry.call(step, "sticky comment", s.retries, s.log)
+    s.log(f"PR comment {posted.action.value}" + (f": {posted.url}" if posted.url else ""))
+    return posted
+
+
+def _check_run(s: GitHubSession, texts: Texts, content: Options, where: Destination) -> checkrun.CheckRunPosted:
+    wanted = checkrun.request(
+        texts,
+        where.policy,
+        content,
+        where.check_name,
+        where.head_sha,
+        where.external_id,
+        where.details_url,
+        where.annotate_all,
+    )
+    posted = checkrun.publish(s.client.get_repo(where.repository), wanted, s.retries, s.log)
+    requests_ = plural(posted.requests, "request")
+    s.log(f"check run {posted.conclusion} with {posted.annotations} annotations in {requests_}")
+    return posted
+
+
+def _review(s: GitHubSession, texts: Texts, content: Options, where: Destination) -> ReviewPosted | None:
+    """Verified fixes (the fix step's, in the report) as suggestions on the lines the PR changed."""
+    results = texts.report.fixes or ()
+    if not any(r.status is FixStatus.VERIFIED for r in results):
+        return None
+    repo = s.client.get_repo(where.repository)
+    pull = repo.get_pull(where.pull_number)
+    changed = retry.call(lambda: changed_lines(pull.get_files()), "the PR's changed lines", s.retries, s.log)
+    suggestions = review_suggestions(results, changed)
+    if not suggestions:
+        s.log("verified fixes touch no line this PR changed: they stay in the comment, not in a review")
+        return None
+    login = s.login(where)
+    posted = post_review(pull, repo.get_commit(where.head_sha), suggestions, where.header, login, s.retries, s.log)
+    s.log(f"review with {posted.comments} suggestions " + ("posted" if posted.posted else "already there"))
+    return posted
+
+
+Step = Callable[[GitHubSession, Texts, Options, Destination], Any]
+# In order; each step's result goes in the field of `Published` that it is named after.
+STEPS: tuple[tuple[str, Step], ...] = (("comment", _comment), ("check_run", _check_run), ("review", _review))
+
+
+def publish(
+    client: Github,
+    texts: Texts,
+    content: Options,
+    where: Destination,
+    retries: retry.Retries = DEFAULT_RETRIES,
+    log: retry.Log = say,
+) -> Published:
+    """The comment, the check run, then the review of verified fixes, all from one report's texts,
+    each rendered once. A permission refusal stops the writes and falls back to annotations; other
+    failures do too, and are reported as problems (the step fails)."""
+    session = GitHubSession(client, retries, log)
+    posted: dict[str, Any] = {}
+    for name, step in STEPS:
+        try:
+            posted[name] = step(session, texts, content, where)
+        except PUBLISH_ERRORS as exc:
+            reason, what = _reason(name, exc), name.replace("_", " ")
+            log(f"cannot publish the {what}: {reason}. Falling back to annotations and the job summary")
+            problems = () if is_forbidden(exc) else (reason,)
+            return Published(**posted, fallback=fallback(texts.report, where.policy, reason), problems=problems)
+    return Published(**posted)
 
 
 def _reason(step: str, exc: Exception) -> str:

@@ -32,8 +32,23 @@ class State(str, enum.Enum):
     PERSISTING = "persisting"
 
 
+class AtLine:
+    """What a finding is annotated at: its `place` (file, line) as the report gives it."""
+
+    place: tuple[str, int]
+
+    @property
+    def path(self) -> str | None:
+        """Where to annotate, or None when the report's path is not a safe repo-relative one."""
+        return self.place[0] if SAFE_PATH.match(self.place[0]) else None
+
+    @property
+    def line(self) -> int:
+        return max(self.place[1], 1)  # GitHub and SARIF count lines from 1
+
+
 @dataclass(frozen=True)
-class Finding:
+class Finding(AtLine):
     brk: GraphBreak
     entrypoints: tuple[str, ...]
     state: State
@@ -42,13 +57,8 @@ class Finding:
     frame_eager: bool = False  # in any entrypoint
 
     @property
-    def path(self) -> str | None:
-        """Where to annotate, or None when the report's path is not a safe repo-relative one."""
-        return self.brk.file if SAFE_PATH.match(self.brk.file) else None
-
-    @property
-    def line(self) -> int:
-        return max(self.brk.line, 1)  # GitHub and SARIF count lines from 1
+    def place(self) -> tuple[str, int]:
+        return self.brk.file, self.brk.line
 
     @property
     def title(self) -> str:
@@ -236,7 +246,7 @@ def findings(report: Report, policy: Policy, states: frozenset[State] = frozense
 
 
 @dataclass(frozen=True)
-class FailureFinding:
+class FailureFinding(AtLine):
     """An entrypoint that a compile error ended: annotated at the error's repository line, as the
     entrypoint's failure (never as a graph break)."""
 
@@ -246,12 +256,8 @@ class FailureFinding:
     level = Level.FAILURE
 
     @property
-    def path(self) -> str | None:
-        return self.error.file if SAFE_PATH.match(self.error.file) else None
-
-    @property
-    def line(self) -> int:
-        return max(self.error.line, 1)
+    def place(self) -> tuple[str, int]:
+        return self.error.file, self.error.line
 
     @property
     def title(self) -> str:

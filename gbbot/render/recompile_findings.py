@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from gbbot.analysis import recompile
 from gbbot.analysis.policy import Policy
 from gbbot.core.model import ChangeState, Recompilation, RecompileReason, Report
-from gbbot.render.findings import SAFE_PATH, Level, State
+from gbbot.render.findings import AtLine, Level, State
 
 LIMIT_KIND = "limit"  # the problem of a frame at the recompile limit, beside its guard kinds
 LEVEL_ORDER = (Level.NOTICE, Level.WARNING, Level.FAILURE)
@@ -36,7 +36,7 @@ class Problem:
 
 
 @dataclass(frozen=True)
-class RecompileFinding:
+class RecompileFinding(AtLine):
     rc: Recompilation
     entrypoints: tuple[str, ...]
     problems: tuple[Problem, ...]  # the limit first, then the guard kinds in the frame's order
@@ -50,13 +50,8 @@ class RecompileFinding:
         return max((p.level for p in self.problems), key=LEVEL_ORDER.index)
 
     @property
-    def path(self) -> str | None:
-        """Where to annotate, or None when the report's path is not a safe repo-relative one."""
-        return self.rc.file if SAFE_PATH.match(self.rc.file) else None
-
-    @property
-    def line(self) -> int:
-        return max(self.rc.line, 1)  # GitHub and SARIF count lines from 1
+    def place(self) -> tuple[str, int]:
+        return self.rc.file, self.rc.line
 
     @property
     def guard_kinds(self) -> tuple[RecompileReason, ...]:

@@ -39,10 +39,7 @@ WHERE_MIN = 24  # …/the_file_name.py:1234, before the function goes on a line 
 FAILURE_LINES = 12  # a failed entrypoint's last lines of output on screen (the report has more)
 # A cell's rules and padding: "│ " before each cell and " │" after the last.
 BORDER = 3
-
-
-def shorten(code: str, limit: int = CODE_CHARS) -> str:
-    return width.shorten(code, limit)
+ONE_LINE: dict = {"no_wrap": True, "overflow": "ellipsis"}  # a line cut where the cell ends, not folded
 
 
 def entrypoint_table(report: Report) -> Table:
@@ -97,24 +94,18 @@ def place_lines(file: str, line: int, function: str, room: int) -> list[Text]:
     where = width.place(file, line, min(WHERE_CHARS, max(WHERE_MIN, room - len(function) - 1)))
     if len(where) + 1 + len(function) <= room:
         return [Text(f"{where} {function}")]
-    return [Text(where), Text(f"in {function}", no_wrap=True, overflow="ellipsis")]
+    return [Text(where), Text(f"in {function}", **ONE_LINE)]
 
 
 def _break_cell(brk: GraphBreak, counted: counts.BreakCounts, room: int) -> Group:
     hits = f" ×{counted.total}" if counted.total > 1 else ""
     lines = place_lines(brk.file, brk.line, f"{brk.function}{hits}", room)
-    lines.append(Text(shorten(brk.code, min(CODE_CHARS, room)) or "-", style="cyan", no_wrap=True, overflow="ellipsis"))
+    lines.append(Text(width.shorten(brk.code, min(CODE_CHARS, room)) or "-", style="cyan", **ONE_LINE))
     site = brk.library_site
     if site:
-        lines.append(
-            Text(
-                f"→ inside {site.package}: {width.place(site.path, site.line, room - 12)}",
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-        )
+        lines.append(Text(f"→ inside {site.package}: {width.place(site.path, site.line, room - 12)}", **ONE_LINE))
         if site.code:
-            lines.append(Text(f"→ {shorten(site.code, room - 2)}", style="cyan", no_wrap=True, overflow="ellipsis"))
+            lines.append(Text(f"→ {width.shorten(site.code, room - 2)}", style="cyan", **ONE_LINE))
     lines += [Text.from_markup(note) for note in _notes(brk, counted)]
     return Group(*lines)
 

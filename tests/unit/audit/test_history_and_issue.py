@@ -4,6 +4,8 @@ whose Mermaid blocks a real Mermaid parser accepts."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 import shutil
@@ -202,8 +204,42 @@ def test_record_round_trips_and_refuses_oversized_fields():
     from gbbot.audit.record import RecordError, loads
 
     assert loads(dumps(HISTORY[2]).encode()) == HISTORY[2]
+    # a key the schema leaves optional may be missing: it takes the value's default
+    data = json.loads(dumps(HISTORY[2]))
+    del data["run_url"], data["entrypoints"][0]["error"], data["entrypoints"][0]["exit_code"]
+    for key in ("gb_id", "origin", "function", "code", "doc_url"):
+        del data["entrypoints"][0]["fingerprints"][0][key]
+    found = loads(json.dumps(data).encode())
+    brk = found.entrypoints[0].fingerprints[0]
+    assert (brk.gb_id, brk.origin, brk.function, brk.code, brk.doc_url) == (None, "user", "", "", None)
+    assert (found.run_url, found.entrypoints[0].error, found.entrypoints[0].exit_code) == (None, None, None)
     with pytest.raises(RecordError):
         loads(dumps(HISTORY[0]).replace('"model.py"', '"/etc/passwd"').encode())
+
+
+def test_the_record_schema_has_the_limits_and_names_the_code_cuts_to():
+    """The schema is a data file: its bounds are the ones `from_reports` cuts to, its enums the
+    model's, so a record written is never one refused when read."""
+    from gbbot.audit import record
+    from gbbot.core.model import Category, Status
+
+    top = record.RECORD_SCHEMA["properties"]
+    entry = top["entrypoints"]["items"]["properties"]
+    brk = entry["fingerprints"]["items"]["properties"]
+    assert top["gbbot_audit"] == {"const": record.FORMAT}
+    assert top["entrypoints"]["maxItems"] == record.MAX_ENTRYPOINTS
+    assert entry["fingerprints"]["maxItems"] == record.MAX_BREAKS_PER_ENTRYPOINT
+    assert entry["error"]["anyOf"][0]["maxLength"] == record.ERROR_CHARS
+    assert entry["status"]["enum"] == [s.value for s in Status]
+    assert entry["frames"]["maxItems"] == brk["frames"]["maxItems"] == record.MAX_FRAMES
+    assert brk["category"]["enum"] == [c.value for c in Category]
+    assert brk["code"]["maxLength"] == record.CODE_CHARS
+    assert brk["file"]["maxLength"] == record.PATH_CHARS
+    assert brk["gb_type"]["maxLength"] == brk["function"]["maxLength"] == record.TEXT_CHARS
+    # `loads` fills the values' fields from the checked JSON, key by key
+    assert set(brk) == {f.name for f in dataclasses.fields(record.BreakEntry)}
+    assert set(entry) == {f.name for f in dataclasses.fields(record.EntrypointEntry)} | {"eager"}
+    assert set(top) == {f.name for f in dataclasses.fields(record.Record)} | {"gbbot_audit"}
 
 
 def test_graph_launches_per_call_are_charted_with_their_table_and_older_records_show_none():

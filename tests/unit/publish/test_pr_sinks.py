@@ -16,9 +16,8 @@ from gbbot.core.words import ALL_FIXED
 from gbbot.publish.client import ACTIONS_BOT, github_client
 from gbbot.publish.comment import CommentMode, Marker
 from gbbot.publish.content import Texts
-from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
-from gbbot.publish.sink import Destination
+from gbbot.publish.sink import Destination, publish
 from gbbot.render.markdown import Options
 from tests.builders import HEAD_SHA, graph_break, report
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, MAINTAINER_TOKEN, GitHubStandin

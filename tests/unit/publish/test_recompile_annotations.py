@@ -12,9 +12,8 @@ from gbbot.core.model import Status
 from gbbot.publish.client import github_client
 from gbbot.publish.comment import CommentMode
 from gbbot.publish.content import Texts
-from gbbot.publish.pr_sinks import publish
 from gbbot.publish.retry import Retries
-from gbbot.publish.sink import Destination, Published
+from gbbot.publish.sink import Destination, Published, publish
 from gbbot.render.markdown import Options
 from tests.builders import AT_LIMIT, DTYPE, HEAD_SHA, INFO, RECOMPILE_DOC, graph_break, recompiled_report
 from tests.github_standin import ACTIONS_TOKEN, FORK_PR_TOKEN, GitHubStandin

@@ -12,7 +12,7 @@ import pytest
 
 from gbbot.core.model import Category, FrameRef, LibrarySite, Status
 from gbbot.render import markdown, terminal
-from gbbot.render.terminal import shorten
+from gbbot.render.width import shorten
 from tests.builders import (
     DTYPE,
     INFO,
@@ -168,7 +168,7 @@ def test_long_code_is_cut_at_a_token_with_an_ellipsis():
     short = shorten(LONG_CODE, 60)
     assert short.endswith("…") and len(short) <= 60
     assert LONG_CODE.startswith(short[:-1]) and LONG_CODE[len(short) - 1] in " (,."
-    assert terminal.shorten("x = 1") == "x = 1"
+    assert shorten("x = 1", terminal.CODE_CHARS) == "x = 1"
 
 
 def test_the_summary_is_text_for_the_caller_to_print_styled_only_for_a_terminal():
