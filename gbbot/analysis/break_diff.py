@@ -264,10 +264,9 @@ def hidden_by(
     return None
 
 
-# A line of a file as the head has it → the same line on the base side (None: the change wrote it).
 # Known only where the change is a patch gbbot made (fix verification): then a gone break that
 # Dynamo passed on its way to the head's new stop is fixed, not hidden.
-LineMap = Callable[[str, int], "int | None"]
+LineMap = dependence.LineMap
 
 
 def passed(gone: GraphBreak, hider: GraphBreak, base: EagerFrames, head: EagerFrames, to_base: LineMap) -> bool:
@@ -295,13 +294,6 @@ CodeCheck = dependence.CodeCheck
 
 def unknown(_brk: GraphBreak) -> bool | None:
     return None
-
-
-def code_in(lookup: classify.SourceLookup) -> CodeCheck:
-    """A CodeCheck over one side's source files, by repository-relative path: the break's
-    repository line (for a break raised inside a library, the line that calls into it),
-    normalised as fingerprints normalise it, somewhere in a function of the break's qualname."""
-    return dependence.line_in(lookup)
 
 
 def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> Reason | None:
@@ -374,10 +366,6 @@ def no_gap(_error: str) -> dependence.Gap | None:
     return None
 
 
-def _not_defined(base: EntrypointReport) -> bool:
-    return base.status is Status.FAILED and bool(NOT_DEFINED_RE.search(base.error or "") or base.exit_code == 127)
-
-
 def _no_baseline(
     head: EntrypointReport, base: EntrypointReport | None, base_sha: str, now: Mapping[str, GraphBreak], gaps: Gaps
 ) -> EntrypointDiff:
@@ -390,7 +378,7 @@ def _no_baseline(
     why = why_no_baseline(base, gap)
     # Without word of what the base lacked, a base that does not define the entrypoint is taken
     # as one the change adds.
-    new_here = gap.new_in_change if gap is not None else base is None or _not_defined(base)
+    new_here = gap.new_in_change if gap is not None else why.why in (Why.NOT_IN_BASE, Why.NOT_DEFINED)
     lost = None if new_here else why
     said = Reason(Why.NO_BASELINE, (head.name, base_sha, why, len(now) if lost else 0))
     return EntrypointDiff(head.name, no_baseline=said, lost_baseline=lost)
