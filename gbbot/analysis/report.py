@@ -424,6 +424,10 @@ def load(path: Path) -> Report:
         raise ReportError(f"{path}: no such report file") from None
     except (OSError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable JSON report ({exc})") from None
+    return _from_file(path, data)
+
+
+def _from_file(path: Path, data: Any) -> Report:
     try:
         return from_json(data)
     except ReportError as exc:
@@ -469,10 +473,7 @@ def load_untrusted(path: Path) -> Report:
     over = _breaks_over(data)
     if over:
         raise ReportError(f"{path}: {over}")
-    try:
-        return from_json(data)
-    except ReportError as exc:
-        raise ReportError(f"{path}: {exc}") from None
+    return _from_file(path, data)
 
 
 def write(report: Report, path: Path) -> None:
