@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gbbot.analysis import classify, dependence, recompile
 from gbbot.core.config import IgnoreRule
@@ -88,7 +89,7 @@ def rename_report(base: Report, renames: Mapping[str, str]) -> Report:
         replace(
             e,
             breaks=tuple(_moved_frames(b, renames) for b in renamed(e.breaks, renames)),
-            compile_error=_renamed_error(e.compile_error, renames),
+            compile_error=_moved(e.compile_error, renames) if e.compile_error else None,
             frames=tuple(replace(f, frame=_moved(f.frame, renames)) for f in e.frames),
         )
         for e in base.entrypoints
@@ -96,20 +97,14 @@ def rename_report(base: Report, renames: Mapping[str, str]) -> Report:
     return replace(base, entrypoints=entrypoints)
 
 
-def _moved(frame: FrameRef, renames: Mapping[str, str]) -> FrameRef:
+def _moved(frame: FrameRef | CompileError, renames: Mapping[str, str]) -> Any:
     return replace(frame, file=renames[frame.file]) if frame.file in renames else frame
 
 
 def _moved_frames(brk: GraphBreak, renames: Mapping[str, str]) -> GraphBreak:
     """A base break's frames at their head paths: frames are compared across the two sides."""
-    if not brk.frames and not brk.makes_eager:
-        return brk
     moved = tuple(_moved(f, renames) for f in brk.frames)
     return replace(brk, frames=moved, makes_eager=tuple(_moved(f, renames) for f in brk.makes_eager))
-
-
-def _renamed_error(error: CompileError | None, renames: Mapping[str, str]) -> CompileError | None:
-    return replace(error, file=renames[error.file]) if error is not None and error.file in renames else error
 
 
 def relative_renames(renames: Mapping[str, str], prefix: str) -> dict[str, str]:
@@ -148,8 +143,7 @@ def why_no_baseline(base: EntrypointReport | None, gap: dependence.Gap | None = 
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+    return recompile.shorten(text, REASON_CHARS)
 
 
 def _last_line(text: str) -> str:
@@ -264,10 +258,9 @@ def hidden_by(
     return None
 
 
-# A line of a file as the head has it → the same line on the base side (None: the change wrote it).
 # Known only where the change is a patch gbbot made (fix verification): then a gone break that
 # Dynamo passed on its way to the head's new stop is fixed, not hidden.
-LineMap = Callable[[str, int], "int | None"]
+LineMap = dependence.LineMap
 
 
 def passed(gone: GraphBreak, hider: GraphBreak, base: EagerFrames, head: EagerFrames, to_base: LineMap) -> bool:
@@ -295,13 +288,6 @@ CodeCheck = dependence.CodeCheck
 
 def unknown(_brk: GraphBreak) -> bool | None:
     return None
-
-
-def code_in(lookup: classify.SourceLookup) -> CodeCheck:
-    """A CodeCheck over one side's source files, by repository-relative path: the break's
-    repository line (for a break raised inside a library, the line that calls into it),
-    normalised as fingerprints normalise it, somewhere in a function of the break's qualname."""
-    return dependence.line_in(lookup)
 
 
 def still_failing(head: EntrypointReport, base: EntrypointReport | None) -> Reason | None:
@@ -333,27 +319,18 @@ def settle(
     base's (gbbot/analysis/dependence.py: its repository lines and the callee it is about), and
     new otherwise, unknown included. `to_base`: where the head's lines are known as base lines
     (see LineMap)."""
-    head_eager, base_eager = EagerFrames.of(head), EagerFrames.of(base)
     had = {b.fingerprint for b in base.breaks}
+    head_eager, base_eager = _head_frames(head, had), EagerFrames.of(base)
     newly = newly_eager(head_eager, base_eager, had)
-    # A frame the head still traces shows a gone break only if no break the base did not have
-    # stopped its trace first: a decorator's frame around `generate` is traced on both sides, and
-    # on the head the new break inside `generate`'s loop is what it meets.
-    cut = {f.across for b in head.breaks if b.fingerprint not in had for f in b.frames}
-    head_eager = replace(head_eager, traced=head_eager.traced - cut)
     gone = {f: b for f, b in before.items() if f not in now}
+    stops = {b.fingerprint: b for b in head.breaks}
     hidden = {
         f: (b, by)
         for f, b in gone.items()
-        if in_head(b) is not False and (by := hidden_by(b, newly, head_eager, base_eager)) is not None
+        if in_head(b) is not False
+        and (by := hidden_by(b, newly, head_eager, base_eager)) is not None
+        and (to_base is None or by not in stops or not passed(b, stops[by], base_eager, head_eager, to_base))
     }
-    stops = {b.fingerprint: b for b in head.breaks}
-    if to_base is not None:
-        hidden = {
-            f: (b, by)
-            for f, (b, by) in hidden.items()
-            if by not in stops or not passed(b, stops[by], base_eager, head_eager, to_base)
-        }
     appeared = {f: b for f, b in now.items() if f not in before}
     shown = {f: b for f, b in appeared.items() if in_base(b) is True and revealed(b, base_eager, head_eager)}
     first = {b.fingerprint: b for b in reversed(head.breaks)}  # each fingerprint's first record
@@ -366,16 +343,21 @@ def settle(
     )
 
 
+def _head_frames(head: EntrypointReport, had: Set[str]) -> EagerFrames:
+    """The head's eager frames, a frame it still traces counted as traced only if no break the
+    base did not have (`had`) stopped its trace first: a decorator's frame around `generate` is
+    traced on both sides, and on the head the new break inside `generate`'s loop is what it meets."""
+    frames = EagerFrames.of(head)
+    cut = {f.across for b in head.breaks if b.fingerprint not in had for f in b.frames}
+    return replace(frames, traced=frames.traced - cut)
+
+
 # Why a base run that failed could not run the entrypoint, from its error (dependence.gap).
 Gaps = Callable[[str], "dependence.Gap | None"]
 
 
 def no_gap(_error: str) -> dependence.Gap | None:
     return None
-
-
-def _not_defined(base: EntrypointReport) -> bool:
-    return base.status is Status.FAILED and bool(NOT_DEFINED_RE.search(base.error or "") or base.exit_code == 127)
 
 
 def _no_baseline(
@@ -390,7 +372,7 @@ def _no_baseline(
     why = why_no_baseline(base, gap)
     # Without word of what the base lacked, a base that does not define the entrypoint is taken
     # as one the change adds.
-    new_here = gap.new_in_change if gap is not None else base is None or _not_defined(base)
+    new_here = gap.new_in_change if gap is not None else why.why in (Why.NOT_IN_BASE, Why.NOT_DEFINED)
     lost = None if new_here else why
     said = Reason(Why.NO_BASELINE, (head.name, base_sha, why, len(now) if lost else 0))
     return EntrypointDiff(head.name, no_baseline=said, lost_baseline=lost)

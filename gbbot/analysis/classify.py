@@ -510,21 +510,25 @@ def _frames_of(same: list[_Located], frames: FrameIndex | None) -> tuple[tuple, 
     return tuple(traced), tuple(eager)
 
 
+def _gathered(same: list[_Located]) -> tuple[dict[str, BreakMessage], dict[int | None, list[RawBreak]]]:
+    """The messages folded in as consequences (by id, first seen first), and each rank's records."""
+    consequences: dict[str, BreakMessage] = {}
+    per_rank: dict[int | None, list[RawBreak]] = {}
+    for loc in same:
+        per_rank.setdefault(loc.rank, []).append(loc.raw)
+        for message in loc.raw.consequences:
+            consequences.setdefault(message.gb_id or message.gb_type, message)
+    return consequences, per_rank
+
+
 def _fold(
     key: tuple[str, ...], occurrence: int, same: list[_Located], rules: Rules, root_dir: str, frames: FrameIndex | None
 ) -> GraphBreak:
     first = same[0]
     root = first.raw.root
-    consequences: dict[str, BreakMessage] = {}
-    for loc in same:
-        for message in loc.raw.consequences:
-            consequences.setdefault(message.gb_id or message.gb_type, message)
+    consequences, per_rank = _gathered(same)
     caused = tuple(fingerprint((name, *key[1:]), occurrence) for name in sorted(consequences))
-    rule = rules.rule(root)
     site = first.site
-    per_rank: dict[int | None, list[RawBreak]] = {}
-    for loc in same:
-        per_rank.setdefault(loc.rank, []).append(loc.raw)
     traced, eager = _frames_of(same, frames)
     return GraphBreak(
         fingerprint=fingerprint(key, occurrence),
@@ -549,7 +553,7 @@ def _fold(
         caused=caused,
         user_stack=tuple(Frame(display_path(f.file, root_dir), f.line, f.function, f.code) for f in first.raw.stack),
         # recipes patch the repository's own line: never the call into a library that broke
-        fix=_recipe(root, rule) if site.origin is Origin.USER else None,
+        fix=_recipe(root, rules.rule(root)) if site.origin is Origin.USER else None,
         consequences=tuple(m.gb_type for m in consequences.values()),
         fullgraph_failure=any(loc.raw.fullgraph_failure for loc in same),
         tests=tuple(sorted({loc.raw.test for loc in same if loc.raw.test})),

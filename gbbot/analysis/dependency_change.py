@@ -69,33 +69,25 @@ def _add(lines: dict[str, set[int] | None], path: str, start: int, count: int) -
     lines.setdefault(path, set()).update(range(start, start + count))  # type: ignore[union-attr]
 
 
-def crosses(brk: GraphBreak, lines: Lines) -> bool:
-    """Whether a repository frame of `brk` (its site, its user stack) lies on a changed line."""
-    return _on_changed_line([(brk.file, brk.line), *((f.file, f.line) for f in brk.user_stack)], lines)
-
-
-def _on_changed_line(frames: list[tuple[str, int | None]], lines: Lines) -> bool:
-    for path, line in frames:
-        if path in lines:
-            changed = lines[path]
-            if changed is None or line in changed:
-                return True
-    return False
+def _cause(found: GraphBreak | Recompilation, frames: list[tuple[str, int]], lines: Lines, code_changed: bool) -> Cause:
+    """The code's when one of `frames` (a break's site and user stack, a recompiled frame's line
+    and those its guards point at) lies on a changed line, else the dependencies'."""
+    crossed = any((changed := lines.get(path, set())) is None or line in changed for path, line in frames)
+    if not code_changed or not crossed:
+        return Cause.DEPENDENCIES
+    # a changed line of the repository calls into a library: the call and the library both changed
+    return Cause.BOTH if found.library_site is not None else Cause.CODE
 
 
 def recompile_cause(rc: Recompilation, lines: Lines, code_changed: bool) -> Cause:
     """A recompilation problem that came (by the head's lines) or went (by the base's)."""
     frames = [(rc.file, rc.line), *((rc.file, r.line) for r in rc.reasons if r.line is not None)]
-    if not code_changed or not _on_changed_line(frames, lines):
-        return Cause.DEPENDENCIES
-    return Cause.BOTH if rc.library_site is not None else Cause.CODE
+    return _cause(rc, frames, lines, code_changed)
 
 
 def cause(change: Change, head: Lines, base: Lines, code_changed: bool) -> Cause:
-    if not code_changed or not crosses(change.brk, head if change.state in CAME else base):
-        return Cause.DEPENDENCIES
-    # a changed line of the repository calls into a library: the call and the library both changed
-    return Cause.BOTH if change.brk.library_site is not None else Cause.CODE
+    frames = [(change.brk.file, change.brk.line), *((f.file, f.line) for f in change.brk.user_stack)]
+    return _cause(change.brk, frames, head if change.state in CAME else base, code_changed)
 
 
 def attribute(

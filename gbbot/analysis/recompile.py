@@ -61,12 +61,6 @@ class Kind:
     advice: str
     dynamic: bool = False
 
-    def cause_for(self, guard: Guard) -> str:
-        return filled(self.cause, guard)
-
-    def advice_for(self, guard: Guard) -> str:
-        return filled(self.advice, guard)
-
 
 def filled(text: str, guard: Guard) -> str:
     """`{name}` → what the guard is about, `{dim}` → the dimension it names (0 when none)."""
@@ -226,16 +220,12 @@ def _compiled_frame(frames: FrameCompiles) -> Frame:
     return Frame(first.co_filename, first.co_firstlineno or 0, first.co_name)
 
 
-def _in_repo(file: str, root: str) -> bool:
-    return classify.relative_to_root(file, root) is not None and not classify.SITE_RE.search(file)
-
-
 def site(frames: FrameCompiles, root: str) -> Frame:
     """The innermost repository frame of the first compile's stack (as breaks are attributed),
     else the compiled code object itself."""
     stack = frames.start.stack if frames.start else ()
     compiled = _compiled_frame(frames)
-    in_repo = [f for f in stack if _in_repo(f.file, root)]
+    in_repo = [f for f in stack if classify.in_repo(f.file, root)]
     return in_repo[-1] if in_repo else (stack[-1] if stack else compiled)
 
 
@@ -301,7 +291,11 @@ def analyse_function(
     if not any(f.compilations > 1 or f.limit_hit for f in code):
         return None
     compiled = _compiled_frame(code[0])
-    where = Frame(compiled.file, frame.line, frame.function) if _in_repo(compiled.file, root) else site(code[0], root)
+    where = (
+        Frame(compiled.file, frame.line, frame.function)
+        if classify.in_repo(compiled.file, root)
+        else site(code[0], root)
+    )
     path = classify.display_path(where.file, root)
     in_repo = classify.relative_to_root(where.file, root) is not None
     source = lookup(path) if in_repo else None
@@ -333,8 +327,8 @@ def _reason(item: _Seen, path: str, qualname: str, file: str) -> RecompileReason
         guard=shorten(item.guard.text),
         count=len(item.seen),
         dynamic=_is_dynamic(item),
-        cause=item.kind.cause_for(item.guard),
-        advice=item.kind.advice_for(item.guard),
+        cause=filled(item.kind.cause, item.guard),
+        advice=filled(item.kind.advice, item.guard),
         line=line,
         code=shorten(text, 200),
     )
@@ -344,7 +338,7 @@ def _library_site(frames: FrameCompiles, root: str, where: Frame) -> LibrarySite
     """The installed package's function that recompiled, when the compiled frame is one and the
     report names a repository line for it instead (the stack's innermost repository frame)."""
     code = _compiled_frame(frames)
-    if not code.file or _in_repo(code.file, root) or not _in_repo(where.file, root):
+    if not code.file or classify.in_repo(code.file, root) or not classify.in_repo(where.file, root):
         return None
     return classify.library_site(code, root)
 
@@ -374,14 +368,11 @@ def analyse(
     log: TraceLog, root: str, lookup: classify.SourceLookup = lambda _path: None, rules: Rules | None = None
 ) -> tuple[Recompilation, ...]:
     rules = rules or load_rules()
-    found: dict[str, Recompilation] = {}
-    for (_, frame), code in functions(log, root, lookup).items():
-        rc = analyse_function(code, frame, root, lookup, rules)
-        # One frame in several files (one per rank): reported once, as the file that saw the worst.
-        seen = found.get(rc.fingerprint) if rc else None
-        if rc is not None and (seen is None or impact_order(rc) < impact_order(seen)):
-            found[rc.fingerprint] = rc
-    return tuple(sorted(found.values(), key=impact_order))
+    found = (
+        analyse_function(code, frame, root, lookup, rules) for (_, frame), code in functions(log, root, lookup).items()
+    )
+    # One frame in several files (one per rank): reported once, as the file that saw the worst.
+    return tuple(_worst(rc for rc in found if rc is not None))
 
 
 # --- comparing and policy ----------------------------------------------------------------------
@@ -500,8 +491,13 @@ def failing(report: Report, policy: str) -> list[str]:
 
 def ordered(report: Report) -> list[Recompilation]:
     """Each frame once across entrypoints (the most compiles seen), in impact order."""
+    return _worst(all_recompiles(report))
+
+
+def _worst(recompiles: Iterable[Recompilation]) -> list[Recompilation]:
+    """Each fingerprint once, as the record that comes first in impact order, in that order."""
     frames: dict[str, Recompilation] = {}
-    for rc in all_recompiles(report):
+    for rc in recompiles:
         seen = frames.get(rc.fingerprint)
         if seen is None or impact_order(rc) < impact_order(seen):
             frames[rc.fingerprint] = rc

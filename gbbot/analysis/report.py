@@ -6,6 +6,8 @@ import dataclasses
 import enum
 import functools
 import json
+import types
+import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,6 @@ from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     RECOMPILE_ORDER,
     SIDE_ORDER,
-    BreakCost,
-    Category,
     Cause,
     Change,
     ChangeState,
@@ -31,17 +31,12 @@ from gbbot.core.model import (
     EntrypointDiff,
     EntrypointReport,
     EntrypointRuns,
-    Frame,
-    FrameRef,
     GraphBreak,
-    LibrarySite,
     Mode,
-    Origin,
     PackageChange,
     Reason,
     Recompilation,
     Recompiled,
-    RecompileReason,
     Report,
     RunOutcome,
     Status,
@@ -318,82 +313,29 @@ def validate(data: Any) -> None:
         raise ReportError(f"report does not match schema v1 at {where}: {error.message[:300]}")
 
 
-def _frame(data: dict) -> Frame:
-    return Frame(data["file"], data["line"], data["function"], data.get("code", ""))
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
-def _break(data: dict) -> GraphBreak:
-    fields = {f.name for f in dataclasses.fields(GraphBreak)}
-    values = {k: v for k, v in data.items() if k in fields}
-    values.update(
-        category=Category(data["category"]),
-        origin=Origin(data["origin"]),
-        hints=tuple(data["hints"]),
-        caused=tuple(data["caused"]),
-        consequences=tuple(data.get("consequences", ())),
-        tests=tuple(data.get("tests", ())),
-        user_stack=tuple(_frame(f) for f in data["user_stack"]),
-        library_site=LibrarySite(**data["library_site"]) if data.get("library_site") else None,
-        cost=_cost(data.get("cost")),
-        frames=tuple(FrameRef(**f) for f in data.get("frames", ())),
-        makes_eager=tuple(FrameRef(**f) for f in data.get("makes_eager", ())),
-    )
-    return GraphBreak(**values)
+def _typed(kind: Any, value: Any) -> Any:
+    """A JSON value as a model field of type `kind` holds it: enums, tuples and records rebuilt."""
+    if value is None:
+        return None
+    if isinstance(kind, types.UnionType):  # `X | None`
+        return _typed(next(k for k in typing.get_args(kind) if k is not types.NoneType), value)
+    if typing.get_origin(kind) is tuple:
+        return tuple(_typed(typing.get_args(kind)[0], v) for v in value)
+    if dataclasses.is_dataclass(kind):
+        return _record(kind, value)
+    return kind(value) if isinstance(kind, type) and issubclass(kind, enum.Enum) else value
 
 
-def _cost(data: dict | None) -> BreakCost | None:
-    return None if data is None else BreakCost(**{**data, "graph_ops": tuple(data["graph_ops"])})
-
-
-def _runs(data: dict | None) -> EntrypointRuns | None:
-    return None if data is None else EntrypointRuns(data["calls"], data["graph_launches"])
-
-
-def _compiled_frame(data: dict) -> CompiledFrame:
-    return CompiledFrame(
-        frame=FrameRef(**data["frame"]),
-        compile_ids=tuple(data["compile_ids"]),
-        graphs=data["graphs"],
-        eager=data["eager"],
-        eager_by=data.get("eager_by"),
-        breaks=tuple(data.get("breaks", ())),
-        graph_ops=tuple(data.get("graph_ops", ())),
-        graph_runs=None if data.get("graph_runs") is None else tuple(data["graph_runs"]),
-        entries=data.get("entries"),
-        compile_time_s=data.get("compile_time_s"),
-    )
-
-
-def _recompile(data: dict) -> Recompilation:
-    reasons = tuple(RecompileReason(**r) for r in data["reasons"])
-    frame = FrameRef(**data["frame"]) if data.get("frame") else None
-    site = LibrarySite(**data["library_site"]) if data.get("library_site") else None
-    return Recompilation(**{**data, "reasons": reasons, "frame": frame, "library_site": site})
-
-
-def _entrypoint(data: dict) -> EntrypointReport:
-    return EntrypointReport(
-        name=data["name"],
-        status=Status(data["status"]),
-        exit_code=data["exit_code"],
-        duration_s=data["duration_s"],
-        graph_count=data["graph_count"],
-        break_count=data["break_count"],
-        frames_skipped=data["frames_skipped"],
-        breaks=tuple(_break(b) for b in data["breaks"]),
-        error=data.get("error"),
-        trace_problems=tuple(data.get("trace_problems", ())),
-        env_withheld=tuple(data.get("env_withheld", ())),
-        recompiles=tuple(_recompile(r) for r in data.get("recompiles", ())),
-        runs=_runs(data.get("runs")),
-        frames=tuple(_compiled_frame(f) for f in data.get("frames", ())),
-        compile_error=_compile_error(data["compile_error"]) if data.get("compile_error") else None,
-        from_base=data.get("from_base"),
-    )
-
-
-def _compile_error(data: dict) -> CompileError:
-    return CompileError(**{**data, "category": Category(data["category"])})
+def _record(cls: type, data: dict) -> Any:
+    """A schema-checked JSON object → the model record `cls`; a field it leaves out keeps its
+    default."""
+    hints = _hints(cls)
+    return cls(**{f.name: _typed(hints[f.name], data[f.name]) for f in dataclasses.fields(cls) if f.name in data})
 
 
 REASONS = ("no_baseline", "still_failing", "lost_baseline")  # an entrypoint's, in EntrypointDiff's order
@@ -443,7 +385,7 @@ def _overall(data: dict, breaks: tuple[GraphBreak, ...]) -> tuple[Change, ...]:
 
     def gone(state: ChangeState) -> list[Change]:
         listed = set(data.get(state.value, ()))
-        found = (_break(b) for b in data.get(f"{state.value}_breaks", ()))
+        found = (_record(GraphBreak, b) for b in data.get(f"{state.value}_breaks", ()))
         return [Change(b, state, hidden_by=at.get(by.get(b.fingerprint, ""))) for b in found if b.fingerprint in listed]
 
     return (
@@ -459,7 +401,7 @@ def from_json(data: Any) -> Report:
     """Validated JSON → Report."""
     validate(data)
     extra = data.get("extra", {})
-    entrypoints = tuple(_entrypoint(e) for e in data["entrypoints"])
+    entrypoints = tuple(_record(EntrypointReport, e) for e in data["entrypoints"])
     return Report(
         tool=Tool(**data["tool"]),
         torch_version=data["torch_version"],
@@ -482,6 +424,10 @@ def load(path: Path) -> Report:
         raise ReportError(f"{path}: no such report file") from None
     except (OSError, ValueError) as exc:
         raise ReportError(f"{path}: not a readable JSON report ({exc})") from None
+    return _from_file(path, data)
+
+
+def _from_file(path: Path, data: Any) -> Report:
     try:
         return from_json(data)
     except ReportError as exc:
@@ -527,10 +473,7 @@ def load_untrusted(path: Path) -> Report:
     over = _breaks_over(data)
     if over:
         raise ReportError(f"{path}: {over}")
-    try:
-        return from_json(data)
-    except ReportError as exc:
-        raise ReportError(f"{path}: {exc}") from None
+    return _from_file(path, data)
 
 
 def write(report: Report, path: Path) -> None:

@@ -529,7 +529,7 @@ def compare(p: Setup, s: Sides, note: str | None) -> Diff:
     renames = break_diff.relative_renames(p.repo.renames, p.repo.prefix)
     notes = (*([note] if note else []), *s.notes)
     change = changed_source(p, renames)
-    in_head, in_base = break_diff.code_in(change.head), dependence.unchanged(change)
+    in_head, in_base = dependence.line_in(change.head), dependence.unchanged(change)
     gaps = functools.partial(dependence.gap, change=change)
     how = break_diff.Comparison(
         p.diff.base, p.repo.base, renames, p.config.ignore, s.source, notes, in_head, in_base, gaps

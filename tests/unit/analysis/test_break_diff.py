@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from gbbot.analysis import break_diff, classify, recompile, source
+from gbbot.analysis import break_diff, classify, dependence, recompile, source
 from gbbot.analysis import report as report_
 from gbbot.core import counts
 from gbbot.core.config import IgnoreRule
@@ -502,7 +502,7 @@ def test_revealed_in_one_shard_and_gone_in_another_persists():
 
 
 def source_of(files: dict[str, str]):
-    return break_diff.code_in(lambda path: source.source_map(files[path]) if path in files else None)
+    return dependence.line_in(lambda path: source.source_map(files[path]) if path in files else None)
 
 
 MODEL_PY = """class Block:

@@ -122,23 +122,23 @@ def test_a_real_guard_gets_its_family_with_advice_naming_what_it_names(text, kin
     guard = recompile.parse_reason(text)
     found = recompile.load_rules().kind(guard.text)
     assert found.kind == kind
-    assert in_cause in found.cause_for(guard)
-    assert in_advice in found.advice_for(guard)
-    assert "keep its input stable" not in found.advice_for(guard)
+    assert in_cause in recompile.filled(found.cause, guard)
+    assert in_advice in recompile.filled(found.advice, guard)
+    assert "keep its input stable" not in recompile.filled(found.advice, guard)
 
 
 def test_a_requires_grad_flip_is_not_said_to_be_training_against_evaluation() -> None:
     """A model already in eval mode meets it too: an input made with requires_grad on one call."""
     guard = recompile.parse_reason("tensor 'x' requires_grad mismatch. expected requires_grad=0")
     kind = recompile.load_rules().kind(guard.text)
-    said = f"{kind.cause_for(guard)} {kind.advice_for(guard)}"
+    said = f"{recompile.filled(kind.cause, guard)} {recompile.filled(kind.advice, guard)}"
     assert kind.kind == "requires_grad" and "`x`" in said
     assert not re.search(r"train|eval", said, re.IGNORECASE)
 
 
 def test_a_size_guard_on_dimension_1_never_advises_dimension_0() -> None:
     guard = recompile.parse_reason("tensor 'hidden' size mismatch at index 1. expected 64, actual 80")
-    advice = recompile.load_rules().kind(guard.text).advice_for(guard)
+    advice = recompile.filled(recompile.load_rules().kind(guard.text).advice, guard)
     assert "mark_dynamic(hidden, 1)" in advice and ", 0)" not in advice
 
 
