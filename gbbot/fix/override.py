@@ -43,17 +43,9 @@ def rewritten_class(brk: GraphBreak, lookup: scaffold.SourceLookup) -> tuple[str
     library = scaffold.locate(brk, lookup)
     owner = scaffold._owner(library.qualname) if library else None
     site = brk.library_site
-    if (
-        library is None
-        or owner is None
-        or scaffold.reaches_out(library)
-        or site is None
-        or (library.frame.file, library.frame.line)
-        != (
-            site.path,
-            site.line,
-        )
-    ):
+    if library is None or owner is None or site is None or scaffold.reaches_out(library):
+        return None
+    if (library.frame.file, library.frame.line) != (site.path, site.line):
         return None
     copied = _copied_class(brk, library, owner)
     own = by_id(brk.gb_id)
@@ -83,7 +75,6 @@ class UseOverride(Recipe):
     owner: ClassVar[str]
     name: ClassVar[str]
     definition: ClassVar[str]  # module text: imports, then the class
-    rewrites: ClassVar[type[Recipe]]
 
     def visit_Module(self, node: cst.Module) -> None:
         for statement in node.body:
@@ -160,7 +151,6 @@ def override_recipe(
         "owner": owner,
         "name": name,
         "definition": body,
-        "rewrites": recipe,
         "with_setting": getattr(recipe, "with_setting", None),
         "description": (
             f"`{name}` subclasses the library's `{owner}` in your code and overrides the method whose "

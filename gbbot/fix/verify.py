@@ -223,8 +223,9 @@ def never(_brk: GraphBreak) -> bool:
     return False
 
 
-def totals(observations: Iterable[Observation]) -> Counts:
-    reports = [o.report for o in observations]
+def totals(reports: Iterable[EntrypointReport]) -> Counts:
+    """Breaks, graphs and eager frames of the entrypoints' runs, added up."""
+    reports = list(reports)
     return Counts(
         breaks=sum(r.break_count for r in reports),
         graphs=sum(r.graph_count for r in reports),
@@ -456,7 +457,7 @@ def judge(
     """Did the patch do what it promised on every entrypoint re-run, and leave the code better?
     Pure but for `compare`."""
     names = sorted(n for n in after if n in before)
-    old, new = totals(before[n] for n in names), totals(after[n] for n in names)
+    old, new = totals(before[n].report for n in names), totals(after[n].report for n in names)
     revealed: list[GraphBreak] = []
     problems: list[str] = []
     changed = False
