@@ -374,15 +374,13 @@ def push(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
     if isinstance(paths, patchcheck.Refused):
         return here.refuse(refused_patch(paths.reason))
     source, config = Pinned(ctx.root, sha), fix_commit.config_paths(ctx.inputs.config)
+    found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch, changed, command.widen)
+    if isinstance(found, fix_commit.Refusal):
+        return refused(here, artifact, command, chosen, found)
     instead = posted_instead(command, pull)
     if instead:  # the patch is checked all the same; no commit is made
-        found = fix_commit.verify(source, artifact.report, paths, config, artifact.patch, changed, command.widen)
-        if isinstance(found, fix_commit.Refusal):
-            return refused(here, artifact, command, chosen, found)
         return answer(here, artifact, command, chosen, found).with_patch(*instead)
-    made = fix_commit.commit_verified(source, artifact.report, paths, config, artifact.patch, changed, command.widen)
-    if isinstance(made, fix_commit.Refusal):
-        return refused(here, artifact, command, chosen, made)
+    made = fix_commit.commit_verified(source, found, artifact.report)
     return pushed(ctx, here, sha, made, answer(here, artifact, command, chosen, made))
 
 

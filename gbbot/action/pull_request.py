@@ -119,7 +119,8 @@ def push_fixes(ctx: Context, event: PullRequestEvent, report: Report, scoped: Sc
         return not_pushed("no verified fix for the breaks this PR added." + left_alone(scoped))
     source, config = Pinned(ctx.root, pinned), fix_commit.config_paths(ctx.inputs.config)
     try:
-        made = fix_commit.commit_verified(source, report, paths, config, None, scoped.changed)
+        found = fix_commit.verify(source, report, paths, config, None, scoped.changed)
+        made = found if isinstance(found, fix_commit.Refusal) else fix_commit.commit_verified(source, found, report)
     except (GitError, Unreadable) as exc:
         return not_pushed(f"the commit could not be made: {exc}")
     if not isinstance(made, fix_commit.Committed):

@@ -144,9 +144,11 @@ def open_fix_pr(ctx: Context, client: Github, login: str, report: Report) -> Out
     ):
         return not_done(fixed, f"the audited commit {audited[:7]} is not on the default branch {base}")
     config = fix_commit.config_paths(ctx.inputs.config)
-    made = fix_commit.commit_verified(Pinned(ctx.root, audited), done.report, paths, config)
-    if not isinstance(made, fix_commit.Committed):
-        return not_done(fixed, made.said)
+    source = Pinned(ctx.root, audited)
+    found = fix_commit.verify(source, done.report, paths, config)
+    if isinstance(found, fix_commit.Refusal):
+        return not_done(fixed, found.said)
+    made = fix_commit.commit_verified(source, found, done.report)
     tip = replace_own_branch(ctx.root, remote, fixpr.BRANCH, fixpr.FETCHED_REF, made.commit)
     if not isinstance(tip, OnBranch):
         return not_done(len(made.fixes), tip.reason)

@@ -164,20 +164,9 @@ def verify(
     return found
 
 
-def commit_verified(
-    source: Pinned,
-    report: Report,
-    paths: Sequence[str],
-    config: Sequence[str],
-    patch: bytes | None = None,
-    changed: Changed | None = None,
-    widen: bool = False,
-) -> Committed | Refusal:
-    """`verify`, then the commit on the pinned one, as gbbot and with its message. A commit git
+def commit_verified(source: Pinned, found: Expected, report: Report) -> Committed:
+    """The commit `verify` found, made on the pinned one, as gbbot and with its message. A commit git
     fails to make raises GitError (what that costs is the caller's to say)."""
-    found = verify(source, report, paths, config, patch, changed, widen)
-    if isinstance(found, Refusal):
-        return found
     files = {p.path: (source.mode(p.path), p.after.encode("utf-8")) for p in found.patches}
     commit = git.commit_files(source.root, source.commit, files, commit_message(found.fixes, report))
     return Committed(commit, found.fixes, found.dropped, found.patches)

@@ -10,8 +10,6 @@ from gbbot.analysis.advice import options_for
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import GraphBreak
 
-__all__ = ["advise", "options_for"]
-
 
 def advise(brk: GraphBreak, reason: str, decides_branch: bool = False, recipe: str | None = None) -> FixResult:
     """`recipe`: the recipe whose variants were asked and did not fit, when the label named none."""

@@ -150,11 +150,7 @@ def put_in_place(
         files = ", ".join(dict.fromkeys(path for m in out for path in m[1].paths))
         also = f"; kept {_named(kept)}, which hold together" if kept else ""
         notes.append(f"not written: {_named(out)} ({files}): together the patches fail ({verdict.reason}){also}")
-    kept_fingerprints = frozenset(
-        planned.brk.fingerprint
-        for planned, _ in chosen
-        if planned.brk.fingerprint not in left_out and planned.brk.fingerprint not in dropped
-    )
+    kept_fingerprints = frozenset(planned.brk.fingerprint for planned, _ in chosen) - left_out - dropped.keys()
     return InPlace(tuple(placed.values()), kept_fingerprints, tuple(joint), report, tuple(notes), dropped)
 
 

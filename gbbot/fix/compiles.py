@@ -18,6 +18,7 @@ from gbbot.core.config import Config, ConfigError, Entrypoint, parse_config
 from gbbot.fix import config_edit
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.sites import CompileSite
+from gbbot.recipes.branches import parsed
 
 PYTHONS = ("python", "python3")
 
@@ -85,9 +86,8 @@ def compiles_of(names: tuple[str, ...], config: ConfigFile | None) -> Compiles:
 
 def in_main_block(text: str, line: int) -> bool:
     """Is `line` inside a top-level `if __name__ == "__main__":` block?"""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(text)
+    if tree is None:
         return False
     for node in tree.body:
         if isinstance(node, ast.If) and node.lineno <= line <= (node.end_lineno or node.lineno):

@@ -6,6 +6,7 @@ copy, one entrypoint run at a time (runs side by side would time each other)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -54,9 +55,6 @@ def interleaved(
 def measure(trials: Trials, patches: Sequence[FilePatch], names: Sequence[str], repeat: int) -> Measured:
     """The fix made of `patches` (on the scratch copy's current text), measured on `names`."""
     trials.progress(f"measuring on {', '.join(names)}: {repeat} timed runs without the patch and {repeat} with it…")
-
-    def patch(on: bool) -> None:
-        trials.scratch.write(patches, after=on)
-
+    patch = functools.partial(trials.scratch.write, patches)  # patch(True): in place; patch(False): out
     before, after = interleaved(lambda n: timed_run(trials, n), names, patch, repeat)
     return from_runs(before, after, names)

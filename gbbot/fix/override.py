@@ -17,6 +17,7 @@ from gbbot.core.model import GraphBreak
 from gbbot.fix import scaffold
 from gbbot.recipes import by_id, chosen, engine, variants
 from gbbot.recipes.base import BreakSite, Recipe, SourceError
+from gbbot.recipes.branches import parsed
 
 MARK = "gbbot: the rewritten line"
 
@@ -36,24 +37,18 @@ def _copied_class(brk: GraphBreak, library: scaffold.LibraryFrame, owner: str) -
     return "\n".join(lines) + "\n", at + 1  # the breaking line now sits where the mark was
 
 
-def rewritten_class(brk: GraphBreak, lookup: scaffold.SourceLookup) -> tuple[str, type[Recipe], str] | None:
-    """The subclass's source with the breaking line rewritten, the recipe that rewrote it, and the
-    class's name; None when the method cannot be copied or no recipe of the break's kind rewrites
-    its line."""
+def rewritten_class(
+    brk: GraphBreak, lookup: scaffold.SourceLookup
+) -> tuple[str, type[Recipe], str, scaffold.LibraryFrame] | None:
+    """The subclass's source with the breaking line rewritten, the recipe that rewrote it, the
+    class it subclasses, and the library frame it copies; None when the method cannot be copied or
+    no recipe of the break's kind rewrites its line."""
     library = scaffold.locate(brk, lookup)
     owner = scaffold._owner(library.qualname) if library else None
     site = brk.library_site
-    if (
-        library is None
-        or owner is None
-        or scaffold.reaches_out(library)
-        or site is None
-        or (library.frame.file, library.frame.line)
-        != (
-            site.path,
-            site.line,
-        )
-    ):
+    if library is None or owner is None or site is None or scaffold.reaches_out(library):
+        return None
+    if (library.frame.file, library.frame.line) != (site.path, site.line):
         return None
     copied = _copied_class(brk, library, owner)
     own = by_id(brk.gb_id)
@@ -69,7 +64,7 @@ def rewritten_class(brk: GraphBreak, lookup: scaffold.SourceLookup) -> tuple[str
             return None
         if outcome.applied:
             sound, _why = scaffold.sound_text(brk, library)  # the copy names nothing it cannot import
-            return (outcome.after, recipe, f"Compilable{owner}") if sound else None
+            return (outcome.after, recipe, owner, library) if sound else None
     return None
 
 
@@ -83,7 +78,6 @@ class UseOverride(Recipe):
     owner: ClassVar[str]
     name: ClassVar[str]
     definition: ClassVar[str]  # module text: imports, then the class
-    rewrites: ClassVar[type[Recipe]]
 
     def visit_Module(self, node: cst.Module) -> None:
         for statement in node.body:
@@ -120,9 +114,8 @@ def made_at(owner: str, module: str, texts: dict[str, str]) -> list[tuple[str, i
     package = module.split(".")[0]
     found: list[tuple[str, int]] = []
     for path, text in texts.items():
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parsed(text)
+        if tree is None:
             continue
         imported = any(
             isinstance(n, ast.ImportFrom)
@@ -145,11 +138,10 @@ def override_recipe(
     made = rewritten_class(brk, lookup)
     if made is None:
         return None
-    definition, recipe, name = made
-    owner = name.removeprefix("Compilable")
-    library = scaffold.locate(brk, lookup)
-    places = made_at(owner, library.module if library else "", texts)
-    if library is None or len(places) != 1:
+    definition, recipe, owner, library = made
+    name = f"Compilable{owner}"
+    places = made_at(owner, library.module, texts)
+    if len(places) != 1:
         return None
     body = _with_imports(definition, library, texts[places[0][0]])
     if body is None:
@@ -160,7 +152,6 @@ def override_recipe(
         "owner": owner,
         "name": name,
         "definition": body,
-        "rewrites": recipe,
         "with_setting": getattr(recipe, "with_setting", None),
         "description": (
             f"`{name}` subclasses the library's `{owner}` in your code and overrides the method whose "

@@ -39,6 +39,7 @@ from gbbot.fix.verify import (
     judge,
     never,
     settled,
+    totals,
 )
 from gbbot.fix.workspace import config_path, copy_reader, library_lookup, python_files
 from gbbot.recipes.base import SourceError
@@ -84,7 +85,7 @@ class FixRun:
     @property
     def totals(self) -> tuple[Counts, Counts]:
         """Breaks, graphs and eager frames before any patch → after the last round's, as runs measured them."""
-        return rounding.counts(self.report), rounding.counts(self.after or self.report)
+        return totals(self.report.entrypoints), totals((self.after or self.report).entrypoints)
 
     @property
     def breaks(self) -> tuple[GraphBreak, ...]:
@@ -231,8 +232,9 @@ def fixable_later(read: planning.FileReader, brk: GraphBreak) -> bool:
     return bool(found)
 
 
-def _revealed_line(found: Found) -> str:
-    return ", ".join(f"{b.gb_id or b.gb_type} {b.fix or ''} at {b.file}:{b.line}".replace("  ", " ") for b, _ in found)
+def named(breaks: Iterable[GraphBreak]) -> str:
+    """`GB0124 item_capture at model.py:12, …`: breaks named on one line."""
+    return ", ".join(f"{b.gb_id or b.gb_type} {b.fix or ''} at {b.file}:{b.line}".replace("  ", " ") for b in breaks)
 
 
 def _overall(trials: Trials, rounds: list[Round]) -> Judgement | None:
@@ -331,7 +333,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
         for number in range(1, options.rounds + 1):
             if number > 1:
                 options.progress(
-                    f"round {number}: fixing what round {number - 1} revealed ({_revealed_line(revealed)})…"
+                    f"round {number}: fixing what round {number - 1} revealed ({named(b for b, _ in revealed)})…"
                 )
             texts = (originals, current)
             round_results, in_place = _round(ctx, number, found, current_report, texts, verified)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from gbbot.core.fixes import Counts, FixResult, FixStatus
 from gbbot.core.measured import phrase
 from gbbot.core.model import GraphBreak
-from gbbot.fix.pipeline import BYSTANDERS, FixRun
+from gbbot.fix.pipeline import BYSTANDERS, FixRun, named
 from gbbot.fix.rounds import Round
 
 
@@ -33,8 +33,7 @@ def terminal_text(result: FixResult, doc_url: str | None = None) -> str:
 
 
 def _breaks(breaks: Sequence[GraphBreak]) -> str:
-    named = ", ".join(f"{b.gb_id or b.gb_type} {b.fix or ''} at {b.file}:{b.line}".replace("  ", " ") for b in breaks)
-    return f"{len(breaks)} break{'s' * (len(breaks) != 1)} ({named})"
+    return f"{len(breaks)} break{'s' * (len(breaks) != 1)} ({named(breaks)})"
 
 
 def round_lines(rounds: Sequence[Round], left: Sequence[GraphBreak]) -> list[str]:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from gbbot.core.fixes import Counts, FixResult
+from gbbot.core.fixes import FixResult
 from gbbot.core.model import GraphBreak, Report
 from gbbot.fix.patch import FilePatch, original_line, rebased
 from gbbot.fix.plan import Candidate
@@ -46,15 +46,6 @@ def merged(report: Report, standing: Mapping[str, Observation]) -> Report:
     """`report` with each entrypoint's latest run in place of its earlier one."""
     return replace(
         report, entrypoints=tuple(standing[e.name].report if e.name in standing else e for e in report.entrypoints)
-    )
-
-
-def counts(report: Report) -> Counts:
-    entrypoints = report.entrypoints
-    return Counts(
-        breaks=sum(e.break_count for e in entrypoints),
-        graphs=sum(e.graph_count for e in entrypoints),
-        frames_skipped=sum(e.frames_skipped for e in entrypoints),
     )
 
 

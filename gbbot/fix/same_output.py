@@ -61,17 +61,13 @@ def _inputs(tree: Path, before: str, after: str) -> Iterator[tuple[str, str]]:
     folder.mkdir(exist_ok=True)
     try:
         for name, source in (("before.pt", before), ("after.pt", after)):
-            _link_or_copy(Path(source), folder / name)
+            try:
+                os.link(source, folder / name)
+            except OSError:
+                shutil.copyfile(source, folder / name)
         yield f"{INPUTS}/before.pt", f"{INPUTS}/after.pt"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _link_or_copy(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
 
 
 @dataclass(frozen=True)

@@ -268,18 +268,14 @@ def _text(brk: GraphBreak, library: LibraryFrame) -> str:
     )
 
 
+def _result(brk: GraphBreak, status: FixStatus, title: str, reason: str, **more: str) -> FixResult:
+    return FixResult(brk.fingerprint, status, brk.file, brk.line, recipe=brk.fix, title=title, reason=reason, **more)
+
+
 def _override_advice(brk: GraphBreak, why: str) -> FixResult:
     """Advice in words where no scaffold can be offered: `why`, then what to do instead."""
-    return FixResult(
-        brk.fingerprint,
-        FixStatus.ADVICE,
-        brk.file,
-        brk.line,
-        recipe=brk.fix,
-        title="third-party code: override it in your code",
-        reason=f"{why}; subclass the class that owns that method in your code and override the method "
-        "(never patch site-packages)",
-    )
+    how = "subclass the class that owns that method in your code and override the method (never patch site-packages)"
+    return _result(brk, FixStatus.ADVICE, "third-party code: override it in your code", f"{why}; {how}")
 
 
 def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
@@ -294,19 +290,13 @@ def scaffold(brk: GraphBreak, lookup: SourceLookup) -> FixResult:
     if text is None:
         why = f"the break is in third-party code ({where}); {why_not}, so no scaffold is offered"
         return _override_advice(brk, why)
-    return FixResult(
-        brk.fingerprint,
-        FixStatus.SCAFFOLD,
-        brk.file,
-        brk.line,
-        recipe=brk.fix,
-        title="scaffold subclass for third-party code (to finish by hand)",
-        description=(
-            "A subclass in your code that overrides the library method where the graph break is, "
-            f"copied from the installed version ({library.origin}) with the breaking line marked. It "
-            "is a starting point, not a verified fix: rewrite the marked line, use the subclass, re-run gbbot."
-        ),
-        reason=f"the break is in third-party code ({where}); gbbot never patches installed packages"
-        + (f"; the copied method calls {reached}, which no graph break needs: not finished by gbbot" * bool(reached)),
-        scaffold=text,
+    reason = f"the break is in third-party code ({where}); gbbot never patches installed packages" + (
+        f"; the copied method calls {reached}, which no graph break needs: not finished by gbbot" * bool(reached)
     )
+    description = (
+        "A subclass in your code that overrides the library method where the graph break is, "
+        f"copied from the installed version ({library.origin}) with the breaking line marked. It "
+        "is a starting point, not a verified fix: rewrite the marked line, use the subclass, re-run gbbot."
+    )
+    title = "scaffold subclass for third-party code (to finish by hand)"
+    return _result(brk, FixStatus.SCAFFOLD, title, reason, description=description, scaffold=text)

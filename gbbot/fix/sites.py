@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from gbbot.core import source_limits
 from gbbot.core.model import FrameRef
+from gbbot.recipes.branches import parsed
 
 COMPILE_WORD = "compile"  # files without it are not parsed
 CALL_METHODS = ("forward", "__call__")  # a module instance's call runs these
@@ -65,12 +66,7 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 def _parse(text: str) -> ast.Module | None:
     """The module's tree; None for a file that does not parse or that gbbot does not parse (too
     large, nested too deep: `core.source_limits`)."""
-    if source_limits.refusal(text):
-        return None
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    return None if source_limits.refusal(text) else parsed(text)
 
 
 def _dotted(node: ast.AST) -> str:

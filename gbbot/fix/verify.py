@@ -223,8 +223,9 @@ def never(_brk: GraphBreak) -> bool:
     return False
 
 
-def totals(observations: Iterable[Observation]) -> Counts:
-    reports = [o.report for o in observations]
+def totals(reports: Iterable[EntrypointReport]) -> Counts:
+    """Breaks, graphs and eager frames of the entrypoints' runs, added up."""
+    reports = list(reports)
     return Counts(
         breaks=sum(r.break_count for r in reports),
         graphs=sum(r.graph_count for r in reports),
@@ -257,11 +258,10 @@ def still_there(target: GraphBreak, entrypoints: Iterable[str], before: Mapping,
     """Why the targeted break is not gone, or None. Compared by kind, file and function (the
     fingerprint holds the source line, which the patch may have changed)."""
     entrypoints = list(entrypoints)
-    if not any(n in before and n in after for n in entrypoints):
+    rerun = [n for n in entrypoints if n in before and n in after]
+    if not rerun:
         return f"none of the entrypoints it appeared in ({', '.join(entrypoints)}) could be re-run here"
-    for name in entrypoints:
-        if name not in before or name not in after:
-            continue
+    for name in rerun:
         was = [b for b in before[name].report.breaks if _same_site(b, target)]
         now = [b for b in after[name].report.breaks if _same_site(b, target)]
         if not was:
@@ -277,9 +277,7 @@ def renamed(
     """The break the patch only renamed the targeted one into, and the entrypoint, or None: the same code breaks
     again, as another kind of break (`.item()` traced, then its value feeds an `if`: GB0124
     becomes GB0170 at the same line). That is not a fix."""
-    for name in entrypoints:
-        if name not in before or name not in after:
-            continue
+    for name in (n for n in entrypoints if n in before and n in after):
         known = {b.fingerprint for b in before[name].report.breaks}
         for brk in after[name].report.breaks:
             if brk.fingerprint not in known and place(brk) == place(target) and brk.key != target.key:
@@ -334,9 +332,7 @@ def only_hidden(
     run eagerly, so Dynamo no longer looks at it (by the diff's rule, with the patch's lines
     known: a guarded print before an `.item()` in the same loop is fixed, and the `.item()` it
     lets Dynamo reach is revealed)."""
-    for name in entrypoints:
-        if name not in before or name not in after:
-            continue
+    for name in (n for n in entrypoints if n in before and n in after):
         for change in settled(before[name], after[name], to_base):
             brk, hider = change.brk, change.hidden_by
             if change.state is not ChangeState.HIDDEN or not _same_site(brk, target):
@@ -456,7 +452,7 @@ def judge(
     """Did the patch do what it promised on every entrypoint re-run, and leave the code better?
     Pure but for `compare`."""
     names = sorted(n for n in after if n in before)
-    old, new = totals(before[n] for n in names), totals(after[n] for n in names)
+    old, new = totals(before[n].report for n in names), totals(after[n].report for n in names)
     revealed: list[GraphBreak] = []
     problems: list[str] = []
     changed = False

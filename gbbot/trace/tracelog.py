@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gbbot.core.model import BreakMessage, DynamicSymbol, Frame, FrameMetrics, FrameStart, RawBreak, TraceLog
 from gbbot.trace import logfiles, wording
-from gbbot.trace.wording import MessageFormat
+from gbbot.trace.wording import FORMAT
 
 TestAt = Callable[[int], str | None]  # a trace file's line number → the test that wrote it
 URL_RE = re.compile(r"https?://\S+")
@@ -47,7 +47,7 @@ def resumed_at(name: str) -> int | None:
     return int(match["line"]) if match else None
 
 
-def _link(section: list[str], fmt: MessageFormat) -> BreakMessage | None:
+def _link(section: list[str]) -> BreakMessage | None:
     """One link of a (possibly chained) message → BreakMessage."""
     start = next((i for i, line in enumerate(section) if line.strip()), None)
     if start is None:
@@ -61,7 +61,7 @@ def _link(section: list[str], fmt: MessageFormat) -> BreakMessage | None:
         if not line.strip():
             current = None  # a paragraph ends a field: what follows is debug detail
             continue
-        if fmt.doc_link_marker in line or fmt.doc_url_re.search(line):
+        if FORMAT.doc_link_marker in line or FORMAT.doc_url_re.search(line):
             found = URL_RE.search(line)
             doc_url = found.group(0) if found else doc_url
             current = None
@@ -71,15 +71,12 @@ def _link(section: list[str], fmt: MessageFormat) -> BreakMessage | None:
             kind, text = field.group(1), field["text"].strip()
             if kind == "Explanation":
                 explanation.append(text)
-                current = explanation
             elif kind == "Hint":
                 hints.append(text)
-                current = None
-            else:
-                current = None
+            current = explanation if kind == "Explanation" else None  # only an explanation goes on
         elif current is not None:
             current.append(line.strip())
-    gb_id_match = fmt.doc_url_re.search(doc_url or "")
+    gb_id_match = FORMAT.doc_url_re.search(doc_url or "")
     return BreakMessage(
         gb_type=gb_type,
         gb_id=gb_id_match.group(1).upper() if gb_id_match else None,
@@ -106,13 +103,13 @@ def _user_stack(lines: list[str]) -> tuple[Frame, ...]:
     return tuple(frames)
 
 
-def _reason_sections(head: list[str], fmt: MessageFormat) -> tuple[list[list[str]], bool]:
+def _reason_sections(head: list[str]) -> tuple[list[list[str]], bool]:
     """Split the text between the reason header and the traceback into chain links."""
-    eager = any(fmt.eager_fallback_marker in line for line in head)
+    eager = any(FORMAT.eager_fallback_marker in line for line in head)
     body: list[str] = []
     for line in head:
-        if line.startswith(fmt.reason_header):
-            inline = line[len(fmt.reason_header) :].strip()
+        if line.startswith(FORMAT.reason_header):
+            inline = line[len(FORMAT.reason_header) :].strip()
             if inline and not inline.endswith(":"):
                 body.append(inline)  # the gb_type itself, e.g. "Data-dependent branching"
             continue
@@ -121,27 +118,27 @@ def _reason_sections(head: list[str], fmt: MessageFormat) -> tuple[list[list[str
         body.append(line)
     sections: list[list[str]] = [[]]
     for line in body:
-        if line.strip() == fmt.chain_separator:
+        if line.strip() == FORMAT.chain_separator:
             sections.append([])
         else:
             sections[-1].append(line)
     return sections, eager
 
 
-def parse_break_message(text: str, fmt: MessageFormat = wording.DEFAULT, rank: int | None = None) -> RawBreak | None:
+def parse_break_message(text: str, rank: int | None = None) -> RawBreak | None:
     """Pure: one graph-break message → RawBreak, or None when it is not one."""
-    if not text.startswith("Graph break") and fmt.reason_header not in text and not fmt.doc_url_re.search(text):
+    if not text.startswith("Graph break") and FORMAT.reason_header not in text and not FORMAT.doc_url_re.search(text):
         return None
     lines = text.split("\n")
     location = None
     if lines and (match := LOCATION_RE.match(lines[0])):
         location = Frame(match["file"], int(match["line"]), "")
-    cut = next((i for i, line in enumerate(lines) if line.startswith(fmt.section_ends)), len(lines))
-    stack_start = next((i for i, line in enumerate(lines) if line.startswith(fmt.traceback_header)), None)
+    cut = next((i for i, line in enumerate(lines) if line.startswith(FORMAT.section_ends)), len(lines))
+    stack_start = next((i for i, line in enumerate(lines) if line.startswith(FORMAT.traceback_header)), None)
     stack = _user_stack(lines[stack_start + 1 :]) if stack_start is not None else ()
-    sections, eager = _reason_sections(lines[:cut], fmt)
-    unresumable = any(fmt.unresumable_marker in line for line in lines[:cut])
-    links = [link for link in (_link(s, fmt) for s in sections) if link is not None]
+    sections, eager = _reason_sections(lines[:cut])
+    unresumable = any(FORMAT.unresumable_marker in line for line in lines[:cut])
+    links = [link for link in (_link(s) for s in sections) if link is not None]
     if not links:
         return None
     if not stack and location is not None:
@@ -165,8 +162,7 @@ def _metrics(envelope: dict, log: str) -> FrameMetrics:
         graph_op_count=data.get("graph_op_count"),
         fail_type=data.get("fail_type"),
         fail_reason=data.get("fail_reason"),
-        frame_id=_int(envelope.get("frame_id")),
-        compile_index=_int(envelope.get("frame_compile_id")),
+        **_compile_of(envelope),
         co_firstlineno=_int(data.get("co_firstlineno")),
         recompile_reason=data.get("recompile_reason") if isinstance(data.get("recompile_reason"), str) else None,
         fail_file=data.get("fail_user_frame_filename") or None,
@@ -223,9 +219,7 @@ def _site(raw: RawBreak) -> tuple[str, int] | None:
     return (frame.file, frame.line) if frame else None
 
 
-def fullgraph_failures(
-    breaks: Iterable[RawBreak], metrics: Iterable[FrameMetrics], fmt: MessageFormat = wording.DEFAULT
-) -> tuple[RawBreak, ...]:
+def fullgraph_failures(breaks: Iterable[RawBreak], metrics: Iterable[FrameMetrics]) -> tuple[RawBreak, ...]:
     """Pure: the breaks only a frame's failed compilation tells of. Under fullgraph=True Dynamo
     raises at the first break instead of logging it, so no break record exists; the frame's
     compilation_metrics still carry the break's message and the user frame it happened in. A
@@ -250,12 +244,12 @@ def fullgraph_failures(
                 (frame,),
                 False,
                 frame,
-                fullgraph_failure=m.fail_type in fmt.graph_break_fail_types,
+                fullgraph_failure=m.fail_type in FORMAT.graph_break_fail_types,
                 frame_id=m.frame_id,
                 compile_index=m.compile_index,
                 log=m.log,
                 ends_frame=True,
-                compile_error=m.fail_type not in fmt.graph_break_fail_types,
+                compile_error=m.fail_type not in FORMAT.graph_break_fail_types,
             ),
         )
     return tuple(found.values())
@@ -275,7 +269,6 @@ def read_trace_lines(
     strings: dict[int, str] = {}
     starts: list[FrameStart] = []
     symbols: list[DynamicSymbol] = []
-    fmt = wording.DEFAULT
     for item in logfiles.iter_trace_records(lines, source):
         if isinstance(item, logfiles.TraceProblem):
             problems.append(item.message)
@@ -290,23 +283,20 @@ def read_trace_lines(
             symbols.extend(filter(None, [_symbol(item.envelope, source)]))
         elif item.kind == "torch_version":
             version = _torch_version(item.payload) or version
-            fmt = wording.format_for(version)  # torch logs its version before compiling anything
-        elif (raw := _break(item, fmt, rank, source, test_at)) is not None:
+        elif (raw := _break(item, rank, source, test_at)) is not None:
             breaks.append(raw)
         else:
             problems.append(f"{source}:{item.lineno}: graph break record without a reason, skipped")
-    breaks.extend(fullgraph_failures(breaks, metrics, fmt))
+    breaks.extend(fullgraph_failures(breaks, metrics))
     note = wording.support_note(version)
     problems.extend([f"{source}: {note}"] if note else [])
     return TraceLog(tuple(breaks), tuple(metrics), version, tuple(problems), tuple(starts), tuple(symbols))
 
 
-def _break(
-    item: logfiles.TraceRecord, fmt: wording.MessageFormat, rank: int | None, source: str, test_at: TestAt | None
-) -> RawBreak | None:
+def _break(item: logfiles.TraceRecord, rank: int | None, source: str, test_at: TestAt | None) -> RawBreak | None:
     """A graph-break record → RawBreak, with its rank, compile, log and test (None: no reason)."""
     from_rank = rank if rank is not None else _envelope_rank(item.envelope)
-    raw = parse_break_message(item.payload or "", fmt, from_rank)
+    raw = parse_break_message(item.payload or "", from_rank)
     if raw is None:
         return None
     raw = replace(raw, **_compile_of(item.envelope), log=source)

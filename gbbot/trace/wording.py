@@ -1,9 +1,9 @@
 """How a torch release words a graph-break message: the one place that knows the format.
 
-The parser asks `format_for(version)` for the markers it splits a message on. Each format
-declares the torch releases it was checked against; a trace from a release outside every
-declared range is still read with the nearest format, and `support_note` says so in words for the
-report's trace problems (a silent misread would be worse than a visible caveat).
+The parser splits a message on `FORMAT`'s markers. The format declares the torch releases it was
+checked against; a trace from a release outside that range is still read with it, and
+`support_note` says so in words for the report's trace problems (a silent misread would be worse
+than a visible caveat). A release that words its messages otherwise gets a format of its own here.
 """
 
 from __future__ import annotations
@@ -41,12 +41,11 @@ class MessageFormat:
         return self.first <= version <= self.last
 
 
-# Newest first. 2.12, 2.13 and 2.14 are checked by recorded fixtures (tests/fixtures/small*.trace.log)
-# and 2.14 by the real-torch patterns in CI; 2.15 by running the same patterns and models on it
-# (the same record kinds, artifact names, breaks and fingerprints as 2.13; only torch's own hint
-# texts moved), without a recorded fixture here: pip on the machines that record them stops at 2.14.
-FORMATS: tuple[MessageFormat, ...] = (MessageFormat(first=(2, 6), last=(2, 15)),)
-DEFAULT = FORMATS[0]
+# 2.12, 2.13 and 2.14 are checked by recorded fixtures (tests/fixtures/small*.trace.log) and 2.14 by
+# the real-torch patterns in CI; 2.15 by running the same patterns and models on it (the same record
+# kinds, artifact names, breaks and fingerprints as 2.13; only torch's own hint texts moved), without
+# a recorded fixture here: pip on the machines that record them stops at 2.14.
+FORMAT = MessageFormat(first=(2, 6), last=(2, 15))
 
 
 def release(version: str | None) -> Version | None:
@@ -55,37 +54,13 @@ def release(version: str | None) -> Version | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def format_for(version: str | None) -> MessageFormat:
-    """The format of `version`'s messages; the nearest one when no format declares it."""
-    found = release(version)
-    if found is None:
-        return DEFAULT
-    covering = [f for f in FORMATS if f.covers(found)]
-    if covering:
-        return covering[0]
-    return min(FORMATS, key=lambda f: _distance(found, f))
-
-
-def _distance(version: Version, fmt: MessageFormat) -> int:
-    return min(abs(_ordinal(version) - _ordinal(fmt.first)), abs(_ordinal(version) - _ordinal(fmt.last)))
-
-
-def _ordinal(version: Version) -> int:
-    return version[0] * 1000 + version[1]
-
-
-def supported_range() -> str:
-    first = min(f.first for f in FORMATS)
-    last = max(f.last for f in FORMATS)
-    return f"{first[0]}.{first[1]}–{last[0]}.{last[1]}"
-
-
 def support_note(version: str | None) -> str | None:
     """In words, when a trace comes from a torch release outside what gbbot was checked against."""
     found = release(version)
-    if found is None or any(f.covers(found) for f in FORMATS):
+    if found is None or FORMAT.covers(found):
         return None
+    first, last = (".".join(map(str, v)) for v in (FORMAT.first, FORMAT.last))
     return (
-        f"torch {version} is outside the releases gbbot reads ({supported_range()}): its messages were "
+        f"torch {version} is outside the releases gbbot reads ({first}–{last}): its messages were "
         "read with the nearest known format, so some breaks may be missed or misread"
     )

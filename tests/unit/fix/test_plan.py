@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from gbbot.analysis.advice import options_for
 from gbbot.core.config import parse_config
 from gbbot.core.fixes import FixResult, FixStatus
 from gbbot.core.model import Category, Frame, GraphBreak, LibrarySite, Origin
 from gbbot.deliver import rederive
 from gbbot.fix import override, plan
-from gbbot.fix.advice import options_for
 from gbbot.fix.scaffold import scaffold, unbound_names
 from gbbot.fix.workspace import library_lookup, repo_reader, write_patch
 
