@@ -313,12 +313,6 @@ def is_shallow(root: Path) -> bool:
     return out.strip() == "true"
 
 
-def _names(root: Path, ref: str) -> bool:
-    """Does `ref` name anything here (a branch, tag, remote branch or object id)?"""
-    code, _, _ = _text(root, "rev-parse", "--verify", "-q", ref)
-    return code == 0
-
-
 def branches(root: Path) -> tuple[str, ...]:
     _, out, _ = _text(root, "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes")
     return tuple(line for line in out.splitlines() if line and not line.endswith("/HEAD"))
@@ -330,7 +324,7 @@ def resolve(root: Path, ref: str) -> str:
     code, out, _ = _text(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
     if code == 0 and out.strip():
         return out.strip()
-    if _names(root, ref):
+    if _text(root, "rev-parse", "--verify", "-q", ref)[0] == 0:  # it names a branch, tag or object here
         raise GitError(f"git ref {ref!r} names a commit this clone does not have (it is shallow): {FETCH_MORE}")
     if is_shallow(root):
         # actions/checkout's default: one commit of one branch, so the base is simply not here.
