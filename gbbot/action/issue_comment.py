@@ -248,7 +248,7 @@ def fix(ctx: Context, event: IssueCommentEvent, command: Command) -> int:
 
 
 def _at(root: Path, sha: str, path: str) -> str:
-    return git.plumbing(root, "show", f"{sha}:{path}")[1].decode("utf-8")
+    return git.run(root, "show", f"{sha}:{path}")[1].decode("utf-8")
 
 
 # --- stage 3: push (write token, no PR code) --------------------------------------------------------

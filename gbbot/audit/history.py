@@ -92,7 +92,7 @@ def append_local(root: Path, branch: str, rec: record_.Record, tries: int = PUSH
     for _ in range(tries):
         parent = git.ref_sha(root, ref)
         commit = git.commit_with_file(root, parent, record_path(rec, text), text.encode(), message(rec))
-        code, _, _ = git.plumbing(root, "update-ref", ref, commit, parent or "0" * 40, check=False)
+        code, _, _ = git.run(root, "update-ref", ref, commit, parent or "0" * 40, check=False)
         if code == 0:
             return commit
     raise GitError(f"could not update {ref}: it kept moving ({tries} tries)")
@@ -123,11 +123,11 @@ def append_remote(
     for attempt in range(1, tries + 1):
         parent = fetch(root, remote, branch)
         commit = git.commit_with_file(root, parent, record_path(rec, text), text.encode(), message(rec))
-        code, _, err = git.plumbing(
+        code, _, err = git.run(
             root, "push", "--quiet", "--", remote.url, f"{commit}:{ref}", env=remote.env, check=False
         )
         if code == 0:
-            git.plumbing(root, "update-ref", FETCHED_REF, commit)
+            git.run(root, "update-ref", FETCHED_REF, commit)
             return Pushed(commit, attempt)
         last = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
         log(f"pushing the audit record to {branch} was refused ({last}); trying again on the new tip")

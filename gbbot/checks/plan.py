@@ -120,29 +120,27 @@ def decide(facts: Facts) -> Plan:
         return Plan("run", why, names, BaseRun.OWN_ENVIRONMENT)
     known = facts.known
     if known is not None:
-        from_base, runs = head_skips(known, facts)
-        head = tuple(n for n in names if n not in from_base)
-        return Plan(known.source, _known_why(known), head, BaseRun.NONE, known, _unfit(known, facts),
-                    from_base=from_base, head_runs=runs)  # fmt: skip
+        taken = Plan(known.source, KNOWN_FROM[known.origin][0], names, BaseRun.NONE, known, _unfit(known, facts))
+        return after_base(taken, known, facts)
     why = "no report of the merge-base is known: it runs first, before any code of the change"
     return Plan("run", why, names, BaseRun.FIRST, keep=facts.caching)
 
 
 def after_base(to_do: Plan, known: Known, facts: Facts) -> Plan:
-    """The plan once the base has run first: the head skips what the base's record of its reads
-    proves out of reach."""
+    """The plan once the base is known (or has run first): the head skips what the base's record
+    of its reads proves out of reach."""
     from_base, runs = head_skips(known, facts)
     head = tuple(n for n in facts.entrypoints if n not in from_base)
     return replace(to_do, head=head, known=known, from_base=from_base, head_runs=runs)
 
 
-def _known_why(known: Known) -> str:
-    return {
-        KnownFrom.FILE: "the merge-base's report was given (--baseline)",
-        KnownFrom.RECORD: "the merge-base's report was recorded before",
-        KnownFrom.CACHE: "the merge-base's report is in the cache",
-        KnownFrom.RUN: "the merge-base ran first",
-    }[known.origin]
+# Where a known base comes from: (why the plan takes it, what a reason calls it)
+KNOWN_FROM = {
+    KnownFrom.FILE: ("the merge-base's report was given (--baseline)", "baseline file"),
+    KnownFrom.RECORD: ("the merge-base's report was recorded before", "recorded base"),
+    KnownFrom.CACHE: ("the merge-base's report is in the cache", "cached base"),
+    KnownFrom.RUN: ("the merge-base ran first", "base's run"),
+}
 
 
 def _unfit(known: Known, facts: Facts) -> Unfit:
@@ -195,7 +193,7 @@ def _why_head_runs_all(known: Known, facts: Facts) -> str | None:
     if not facts.records_reads:
         return "runs here record no reads (fresh processes or a container), so nothing is taken from the base"
     if known.reads is None:
-        return f"the {_known_name(known)} kept no record of what its runs read"
+        return f"the {KNOWN_FROM[known.origin][1]} kept no record of what its runs read"
     if known.notes:
         return "the baseline does not match this run"
     if change is None:
@@ -207,15 +205,6 @@ def _why_head_runs_all(known: Known, facts: Facts) -> str | None:
     if change.python != known.reads.python:
         return f"the base ran under Python {known.reads.python}, the head runs Python {change.python}"
     return None
-
-
-def _known_name(known: Known) -> str:
-    return {
-        KnownFrom.FILE: "baseline file",
-        KnownFrom.RECORD: "recorded base",
-        KnownFrom.CACHE: "cached base",
-        KnownFrom.RUN: "base's run",
-    }[known.origin]
 
 
 # Statuses the same inputs give again: a timeout or a crash may not.

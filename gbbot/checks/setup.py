@@ -126,15 +126,13 @@ class _Forwarding:
                 self.tail.append(text)
                 self.log.line(text)
 
+    def pump(self, stream: Iterable[str]) -> None:
+        for text in stream:
+            self.line(text)
+
     def close(self) -> None:
         with self._lock:
             self._open = False
-
-
-def _stream(running: process.Running, forwarding: _Forwarding) -> None:
-    assert running.stdout is not None
-    for text in running.stdout:
-        forwarding.line(text)
 
 
 def run_step(
@@ -145,7 +143,7 @@ def run_step(
     running = runas.start(command, cwd=root, env=env, venv=venv, stdout=process.PIPE, stderr=process.STDOUT, text=True)
     LIVE.add(running)
     forwarding = _Forwarding(log, tail)
-    reader = threading.Thread(target=_stream, args=(running, forwarding), daemon=True)
+    reader = threading.Thread(target=forwarding.pump, args=(running.stdout,), daemon=True)
     reader.start()
     try:
         timed_out = not process.wait(running, timeout)

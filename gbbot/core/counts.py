@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from gbbot.core.model import Cause, ChangeState, Diff, FrameRef, GraphBreak, Report, Status
 
 CLEAN = (Status.OK, Status.SKIPPED)
+# The counts only a diff has, each the number of its breaks in the state of that name.
+DIFF_STATES = (ChangeState.NEW, ChangeState.FIXED, ChangeState.HIDDEN, ChangeState.PERSISTING, ChangeState.REVEALED)
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ def _eager_frames(report: Report) -> int:
 def counts(report: Report) -> Counts:
     counted = [b for b in report.breaks if not b.ignored]
     d = report.diff
+    changed = {state.value: len(d.changed(state)) for state in DIFF_STATES} if d else {}
     return Counts(
         distinct=distinct(counted),
         occurrences=sum(b.count for b in counted),
@@ -107,29 +110,15 @@ def counts(report: Report) -> Counts:
         entrypoints=len(report.entrypoints),
         not_clean=tuple(e.name for e in report.entrypoints if e.status not in CLEAN),
         trace_problems=sum(len(e.trace_problems) for e in report.entrypoints),
-        new=len(d.changed(ChangeState.NEW)) if d else None,
-        fixed=len(d.changed(ChangeState.FIXED)) if d else None,
-        hidden=len(d.changed(ChangeState.HIDDEN)) if d else None,
-        persisting=len(d.changed(ChangeState.PERSISTING)) if d else None,
-        revealed=len(d.changed(ChangeState.REVEALED)) if d else None,
+        **changed,
     )
 
 
 def as_json(c: Counts) -> dict:
-    """The counts as the report's JSON states them."""
-    data = {
-        "distinct": c.distinct,
-        "occurrences": c.occurrences,
-        "ignored": c.ignored,
-        "graphs": c.graphs,
-        "frames_eager": c.frames_eager,
-        "entrypoints": c.entrypoints,
-        "not_clean": list(c.not_clean),
-        "trace_problems": c.trace_problems,
-    }
-    if c.new is not None:
-        data.update(new=c.new, fixed=c.fixed, hidden=c.hidden, persisting=c.persisting, revealed=c.revealed)
-    return data
+    """The counts as the report's JSON states them: a diff's only with a diff."""
+    diff = {state.value for state in DIFF_STATES}
+    data = {f.name: getattr(c, f.name) for f in fields(c) if c.new is not None or f.name not in diff}
+    return {**data, "not_clean": list(c.not_clean)}
 
 
 def by_cause(diff: Diff, cause: Cause) -> tuple[Counter[ChangeState], int, int]:

@@ -155,24 +155,14 @@ def from_json(data: Mapping[str, Any]) -> FixResult:
         status=FixStatus(data["status"]),
         file=data["file"],
         line=data["line"],
-        recipe=data.get("recipe"),
-        variant=data.get("variant"),
-        title=data.get("title", ""),
-        description=data.get("description", ""),
-        reason=data.get("reason", ""),
-        summary=data.get("summary", ""),
-        diff=data.get("diff"),
+        **{name: data[name] for name in ("recipe", "variant", *LIMITS, "round") if name in data},
+        **{name: tuple(data.get(name, ())) for name in ("entrypoints", "revealed", "tried")},
         hunks=tuple(
             Hunk(h["path"], h["start_line"], h["end_line"], tuple(h["replacement"])) for h in data.get("hunks", ())
         ),
-        scaffold=data.get("scaffold"),
         advice=tuple(Advice(a["text"], a.get("url")) for a in data.get("advice", ())),
-        entrypoints=tuple(data.get("entrypoints", ())),
         before=_counts(data.get("before")),
         after=_counts(data.get("after")),
-        revealed=tuple(data.get("revealed", ())),
-        tried=tuple(data.get("tried", ())),
-        round=data.get("round", 1),
         measured=measuring.from_json(data["measured"]) if data.get("measured") else None,
     )
 

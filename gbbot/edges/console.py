@@ -91,15 +91,10 @@ def width(stream: TextIO | None = None) -> int:
     return terminal_columns(stream) or LOG_COLUMNS
 
 
-def report_console() -> Console:
-    """Where the terminal table goes: stdout, as wide as `width()` says."""
-    return Console(stderr=False, highlight=False, soft_wrap=False, width=width())
-
-
 def report_form() -> tuple[int, str | None]:
     """The width and colour system (None: no colours) a report's terminal text is rendered for:
-    those of stdout, which `print_report` writes it to."""
-    console = report_console()
+    those of stdout, which `print_report` writes it to, as wide as `width()` says."""
+    console = Console(stderr=False, highlight=False, soft_wrap=False, width=width())
     return console.width, console.color_system
 
 

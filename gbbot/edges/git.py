@@ -101,12 +101,12 @@ def run(
     return finished.code, finished.stdout, err
 
 
-def cmd_output(*cmd: str, cwd: Path, check: bool = True) -> tuple[int, str, str]:
+def _text(root: Path, *args: str, check: bool = False) -> tuple[int, str, str]:
     """`run` with text out; with check, a failure raises CalledProcessError (command, code, output)."""
-    code, out, err = run(cwd, *cmd[1:], check=False)
+    code, out, err = run(root, *args, check=False)
     text = out.decode("utf-8", "replace")
     if check and code != 0:
-        raise CalledProcessError(list(cmd), code, text, err)
+        raise CalledProcessError(["git", *args], code, text, err)
     return code, text, err
 
 
@@ -291,12 +291,12 @@ def _zero_separated(out: str) -> list[str]:
 
 def head_sha(root: Path) -> str | None:
     """HEAD's commit, or None outside a git repository (or before the first commit)."""
-    code, out, _ = cmd_output("git", "rev-parse", "--verify", "-q", "HEAD", cwd=root, check=False)
+    code, out, _ = _text(root, "rev-parse", "--verify", "-q", "HEAD")
     return out.strip() if code == 0 and out.strip() else None
 
 
 def toplevel(path: Path) -> Path | None:
-    code, out, _ = cmd_output("git", "rev-parse", "--show-toplevel", cwd=path, check=False)
+    code, out, _ = _text(path, "rev-parse", "--show-toplevel")
     return Path(out.strip()) if code == 0 else None
 
 
@@ -309,30 +309,22 @@ FETCH_MORE = (
 
 
 def is_shallow(root: Path) -> bool:
-    _, out, _ = cmd_output("git", "rev-parse", "--is-shallow-repository", cwd=root, check=False)
+    _, out, _ = _text(root, "rev-parse", "--is-shallow-repository")
     return out.strip() == "true"
 
 
-def _names(root: Path, ref: str) -> bool:
-    """Does `ref` name anything here (a branch, tag, remote branch or object id)?"""
-    code, _, _ = cmd_output("git", "rev-parse", "--verify", "-q", ref, cwd=root, check=False)
-    return code == 0
-
-
 def branches(root: Path) -> tuple[str, ...]:
-    _, out, _ = cmd_output(
-        "git", "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", cwd=root, check=False
-    )
+    _, out, _ = _text(root, "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes")
     return tuple(line for line in out.splitlines() if line and not line.endswith("/HEAD"))
 
 
 def resolve(root: Path, ref: str) -> str:
     """The commit `ref` names, or GitError saying why not: a name that does not exist here is a
     typo or a branch not fetched (e.g. `main` where the branch is `master`), not missing history."""
-    code, out, _ = cmd_output("git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", cwd=root, check=False)
+    code, out, _ = _text(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
     if code == 0 and out.strip():
         return out.strip()
-    if _names(root, ref):
+    if _text(root, "rev-parse", "--verify", "-q", ref)[0] == 0:  # it names a branch, tag or object here
         raise GitError(f"git ref {ref!r} names a commit this clone does not have (it is shallow): {FETCH_MORE}")
     if is_shallow(root):
         # actions/checkout's default: one commit of one branch, so the base is simply not here.
@@ -345,7 +337,7 @@ def resolve(root: Path, ref: str) -> str:
 def merge_base(root: Path, ref: str, head: str = "HEAD") -> str:
     """The commit a PR from `head` into `ref` is compared with."""
     base, tip = resolve(root, ref), resolve(root, head)
-    code, out, err = cmd_output("git", "merge-base", base, tip, cwd=root, check=False)
+    code, out, err = _text(root, "merge-base", base, tip)
     if code == 0 and out.strip():
         return out.strip()
     if code == 1 and is_shallow(root):
@@ -357,7 +349,7 @@ def merge_base(root: Path, ref: str, head: str = "HEAD") -> str:
 
 def changed_paths(root: Path) -> tuple[str, ...]:
     """Paths with uncommitted changes (tracked or untracked), as `git status` shows them."""
-    _, out, _ = cmd_output("git", "status", "--porcelain", "-z", cwd=root, check=False)
+    _, out, _ = _text(root, "status", "--porcelain", "-z")
     entries = _zero_separated(out)
     paths, skip = [], False
     for entry in entries:
@@ -373,7 +365,7 @@ def renames(root: Path, base: str, head: str | None = None) -> dict[str, str]:
     """{old path: new path} for files git sees as renamed from `base` to `head` (None: the
     working tree), paths relative to the repository's top level."""
     spec = [base] if head is None else [base, head]
-    _, out, _ = cmd_output("git", "diff", "-M", "--name-status", "-z", *spec, "--", cwd=root)
+    _, out, _ = _text(root, "diff", "-M", "--name-status", "-z", *spec, "--", check=True)
     fields = out.split("\0")
     found: dict[str, str] = {}
     i = 0
@@ -395,7 +387,7 @@ def tree_files(root: Path, commit: str) -> tuple[str, ...]:
 
 def _tree(root: Path, commit: str) -> dict[str, tuple[str, str]]:
     """{path: (mode, object id)} of every file of `commit` (a submodule is listed with its own mode)."""
-    _, out, _ = cmd_output("git", "ls-tree", "-r", "--full-tree", "-z", commit, cwd=root)
+    _, out, _ = _text(root, "ls-tree", "-r", "--full-tree", "-z", commit, check=True)
     found = {}
     for line in _zero_separated(out):
         meta, _, path = line.partition("\t")
@@ -409,14 +401,14 @@ def name_status(root: Path, commit: str, head: str | None = None) -> tuple[tuple
     working tree), a rename as the removal and the addition it is made of; paths relative to the
     top level."""
     spec = [commit] if head is None else [commit, head]
-    _, out, _ = cmd_output("git", "diff", "--no-renames", "--name-status", "-z", *spec, "--", cwd=root)
+    _, out, _ = _text(root, "diff", "--no-renames", "--name-status", "-z", *spec, "--", check=True)
     fields = _zero_separated(out)
     return tuple(zip(fields[0::2], fields[1::2], strict=False))  # a torn last pair is dropped
 
 
 def untracked(root: Path) -> tuple[str, ...]:
     """Files git would track but does not yet (not ignored), relative to the top level."""
-    _, out, _ = cmd_output("git", "ls-files", "-z", "--others", "--exclude-standard", "--full-name", ":/", cwd=root)
+    _, out, _ = _text(root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", ":/", check=True)
     return tuple(_zero_separated(out))
 
 
@@ -460,9 +452,9 @@ def snapshot(root: Path, ref: str, also: Sequence[Path] = ()) -> Snapshot | None
 
 
 def _remove_worktree(root: Path, path: Path) -> None:
-    cmd_output("git", "worktree", "remove", "--force", "--force", str(path), cwd=root, check=False)
+    run(root, "worktree", "remove", "--force", "--force", str(path), check=False)
     shutil.rmtree(path, ignore_errors=True)
-    cmd_output("git", "worktree", "prune", cwd=root, check=False)
+    run(root, "worktree", "prune", check=False)
 
 
 @contextlib.contextmanager
@@ -473,7 +465,7 @@ def worktree(root: Path, commit: str, parent: Path | None = None) -> Iterator[Pa
     path = scratch / "tree"
     with sigterm_as_interrupt():
         try:
-            cmd_output("git", "worktree", "add", "--detach", "--quiet", str(path), commit, cwd=root)
+            _text(root, "worktree", "add", "--detach", "--quiet", str(path), commit, check=True)
             yield path
         finally:
             _remove_worktree(root, path)
@@ -483,33 +475,22 @@ def worktree(root: Path, commit: str, parent: Path | None = None) -> Iterator[Pa
 def listed_files(root: Path) -> tuple[str, ...] | None:
     """Files under `root` that git tracks or would track (untracked, not ignored), relative to
     `root`; None when `root` is not in a git repository."""
-    code, out, _ = cmd_output(
-        "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=root, check=False
-    )
+    code, out, _ = _text(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     return tuple(sorted(set(_zero_separated(out)))) if code == 0 else None
 
 
 def ignored_entries(root: Path) -> tuple[str, ...]:
     """What git ignores under `root` (whole directories as `dir/`), relative to `root`."""
-    code, out, _ = cmd_output(
-        "git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", cwd=root, check=False
-    )
+    code, out, _ = _text(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
     return tuple(sorted(set(_zero_separated(out)))) if code == 0 else ()
 
 
 # --- plumbing for data branches (the audit's history) -----------------------------------------
 
 
-def plumbing(
-    root: Path, *args: str, stdin: bytes = b"", env: Mapping[str, str] | None = None, check: bool = True
-) -> tuple[int, bytes, str]:
-    """`run`, under the name the data-branch code knows it by."""
-    return run(root, *args, stdin=stdin, env=env, check=check)
-
-
 def ref_sha(root: Path, ref: str) -> str | None:
     """The commit `ref` points at, or None when there is no such ref."""
-    code, out, _ = plumbing(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+    code, out, _ = run(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
     return out.decode().strip() or None if code == 0 else None
 
 
@@ -531,18 +512,18 @@ def commit_files(
     without hooks or content filters (the blobs are hashed as given); returns its sha."""
     with tempfile.TemporaryDirectory(prefix="gbbot-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), **COMMITTER, **(identity or {})}
-        plumbing(root, "read-tree", *([parent] if parent else ["--empty"]), env=env)
+        run(root, "read-tree", *([parent] if parent else ["--empty"]), env=env)
         for path, (mode, content) in files.items():
-            blob = plumbing(root, "hash-object", "-w", "--stdin", stdin=content)[1].decode().strip()
-            plumbing(root, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
-        tree = plumbing(root, "write-tree", env=env)[1].decode().strip()
+            blob = run(root, "hash-object", "-w", "--stdin", stdin=content)[1].decode().strip()
+            run(root, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
+        tree = run(root, "write-tree", env=env)[1].decode().strip()
         parents = ["-p", parent] if parent else []
-        return plumbing(root, "commit-tree", tree, *parents, "-m", message, env=env)[1].decode().strip()
+        return run(root, "commit-tree", tree, *parents, "-m", message, env=env)[1].decode().strip()
 
 
 def list_tree(root: Path, commit: str, directory: str) -> tuple[tuple[str, str, int], ...]:
     """(path, blob sha, size) of the files directly under `directory` in `commit`."""
-    _, out, _ = plumbing(root, "ls-tree", "-z", "-l", commit, f"{directory.rstrip('/')}/")
+    _, out, _ = run(root, "ls-tree", "-z", "-l", commit, f"{directory.rstrip('/')}/")
     entries = []
     for line in out.decode("utf-8", "replace").split("\0"):
         if not line:
@@ -558,7 +539,7 @@ def read_blobs(root: Path, shas: Sequence[str]) -> tuple[bytes, ...]:
     """The contents of the blobs `shas`, in one `git cat-file --batch`."""
     if not shas:
         return ()
-    _, out, _ = plumbing(root, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in shas).encode())
+    _, out, _ = run(root, "cat-file", "--batch", stdin="".join(f"{s}\n" for s in shas).encode())
     blobs, at = [], 0
     for _ in shas:
         header_end = out.index(b"\n", at)
@@ -618,7 +599,7 @@ def push(root: Path, remote: Remote, commit: str, branch: str, replacing: str | 
     lease = [f"--force-with-lease={ref}:{replacing}"] if replacing else []
     args = ["push", "--quiet", *lease, "--", remote.url, f"{commit}:{ref}"]
     runas.end_untrusted()
-    code, _, err = plumbing(root, *args, env=remote.env, check=False)
+    code, _, err = run(root, *args, env=remote.env, check=False)
     if code == 0:
         return None
     lines = err.strip().splitlines()
@@ -630,22 +611,22 @@ def fetch_branch(root: Path, remote: Remote, branch: str, into: str) -> str | No
     None when the remote has no such branch."""
     ref = f"refs/heads/{branch}"
     runas.end_untrusted()
-    _, out, _ = plumbing(root, "ls-remote", "--", remote.url, ref, env=remote.env)
+    _, out, _ = run(root, "ls-remote", "--", remote.url, ref, env=remote.env)
     if not out.strip():
         return None
-    plumbing(root, "fetch", "--no-tags", "--quiet", "--", remote.url, f"+{ref}:{into}", env=remote.env)
+    run(root, "fetch", "--no-tags", "--quiet", "--", remote.url, f"+{ref}:{into}", env=remote.env)
     return ref_sha(root, into)
 
 
 def tree_and_parents(root: Path, commit: str) -> tuple[str, tuple[str, ...]]:
     """`commit`'s tree and its parents."""
-    _, out, _ = plumbing(root, "show", "-s", "--format=%T %P", commit)
+    _, out, _ = run(root, "show", "-s", "--format=%T %P", commit)
     tree, *parents = out.decode().split()
     return tree, tuple(parents)
 
 
 def is_ancestor(root: Path, ancestor: str, commit: str) -> bool:
-    code, _, _ = plumbing(root, "merge-base", "--is-ancestor", ancestor, commit, check=False)
+    code, _, _ = run(root, "merge-base", "--is-ancestor", ancestor, commit, check=False)
     return code == 0
 
 
@@ -654,7 +635,7 @@ def tree_entries(root: Path, commit: str, paths: Sequence[str]) -> dict[str, tup
     submodule is listed with its own mode, never as a blob)."""
     if not paths:
         return {}
-    _, out, _ = plumbing(root, "ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths)
+    _, out, _ = run(root, "ls-tree", "-z", "-l", "--full-tree", commit, "--", *paths)
     found: dict[str, tuple[str, str, int]] = {}
     for line in out.decode("utf-8", "replace").split("\0"):
         if not line:
@@ -668,7 +649,7 @@ def tree_entries(root: Path, commit: str, paths: Sequence[str]) -> dict[str, tup
 def recent_commits(root: Path, commit: str, count: int) -> tuple[tuple[str, str], ...]:
     """(author email, subject) of `commit` and its first parents, newest first, as far as the
     clone has them (a shallow clone may have fewer than `count`)."""
-    code, out, _ = plumbing(root, "log", f"-{count}", "--first-parent", "--format=%ae%x00%s", commit, check=False)
+    code, out, _ = run(root, "log", f"-{count}", "--first-parent", "--format=%ae%x00%s", commit, check=False)
     if code != 0:
         return ()
     rows = [line.split("\0", 1) for line in out.decode("utf-8", "replace").splitlines() if "\0" in line]

@@ -151,9 +151,3 @@ def _drop_inheritable(libc: ctypes.CDLL, capability: int) -> None:
         return
     data[capability // 32].inheritable &= ~(1 << (capability % 32))
     libc.capset(ctypes.byref(header), data)
-
-
-def dumpable() -> bool | None:
-    """Whether this process is dumpable (None where that cannot be asked)."""
-    libc = _libc()
-    return None if libc is None else bool(libc.prctl(3, 0, 0, 0, 0))  # PR_GET_DUMPABLE
