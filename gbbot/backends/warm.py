@@ -3,8 +3,8 @@ already imported torch (see warm_server), so `import torch` is paid once per gbb
 per entrypoint. Everything else runs as the local backend runs it, and so does everything when the
 server cannot fork safely; the report is the same either way.
 
-Built on the local backend (its fallback, and its bookkeeping of live process groups and orphans),
-so it imports `local` as well as the contract.
+Built on the local backend (its fallback) and its bookkeeping of live process groups and orphans
+(groups), where a warm child is a group too.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from gbbot.backends.contract import (
     not_started,
     signal_number,
 )
-from gbbot.backends.groups import LIVE, SPAWNING
+from gbbot.backends.groups import LIVE, SPAWNING, reap_orphans
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
 from gbbot.edges import installed, machine, process, runas, vault
@@ -363,33 +363,6 @@ def shared_server(preload: tuple[str, ...] | None) -> Server:
 # --- running one request ----------------------------------------------------------------------
 
 
-class _Groups:
-    """Process groups of warm children still running (each child leads its own)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._groups: set[int] = set()
-
-    def __call__(self) -> set[int]:
-        with self._lock:
-            return set(self._groups)
-
-    def add(self, pid: int) -> None:
-        with self._lock:
-            self._groups.add(pid)
-
-    def discard(self, pid: int) -> None:
-        with self._lock:
-            self._groups.discard(pid)
-
-
-RUNNING = _Groups()
-
-
-def _all_groups() -> set[int]:
-    return RUNNING() | LIVE.groups()
-
-
 def _running(pid: int) -> bool:
     """Whether process `pid` still runs (a zombie has ended: its parent has not reaped it yet)."""
     try:
@@ -399,7 +372,7 @@ def _running(pid: int) -> bool:
         return False
 
 
-@dataclass
+@dataclass(eq=False)  # kept in groups.LIVE by identity
 class _Child:
     id: int  # the server's number for the request
     pid: int
@@ -445,13 +418,6 @@ class _Child:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         self.wait(None)
-
-
-def _reap_orphans(request: RunRequest) -> None:
-    marker = f"TORCH_TRACE={request.trace_dir}"
-    with SPAWNING:
-        none_running = not _all_groups()
-        orphans.reap(_all_groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
 
 
 def spec_of(
@@ -522,7 +488,7 @@ def start_child(
         if isinstance(forked, str):
             return forked
         child = _Child(*forked, server=server)
-        RUNNING.add(child.pid)
+        LIVE.add(child)
     if STOPPING.is_set():  # the stop came while the server forked it: stop_all did not see it
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)
@@ -536,8 +502,8 @@ def run_child(request: RunRequest, child: _Child, base: Mapping[str, str]) -> Ru
         ended = child.wait(request.entrypoint.timeout)
     finally:
         child.kill_group()  # also what the entrypoint left running in the background
-        RUNNING.discard(child.pid)
-        _reap_orphans(request)
+        LIVE.discard(child)
+        reap_orphans(request.trace_dir)
     return _outcome(request, child, timed_out=not ended, duration=time.monotonic() - started, base=base)
 
 
@@ -619,7 +585,7 @@ class WarmBackend:
                 return self.fallback(request)
         elif self.server.lost:  # gone before this child's turn: its program never started, so it runs fresh
             child.kill_group()
-            RUNNING.discard(child.pid)
+            LIVE.discard(child)
             return self.fallback(request)
         else:
             self.server.go(child.id)
@@ -679,9 +645,9 @@ class WarmBackend:
     def stop_all(self) -> None:
         """Every child killed, and the server with them: a run waiting for it to start or to fork
         (it may be importing torch) learns at once that it is gone, and starts nothing."""
-        for group in RUNNING():
+        for child in LIVE.of(_Child):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, signal.SIGKILL)
+                os.killpg(child.pid, signal.SIGKILL)
         self.server.kill()
         self.fallback.stop_all()
 
@@ -691,4 +657,4 @@ def _drop(waiting: Future) -> None:
     child = waiting.result()
     if child is not None:
         child.kill_group()
-        RUNNING.discard(child.pid)
+        LIVE.discard(child)
