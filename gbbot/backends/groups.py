@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gbbot.backends import orphans
-from gbbot.edges.process import Running, kill_group
 
 Kind = TypeVar("Kind")
 
@@ -37,10 +36,6 @@ class _LiveProcesses:
     def discard(self, process: Any) -> None:
         with self._lock:
             self._processes.discard(process)
-
-    def kill_all(self) -> None:
-        for process in self.of(Running):
-            kill_group(process)
 
 
 LIVE = _LiveProcesses()

@@ -68,7 +68,8 @@ class LocalBackend:
         """Nothing to get ready: each process starts when its turn comes."""
 
     def stop_all(self) -> None:
-        LIVE.kill_all()
+        for running in LIVE.of(process.Running):
+            process.kill_group(running)
         with SPAWNING:
             orphans.reap(LIVE.groups, lambda _child: True)
 

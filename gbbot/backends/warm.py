@@ -400,16 +400,18 @@ class _Child:
         return True
 
     def kill_group(self) -> None:
-        """As the local backend: TERM the group, a grace period, then KILL what is left."""
+        """As the local backend: TERM the group, a grace period, then KILL what is left; the child
+        leaves groups.LIVE."""
         try:
             os.killpg(self.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
-            self.wait(None)
-            return
-        self.wait(KILL_GRACE_S)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+            pass
+        else:
+            self.wait(KILL_GRACE_S)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
         self.wait(None)
+        LIVE.discard(self)
 
 
 def spec_of(
@@ -486,7 +488,6 @@ def run_child(request: RunRequest, child: _Child, base: Mapping[str, str]) -> Ru
         ended = child.wait(request.entrypoint.timeout)
     finally:
         child.kill_group()  # also what the entrypoint left running in the background
-        LIVE.discard(child)
         reap_orphans(request.trace_dir)
     return _outcome(request, child, timed_out=not ended, duration=time.monotonic() - started, base=base)
 
@@ -566,7 +567,6 @@ class WarmBackend:
                 return self.fallback(request)
         elif self.server.lost:  # gone before this child's turn: its program never started, so it runs fresh
             child.kill_group()
-            LIVE.discard(child)
             return self.fallback(request)
         else:
             self.server.go(child.id)
@@ -628,4 +628,3 @@ def _drop(waiting: Future) -> None:
     child = waiting.result()
     if child is not None:
         child.kill_group()
-        LIVE.discard(child)
