@@ -248,14 +248,13 @@ def _wait(container: Container, timeout: float) -> tuple[int | None, bool]:
     return container.wait(timeout=60).get("StatusCode"), True
 
 
-def _save_logs(container: Container, work_dir: Path) -> tuple[Path, Path]:
+def _save_logs(container: Container, work_dir: Path) -> None:
     """The container's stdout and stderr into files, as a local run leaves them."""
     paths = (work_dir / "stdout.txt", work_dir / "stderr.txt")
     for path, stdout in zip(paths, (True, False), strict=True):
         with path.open("wb") as out:
             for chunk in container.logs(stdout=stdout, stderr=not stdout, stream=True, follow=False):
                 out.write(chunk)
-    return paths
 
 
 def _user() -> str | None:
@@ -349,22 +348,12 @@ class ContainerBackend:
             return self._not_started(request, exc, time.monotonic() - started)
         exit_code, timed_out = _wait(container, request.entrypoint.timeout)
         duration = time.monotonic() - started
-        out_path, err_path = _save_logs(container, request.work_dir)
+        _save_logs(container, request.work_dir)
         container.reload()
         out_of_memory = bool(container.attrs["State"].get("OOMKilled"))
         status, reason = outcome_of(exit_code, timed_out, out_of_memory, request.entrypoint.timeout, self.settings)
         reason += contract.timed_out_in(request) if timed_out else ""
-        return RunOutcome(
-            name=request.entrypoint.name,
-            status=status,
-            exit_code=exit_code,
-            duration_s=round(duration, 3),
-            stderr_tail=contract.tail(err_path),
-            stdout_tail=contract.tail(out_path),
-            trace_dir=str(request.trace_dir),
-            result_path=str(request.result_path) if request.result_path.exists() else None,
-            reason=reason,
-        )
+        return contract.outcome(request, status, exit_code, duration, reason)
 
     def _not_started(self, request: RunRequest, exc: docker.errors.APIError, duration: float) -> RunOutcome:
         reason = start_failure(str(exc.explanation or exc), self.settings)

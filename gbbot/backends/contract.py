@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -208,6 +208,12 @@ def ended(
         reason = f"killed by signal {signal_no}" if signal_no or not unexplained_crash else unexplained_crash
     if STOPPING.is_set() and status is not Status.OK:  # gbbot stopped it: nothing the entrypoint did
         status, reason = Status.INTERRUPTED, STOPPED
+    return replace(outcome(request, status, code, duration, reason), env_withheld=withheld(request, base))
+
+
+def outcome(request: RunRequest, status: Status, code: int | None, duration: float, reason: str) -> RunOutcome:
+    """A run that ended: what every backend reports of it, the tails of its output and where its
+    trace and result are."""
     return RunOutcome(
         name=request.entrypoint.name,
         status=status,
@@ -218,7 +224,6 @@ def ended(
         trace_dir=str(request.trace_dir),
         result_path=str(request.result_path) if request.result_path.exists() else None,
         reason=reason,
-        env_withheld=withheld(request, base),
     )
 
 

@@ -16,21 +16,10 @@ from gbbot.backends.contract import (
     not_started,
     signal_number,
 )
-from gbbot.backends.groups import LIVE, SPAWNING
+from gbbot.backends.groups import LIVE, SPAWNING, reap_orphans
 from gbbot.core.model import RunOutcome, Status
 from gbbot.edges import process, runas, vault
 from gbbot.edges.interrupt import STOPPING
-
-
-def _reap_orphans(request: RunRequest) -> None:
-    """Kill what this entrypoint left outside its process group, known by the TORCH_TRACE it
-    inherited; once no entrypoint runs, every orphan, whatever its environment."""
-    marker = f"TORCH_TRACE={request.trace_dir}"
-    with SPAWNING:
-        none_running = not LIVE.groups()
-        orphans.reap(LIVE.groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
-        if none_running:
-            orphans.become_subreaper(False)
 
 
 def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> RunOutcome:
@@ -61,7 +50,7 @@ def run_one(request: RunRequest, base_env: Mapping[str, str] | None = None) -> R
         finally:
             process.kill_group(running)  # also reaps what the entrypoint left running in the background
             LIVE.discard(running)
-            _reap_orphans(request)
+            reap_orphans(request.trace_dir)
     signal_no = signal_number(running.returncode, isinstance(cmd, str))
     return ended(request, running.returncode, signal_no, timed_out, time.monotonic() - started, base)
 
@@ -79,7 +68,8 @@ class LocalBackend:
         """Nothing to get ready: each process starts when its turn comes."""
 
     def stop_all(self) -> None:
-        LIVE.kill_all()
+        for running in LIVE.of(process.Running):
+            process.kill_group(running)
         with SPAWNING:
             orphans.reap(LIVE.groups, lambda _child: True)
 

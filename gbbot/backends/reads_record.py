@@ -74,6 +74,3 @@ def _paths(data: dict, key: str) -> frozenset[str]:
     if not all(isinstance(p, str) and p.startswith("/") and len(p) <= MAX_PATH_CHARS for p in paths):
         raise untrusted_json.Refused(f"`{key}` holds something other than absolute paths")
     return frozenset(paths)
-
-
-# --- how the working tree differs from the base ------------------------------------------------

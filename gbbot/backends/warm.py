@@ -3,8 +3,8 @@ already imported torch (see warm_server), so `import torch` is paid once per gbb
 per entrypoint. Everything else runs as the local backend runs it, and so does everything when the
 server cannot fork safely; the report is the same either way.
 
-Built on the local backend (its fallback, and its bookkeeping of live process groups and orphans),
-so it imports `local` as well as the contract.
+Built on the local backend (its fallback) and its bookkeeping of live process groups and orphans
+(groups), where a warm child is a group too.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from gbbot.backends.contract import (
     not_started,
     signal_number,
 )
-from gbbot.backends.groups import LIVE, SPAWNING
+from gbbot.backends.groups import LIVE, SPAWNING, reap_orphans
 from gbbot.core.model import Reads, RunOutcome
 from gbbot.core.untrusted_json import Refused
 from gbbot.edges import installed, machine, process, runas, vault
@@ -141,11 +141,6 @@ def import_time_difference(env: Mapping[str, str], server_env: Mapping[str, str]
     return next((n for n in read if env.get(n) != server_env.get(n)), None)
 
 
-def server_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """What the server imports under: the allow-listed environment, without the per-child names."""
-    return {k: v for k, v in base.items() if inherits(k) and k not in PER_CHILD}
-
-
 # --- the server, seen from gbbot -------------------------------------------------------------
 
 
@@ -168,7 +163,8 @@ class Server:
     ) -> None:
         self.preload = preload  # None: learn it, from what the children import
         self.program = tuple(program or (sys.executable, str(SERVER_FILE)))  # the server's argv before its own
-        self.env = server_environment(base)
+        # what it imports under: the allow-listed environment, without the per-child names
+        self.env = {k: v for k, v in base.items() if inherits(k) and k not in PER_CHILD}
         self._lock = threading.Lock()
         self._started = False
         self._reason: str | None = None
@@ -203,7 +199,9 @@ class Server:
         ours, theirs = socket.socketpair()
         try:
             self._process = runas.start(  # its children run the repository's code
-                [*self.program, str(theirs.fileno()), *server_arguments(self.preload)],
+                # `--learn` without a `preload:` list: it imports what each child imported, once,
+                # for the later ones
+                [*self.program, str(theirs.fileno()), *(["--learn"] if self.preload is None else self.preload)],
                 pass_fds=(theirs.fileno(),),
                 env={**self.env, **SERVER_ONLY},
                 cwd="/",
@@ -341,12 +339,6 @@ class Server:
             self.kill()  # what is left of its group (a process a learned module started)
 
 
-def server_arguments(preload: tuple[str, ...] | None) -> list[str]:
-    """The server's arguments after its socket: `--learn` when no `preload:` list was given (it
-    imports what each child imported, once, for the later ones), else the list to import."""
-    return ["--learn"] if preload is None else list(preload)
-
-
 _SHARED: dict[tuple[str, ...] | None, Server] = {}
 _SHARED_LOCK = threading.Lock()
 
@@ -363,33 +355,6 @@ def shared_server(preload: tuple[str, ...] | None) -> Server:
 # --- running one request ----------------------------------------------------------------------
 
 
-class _Groups:
-    """Process groups of warm children still running (each child leads its own)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._groups: set[int] = set()
-
-    def __call__(self) -> set[int]:
-        with self._lock:
-            return set(self._groups)
-
-    def add(self, pid: int) -> None:
-        with self._lock:
-            self._groups.add(pid)
-
-    def discard(self, pid: int) -> None:
-        with self._lock:
-            self._groups.discard(pid)
-
-
-RUNNING = _Groups()
-
-
-def _all_groups() -> set[int]:
-    return RUNNING() | LIVE.groups()
-
-
 def _running(pid: int) -> bool:
     """Whether process `pid` still runs (a zombie has ended: its parent has not reaped it yet)."""
     try:
@@ -399,7 +364,7 @@ def _running(pid: int) -> bool:
         return False
 
 
-@dataclass
+@dataclass(eq=False)  # kept in groups.LIVE by identity
 class _Child:
     id: int  # the server's number for the request
     pid: int
@@ -435,23 +400,18 @@ class _Child:
         return True
 
     def kill_group(self) -> None:
-        """As the local backend: TERM the group, a grace period, then KILL what is left."""
+        """As the local backend: TERM the group, a grace period, then KILL what is left; the child
+        leaves groups.LIVE."""
         try:
             os.killpg(self.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
-            self.wait(None)
-            return
-        self.wait(KILL_GRACE_S)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+            pass
+        else:
+            self.wait(KILL_GRACE_S)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
         self.wait(None)
-
-
-def _reap_orphans(request: RunRequest) -> None:
-    marker = f"TORCH_TRACE={request.trace_dir}"
-    with SPAWNING:
-        none_running = not _all_groups()
-        orphans.reap(_all_groups, lambda child: none_running or orphans.environment_has(child.pid, marker))
+        LIVE.discard(self)
 
 
 def spec_of(
@@ -497,14 +457,6 @@ def recorded_reads(request: RunRequest) -> Reads | None:
     return replace(found, files=frozenset(there | {os.path.realpath(f) for f in there}), absent=found.files - there)
 
 
-def exit_code(code: int | None, through_shell: bool, killed: bool) -> int | None:
-    """The code the local backend would see: a `run:` command goes through `sh -c`, which reports
-    a signal that killed Python as 128+N, unless the signal killed the shell too (the group kill)."""
-    if code is not None and code < 0 and through_shell and not killed:
-        return 128 - code
-    return code
-
-
 def start_child(
     server: Server, request: RunRequest, launch: Launch, env: Mapping[str, str], standby: bool, learn: bool
 ) -> _Child | str:
@@ -522,7 +474,7 @@ def start_child(
         if isinstance(forked, str):
             return forked
         child = _Child(*forked, server=server)
-        RUNNING.add(child.pid)
+        LIVE.add(child)
     if STOPPING.is_set():  # the stop came while the server forked it: stop_all did not see it
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)
@@ -536,28 +488,22 @@ def run_child(request: RunRequest, child: _Child, base: Mapping[str, str]) -> Ru
         ended = child.wait(request.entrypoint.timeout)
     finally:
         child.kill_group()  # also what the entrypoint left running in the background
-        RUNNING.discard(child.pid)
-        _reap_orphans(request)
+        reap_orphans(request.trace_dir)
     return _outcome(request, child, timed_out=not ended, duration=time.monotonic() - started, base=base)
-
-
-def shell_says(code: int | None, through_shell: bool, killed: bool) -> str:
-    """What `sh -c` writes to stderr when the Python it ran died of a signal: "Segmentation fault"."""
-    if code is None or code >= 0 or not through_shell or killed:
-        return ""
-    return f"{signal.strsignal(-code) or f'Signal {-code}'}\n"
 
 
 def _outcome(
     request: RunRequest, child: _Child, timed_out: bool, duration: float, base: Mapping[str, str]
 ) -> RunOutcome:
+    """How the run ended, as the local backend would see it: a `run:` command goes through `sh -c`,
+    which reports a signal that killed Python as 128+N and says which on stderr ("Segmentation
+    fault"), unless the signal killed the shell too (the group kill)."""
     through_shell = request.entrypoint.run is not None
-    err = request.work_dir / "stderr.txt"
-    said = shell_says(child.exit_code, through_shell, killed=timed_out)
-    if said:
-        with err.open("a", encoding="utf-8") as stderr:
-            stderr.write(said)
-    code = exit_code(child.exit_code, through_shell, killed=timed_out)
+    code = child.exit_code
+    if code is not None and code < 0 and through_shell and not timed_out:
+        with (request.work_dir / "stderr.txt").open("a", encoding="utf-8") as stderr:
+            stderr.write(f"{signal.strsignal(-code) or f'Signal {-code}'}\n")
+        code = 128 - code
     signal_no = signal_number(code, through_shell)
     lost = (
         "the warm server stopped"
@@ -609,32 +555,23 @@ class WarmBackend:
         child = self._claim(request)
         if child is None:
             env = environment(request, base)
-            launch = self._warm_launch(request, env)
-            if launch is None:
+            launch = self._runs_warm(request, env)
+            if launch is None:  # it runs by the fallback, and the reason is said once
+                self.server.tell_once()
                 self._ready_next(base)
                 return self.fallback(request)
-            child = start_child(self.server, request, launch, env, standby=False, learn=self._learns())
+            learn = self.server.preload is None and not self._spare
+            child = start_child(self.server, request, launch, env, standby=False, learn=learn)
             if isinstance(child, str):  # the server refused to fork: it will not again
                 self.server.give_up(child)
                 return self.fallback(request)
         elif self.server.lost:  # gone before this child's turn: its program never started, so it runs fresh
             child.kill_group()
-            RUNNING.discard(child.pid)
             return self.fallback(request)
         else:
             self.server.go(child.id)
         self._ready_next(base)
         return run_child(request, child, base)
-
-    def _learns(self) -> bool:
-        return self.server.preload is None and not self._spare
-
-    def _warm_launch(self, request: RunRequest, env: Mapping[str, str]) -> Launch | None:
-        """How the request runs warm, or None: it runs by the fallback (and the reason is said once)."""
-        launch = self._runs_warm(request, env)
-        if launch is None:
-            self.server.tell_once()
-        return launch
 
     def _runs_warm(self, request: RunRequest, env: Mapping[str, str]) -> Launch | None:
         launch = launch_of(request, env)
@@ -679,9 +616,9 @@ class WarmBackend:
     def stop_all(self) -> None:
         """Every child killed, and the server with them: a run waiting for it to start or to fork
         (it may be importing torch) learns at once that it is gone, and starts nothing."""
-        for group in RUNNING():
+        for child in LIVE.of(_Child):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, signal.SIGKILL)
+                os.killpg(child.pid, signal.SIGKILL)
         self.server.kill()
         self.fallback.stop_all()
 
@@ -691,4 +628,3 @@ def _drop(waiting: Future) -> None:
     child = waiting.result()
     if child is not None:
         child.kill_group()
-        RUNNING.discard(child.pid)

@@ -81,10 +81,6 @@ class Ready:
     type: ClassVar[str] = "ready"
     reason: str | None  # None: the server forks children; else why it cannot
 
-    @property
-    def ready(self) -> bool:
-        return self.reason is None
-
 
 @dataclass(frozen=True)
 class Forked:

@@ -682,19 +682,15 @@ class Children:
         self.tried.update(fresh)
         self.pending += fresh
 
-    def go(self, request_id: int) -> None:
-        """A standby child's turn: tell it (nothing, when it has ended already)."""
+    def go(self, request_id: int, said: bytes = GO) -> None:
+        """A standby child's turn: tell it (nothing, when it has ended already); b"" when it ended
+        unasked: its pipe is closed."""
         told = self.standby.pop(request_id, None)
         if told is None:
             return
         with contextlib.suppress(OSError):
-            os.write(told, GO)
+            os.write(told, said)
         os.close(told)
-
-    def ended(self, request_id: int) -> None:
-        told = self.standby.pop(request_id, None)
-        if told is not None:
-            os.close(told)
 
     def import_next(self) -> str | None:
         """Import one learned name. Why no child may be forked any more, or None."""
@@ -704,15 +700,12 @@ class Children:
 
 
 def _learn(sock: socket.socket, children: Children, broken: str | None) -> None:
-    """Try what the children taught in a probe, if there is something new and no probe runs."""
-    if children.probe is None and not broken:
-        _start_probe(sock, children)
-
-
-def _start_probe(sock: socket.socket, children: Children) -> None:
-    """Try the learned names in a fork of the server first: it imports them one by one and says
-    how many it imported before forking became unsafe (a module that starts a thread at import),
-    so that the server imports only those and stays able to fork."""
+    """Try what the children taught (if there is something new and no probe runs) in a fork of
+    the server first: it imports them one by one and says how many it imported before forking
+    became unsafe (a module that starts a thread at import), so that the server imports only
+    those and stays able to fork."""
+    if children.probe is not None or broken:
+        return
     names, children.pending = children.pending, []
     if not names or fork_unsafe():
         return
@@ -795,7 +788,7 @@ def _reap(sock: socket.socket, pidfd: int, children: Children) -> None:
     request, pid = children.running.pop(pidfd)
     os.close(pidfd)
     _, status = os.waitpid(pid, 0)
-    children.ended(request.id)
+    children.go(request.id, b"")
     _send(sock, protocol.Exited(request.id, os.waitstatus_to_exitcode(status)))
     children.learned(request)
 

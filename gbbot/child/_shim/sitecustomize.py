@@ -93,16 +93,26 @@ def _counter(torch, model):
 
 def _counted(torch, model, compiled):
     count = _counter(torch, model)
-    if count is None:
-        return compiled
+    return compiled if count is None else _wrapped(torch, compiled, count)
+
+
+def _wrapped(torch, compiled, before, after=None):
+    """`compiled`, calling `before` as each of its calls starts and `after` as it ends (raising
+    too): a module's forward hooks, else a wrapper function."""
     if isinstance(compiled, torch.nn.Module):
-        compiled.register_forward_pre_hook(lambda module, args: count())
+        compiled.register_forward_pre_hook(before)
+        if after is not None:
+            compiled.register_forward_hook(after, always_call=True)
         return compiled
 
     @functools.wraps(compiled)
     def call(*args, **kwargs):
-        count()
-        return compiled(*args, **kwargs)
+        before()
+        try:
+            return compiled(*args, **kwargs)
+        finally:
+            if after is not None:
+                after()
 
     return call
 
@@ -117,31 +127,39 @@ def _trace_log():
         return None
 
 
-def _write_runs():
-    directory = os.environ.get("TORCH_TRACE")
-    if not directory or not (_GRAPHS or _CALLS):
-        return
-    record = {"trace_log": _trace_log(), "graphs": _GRAPHS, "calls": list(_CALLS.values())}
+def _write(prefix, record):
+    """`record` beside the trace, in PREFIX + pid + ".json"."""
+    directory = os.environ["TORCH_TRACE"]
     os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, f"{RUNS_PREFIX}{os.getpid()}.json"), "w", encoding="utf-8") as handle:
+    with open(os.path.join(directory, f"{prefix}{os.getpid()}.json"), "w", encoding="utf-8") as handle:
         json.dump(record, handle)
 
 
-def _patch_compile(torch):
+def _write_runs():
+    if os.environ.get("TORCH_TRACE") and (_GRAPHS or _CALLS):
+        _write(RUNS_PREFIX, {"trace_log": _trace_log(), "graphs": _GRAPHS, "calls": list(_CALLS.values())})
+
+
+def _patch_compile(torch, fast=True):
+    """torch.compile wrapped: in fast mode with the capturing backend and its callables counted,
+    else (GBBOT_TIME=1) as it is, its callables timed."""
     original = torch.compile
 
     @functools.wraps(original)
     def compile(model=None, **kwargs):
-        kwargs["backend"] = _capture_backend
-        kwargs.pop("mode", None)  # Inductor-only settings
-        kwargs.pop("options", None)
+        if fast:
+            kwargs["backend"] = _capture_backend
+            kwargs.pop("mode", None)  # Inductor-only settings
+            kwargs.pop("options", None)
         if model is None:  # @torch.compile(...) with arguments: the decorator comes back
             return lambda fn: compile(fn, **kwargs)
         compiled = original(model, **kwargs)
+        if not fast:
+            return _timed(torch, model, compiled)
         return _counted(torch, model, compiled) if _COUNTING else compiled
 
     torch.compile = compile
-    atexit.register(_write_runs)
+    atexit.register(_write_runs if fast else _write_times)
 
 
 # --- timing (faithful mode, GBBOT_TIME=1) --------------------------------------------------------
@@ -196,45 +214,14 @@ def _timed(torch, model, compiled):
         return compiled
     empty = {"file": key[0], "line": key[1], "name": key[2], "compiled_calls": 0, "steady_calls": 0, "steady_s": 0.0}
     timer = _CallTimer(torch, _TIMED.setdefault(key, empty))
-    if isinstance(compiled, torch.nn.Module):
-        compiled.register_forward_pre_hook(timer.start)
-        compiled.register_forward_hook(timer.stop, always_call=True)
-        return compiled
-
-    @functools.wraps(compiled)
-    def call(*args, **kwargs):
-        timer.start()
-        try:
-            return compiled(*args, **kwargs)
-        finally:
-            timer.stop()
-
-    return call
+    return _wrapped(torch, compiled, timer.start, timer.stop)
 
 
 def _write_times():
-    directory = os.environ.get("TORCH_TRACE")
-    if not directory or not _TIMED:
-        return
-    cuda = sys.modules.get("torch.cuda")
-    device = "cuda" if cuda is not None and cuda.is_initialized() else "cpu"
-    record = {"device": device, "calls": list(_TIMED.values())}
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, f"{TIMES_PREFIX}{os.getpid()}.json"), "w", encoding="utf-8") as handle:
-        json.dump(record, handle)
-
-
-def _patch_timing(torch):
-    original = torch.compile
-
-    @functools.wraps(original)
-    def compile(model=None, **kwargs):
-        if model is None:  # @torch.compile(...) with arguments: the decorator comes back
-            return lambda fn: compile(fn, **kwargs)
-        return _timed(torch, model, original(model, **kwargs))
-
-    torch.compile = compile
-    atexit.register(_write_times)
+    if os.environ.get("TORCH_TRACE") and _TIMED:
+        cuda = sys.modules.get("torch.cuda")
+        device = "cuda" if cuda is not None and cuda.is_initialized() else "cpu"
+        _write(TIMES_PREFIX, {"device": device, "calls": list(_TIMED.values())})
 
 
 def _patch_optimize(dynamo):
@@ -321,7 +308,7 @@ def _chain_next_sitecustomize():
 
 
 if _TIMING:
-    _PATCHES = {"torch": _patch_timing}
+    _PATCHES = {"torch": functools.partial(_patch_compile, fast=False)}
 if _ACTIVE or _TIMING:
     for _name in [n for n in _PATCHES if n in sys.modules]:
         _PATCHES.pop(_name)(sys.modules[_name])
