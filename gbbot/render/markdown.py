@@ -191,7 +191,7 @@ def one_line(code: str, limit: int = CODE_IN_TABLE) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def where(brk: GraphBreak | Recompilation, links: SourceLinks | None, sha: str | None = None) -> str:
+def where(brk: GraphBreak | Recompilation | Frame, links: SourceLinks | None, sha: str | None = None) -> str:
     """`file:line`, linked to the line when the repository's address is known."""
     label = md_code(f"{brk.file}:{brk.line}")
     url = links.line(brk.file, brk.line, sha) if links else None
@@ -232,9 +232,7 @@ def gone_items(report: Report, state: ChangeState) -> list[Item]:
     if report.diff is None:
         return []
     changes = [replace(c, brk=on_head(report, c.brk)) for c in report.diff.changed(state)]
-    if state is ChangeState.HIDDEN:
-        return [Item(c.brk, c.entrypoints, note=hidden_note(c)) for c in changes]
-    return [Item(c.brk, c.entrypoints) for c in changes]
+    return [Item(c.brk, c.entrypoints, note=hidden_note(c) if state is ChangeState.HIDDEN else "") for c in changes]
 
 
 def on_head(report: Report, brk: GraphBreak) -> GraphBreak:
@@ -541,13 +539,10 @@ def shown_stack(brk: GraphBreak) -> tuple[Frame, ...]:
 
 def stack_lines(brk: GraphBreak, links: SourceLinks | None) -> list[str]:
     """The user stack, outermost first, each frame linked."""
-    out = []
-    for frame in shown_stack(brk):
-        label = md_code(f"{frame.file}:{frame.line}")
-        url = links.line(frame.file, frame.line) if links else None
-        at = f"[{label}]({url})" if url else label
-        out.append(f"{at} in {md_code(frame.function)}" + (f": {md_code(frame.code)}" if frame.code else ""))
-    return out
+    return [
+        f"{where(frame, links)} in {md_code(frame.function)}" + (f": {md_code(frame.code)}" if frame.code else "")
+        for frame in shown_stack(brk)
+    ]
 
 
 # --- folded lists ------------------------------------------------------------------------------
