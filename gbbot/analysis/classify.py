@@ -106,13 +106,7 @@ def load_rules(path: Path = RULES_PATH) -> Rules:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     sentences = tuple((Category(k), v) for k, v in data["category_sentences"].items())
     rules = tuple(
-        Rule(
-            category=Category(r["category"]),
-            gb_type=r.get("gb_type"),
-            gb_id=r.get("gb_id"),
-            title=r.get("title", ""),
-        )
-        for r in data["rules"]
+        Rule(Category(r["category"]), r.get("gb_type"), r.get("gb_id"), r.get("title", "")) for r in data["rules"]
     )
     loop = data["markers"]["graph_break_in_loop"]
     return Rules(sentences, rules, KnownBreak(loop["gb_type"], loop["gb_id"]))
