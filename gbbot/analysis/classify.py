@@ -343,10 +343,6 @@ class _Located:
     in_loop: bool
     statement: str = ""  # the whole statement, when it spans more lines than the break's
 
-    @property
-    def rank(self) -> int | None:
-        return self.raw.rank
-
     def key(self, message: BreakMessage) -> tuple[str, ...]:
         gb_key = message.gb_id or message.gb_type
         return fingerprint_key(gb_key, self.site.path, self.qualname, self.code, self.site.origin, self.site.innermost)
@@ -509,7 +505,7 @@ def _gathered(same: list[_Located]) -> tuple[dict[str, BreakMessage], dict[int |
     consequences: dict[str, BreakMessage] = {}
     per_rank: dict[int | None, list[RawBreak]] = {}
     for loc in same:
-        per_rank.setdefault(loc.rank, []).append(loc.raw)
+        per_rank.setdefault(loc.raw.rank, []).append(loc.raw)
         for message in loc.raw.consequences:
             consequences.setdefault(message.gb_id or message.gb_type, message)
     return consequences, per_rank
