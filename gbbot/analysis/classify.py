@@ -106,13 +106,7 @@ def load_rules(path: Path = RULES_PATH) -> Rules:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     sentences = tuple((Category(k), v) for k, v in data["category_sentences"].items())
     rules = tuple(
-        Rule(
-            category=Category(r["category"]),
-            gb_type=r.get("gb_type"),
-            gb_id=r.get("gb_id"),
-            title=r.get("title", ""),
-        )
-        for r in data["rules"]
+        Rule(Category(r["category"]), r.get("gb_type"), r.get("gb_id"), r.get("title", "")) for r in data["rules"]
     )
     loop = data["markers"]["graph_break_in_loop"]
     return Rules(sentences, rules, KnownBreak(loop["gb_type"], loop["gb_id"]))
@@ -349,10 +343,6 @@ class _Located:
     in_loop: bool
     statement: str = ""  # the whole statement, when it spans more lines than the break's
 
-    @property
-    def rank(self) -> int | None:
-        return self.raw.rank
-
     def key(self, message: BreakMessage) -> tuple[str, ...]:
         gb_key = message.gb_id or message.gb_type
         return fingerprint_key(gb_key, self.site.path, self.qualname, self.code, self.site.origin, self.site.innermost)
@@ -515,7 +505,7 @@ def _gathered(same: list[_Located]) -> tuple[dict[str, BreakMessage], dict[int |
     consequences: dict[str, BreakMessage] = {}
     per_rank: dict[int | None, list[RawBreak]] = {}
     for loc in same:
-        per_rank.setdefault(loc.rank, []).append(loc.raw)
+        per_rank.setdefault(loc.raw.rank, []).append(loc.raw)
         for message in loc.raw.consequences:
             consequences.setdefault(message.gb_id or message.gb_type, message)
     return consequences, per_rank

@@ -19,7 +19,6 @@ from gbbot.analysis.classify import display_path, impact_order
 from gbbot.analysis.frames import CompileKey, FrameIndex, compile_key
 from gbbot.core.model import (
     BreakCost,
-    CallCount,
     CompiledFrame,
     EntrypointRuns,
     FrameMetrics,
@@ -72,13 +71,9 @@ def _calls(counts: RunCounts | None, root: str) -> Mapping[FrameRef, int]:
     """Calls of each compiled callable, by the frame it starts in."""
     found: dict[FrameRef, int] = {}
     for c in counts.calls if counts else ():
-        ref = _ref_of(c, root)
+        ref = FrameRef(display_path(c.file, root), c.line, c.name)
         found[ref] = found.get(ref, 0) + c.calls
     return found
-
-
-def _ref_of(call: CallCount, root: str) -> FrameRef:
-    return FrameRef(display_path(call.file, root), call.line, call.name)
 
 
 def _figures(frame: CompiledFrame, compiles: list[_Compile], calls: Mapping[FrameRef, int], counted: bool):

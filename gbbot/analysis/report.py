@@ -279,20 +279,16 @@ def to_json(report: Report) -> dict:
     if report.diff is not None:
         data["diff"] = _diff_json(report.diff)
     data["counts"] = counts.as_json(counts.counts(report))
-    if extra := _extra_json(report):
-        data["extra"] = extra
-    return data
-
-
-def _extra_json(report: Report) -> dict:
-    """What later steps added: the fix results (written even when there are none, since a fix
-    step did look), then the merged shards."""
+    # What later steps added: the fix results (written even when there are none, since a fix step
+    # did look), then the merged shards.
     extra: dict[str, Any] = {}
     if report.fixes is not None:
         extra["fixes"] = [fixes.to_json(f) for f in report.fixes]
     if report.merged_shards:
         extra["merged_shards"] = list(report.merged_shards)
-    return extra
+    if extra:
+        data["extra"] = extra
+    return data
 
 
 def dumps(report: Report) -> str:
