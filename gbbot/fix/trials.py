@@ -47,7 +47,7 @@ from gbbot.fix.verify import (
 
 # Settings under which Dynamo hands the compiler numbers and shapes read from tensors, or (with
 # `allow_rnn`, which torch calls experimental) the recurrent modules it otherwise leaves alone.
-COMPILED_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "allow_rnn")
+COMPILED_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "allow_rnn", "nested_graph_breaks")
 # As code (`flag=True`, `config.flag = True`) or as a model: entry's option (`flag: true`).
 _TURNED_ON = {flag: re.compile(rf"\b{flag}\b['\"]?\s*[=:]\s*true\b", re.IGNORECASE) for flag in COMPILED_SETTINGS}
 CONFIRMED = "confirmed in faithful mode"  # said in a confirmed fix's summary
@@ -98,11 +98,26 @@ def judge_trial(
     seen = {n: after[n] for n in trial.names if n in after and n in baseline}
     before = {n: baseline[n] for n in seen}
     judgement = judge(trial.goals, before, seen, compare, lens.later, lines_before(trial.patches, lens.earlier))
+    if trial.cuts_graphs:
+        judgement = _cut(judgement)
     unusable = [n for n in before if before[n].outcome.status is not Status.OK]
     if not unusable:
         return judgement
     why = f"the baseline run of {', '.join(unusable)} did not succeed, so nothing can be verified there"
     return replace(judgement, ok=False, reason="; ".join(filter(None, [why, judgement.reason])))
+
+
+def _cut(judgement: Judgement) -> Judgement:
+    """A lever that leaves the breaks holds only where the graphs are fewer and no frame more runs
+    eagerly."""
+    old, new = judgement.before, judgement.after
+    rest = judgement.summary.split("; ", 1)[-1]  # not "removes a break": it is met fewer times, not gone
+    summary = f"the break stays, resumed in its function; breaks met {old.breaks} → {new.breaks}; {rest}"
+    if new.graphs < old.graphs and new.frames_skipped <= old.frames_skipped:
+        return replace(judgement, summary=summary)
+    eager = f"frames running eagerly {old.frames_skipped} → {new.frames_skipped}"
+    why = f"it did not cut the graphs ({old.graphs} → {new.graphs}, {eager})"
+    return replace(judgement, ok=False, reason="; ".join(filter(None, [judgement.reason, why])), summary=summary)
 
 
 class Trials:
