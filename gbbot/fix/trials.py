@@ -120,6 +120,16 @@ def _cut(judgement: Judgement) -> Judgement:
     return replace(judgement, ok=False, reason="; ".join(filter(None, [judgement.reason, why])), summary=summary)
 
 
+def _not_cut(name: str, before: Observation | None, after: Observation) -> str | None:
+    """Why a lever's faithful run of `name` does not bear out its cut graphs (None: it does)."""
+    if before is None:
+        return f"{name} has no unpatched faithful run to count its graphs against"
+    old, new = before.report, after.report
+    if new.graph_count < old.graph_count and new.frames_skipped <= old.frames_skipped:
+        return None
+    return f"in {name}, graphs {old.graph_count} → {new.graph_count} with the compiler the code names"
+
+
 class Trials:
     """The runs of one `gbbot fix` in `scratch`, and what they taught (see the module's doc)."""
 
@@ -388,8 +398,9 @@ class Trials:
         patched: Mapping[str, Observation],
         compare: ResultComparer,
     ) -> list[str]:
-        """The entrypoints whose patched faithful run differs from the fast baseline run and that
-        have no unpatched faithful run beside that baseline run yet."""
+        """The entrypoints whose patched faithful run differs from the fast baseline run, or whose
+        graphs a lever must cut with that compiler too, and that have no unpatched faithful run
+        beside that baseline run yet."""
         known = self._known_unpatched(baseline)
         return sorted(
             {
@@ -399,7 +410,7 @@ class Trials:
                 if n in baseline
                 and n in patched
                 and n not in known
-                and changed_behaviour(baseline[n], patched[n], compare) is not None
+                and (trial.cuts_graphs or changed_behaviour(baseline[n], patched[n], compare) is not None)
             }
         )
 
@@ -418,9 +429,12 @@ class Trials:
         for name in (n for n in trial.names if n in baseline):
             if name not in patched:
                 problems.append(f"{name} could not be run in faithful mode")
-            elif changed_behaviour(baseline[name], patched[name], compare) is None:
                 continue
-            elif name not in unpatched:
+            if trial.cuts_graphs:  # the graphs must drop with that compiler too (a failure there is a break)
+                problems += filter(None, [_not_cut(name, unpatched.get(name), patched[name])])
+            if changed_behaviour(baseline[name], patched[name], compare) is None:
+                continue
+            if name not in unpatched:
                 problems.append(f"{name} differs from its fast run, and has no unpatched faithful run to compare with")
             else:
                 differs = changed_behaviour(unpatched[name], patched[name], compare)

@@ -292,3 +292,14 @@ def test_the_nested_lever_is_kept_only_where_it_cuts_the_graphs_and_the_break_ke
         "no patch for it",
         options,
     )
+
+
+def test_a_lever_whose_graphs_the_codes_own_compiler_does_not_cut_is_not_borne_out():
+    """Inductor failing on a nested frame adds a break there: fewer graphs in fast mode say nothing."""
+    from gbbot.fix.trials import _not_cut
+
+    assert _not_cut("fwd", seen(TARGET, graphs=3), seen(TARGET, graphs=2)) is None
+    assert _not_cut("fwd", seen(TARGET, graphs=3), seen(TARGET, graphs=3)) == (
+        "in fwd, graphs 3 → 3 with the compiler the code names"
+    )
+    assert "no unpatched faithful run" in _not_cut("fwd", None, seen(TARGET))
