@@ -75,11 +75,14 @@ def derive(
     compiles = compiles_of(result.entrypoints, _config(reader)) if set(result.paths) - {brk.file} else UNKNOWN
     try:
         text = reader(brk.file)
-        if _library_setting(result, brk):
+        if result.recipe == "nested":  # the lever for a break in a callee
+            made = plan.lever(brk, reader, (*paths, *result.paths), lookup, compiles)
+            found: tuple[plan.Candidate, ...] = (made,) if made else ()
+        elif _library_setting(result, brk):
             setting = plan.library_setting(brk, result.variant, reader, (*paths, *result.paths), lookup, compiles)
             if isinstance(setting, str):
                 return setting
-            found: tuple[plan.Candidate, ...] = (setting,)
+            found = (setting,)
         else:
             found, _ = plan.candidates(brk, text, reader, (*paths, *result.paths), compiles)
     except plan.Unpatchable as exc:
@@ -105,6 +108,7 @@ def check(
     if brk is None:
         return Dropped(result.fingerprint, "no break in the report has its fingerprint")
     known = {r.id for r in choices(brk.fix)} | {r.id for r in plan.library_setting_recipes(brk)}
+    known |= {"nested"} if plan.in_callee(brk) else set()
     if result.recipe not in known or (result.file, result.line) != (brk.file, brk.line):
         return Dropped(result.fingerprint, "its recipe or place is not the break's")
     derived = derive(result, brk, read, paths)

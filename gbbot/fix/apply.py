@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gbbot.core.model import Report
 from gbbot.fix import plan as planning
-from gbbot.fix.batch import Attempt, Scope, Trial, run_set
+from gbbot.fix.batch import Attempt, Scope, Trial, leaves_the_break, run_set
 from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, FileReader, Planned
 from gbbot.fix.verify import Judgement
@@ -52,7 +52,9 @@ def _joint_trial(scope: Scope, group: Sequence[Chosen], patches: Sequence[FilePa
     files = {path for _, c in group for path in c.paths}
     mine = tuple(p for p in patches if p.path in files)
     names = tuple(dict.fromkeys(n for planned, _ in group for n in run_set(scope, planned, files)))
-    goals = tuple((p.brk, p.entrypoints) for p, _ in group if p.brk.fingerprint not in left_out)
+    goals = tuple(
+        (p.brk, p.entrypoints) for p, c in group if p.brk.fingerprint not in left_out and not leaves_the_break(c)
+    )
     return Trial(mine, goals, names)
 
 

@@ -15,6 +15,7 @@ from gbbot.fix.patch import FilePatch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.verify import Goal, Judgement
 from gbbot.recipes.base import Recipe
+from gbbot.recipes.compile_site import NestedBreaks
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Trial:
     patches: tuple[FilePatch, ...]
     goals: tuple[Goal, ...]
     names: tuple[str, ...]
+    cuts_graphs: bool = False  # a lever that leaves the breaks: it must cut the graphs instead
 
 
 # Put the trials' patches in place, re-run their entrypoints: one judgement per trial, and the runs.
@@ -120,7 +122,14 @@ class Work:
         return self.planned.candidates[self.index]
 
     def trial(self) -> Trial:
+        if leaves_the_break(self.candidate):
+            return Trial(self.candidate.patches, (), self.names, cuts_graphs=True)
         return Trial(self.candidate.patches, ((self.planned.brk, self.planned.entrypoints),), self.names)
+
+
+def leaves_the_break(candidate: Candidate) -> bool:
+    """The `nested_graph_breaks` lever: the break stays, the graphs around it join up."""
+    return issubclass(candidate.recipe, NestedBreaks)
 
 
 def pack(waiting: Sequence[Work]) -> list[Work]:

@@ -150,15 +150,17 @@ def _round(
     report: Report,
     texts: tuple[dict[str, str], dict[str, str]],
     patches: Verified,
+    levers: bool = False,
 ) -> tuple[list[FixResult], InPlace | None]:
     """Plan and verify fixes for `found` on the scratch copy as it stands, then put the verified
     ones in place and re-run what they touch. `texts`: each patched file's text before any round,
-    and as earlier rounds left it; `patches` gets each verified fix's patches."""
+    and as earlier rounds left it; `patches` gets each verified fix's patches; `levers`: the last
+    round's (`plan`'s)."""
     originals, current = texts
     scope = Scope(report, ctx.config)
     lookup = library_lookup(ctx.root, ctx.config)
-    planned, others = planning.plan(found, ctx.read, lookup, ctx.paths, _config_file(ctx))
-    later = functools.partial(fixable_later, ctx.read) if number < ctx.options.rounds else never
+    planned, others = planning.plan(found, ctx.read, lookup, ctx.paths, _config_file(ctx), levers)
+    later = functools.partial(fixable_later, ctx.read) if number < ctx.options.rounds and not levers else never
     ctx.trials.begin_round(number, Lens(later, functools.partial(_in_original, originals, current)))
     verified = verify_all(planned, scope, ctx.trials.attempt, ctx.options.progress)
     chosen: list[Chosen] = [
@@ -172,6 +174,42 @@ def _round(
         return results, None
     in_place = put_in_place(scope, chosen, ctx.trials.keep, ctx.options.progress, ctx.trials.attempt)
     return [_left_out(r, in_place.dropped) for r in results], in_place
+
+
+def _settle(
+    in_place: InPlace, originals: dict[str, str], current: dict[str, str], joint: list[Judgement], notes: list[str]
+) -> None:
+    """A round's patches in place: each file's text before any round (kept) and as it stands now."""
+    for patch in in_place.patches:
+        originals.setdefault(patch.path, patch.before)
+        current[patch.path] = patch.after
+    joint += in_place.joint
+    notes += in_place.notes
+
+
+def _still_there(results: Sequence[FixResult], report: Report, options: FixOptions) -> Found:
+    """The breaks the last runs still show that no verified patch is for (a scaffold, advice, a
+    dropped fix): what the last round tries the `nested_graph_breaks` lever on."""
+    unfixed = {r.fingerprint for r in results if r.status in (FixStatus.SCAFFOLD, FixStatus.ADVICE, FixStatus.DROPPED)}
+    return [f for f in _selected(planning.found_breaks(report), options) if f[0].fingerprint in unfixed]
+
+
+def _levered(results: Sequence[FixResult], levers: Sequence[FixResult]) -> list[FixResult]:
+    """The last round's verdicts in the results: a kept lever keeps beside it what the break had
+    (why no patch removes it, its options or scaffold: the break stays); one not kept is said in
+    the break's reason."""
+    by_fingerprint = {r.fingerprint: r for r in levers}
+    merged: list[FixResult] = []
+    for result in results:
+        lever = by_fingerprint.get(result.fingerprint)
+        if lever is not None and lever.status is FixStatus.VERIFIED:
+            result = replace(
+                lever, reason=result.reason, advice=result.advice, scaffold=result.scaffold, tried=result.tried
+            )
+        elif lever is not None:
+            result = replace(result, reason=f"{result.reason}; {lever.variant}: {lever.reason} (tried, not kept)")
+        merged.append(result)
+    return merged
 
 
 def _config_file(ctx: Context) -> ConfigFile | None:
@@ -343,11 +381,7 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
             if in_place is None:
                 found = []
                 break
-            for patch in in_place.patches:
-                originals.setdefault(patch.path, patch.before)
-                current[patch.path] = patch.after
-            joint += in_place.joint
-            notes += in_place.notes
+            _settle(in_place, originals, current, joint, notes)
             shown = rounding.revealed_breaks(trials.baseline, trials.standing)
             current_report = rounding.merged(current_report, trials.standing)
             found = [f for f in _selected(shown, options) if f[0].fingerprint not in seen]
@@ -355,6 +389,17 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
             revealed = [(rounding.in_original(b, originals, current), names) for b, names in found]
             if not found:
                 break
+        still = _still_there(results, current_report, options)
+        if still:  # the last round: the lever, over the breaks no fix removed
+            options.progress(f"last round: nested_graph_breaks for {len(still)} breaks no fix removed…")
+            lever_results, in_place = _round(
+                ctx, len(rounds) + 1, still, current_report, (originals, current), verified, True
+            )
+            results = _levered(results, lever_results)
+            rounds.append(Round(len(rounds) + 1, len(still), (), len(in_place.kept) if in_place else 0))
+            if in_place is not None:
+                _settle(in_place, originals, current, joint, notes)
+                current_report = rounding.merged(current_report, trials.standing)
         overall = _overall(trials, rounds)
         bystanders = _bystanders(trials, first_report, rounding.final_patches(originals, current))
         to_base = functools.partial(_in_original, originals, current)

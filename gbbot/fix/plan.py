@@ -19,7 +19,7 @@ from gbbot.fix.sites import CompileSite, Search, describe, search, unresolved_si
 from gbbot.recipes import by_id, choices, engine, takes, variants
 from gbbot.recipes.base import BreakSite, Recipe, SourceError, wrapped
 from gbbot.recipes.branches import decides_branch
-from gbbot.recipes.compile_site import SettingAtCall, at_call
+from gbbot.recipes.compile_site import NestedBreaks, SettingAtCall, at_call
 
 
 class Unpatchable(Exception):
@@ -432,6 +432,29 @@ def _call_site(
         raise _NoPatch(f"{brk.file} does not parse ({exc}); nothing in it is patched") from None
 
 
+def in_callee(brk: GraphBreak) -> bool:
+    """Is the break in a function its compiled frame calls (not in the frame's own code)?"""
+    frame = brk.frames[0] if brk.frames else None
+    site = brk.library_site
+    where = (site.path, site.function) if site else (brk.file, brk.function.rsplit(".", 1)[-1])
+    return frame is not None and brk.origin is not Origin.TORCH and where != (frame.file, frame.function)
+
+
+def lever(
+    brk: GraphBreak, read: FileReader, paths: Sequence[str], lookup: scaffold.SourceLookup, compiles: Compiles
+) -> Candidate | None:
+    """`nested_graph_breaks` at the compile of the break's frame, for a break in a callee."""
+    if not in_callee(brk):
+        return None
+    owners = (
+        {f: o for f in frames_of(brk) if (o := _library_owner(f, lookup)) is not None} if brk.library_site else None
+    )
+    try:
+        return _at_compile_site(brk, NestedBreaks, read, paths, compiles, owners)[0]
+    except (Unpatchable, SourceError):
+        return None
+
+
 def plan_break(
     brk: GraphBreak,
     entrypoints: tuple[str, ...],
@@ -605,15 +628,21 @@ def plan(
     lookup: scaffold.SourceLookup,
     paths: Sequence[str] = (),
     config: ConfigFile | None = None,
+    levers: bool = False,
 ) -> tuple[list[Planned], list[FixResult]]:
     """Candidates for the fixable breaks; a result for every other counted break. `paths`: the
     repository's files, where compile sites are searched (besides the break's stack); `config`:
-    the configuration, which says how each entrypoint compiles."""
+    the configuration, which says how each entrypoint compiles. `levers`: the last round's, only
+    the `nested_graph_breaks` lever, for breaks no other fix removed."""
     read = _remembered(read)
     planned: list[Planned] = []
     results: list[FixResult] = []
     for brk, entrypoints in found:
         if brk.ignored:
+            continue
+        if levers:
+            found_lever = lever(brk, read, paths, lookup, compiles_of(entrypoints, config))
+            planned += [Planned(brk, entrypoints, (found_lever,))] if found_lever else []
             continue
         outcome = plan_break(brk, entrypoints, read, lookup, paths, compiles_of(entrypoints, config))
         (planned if isinstance(outcome, Planned) else results).append(outcome)

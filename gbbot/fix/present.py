@@ -24,12 +24,22 @@ def terminal_text(result: FixResult, doc_url: str | None = None) -> str:
     if result.status is FixStatus.VERIFIED:
         lines += [f"#   {phrase(result.measured)}"] if result.measured else []
         lines += [f"#   {result.description}", (result.diff or "").rstrip("\n")]
+        if result.reason:  # a lever that leaves the break: what the break itself needs
+            lines += [
+                f"#   the break itself: {result.reason}",
+                *_options(result),
+                *([result.scaffold.rstrip("\n")] if result.scaffold else []),
+            ]
     elif result.status is FixStatus.SCAFFOLD:
         lines.append((result.scaffold or "").rstrip("\n"))
     elif result.status is FixStatus.ADVICE:
-        lines += [f"#   - {a.text}" + (f" <{a.url}>" if a.url else "") for a in result.advice]
+        lines += _options(result)
     lines += [f"#   documentation: {doc_url}"] if doc_url and result.status is not FixStatus.VERIFIED else []
     return "\n".join(lines)
+
+
+def _options(result: FixResult) -> list[str]:
+    return [f"#   - {a.text}" + (f" <{a.url}>" if a.url else "") for a in result.advice]
 
 
 def _breaks(breaks: Sequence[GraphBreak]) -> str:

@@ -47,7 +47,7 @@ from gbbot.fix.verify import (
 
 # Settings under which Dynamo hands the compiler numbers and shapes read from tensors, or (with
 # `allow_rnn`, which torch calls experimental) the recurrent modules it otherwise leaves alone.
-COMPILED_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "allow_rnn")
+COMPILED_SETTINGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "allow_rnn", "nested_graph_breaks")
 # As code (`flag=True`, `config.flag = True`) or as a model: entry's option (`flag: true`).
 _TURNED_ON = {flag: re.compile(rf"\b{flag}\b['\"]?\s*[=:]\s*true\b", re.IGNORECASE) for flag in COMPILED_SETTINGS}
 CONFIRMED = "confirmed in faithful mode"  # said in a confirmed fix's summary
@@ -98,11 +98,36 @@ def judge_trial(
     seen = {n: after[n] for n in trial.names if n in after and n in baseline}
     before = {n: baseline[n] for n in seen}
     judgement = judge(trial.goals, before, seen, compare, lens.later, lines_before(trial.patches, lens.earlier))
+    if trial.cuts_graphs:
+        judgement = _cut(judgement)
     unusable = [n for n in before if before[n].outcome.status is not Status.OK]
     if not unusable:
         return judgement
     why = f"the baseline run of {', '.join(unusable)} did not succeed, so nothing can be verified there"
     return replace(judgement, ok=False, reason="; ".join(filter(None, [why, judgement.reason])))
+
+
+def _cut(judgement: Judgement) -> Judgement:
+    """A lever that leaves the breaks holds only where the graphs are fewer and no frame more runs
+    eagerly."""
+    old, new = judgement.before, judgement.after
+    rest = judgement.summary.split("; ", 1)[-1]  # not "removes a break": it is met fewer times, not gone
+    summary = f"the break stays, resumed in its function; breaks met {old.breaks} → {new.breaks}; {rest}"
+    if new.graphs < old.graphs and new.frames_skipped <= old.frames_skipped:
+        return replace(judgement, summary=summary)
+    eager = f"frames running eagerly {old.frames_skipped} → {new.frames_skipped}"
+    why = f"it did not cut the graphs ({old.graphs} → {new.graphs}, {eager})"
+    return replace(judgement, ok=False, reason="; ".join(filter(None, [judgement.reason, why])), summary=summary)
+
+
+def _not_cut(name: str, before: Observation | None, after: Observation) -> str | None:
+    """Why a lever's faithful run of `name` does not bear out its cut graphs (None: it does)."""
+    if before is None:
+        return f"{name} has no unpatched faithful run to count its graphs against"
+    old, new = before.report, after.report
+    if new.graph_count < old.graph_count and new.frames_skipped <= old.frames_skipped:
+        return None
+    return f"in {name}, graphs {old.graph_count} → {new.graph_count} with the compiler the code names"
 
 
 class Trials:
@@ -373,8 +398,9 @@ class Trials:
         patched: Mapping[str, Observation],
         compare: ResultComparer,
     ) -> list[str]:
-        """The entrypoints whose patched faithful run differs from the fast baseline run and that
-        have no unpatched faithful run beside that baseline run yet."""
+        """The entrypoints whose patched faithful run differs from the fast baseline run, or whose
+        graphs a lever must cut with that compiler too, and that have no unpatched faithful run
+        beside that baseline run yet."""
         known = self._known_unpatched(baseline)
         return sorted(
             {
@@ -384,7 +410,7 @@ class Trials:
                 if n in baseline
                 and n in patched
                 and n not in known
-                and changed_behaviour(baseline[n], patched[n], compare) is not None
+                and (trial.cuts_graphs or changed_behaviour(baseline[n], patched[n], compare) is not None)
             }
         )
 
@@ -403,9 +429,12 @@ class Trials:
         for name in (n for n in trial.names if n in baseline):
             if name not in patched:
                 problems.append(f"{name} could not be run in faithful mode")
-            elif changed_behaviour(baseline[name], patched[name], compare) is None:
                 continue
-            elif name not in unpatched:
+            if trial.cuts_graphs:  # the graphs must drop with that compiler too (a failure there is a break)
+                problems += filter(None, [_not_cut(name, unpatched.get(name), patched[name])])
+            if changed_behaviour(baseline[name], patched[name], compare) is None:
+                continue
+            if name not in unpatched:
                 problems.append(f"{name} differs from its fast run, and has no unpatched faithful run to compare with")
             else:
                 differs = changed_behaviour(unpatched[name], patched[name], compare)

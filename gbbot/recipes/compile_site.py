@@ -442,3 +442,26 @@ def at_call(setting: type[CompileSiteConfig]) -> type[CompileSiteConfig]:
     title = f"turn on `{flag}` around the call of the compiled model"
     attributes = {"variant": f"{setting.variant}_at_call", "title": title, "description": description}
     return type(f"{setting.__name__}AtCall", (SettingAtCall, setting), attributes)
+
+
+class NestedBreaks(CompileSiteConfig):
+    """A break in a function the compiled frame calls: with `nested_graph_breaks` Dynamo resumes
+    in that function after the break instead of splitting every frame above it (torch 2.13 and
+    2.14.1 leave it off; PyTorch means to make it the default). The break stays; the graphs around
+    it join up. Tried in a last round, on the breaks no other fix removed, kept only when it cuts
+    the graphs with no frame more running eagerly and the outputs equal, and confirmed with the
+    code's own backend."""
+
+    id = "nested"
+    variant = "nested_graph_breaks"
+    flag = "nested_graph_breaks"
+    title = "turn on `nested_graph_breaks` for the compile that traces it"
+    description = (
+        "Turns on `torch._dynamo.config.nested_graph_breaks` for the `torch.compile` that traces the "
+        "break's frame (or around the call of the compiled model), so that after a break in a function "
+        "the frame calls, Dynamo resumes in that function rather than splitting every frame above it: "
+        "the break still happens, but fewer graphs run around it. Kept only because the re-run had fewer graphs, "
+        "no frame more running eagerly and equal outputs; confirmed with the compiler the code names."
+    )
+    examples = _examples("nested_graph_breaks", "return helper(x) * 2", "x = helper(x)", "capture_scalar_outputs")
+    untouched = LOOK_ALIKES

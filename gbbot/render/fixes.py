@@ -33,6 +33,11 @@ def markdown_lines(result: FixResult) -> tuple[str, ...]:
         lines = [f"{head}: {md_text(result.summary)}.", "", md_text(result.description)]
         lines += ["", f"⏱️ {md_text(phrase(result.measured))}."] if result.measured else []
         lines += ["", md_code_block(result.diff or "", "diff")]
+        if result.reason:  # a lever that leaves the break: what the break itself needs
+            lines += ["", f"The break itself: {md_text(result.reason)}."] + [
+                _option(a.text, a.url) for a in result.advice
+            ]
+            lines += ["", md_code_block(result.scaffold, "python")] if result.scaffold else []
     elif result.status is FixStatus.SCAFFOLD:
         lines = [f"{head}: {md_text(result.reason)}.", "", md_text(result.description)]
         lines += ["", md_code_block(result.scaffold or "", "python")]

@@ -8,7 +8,11 @@ One project, one `gbbot fix --apply` (its run is shared by the tests):
   compiles `GPT`, in its `if __name__ == "__main__":` block, which neither entrypoint runs: nothing
   is written there;
 - `bench` compiles `Odd` in a way gbbot cannot follow, and `odd.py`'s only `torch.compile` is in
-  its `__main__` block: the break gets a one-line reason, no patch.
+  its `__main__` block: the break gets a one-line reason, no patch;
+- `clip`'s break is a data-dependent branch in a function its compiled `forward` calls: no recipe
+  removes it, so the last round tries `nested_graph_breaks` at its compile, and keeps it because
+  the graphs around the break join up (3 → 2), outputs equal, confirmed with Inductor; the break
+  keeps its own advice beside.
 """
 
 from __future__ import annotations
@@ -81,6 +85,33 @@ FILES = {
         def run():
             return build(Odd())(torch.ones(2))
         """,
+    "tiny/clip.py": """
+        import torch
+        from torch import nn
+
+
+        def clip(x):
+            if x.abs().max() > 10:
+                x = x / 10
+            return x
+
+
+        class Clipped(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(4, 4)
+                self.b = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.b(clip(self.a(x)))
+
+
+        def run():
+            torch.manual_seed(0)
+            model = torch.compile(Clipped())
+            with torch.no_grad():
+                return model(torch.ones(2, 4))
+        """,
     ".gbbot.yml": """
         version: 1
         entrypoints:
@@ -91,6 +122,7 @@ FILES = {
             inputs: [{tensor: [2, 4]}]
           - {name: serve, call: 'tiny.serve:run'}
           - {name: bench, call: 'tiny.bench:run'}
+          - {name: clip, call: 'tiny.clip:run'}
         """,
 }
 
@@ -122,7 +154,8 @@ def test_a_model_entrys_setting_is_verified_in_its_compile_option_and_applied(ap
     config = (root / ".gbbot.yml").read_text()
     assert "    inputs: [{tensor: [2, 4]}]\n    compile: {dynamo: {capture_scalar_outputs: true}}\n" in config
     assert config.startswith("version: 1\nentrypoints:\n  # gbbot builds and compiles this one\n")  # kept as written
-    assert "gbbot fix: wrote tiny/serve.py, .gbbot.yml" in done.stdout + done.stderr
+    written = (done.stdout + done.stderr).split("gbbot fix: wrote ", 1)[1].splitlines()[0].split(", ")
+    assert set(written) == {"tiny/serve.py", "tiny/clip.py", ".gbbot.yml"}
 
 
 def test_the_setting_goes_to_the_compile_the_entrypoint_runs_not_a_main_block(applied) -> None:
@@ -140,3 +173,16 @@ def test_a_break_whose_only_compile_is_a_main_block_it_never_runs_gets_a_one_lin
         "that bench never run"
     )
     assert (root / "tiny/odd.py").read_text() == textwrap.dedent(FILES["tiny/odd.py"]).lstrip("\n")
+
+
+def test_a_break_in_a_callee_no_recipe_removes_gets_nested_graph_breaks_when_it_cuts_the_graphs(applied) -> None:
+    root, done = applied
+    lines = done.stdout.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("# tiny/clip.py:6 nested")]
+    verdict = lines[at]  # the last round's, over the breaks no other fix removed
+    assert "verified in round 2: the break stays" in verdict
+    assert verdict.endswith("outputs equal; confirmed in faithful mode")
+    assert "resumed in its function; breaks met 2 → 1; graphs 3 → 2;" in verdict  # not "removes": it stays
+    assert any(line.startswith("#   the break itself: line 6 is not a pattern") for line in lines[at:])
+    clip = (root / "tiny/clip.py").read_text()
+    assert "    torch._dynamo.config.nested_graph_breaks = True\n    model = torch.compile(Clipped())\n" in clip

@@ -138,15 +138,19 @@ def test_tqdm_write_in_a_method_the_compiled_forward_calls_is_guarded_like_a_pri
     )
 
 
-def test_an_item_whose_number_decides_an_if_gets_the_advice_for_branches_not_the_setting(session):
+def test_an_item_whose_number_decides_an_if_keeps_the_advice_for_branches_beside_the_nested_lever(session):
+    """No setting is tried on the `.item()` (capturing it only moves the break); the last round's
+    `nested_graph_breaks` at the compile joins the graphs around it, and the break, still there,
+    keeps its advice."""
     (brk,) = next(e for e in session.run.report.entrypoints if e.name == "item_branch").breaks
     assert (brk.gb_id, brk.function, brk.fix) == ("GB0124", "damped", None)  # labelled: advice only
     (result,) = session.results("item_branch")
-    assert result.status is FixStatus.ADVICE and result.diff is None
+    assert (result.status, result.recipe, result.round) == (FixStatus.VERIFIED, "nested", 2)
+    assert result.summary.startswith("the break stays, resumed in its function; ")
+    assert "capture_scalar_outputs" not in result.diff and "nested_graph_breaks = True" in result.diff
     assert "capturing it (capture_scalar_outputs) would only move the break" in result.reason
     assert "capturing it (`capture_scalar_outputs`) only moves the break to the `if`" in result.advice[0].text
     assert any("torch.where" in a.text for a in result.advice)
-    assert session.text("item_branch") == (PROJECT / "fixdemo/item_branch.py").read_text()
 
 
 def test_check_agrees_the_fixed_entrypoints_no_longer_break(session):

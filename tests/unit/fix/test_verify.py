@@ -6,8 +6,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gbbot.core.config import Entrypoint
-from gbbot.core.fixes import Counts, FixStatus
-from gbbot.core.model import Category, EntrypointReport, Frame, GraphBreak, LibrarySite, Origin, RunOutcome, Status
+from gbbot.core.fixes import Advice, Counts, FixResult, FixStatus
+from gbbot.core.model import (
+    Category,
+    EntrypointReport,
+    Frame,
+    FrameRef,
+    GraphBreak,
+    LibrarySite,
+    Origin,
+    RunOutcome,
+    Status,
+)
 from gbbot.fix import batch
 from gbbot.fix.plan import Candidate, Planned
 from gbbot.fix.verify import Judgement, Observation, judge, no_better
@@ -254,3 +264,42 @@ def test_an_entrypoint_that_is_not_reproducible_is_said_once_and_no_other_varian
     result = batch.advance(work, said, together=False)
     assert result is not None and result.status is FixStatus.DROPPED
     assert (result.variant, result.tried, result.reason) == (PrintGuard.variant, (), said.reason)
+
+
+def test_the_nested_lever_is_kept_only_where_it_cuts_the_graphs_and_the_break_keeps_its_own_account():
+    from gbbot.fix.pipeline import _levered
+    from gbbot.fix.trials import Lens, judge_trial
+    from gbbot.recipes.compile_site import NestedBreaks
+
+    brk = graph_break(1, file="m.py", line=3, frames=(FrameRef("m.py", 1, "forward"),), function="clip")
+    work = batch.Work(Planned(brk, ("fwd",), (Candidate(brk, NestedBreaks, ()),)), ("fwd",))
+    trial = work.trial()
+    assert trial.goals == () and trial.cuts_graphs  # the break stays: no goal, the graphs must drop
+    same_graphs = judge_trial(trial, {"fwd": seen(TARGET)}, {"fwd": seen(TARGET)}, same, Lens())
+    assert not same_graphs.ok and "it did not cut the graphs (2 → 2" in same_graphs.reason
+    fewer = judge_trial(trial, {"fwd": seen(TARGET)}, {"fwd": seen(TARGET, graphs=1)}, same, Lens())
+    assert fewer.ok and fewer.summary.startswith("the break stays, resumed in its function; breaks met 1 → 1; graphs")
+    options = (Advice("use torch.where"),)
+    advised = FixResult(brk.fingerprint, FixStatus.ADVICE, "m.py", 3, reason="no patch for it", advice=options)
+    (not_kept,) = _levered([advised], [batch.advance(work, same_graphs, together=False)])
+    assert not_kept.status is FixStatus.ADVICE and not_kept.advice == options
+    assert not_kept.reason.startswith("no patch for it; nested_graph_breaks: ")
+    assert not_kept.reason.endswith("(tried, not kept)")
+    (kept,) = _levered([advised], [batch.advance(work, fewer, together=False)])
+    assert (kept.status, kept.recipe, kept.reason, kept.advice) == (
+        FixStatus.VERIFIED,
+        "nested",
+        "no patch for it",
+        options,
+    )
+
+
+def test_a_lever_whose_graphs_the_codes_own_compiler_does_not_cut_is_not_borne_out():
+    """Inductor failing on a nested frame adds a break there: fewer graphs in fast mode say nothing."""
+    from gbbot.fix.trials import _not_cut
+
+    assert _not_cut("fwd", seen(TARGET, graphs=3), seen(TARGET, graphs=2)) is None
+    assert _not_cut("fwd", seen(TARGET, graphs=3), seen(TARGET, graphs=3)) == (
+        "in fwd, graphs 3 → 3 with the compiler the code names"
+    )
+    assert "no unpatched faithful run" in _not_cut("fwd", None, seen(TARGET))
