@@ -17,6 +17,7 @@ from gbbot.core.config import Config
 from gbbot.core.fixes import Counts, FixResult, FixStatus, bounded
 from gbbot.core.measured import DEFAULT_REPEAT, Measured
 from gbbot.core.model import ChangeState, GraphBreak, Mode, Origin, Report
+from gbbot.core.words import plural
 from gbbot.edges import git
 from gbbot.fix import plan as planning
 from gbbot.fix import rounds as rounding
@@ -391,12 +392,12 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
                 break
         still = _still_there(results, current_report, options)
         if still:  # the last round: the lever, over the breaks no fix removed
-            options.progress(f"last round: nested_graph_breaks for {len(still)} breaks no fix removed…")
+            options.progress(f"last round: nested_graph_breaks for {plural(len(still), 'break')} no fix removed…")
             lever_results, in_place = _round(
                 ctx, len(rounds) + 1, still, current_report, (originals, current), verified, True
             )
             results = _levered(results, lever_results)
-            rounds.append(Round(len(rounds) + 1, len(still), (), len(in_place.kept) if in_place else 0))
+            rounds.append(Round(len(rounds) + 1, len(still), (), len(in_place.kept) if in_place else 0, lever=True))
             if in_place is not None:
                 _settle(in_place, originals, current, joint, notes)
                 current_report = rounding.merged(current_report, trials.standing)

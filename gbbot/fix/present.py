@@ -34,7 +34,8 @@ def terminal_text(result: FixResult, doc_url: str | None = None) -> str:
         lines.append((result.scaffold or "").rstrip("\n"))
     elif result.status is FixStatus.ADVICE:
         lines += _options(result)
-    lines += [f"#   documentation: {doc_url}"] if doc_url and result.status is not FixStatus.VERIFIED else []
+    stays = result.status is not FixStatus.VERIFIED or result.reason  # unfixed, or a lever's break
+    lines += [f"#   documentation: {doc_url}"] if doc_url and stays else []
     return "\n".join(lines)
 
 
@@ -52,7 +53,8 @@ def round_lines(rounds: Sequence[Round], left: Sequence[GraphBreak]) -> list[str
     lines = []
     for r in rounds:
         worked_on = f"revealed {_breaks(r.revealed)}" if r.revealed else f"{r.breaks} break{'s' * (r.breaks != 1)}"
-        lines.append(f"round {r.number}: {worked_on}, fixed {r.fixed}")
+        done = f"nested_graph_breaks kept for {r.fixed} (the breaks stay)" if r.lever else f"fixed {r.fixed}"
+        lines.append(f"round {r.number}: {worked_on}, {done}")
     if left:
         lines.append(f"round {len(rounds)} revealed {_breaks(left)}, not fixed: no round left (--rounds)")
     return lines

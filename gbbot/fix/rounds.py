@@ -22,12 +22,14 @@ MAX_ROUNDS = 100  # the report schema's bound on a fix result's round
 @dataclass(frozen=True)
 class Round:
     """One round: how many breaks it worked on, which of them earlier rounds revealed (none in
-    the first), and how many fixes it put in place."""
+    the first), and how many fixes it put in place (`lever`: the last round's nested_graph_breaks
+    settings, which leave their breaks in place)."""
 
     number: int
     breaks: int
     revealed: tuple[GraphBreak, ...]
     fixed: int
+    lever: bool = False
 
 
 def revealed_breaks(

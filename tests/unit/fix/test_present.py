@@ -216,6 +216,8 @@ def test_rounds_say_what_each_fixed_and_what_was_revealed():
         "round 1: 3 breaks, fixed 2",
         "round 2: revealed 1 break (GB0059 print at model.py:12), fixed 1",
     ]
+    lever = Round(3, 1, (), 1, lever=True)  # nested_graph_breaks leaves its break in place: never "fixed"
+    assert present.round_lines([lever], ()) == ["round 3: 1 break, nested_graph_breaks kept for 1 (the breaks stay)"]
     assert present.round_lines(rounds[:1], (printed,))[-1] == (
         "round 1 revealed 1 break (GB0059 print at model.py:12), not fixed: no round left (--rounds)"
     )
@@ -251,3 +253,11 @@ def test_one_timing_is_refused_by_the_schema():
     data = report.to_json(a_report((replace(verified(), measured=replace(MEASURED, repeat=1)),)))
     with pytest.raises(ReportError, match="measured/repeat"):
         report.validate(data)
+
+
+def test_a_lever_whose_break_stays_keeps_the_breaks_documentation_link_a_removed_break_needs_none():
+    url = "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
+    removed = present.terminal_text(verified(), url)
+    lever = present.terminal_text(replace(verified(), reason="line 2 is not a pattern the recipes rewrite"), url)
+    assert f"documentation: {url}" not in removed
+    assert lever.splitlines()[-1] == f"#   documentation: {url}"
