@@ -397,7 +397,8 @@ def fix(root: Path, config: Config, options: FixOptions = FixOptions(), report: 
                 ctx, len(rounds) + 1, still, current_report, (originals, current), verified, True
             )
             results = _levered(results, lever_results)
-            rounds.append(Round(len(rounds) + 1, len(still), (), len(in_place.kept) if in_place else 0, lever=True))
+            if in_place is not None and in_place.kept:  # a lever tried and not kept is said in its break's reason
+                rounds.append(Round(len(rounds) + 1, len(still), (), len(in_place.kept), lever=True))
             if in_place is not None:
                 _settle(in_place, originals, current, joint, notes)
                 current_report = rounding.merged(current_report, trials.standing)
