@@ -114,8 +114,9 @@ def outcome(
     """`history` as read back from the data branch (this audit's record in it, unless it was
     not written there) → the records to show, what changed since the one before ours, the body.
     Without `sources`, a break that shows up in a frame that ran eagerly before is new."""
-    ordered = list(history) if mine in history else sorted([*history, mine], key=lambda r: r.date)
-    upto = ordered[: ordered.index(mine) + 1]
+    # By date, ours last among its second: a record's date has whole seconds, and two audits in one
+    # second sort by commit id on the branch, which says nothing of which came first
+    upto = [*sorted((r for r in history if r != mine and r.date <= mine.date), key=lambda r: r.date), mine]
     previous = upto[-2] if len(upto) > 1 else None
     moved = renames(previous.commit, mine.commit) if previous else {}
     in_base = sources(previous.commit, mine.commit, moved) if previous else break_diff.unknown

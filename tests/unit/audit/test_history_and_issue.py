@@ -270,3 +270,12 @@ def test_a_forged_records_doc_url_is_not_linked_the_gb_id_makes_the_link():
     text = issue.render(history, compare(*history), issue.Where("https://github.com/octo-org/octo-repo", None))
     assert "evil.example" not in text
     assert "(https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html)" in text
+
+
+def test_an_audit_in_the_same_second_as_the_one_before_is_compared_with_it_whatever_the_branch_order():
+    from gbbot.audit.run import outcome
+
+    first, mine = rec(B, "2026-04-02T03:00:00Z", (PRINT,)), rec(A, "2026-04-02T03:00:00Z", (PRINT, ITEM))
+    for read_back in ((first, mine), (mine, first)):  # records/<date>-<commit> sorts A's record first
+        changes = outcome(read_back, mine, 10, issue.Where()).changes
+        assert changes.previous == first and changes.current == mine
