@@ -115,8 +115,11 @@ def outcome(
     not written there) → the records to show, what changed since the one before ours, the body.
     Without `sources`, a break that shows up in a frame that ran eagerly before is new."""
     # By date, ours last among its second: a record's date has whole seconds, and two audits in one
-    # second sort by commit id on the branch, which says nothing of which came first
-    upto = [*sorted((r for r in history if r != mine and r.date <= mine.date), key=lambda r: r.date), mine]
+    # second sort by commit id on the branch, which says nothing of which came first. Ours as read
+    # back is known by its commit and date, not by equality: a copy that read back otherwise must
+    # never become the previous audit (ours compared with itself would say "no regression").
+    earlier = (r for r in history if r.date <= mine.date and (r.commit, r.date) != (mine.commit, mine.date))
+    upto = [*sorted(earlier, key=lambda r: r.date), mine]
     previous = upto[-2] if len(upto) > 1 else None
     moved = renames(previous.commit, mine.commit) if previous else {}
     in_base = sources(previous.commit, mine.commit, moved) if previous else break_diff.unknown

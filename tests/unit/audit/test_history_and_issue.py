@@ -279,3 +279,5 @@ def test_an_audit_in_the_same_second_as_the_one_before_is_compared_with_it_whate
     for read_back in ((first, mine), (mine, first)):  # records/<date>-<commit> sorts A's record first
         changes = outcome(read_back, mine, 10, issue.Where()).changes
         assert changes.previous == first and changes.current == mine
+    read_back = replace(mine, run_url="https://example.invalid/other")  # ours, read back otherwise
+    assert outcome((first, read_back), mine, 10, issue.Where()).changes.previous == first
