@@ -27,7 +27,6 @@ class Unpatchable(Exception):
 
 
 FileReader = Callable[[str], str]  # repo-relative path → text, or Unpatchable
-SCALARS = "capture_scalar_outputs"
 BRANCH_FED = (
     "the number decides a branch: capturing it (capture_scalar_outputs) would only move the break "
     "to the `if` (data-dependent branching), so the options for branches follow"
@@ -139,7 +138,7 @@ def candidates(
                 why_not.append(f"line {brk.line} is not a pattern the {recipe.id} recipe rewrites ({recipe.title})")
             continue
         if recipe.at_compile_site:
-            if getattr(recipe, "flag", None) == SCALARS and fed:
+            if not recipe.matches(text, brk.line, brk.statement or brk.code):  # the variant's own matcher
                 continue
             at_compile, why = _at_compile_site(brk, recipe, reader, paths, compiles)
             why_not += [why] if why else []
