@@ -22,7 +22,7 @@ import libcst.matchers as m
 import yaml
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from gbbot.recipes.base import Example, Recipe, code, example
+from gbbot.recipes.base import Example, Recipe
 from gbbot.recipes.branches import decides_branch
 
 COMPILE = "torch.compile"
@@ -181,20 +181,6 @@ def _examples(flag: str, expr: str, before_line: str, other: str) -> tuple[Examp
     return tuple(Example(e["before"].format(**fields), e["after"].format(**fields)) for e in found)
 
 
-LOOK_ALIKES = (
-    # not torch.compile
-    code(
-        """
-        import re
-
-
-        def run(x):
-            return re.compile(x)  # BREAK
-        """
-    ),
-)
-
-
 class ItemCaptureScalars(CompileSiteConfig):
     id = "item"
     gb_ids = ("GB0124",)
@@ -219,19 +205,6 @@ class ItemCaptureScalars(CompileSiteConfig):
     examples = _examples(
         "capture_scalar_outputs", "return x / x.sum().item()", "n = x.sum().item()", "capture_dynamic_output_shape_ops"
     )
-    untouched = (
-        *LOOK_ALIKES,
-        # already on for this compile, and still breaking: not this recipe's case
-        code(
-            """
-            import torch
-
-
-            def run(f, x):
-                return torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(f))(x)  # BREAK
-            """
-        ),
-    )
 
 
 class DynamicShapeCaptureOps(CompileSiteConfig):
@@ -250,7 +223,6 @@ class DynamicShapeCaptureOps(CompileSiteConfig):
     examples = _examples(
         "capture_dynamic_output_shape_ops", "return x[x > 0].sum()", "x = x[x > 0]", "capture_scalar_outputs"
     )
-    untouched = LOOK_ALIKES
 
 
 class RnnAllowed(CompileSiteConfig):
@@ -273,7 +245,6 @@ class RnnAllowed(CompileSiteConfig):
     examples = _examples(
         "allow_rnn", "return torch.nn.LSTM(4, 4)(x)[0]", "y = torch.nn.GRU(4, 4)(x)[0]", "capture_scalar_outputs"
     )
-    untouched = LOOK_ALIKES
 
 
 class LoggerIgnored(CompileSiteConfig):
@@ -299,54 +270,6 @@ class LoggerIgnored(CompileSiteConfig):
         "logger's `<method>` while the setting holds. Meant for logger calls inside a library, which "
         "cannot be guarded in place."
     )
-    examples = (
-        example(
-            """
-            import torch
-
-
-            def build(model):
-                model = torch.compile(model)  # BREAK
-                return model
-            """,
-            """
-            import torch
-            import logging
-
-
-            def build(model):
-                torch._dynamo.config.ignore_logging_functions |= {logging.Logger.warning}
-                model = torch.compile(model)  # BREAK
-                return model
-            """,
-        ),
-        example(
-            """
-            import logging
-
-            import torch
-
-
-            @torch.compile  # BREAK
-            def step(x):
-                logging.getLogger("m").warning("step")
-                return x * 2
-            """,
-            """
-            import logging
-
-            import torch
-
-
-            @torch._dynamo.config.patch(ignore_logging_functions={logging.Logger.warning})
-            @torch.compile  # BREAK
-            def step(x):
-                logging.getLogger("m").warning("step")
-                return x * 2
-            """,
-        ),
-    )
-    untouched = LOOK_ALIKES
 
     @classmethod
     def matches(cls, source: str, line: int, code: str) -> bool:
@@ -380,34 +303,6 @@ class SettingAtCall(CompileSiteConfig):
     `build.py` every model's module calls), where a setting would reach every model compiled
     there. `with torch._dynamo.config.patch(flag=True):` holds while the call runs, which is when
     Dynamo traces. A statement already wrapped so (an earlier fix's) gets the setting joined."""
-
-    examples = (
-        example(
-            """
-            import torch
-
-            from app.build import compiled
-
-
-            def run(model, x):
-                model = compiled(model)
-                out = model(x)  # BREAK
-                return out
-            """,
-            """
-            import torch
-
-            from app.build import compiled
-
-
-            def run(model, x):
-                model = compiled(model)
-                with torch._dynamo.config.patch(capture_scalar_outputs=True):
-                    out = model(x)  # BREAK
-                return out
-            """,
-        ),
-    )
 
     def visit_Call(self, node: cst.Call) -> None:
         return None
@@ -464,4 +359,3 @@ class NestedBreaks(CompileSiteConfig):
         "no frame more running eagerly and equal outputs; confirmed with the compiler the code names."
     )
     examples = _examples("nested_graph_breaks", "return helper(x) * 2", "x = helper(x)", "capture_scalar_outputs")
-    untouched = LOOK_ALIKES
