@@ -103,8 +103,10 @@ def _typed(kind: Any, value: Any) -> Any:
     return kind(value) if isinstance(kind, type) and issubclass(kind, enum.Enum) else value
 
 
-def record(cls: type, data: dict) -> Any:
-    """A schema-checked JSON object → the model record `cls`; a field it leaves out keeps its
-    default, a key that is no field is not read."""
+def record(cls: type, data: dict | list) -> Any:
+    """A schema-checked JSON object (or array: the fields in order) → the model record `cls`; a
+    field it leaves out keeps its default, a key that is no field is not read."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    found = dict(zip(names, data, strict=False)) if isinstance(data, list) else data
     hints = _hints(cls)
-    return cls(**{f.name: _typed(hints[f.name], data[f.name]) for f in dataclasses.fields(cls) if f.name in data})
+    return cls(**{name: _typed(hints[name], found[name]) for name in names if name in found})
