@@ -6,8 +6,6 @@ import dataclasses
 import enum
 import functools
 import json
-import types
-import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,6 @@ from gbbot.core.errors import ReportError
 from gbbot.core.model import (
     RECOMPILE_ORDER,
     SIDE_ORDER,
-    Cause,
     Change,
     ChangeState,
     CompiledFrame,
@@ -33,7 +30,6 @@ from gbbot.core.model import (
     EntrypointRuns,
     GraphBreak,
     Mode,
-    PackageChange,
     Reason,
     Recompilation,
     Recompiled,
@@ -255,14 +251,6 @@ def _dependencies_json(found: DependencyChange) -> dict:
     }
 
 
-def _dependencies(data: dict) -> DependencyChange:
-    return DependencyChange(
-        packages=tuple(PackageChange(p["name"], p.get("base"), p.get("head")) for p in data["packages"]),
-        causes=tuple((f, Cause(c)) for f, c in data.get("causes", {}).items()),
-        code_changed=bool(data.get("code_changed", False)),
-    )
-
-
 def to_json(report: Report) -> dict:
     data = {
         "schema_version": report.schema_version,
@@ -309,31 +297,6 @@ def validate(data: Any) -> None:
         raise ReportError(f"report does not match schema v1 at {where}: {error.message[:300]}")
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _typed(kind: Any, value: Any) -> Any:
-    """A JSON value as a model field of type `kind` holds it: enums, tuples and records rebuilt."""
-    if value is None:
-        return None
-    if isinstance(kind, types.UnionType):  # `X | None`
-        return _typed(next(k for k in typing.get_args(kind) if k is not types.NoneType), value)
-    if typing.get_origin(kind) is tuple:
-        return tuple(_typed(typing.get_args(kind)[0], v) for v in value)
-    if dataclasses.is_dataclass(kind):
-        return _record(kind, value)
-    return kind(value) if isinstance(kind, type) and issubclass(kind, enum.Enum) else value
-
-
-def _record(cls: type, data: dict) -> Any:
-    """A schema-checked JSON object → the model record `cls`; a field it leaves out keeps its
-    default."""
-    hints = _hints(cls)
-    return cls(**{f.name: _typed(hints[f.name], data[f.name]) for f in dataclasses.fields(cls) if f.name in data})
-
-
 REASONS = ("no_baseline", "still_failing", "lost_baseline")  # an entrypoint's, in EntrypointDiff's order
 RETIRED = ("base_from_head",)  # what older reports said that no diff says now: read and dropped
 
@@ -365,7 +328,7 @@ def _diff(data: dict, breaks: tuple[GraphBreak, ...]) -> Diff:
         recompiles=tuple((f, ChangeState(k)) for k, found in data["recompiles"].items() for f in found)
         if "recompiles" in data
         else None,
-        dependencies=_dependencies(data["dependencies"]) if "dependencies" in data else None,
+        dependencies=untrusted_json.record(DependencyChange, data["dependencies"]) if "dependencies" in data else None,
         compared=compared,
     )
 
@@ -381,7 +344,7 @@ def _overall(data: dict, breaks: tuple[GraphBreak, ...]) -> tuple[Change, ...]:
 
     def gone(state: ChangeState) -> list[Change]:
         listed = set(data.get(state.value, ()))
-        found = (_record(GraphBreak, b) for b in data.get(f"{state.value}_breaks", ()))
+        found = (untrusted_json.record(GraphBreak, b) for b in data.get(f"{state.value}_breaks", ()))
         return [Change(b, state, hidden_by=at.get(by.get(b.fingerprint, ""))) for b in found if b.fingerprint in listed]
 
     return (
@@ -396,21 +359,8 @@ def _overall(data: dict, breaks: tuple[GraphBreak, ...]) -> tuple[Change, ...]:
 def from_json(data: Any) -> Report:
     """Validated JSON → Report."""
     validate(data)
-    extra = data.get("extra", {})
-    entrypoints = tuple(_record(EntrypointReport, e) for e in data["entrypoints"])
-    return Report(
-        tool=Tool(**data["tool"]),
-        torch_version=data["torch_version"],
-        mode=Mode(data["mode"]) if data["mode"] else None,
-        commit=data["commit"],
-        entrypoints=entrypoints,
-        diff=_diff(data["diff"], tuple(b for e in entrypoints for b in e.breaks)) if data.get("diff") else None,
-        config_hash=data.get("config_hash"),
-        shard=data.get("shard"),
-        fixes=tuple(fixes.from_json(f) for f in extra["fixes"]) if "fixes" in extra else None,
-        merged_shards=tuple(extra.get("merged_shards", ())),
-        packages=tuple(data.get("packages", {}).items()),
-    )
+    read = untrusted_json.record(Report, {**data, **data.get("extra", {}), "diff": None})
+    return dataclasses.replace(read, diff=_diff(data["diff"], read.breaks)) if data.get("diff") else read
 
 
 def load(path: Path) -> Report:

@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from gbbot.core import untrusted_json
 from gbbot.core.fixes import FixStatus
 from gbbot.core.model import CompiledFrame, EntrypointReport, FrameRef, GraphBreak, Report, Status
 
@@ -282,26 +283,18 @@ def validate(data: Any) -> None:
         raise RecordError(f"not an audit record at {where}: {error.message[:200]}")
 
 
-def _break(data: dict) -> BreakEntry:
-    frames = {k: tuple(FrameRef(*f) for f in data.get(k, ())) for k in ("frames", "makes_eager")}
-    return BreakEntry(**{"gb_id": None, **data, **frames})  # the schema does not require gb_id
-
-
-def _compiled(data: dict) -> tuple[CompiledFrame, ...]:
+def _entrypoint(data: dict) -> dict:
+    """An entrypoint's JSON as `record` reads it: each break with its gb_id (the schema does not
+    require one), the categories in order, each frame with its eager flag (`eager`: by index)."""
     eager = data.get("eager", {})
-    return tuple(
-        CompiledFrame(FrameRef(*f), (), 0, str(i) in eager, eager.get(str(i)) or None)
-        for i, f in enumerate(data.get("frames", ()))
-    )
-
-
-def _entrypoint(data: dict) -> EntrypointEntry:
-    kept = {k: v for k, v in data.items() if k != "eager"}  # the frames' eager flags: read by _compiled
-    by_category = tuple(sorted(data["by_category"].items()))
-    fingerprints = tuple(_break(b) for b in data["fingerprints"])
-    return EntrypointEntry(
-        **{**kept, "by_category": by_category, "fingerprints": fingerprints, "frames": _compiled(data)}
-    )
+    return {
+        **data,
+        "by_category": sorted(data["by_category"].items()),
+        "fingerprints": [{"gb_id": None, **b} for b in data["fingerprints"]],
+        "frames": [
+            [f, (), 0, str(i) in eager, eager.get(str(i)) or None] for i, f in enumerate(data.get("frames", ()))
+        ],
+    }
 
 
 def loads(raw: bytes) -> Record:
@@ -314,9 +307,7 @@ def loads(raw: bytes) -> Record:
     except (UnicodeDecodeError, ValueError) as exc:
         raise RecordError(f"not JSON ({str(exc)[:100]})") from None
     validate(data)
-    entrypoints = tuple(_entrypoint(e) for e in data["entrypoints"])
-    kept = {k: v for k, v in data.items() if k != "gbbot_audit"}
-    return Record(**{**kept, "entrypoints": entrypoints, "fixes": tuple(data.get("fixes", {}).items())})
+    return untrusted_json.record(Record, {**data, "entrypoints": [_entrypoint(e) for e in data["entrypoints"]]})
 
 
 @dataclass(frozen=True)

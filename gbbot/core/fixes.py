@@ -6,7 +6,7 @@ and their JSON form: the report's `extra.fixes` (schema: gbbot/schema/report.sch
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -118,10 +118,6 @@ def bounded(result: FixResult) -> FixResult:
     )
 
 
-def _counts(data: Mapping[str, Any] | None) -> Counts | None:
-    return Counts(**data) if data else None
-
-
 def to_json(result: FixResult) -> dict[str, Any]:
     """One `extra.fixes[]` entry, within the schema's bounds (see `bounded`)."""
     result = bounded(result)
@@ -146,25 +142,6 @@ def to_json(result: FixResult) -> dict[str, Any]:
         "round": result.round,
         **({"measured": measuring.to_json(result.measured)} if result.measured else {}),
     }
-
-
-def from_json(data: Mapping[str, Any]) -> FixResult:
-    """One validated `extra.fixes[]` entry → FixResult."""
-    return FixResult(
-        fingerprint=data["fingerprint"],
-        status=FixStatus(data["status"]),
-        file=data["file"],
-        line=data["line"],
-        **{name: data[name] for name in ("recipe", "variant", *LIMITS, "round") if name in data},
-        **{name: tuple(data.get(name, ())) for name in ("entrypoints", "revealed", "tried")},
-        hunks=tuple(
-            Hunk(h["path"], h["start_line"], h["end_line"], tuple(h["replacement"])) for h in data.get("hunks", ())
-        ),
-        advice=tuple(Advice(a["text"], a.get("url")) for a in data.get("advice", ())),
-        before=_counts(data.get("before")),
-        after=_counts(data.get("after")),
-        measured=measuring.from_json(data["measured"]) if data.get("measured") else None,
-    )
 
 
 def verified_only(results: Iterable[FixResult]) -> list[FixResult]:

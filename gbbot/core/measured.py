@@ -8,7 +8,7 @@ and the JSON form (the report's `extra.fixes[].measured`)."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,16 +155,3 @@ def to_json(measured: Measured) -> dict[str, Any]:
         "ratio": measured.ratio,
         "phrase": phrase(measured),
     }
-
-
-def from_json(data: Mapping[str, Any]) -> Measured:
-    """A validated `measured` object → Measured (the derived figures are computed again)."""
-    return Measured(
-        tuple(data["before_s_per_call"]),
-        tuple(data["after_s_per_call"]),
-        data["repeat"],
-        data.get("device", "cpu"),
-        data.get("mode", "faithful"),
-        tuple(data.get("entrypoints", ())),
-        data.get("not_measurable", ""),
-    )

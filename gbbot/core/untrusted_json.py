@@ -1,13 +1,19 @@
 """JSON that someone else wrote (a report from a fork's workflow run), parsed within bounds:
 nesting depth and the number of strings and containers are counted by a scan of the text before
 anything is built, numbers are refused past a few digits, NaN and Infinity are refused outright.
-A refusal is a `Refused` naming what is wrong, never a RecursionError or a huge structure."""
+A refusal is a `Refused` naming what is wrong, never a RecursionError or a huge structure.
+Once checked against its schema, an object becomes a model record with `record`."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
 import json
 import math
 import re
+import types
+import typing
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,3 +78,35 @@ def loads(text: str, bounds: Bounds) -> Any:
         raise Refused(f"not JSON ({exc})") from None
     except RecursionError:  # the scan should have refused it; never a traceback
         raise Refused("nested too deep") from None
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _typed(kind: Any, value: Any) -> Any:
+    """A JSON value as a model field of type `kind` holds it: enums, tuples and records rebuilt;
+    an object read as a tuple is its items."""
+    if value is None:
+        return None
+    if isinstance(kind, types.UnionType):  # `X | None`
+        return _typed(next(k for k in typing.get_args(kind) if k is not types.NoneType), value)
+    if typing.get_origin(kind) is tuple:
+        args = typing.get_args(kind)
+        items = value.items() if isinstance(value, dict) else value
+        if args[-1] is Ellipsis:
+            return tuple(_typed(args[0], v) for v in items)
+        return tuple(_typed(k, v) for k, v in zip(args, items, strict=True))  # a pair: (str, Cause)
+    if dataclasses.is_dataclass(kind):
+        return record(kind, value)
+    return kind(value) if isinstance(kind, type) and issubclass(kind, enum.Enum) else value
+
+
+def record(cls: type, data: dict | list) -> Any:
+    """A schema-checked JSON object (or array: the fields in order) → the model record `cls`; a
+    field it leaves out keeps its default, a key that is no field is not read."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    found = dict(zip(names, data, strict=False)) if isinstance(data, list) else data
+    hints = _hints(cls)
+    return cls(**{name: _typed(hints[name], found[name]) for name in names if name in found})

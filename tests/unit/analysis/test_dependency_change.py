@@ -177,4 +177,5 @@ def test_the_dependency_change_and_the_versions_that_ran_go_through_the_report_j
     assert data["diff"]["dependencies"]["packages"] == [{"name": "tinydep", "base": "1.0", "head": "2.0"}]
     back = report_json.from_json(data)
     assert back.packages == full.packages and back.diff.dependencies == dependencies
+    assert back.diff.dependencies.causes and all(type(c) is Cause for _, c in back.diff.dependencies.causes)
     assert "dependencies" not in report_json.to_json(found)["diff"] and "packages" not in report_json.to_json(found)

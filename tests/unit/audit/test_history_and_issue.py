@@ -217,6 +217,23 @@ def test_record_round_trips_and_refuses_oversized_fields():
         loads(dumps(HISTORY[0]).replace('"model.py"', '"/etc/passwd"').encode())
 
 
+def test_a_records_frames_read_back_with_their_names_and_eager_flags():
+    from gbbot.audit.record import loads
+    from gbbot.core.model import CompiledFrame, FrameRef
+
+    forward, helper = FrameRef("model.py", 10, "forward", "Net.forward"), FrameRef("model.py", 30, "helper")
+    brk = replace(PRINT, frames=(forward, helper), makes_eager=(forward,))
+    frames = (CompiledFrame(forward, (), 0, True, PRINT.fingerprint), CompiledFrame(helper, (), 0, False))
+    step = replace(HISTORY[0].entrypoints[0], fingerprints=(brk,), frames=frames)
+    back = loads(dumps(replace(HISTORY[0], entrypoints=(step,))).encode()).entrypoints[0]
+    assert back == step
+    assert [(f.frame.qualname, f.eager, f.eager_by) for f in back.frames] == [
+        ("Net.forward", True, PRINT.fingerprint),
+        ("", False, None),
+    ]
+    assert [f.name for f in back.fingerprints[0].frames] == ["Net.forward", "helper"]
+
+
 def test_the_record_schema_has_the_limits_and_names_the_code_cuts_to():
     """The schema is a data file: its bounds are the ones `from_reports` cuts to, its enums the
     model's, so a record written is never one refused when read."""
